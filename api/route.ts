@@ -1,0 +1,67 @@
+/**
+ * A route is declared once: its JSON Schemas (TypeBox) are what ajv validates, what the handler's
+ * TypeScript types are derived from, and what /openapi.json publishes.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AppDeps } from './deps.js';
+import type { AuthContext } from './middleware/auth.js';
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+type StaticOr<T, F> = T extends TSchema ? Static<T> : F;
+
+export interface RouteInput<B, P, Q> {
+  body: B;
+  params: P;
+  query: Q;
+  ctx: Context;
+  auth: AuthContext;
+  /** Request-scoped MikroORM entity manager (forked per request). */
+  em: EntityManager;
+  deps: AppDeps;
+}
+
+/** What a handler returns: the JSON body (status 200) or an explicit status/body/headers. */
+export type RouteResult = unknown | { status: number; body: unknown; headers?: Record<string, string> };
+
+export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema | undefined = any, Q extends TSchema | undefined = any> {
+  method: HttpMethod;
+  /** OpenAPI-style path, e.g. `/contacts/{id}`. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  body?: B;
+  params?: P;
+  query?: Q;
+  /** Response schemas by status; the first 2xx is the documented success. */
+  responses: Record<number, TSchema | { description: string; schema?: TSchema }>;
+  /** Error statuses this route can answer with (documented with the shared error schema). */
+  errors?: number[];
+  /** Unauthenticated routes (health, docs) set this to false. */
+  auth?: boolean;
+  /** Requests with a non-JSON body (multipart uploads) validate themselves. */
+  contentType?: 'application/json' | 'multipart/form-data';
+  /** POSTs that create something or start a job honour `Idempotency-Key`. */
+  idempotent?: boolean;
+  /** Marks the success response as `{status, body}` (wrap) or plain body. */
+  handler: (input: RouteInput<StaticOr<B, undefined>, StaticOr<P, Record<string, string>>, StaticOr<Q, Record<string, unknown>>>) => Promise<RouteResult> | RouteResult;
+}
+
+/** Identity function that gives a route literal its inferred types. */
+export function defineRoute<B extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined>(
+  def: RouteDef<B, P, Q>,
+): RouteDef<B, P, Q> {
+  return def;
+}
+
+/** Handlers return `reply(202, body)` to pick a status other than 200. */
+export function reply(status: number, body: unknown, headers?: Record<string, string>) {
+  return { [REPLY]: true, status, body, headers } as const;
+}
+export const REPLY = Symbol('reply');
+export function isReply(v: unknown): v is { status: number; body: unknown; headers?: Record<string, string> } {
+  return typeof v === 'object' && v !== null && REPLY in v;
+}

@@ -1,0 +1,8 @@
+/**
+ * Migrations are hand-written SQL (trigram/GIN indexes and constraints the ORM does not model)
+ * and listed explicitly so that tsx, the bundler and the compiled output all see the same set.
+ * Add new ones at the end; names sort by timestamp.
+ */
+import { Migration20261121000000_platform } from './Migration20261121000000_platform.js';
+
+export const migrationsList = [Migration20261121000000_platform];

