@@ -4,5 +4,6 @@
  * Add new ones at the end; names sort by timestamp.
  */
 import { Migration20261121000000_platform } from './Migration20261121000000_platform.js';
+import { Migration20261121020000_dataset } from './Migration20261121020000_dataset.js';
 
-export const migrationsList = [Migration20261121000000_platform];
+export const migrationsList = [Migration20261121000000_platform, Migration20261121020000_dataset];
