@@ -1,0 +1,115 @@
+/**
+ * Contacts of a workspace, their companies, where they came from (contact_sources) and the
+ * workspace's custom field definitions. Tables: contacts, contact_emails, companies,
+ * contact_companies, contact_sources, custom_field_definitions (Migration20261121010000_contacts).
+ *
+ * Identity keys (DESIGN §4): `pronetKey` is `normalizeProfileUrl(pronet)`; emails are stored
+ * normalised (trimmed, lower case) and mirrored in `contact_emails` for set-based matching;
+ * companies are keyed by `companyKey` = `d:<domain>` or `n:<lower(name)>`.
+ */
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const CONTACT_STATUSES = ['active', 'deleted'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+export const CUSTOM_FIELD_TYPES = ['string', 'number', 'date', 'boolean', 'multi'] as const;
+export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
+
+export const Contact = defineEntity({
+  name: 'Contact',
+  tableName: 'contacts',
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: p.uuid(),
+    status: p.string().$type<ContactStatus>().default('active'),
+    firstName: p.text().nullable(),
+    lastName: p.text().nullable(),
+    fullName: p.text().nullable(),
+    /** Job title (`contact.jobTitle`, `title` in the Contact shape). */
+    title: p.text().nullable(),
+    /** Professional-network profile URL as given. */
+    pronet: p.text().nullable(),
+    /** `normalizeProfileUrl(pronet)`; unique per workspace. */
+    pronetKey: p.text().nullable(),
+    /** Normalised emails; the first is the work email. */
+    emails: p.array().columnType('text[]').default([]),
+    /** Primary (work) email, `contact.workEmail`. */
+    workEmail: p.text().nullable(),
+    customFields: p.json<Record<string, unknown>>().default({} as never),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+    deletedAt: p.datetime().nullable(),
+  },
+});
+
+/** Mirror of contacts.emails, one row per (contact, email), for the email identity match. */
+export const ContactEmail = defineEntity({
+  name: 'ContactEmail',
+  tableName: 'contact_emails',
+  properties: {
+    contactId: p.uuid().primary(),
+    email: p.text().primary(),
+    workspaceId: p.uuid(),
+  },
+});
+
+export const Company = defineEntity({
+  name: 'Company',
+  tableName: 'companies',
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: p.uuid(),
+    /** `d:<normalizeDomain(website)>` or `n:<lower(trim(name))>`; unique per workspace. */
+    companyKey: p.text(),
+    companyName: p.text().nullable(),
+    companyWebsite: p.text().nullable(),
+    companyDomain: p.text().nullable(),
+    companyIndustry: p.text().nullable(),
+    /** Range `<min>-<max>`. */
+    companyHeadcount: p.text().nullable(),
+    companyPronet: p.text().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+
+export const ContactCompany = defineEntity({
+  name: 'ContactCompany',
+  tableName: 'contact_companies',
+  properties: {
+    contactId: p.uuid().primary(),
+    companyId: p.uuid().primary(),
+    /** At most one primary company per contact (partial unique index). */
+    isPrimary: p.boolean().default(false),
+    createdAt: p.datetime(),
+  },
+});
+
+/** One row per (source, row key): which contact a row of a source became. */
+export const ContactSource = defineEntity({
+  name: 'ContactSource',
+  tableName: 'contact_sources',
+  properties: {
+    sourceId: p.uuid().primary(),
+    rowKey: p.text().primary(),
+    contactId: p.uuid(),
+    /** `_ORIGIN_` of the last ingest of this row (tracing). */
+    origin: p.text().nullable(),
+    firstSeen: p.datetime(),
+    lastSeen: p.datetime(),
+  },
+});
+
+export const CustomFieldDefinition = defineEntity({
+  name: 'CustomFieldDefinition',
+  tableName: 'custom_field_definitions',
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: p.uuid(),
+    label: p.text(),
+    type: p.string().$type<CustomFieldType>(),
+    /** Allowed values ({label, value}) for pick lists; null when free. */
+    options: p.json<{ label: string; value: unknown }[]>().nullable(),
+    createdAt: p.datetime(),
+  },
+});
