@@ -2,6 +2,7 @@
 import { Company, Contact, ContactCompany, ContactEmail, ContactSource, CustomFieldDefinition } from './contacts.js';
 import { Segment } from './segments.js';
 import { Source } from './sources.js';
+import { Integration, MediaObject, Post, PostSchedule } from './social.js';
 import { ApiKey, CreditAccount, CreditTransaction, Job, Workspace } from './platform.js';
 
-export const entities = [Workspace, ApiKey, CreditAccount, CreditTransaction, Job, Contact, ContactEmail, Company, ContactCompany, ContactSource, CustomFieldDefinition, Segment, Source];
+export const entities = [Workspace, ApiKey, CreditAccount, CreditTransaction, Job, Contact, ContactEmail, Company, ContactCompany, ContactSource, CustomFieldDefinition, Segment, Source, Integration, Post, PostSchedule, MediaObject];
