@@ -1,0 +1,454 @@
+/**
+ * The one condition compiler (DESIGN §4). Turns `conditions` / `groupedCondition`, `fields`,
+ * `sort` and `groupByField` into parameterised PostgreSQL over a FIELD CATALOG: a map from a
+ * field path (`contact.firstName`, `dsCompany.industry`, …) to the SQL expression that yields
+ * it, its type and where its value goes in a response item. Contacts and discovery search use
+ * it with their own catalogs.
+ *
+ * Semantics
+ * - Root `conditions` are AND-ed with `groupedCondition`. Groups are `AND`, `OR`, `NOT` (NOT of
+ *   several children is NOT(c1 AND c2 …)); a group's `conditions` may hold groups.
+ * - Every leaf is two-valued (never SQL NULL): a missing value matches no positive operator
+ *   (`==`, `LIKE`, `IN`, `>`, `ALL` …) and every negative one (`!=`, `NOT LIKE`, `NOT IN`).
+ * - string: `==` `!=` `LIKE` `NOT LIKE` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`. `==`/`IN` are
+ *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes.
+ *   Empty means NULL or ''.
+ * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
+ *   `IS EMPTY` `IS NOT EMPTY`. Numbers may be sent as numeric strings; dates as ISO 8601.
+ * - boolean: `==` `!=` `IS EMPTY` `IS NOT EMPTY`.
+ * - multi (array values): `IN` (shares any value) `ALL` (holds every value) `NOT IN` (shares
+ *   none) `IS EMPTY` `IS NOT EMPTY` (empty = NULL or no element).
+ * Errors are 400 `validation_failed` whose detail path is the JSON pointer of the bad member
+ * (`/groupedCondition/conditions/1/operator`).
+ */
+import { invalidField } from './errors.js';
+
+export type FieldType = 'string' | 'number' | 'date' | 'boolean' | 'multi';
+
+export interface CatalogField {
+  /** The `writeAccessPath` (what `fields`, `field`, `sort.field` and `groupByField` name). */
+  path: string;
+  type: FieldType;
+  /**
+   * SQL expression typed as the field type (text, numeric/int, timestamptz, boolean, text[]),
+   * used in WHERE, ORDER BY and GROUP BY.
+   */
+  sql: string;
+  /** SQL expression for the SELECT list when it differs from `sql` (e.g. a jsonb member). */
+  selectSql?: string;
+  /** Where the value sits in a response item: `['company', 'companyName']`. */
+  output: string[];
+  filteringSupported: boolean;
+  /** Multi-value fields are never sortable; others are unless set to false. */
+  sortable?: boolean;
+  /** Join keys this field needs; the caller turns them into JOIN clauses. */
+  joins?: string[];
+  label?: string;
+}
+
+export interface FieldCatalog {
+  /** Looks a path up; undefined when the path is not in the catalog. */
+  get(path: string): CatalogField | undefined;
+  /** SQL of the row id (every projected item carries `id`; the last sort key). */
+  idSql: string;
+  /** Cast of the id for keyset comparisons (default `uuid`). */
+  idCast?: string;
+}
+
+/** A catalog over a fixed list of fields. */
+export function catalogOf(fields: CatalogField[], idSql: string, idCast = 'uuid'): FieldCatalog & { fields: CatalogField[] } {
+  const byPath = new Map(fields.map((f) => [f.path, f]));
+  return { fields, idSql, idCast, get: (p) => byPath.get(p) };
+}
+
+export interface Condition {
+  field: string;
+  operator: string;
+  value?: unknown;
+}
+export interface GroupedCondition {
+  operator: string;
+  conditions: (Condition | GroupedCondition)[];
+}
+export type ConditionNode = Condition | GroupedCondition;
+
+export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
+export const OPERATORS_BY_TYPE: Record<FieldType, readonly string[]> = {
+  string: ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
+  number: ['==', '!=', '>', '>=', '<', '<=', 'BETWEEN', 'IN', 'IS EMPTY', 'IS NOT EMPTY'],
+  date: ['==', '!=', '>', '>=', '<', '<=', 'BETWEEN', 'IN', 'IS EMPTY', 'IS NOT EMPTY'],
+  boolean: ['==', '!=', 'IS EMPTY', 'IS NOT EMPTY'],
+  multi: ['IN', 'ALL', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
+};
+export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS_BY_TYPE).flat())];
+
+export const LIMITS = { maxDepth: 8, maxLeaves: 200, maxListItems: 1000, maxStringLength: 1000 };
+
+/** Collects `$n` parameters; `start` is the first placeholder number. */
+export class Params {
+  readonly values: unknown[] = [];
+  constructor(private readonly start = 1) {}
+  add(v: unknown, cast?: string): string {
+    this.values.push(v);
+    const ph = `$${this.start + this.values.length - 1}`;
+    return cast ? `${ph}::${cast}` : ph;
+  }
+  /** Number of the next placeholder. */
+  get next(): number {
+    return this.start + this.values.length;
+  }
+}
+
+export interface CompiledWhere {
+  /** A boolean SQL expression (`true` when there is no condition). */
+  sql: string;
+  params: unknown[];
+  /** Join keys needed by the fields the conditions use. */
+  joins: Set<string>;
+}
+
+export interface CompileOptions {
+  /** Number of the first `$n` placeholder (default 1). */
+  startIndex?: number;
+  /** Or a shared collector, when the caller adds its own parameters around. */
+  params?: Params;
+  /** JSON pointers of the two inputs (defaults `/conditions`, `/groupedCondition`). */
+  conditionsPointer?: string;
+  groupedPointer?: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isGroup = (v: Record<string, unknown>) => 'conditions' in v;
+
+const CASTS: Record<Exclude<FieldType, 'multi'>, string> = { string: 'text', number: 'numeric', date: 'timestamptz', boolean: 'boolean' };
+
+/** Compiles root `conditions` AND `groupedCondition` to one boolean SQL expression. */
+export function compileWhere(
+  catalog: FieldCatalog,
+  input: { conditions?: unknown; groupedCondition?: unknown },
+  opts: CompileOptions = {},
+): CompiledWhere {
+  const params = opts.params ?? new Params(opts.startIndex ?? 1);
+  const joins = new Set<string>();
+  const state = { leaves: 0 };
+  const parts: string[] = [];
+  const cPtr = opts.conditionsPointer ?? '/conditions';
+  const gPtr = opts.groupedPointer ?? '/groupedCondition';
+  if (input.conditions !== undefined && input.conditions !== null) {
+    if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
+    input.conditions.forEach((c, i) => parts.push(compileNode(catalog, c, `${cPtr}/${i}`, params, joins, state, 1)));
+  }
+  if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
+    if (!isObject(input.groupedCondition) || !isGroup(input.groupedCondition))
+      throw invalidField(gPtr, 'must be an object with operator and conditions');
+    parts.push(compileNode(catalog, input.groupedCondition, gPtr, params, joins, state, 1));
+  }
+  const sql = parts.length === 0 ? 'true' : parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(' and ');
+  return { sql, params: params.values, joins };
+}
+
+function compileNode(
+  catalog: FieldCatalog,
+  node: unknown,
+  ptr: string,
+  params: Params,
+  joins: Set<string>,
+  state: { leaves: number },
+  depth: number,
+): string {
+  if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
+  if (isGroup(node)) {
+    if (depth > LIMITS.maxDepth) throw invalidField(ptr, `groups may be nested at most ${LIMITS.maxDepth} deep`);
+    for (const k of Object.keys(node))
+      if (k !== 'operator' && k !== 'conditions') throw invalidField(`${ptr}/${k}`, 'is not a property of a grouped condition');
+    const op = typeof node.operator === 'string' ? node.operator.toUpperCase() : node.operator;
+    if (!GROUP_OPERATORS.includes(op as never))
+      throw invalidField(`${ptr}/operator`, `must be one of ${GROUP_OPERATORS.join(', ')}`);
+    if (!Array.isArray(node.conditions)) throw invalidField(`${ptr}/conditions`, 'must be an array');
+    if (node.conditions.length === 0) throw invalidField(`${ptr}/conditions`, 'must not be empty');
+    const kids = node.conditions.map((c, i) => compileNode(catalog, c, `${ptr}/conditions/${i}`, params, joins, state, depth + 1));
+    const wrap = kids.map((k) => `(${k})`);
+    if (op === 'AND') return wrap.join(' and ');
+    if (op === 'OR') return wrap.join(' or ');
+    return `not (${wrap.join(' and ')})`;
+  }
+  state.leaves++;
+  if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
+  return compileLeaf(catalog, node, ptr, params, joins);
+}
+
+function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: string, params: Params, joins: Set<string>): string {
+  for (const k of Object.keys(node))
+    if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
+  if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
+  const field = catalog.get(node.field);
+  if (!field) throw invalidField(`${ptr}/field`, `unknown field ${node.field}`);
+  if (!field.filteringSupported) throw invalidField(`${ptr}/field`, `${node.field} does not support filtering`);
+  if (typeof node.operator !== 'string') throw invalidField(`${ptr}/operator`, 'must be an operator string');
+  const op = node.operator.trim().toUpperCase().replace(/\s+/g, ' ');
+  const allowed = OPERATORS_BY_TYPE[field.type];
+  if (!allowed.includes(op))
+    throw invalidField(`${ptr}/operator`, `${node.operator} is not valid for ${field.type} field ${field.path}; use one of ${allowed.join(', ')}`);
+  for (const j of field.joins ?? []) joins.add(j);
+  const vPtr = `${ptr}/value`;
+  const e = field.sql;
+  const value = node.value;
+
+  if (op === 'IS EMPTY' || op === 'IS NOT EMPTY') {
+    if (value !== undefined && value !== null) throw invalidField(vPtr, `must be omitted for ${op}`);
+    const empty =
+      field.type === 'string' ? `(${e} is null or ${e} = '')` : field.type === 'multi' ? `coalesce(cardinality(${e}), 0) = 0` : `${e} is null`;
+    return op === 'IS EMPTY' ? empty : `not ${empty}`;
+  }
+  const positive = (pred: string) => `coalesce(${pred}, false)`;
+  const negative = (pred: string) => `not coalesce(${pred}, false)`;
+
+  if (field.type === 'multi') {
+    const list = stringList(value, vPtr);
+    const ph = params.add(list, 'text[]');
+    if (op === 'IN') return positive(`${e} && ${ph}`);
+    if (op === 'ALL') return positive(`${e} @> ${ph}`);
+    return negative(`${e} && ${ph}`); // NOT IN
+  }
+  const cast = CASTS[field.type];
+  const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p);
+  switch (op) {
+    case '==':
+    case '!=': {
+      const pred = `${e} = ${params.add(scalar(value, vPtr), cast)}`;
+      return op === '==' ? positive(pred) : negative(pred);
+    }
+    case '>':
+    case '>=':
+    case '<':
+    case '<=':
+      return positive(`${e} ${op} ${params.add(scalar(value, vPtr), cast)}`);
+    case 'BETWEEN': {
+      if (!Array.isArray(value) || value.length !== 2) throw invalidField(vPtr, 'must be an array [min, max]');
+      const lo = params.add(scalar(value[0], `${vPtr}/0`), cast);
+      const hi = params.add(scalar(value[1], `${vPtr}/1`), cast);
+      return positive(`${e} between ${lo} and ${hi}`);
+    }
+    case 'IN':
+    case 'NOT IN': {
+      if (!Array.isArray(value) || value.length === 0) throw invalidField(vPtr, 'must be a non-empty array');
+      if (value.length > LIMITS.maxListItems) throw invalidField(vPtr, `must not have more than ${LIMITS.maxListItems} items`);
+      const list = value.map((v, i) => scalar(v, `${vPtr}/${i}`));
+      const pred = `${e} = any(${params.add(list, `${cast}[]`)})`;
+      return op === 'IN' ? positive(pred) : negative(pred);
+    }
+    case 'LIKE':
+    case 'NOT LIKE': {
+      const pred = `${e} ilike ${params.add(scalar(value, vPtr), 'text')}`;
+      return op === 'LIKE' ? positive(pred) : negative(pred);
+    }
+  }
+  /* c8 ignore next */
+  throw invalidField(`${ptr}/operator`, `unsupported operator ${op}`);
+}
+
+function stringList(value: unknown, ptr: string): string[] {
+  const arr = Array.isArray(value) ? value : typeof value === 'string' ? [value] : null;
+  if (!arr || arr.length === 0) throw invalidField(ptr, 'must be a non-empty array of strings');
+  if (arr.length > LIMITS.maxListItems) throw invalidField(ptr, `must not have more than ${LIMITS.maxListItems} items`);
+  return arr.map((v, i) => {
+    if (typeof v !== 'string' && typeof v !== 'number') throw invalidField(`${ptr}/${i}`, 'must be a string');
+    return String(v);
+  });
+}
+
+/** Checks and normalises one scalar operand for a field type (exported for writes and tests). */
+export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: string): string | number | boolean {
+  switch (type) {
+    case 'string':
+      if (typeof v === 'number') return String(v);
+      if (typeof v !== 'string') throw invalidField(ptr, 'must be a string');
+      if (v.length > LIMITS.maxStringLength) throw invalidField(ptr, `must not be longer than ${LIMITS.maxStringLength} characters`);
+      return v;
+    case 'number': {
+      const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+      if (!Number.isFinite(n)) throw invalidField(ptr, 'must be a number');
+      return n;
+    }
+    case 'date': {
+      if (typeof v !== 'string' || !ISO_DATE.test(v) || Number.isNaN(Date.parse(v)))
+        throw invalidField(ptr, 'must be an ISO 8601 date or timestamp');
+      return new Date(v).toISOString();
+    }
+    case 'boolean':
+      if (typeof v === 'boolean') return v;
+      if (v === 'true' || v === 'false') return v === 'true';
+      throw invalidField(ptr, 'must be a boolean');
+  }
+}
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+// ---------------------------------------------------------------------------------------------
+// fields: projection into the response shape
+
+export interface Projection {
+  /** SELECT list: `<idSql> as "id", <expr> as "f0", …`. */
+  select: string;
+  joins: Set<string>;
+  /** Builds the nested response item from a row selected with `select`. */
+  shape(row: Record<string, unknown>): Record<string, unknown>;
+  fields: CatalogField[];
+}
+
+/**
+ * `fields` → select list and nesting: `company.companyName` → `{company: {companyName}}`,
+ * `contact.customFields.<id>` → `{customFields: {<id>: …}}`. Every item carries `id`. An
+ * unknown path is a 400 naming it (`/fields/2`).
+ */
+export function compileFields(catalog: FieldCatalog, fields: unknown, pointer = '/fields'): Projection {
+  if (!Array.isArray(fields) || fields.length === 0) throw invalidField(pointer, 'must be a non-empty array of field paths');
+  const picked: CatalogField[] = [];
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    if (typeof f !== 'string') throw invalidField(`${pointer}/${i}`, 'must be a field path string');
+    const field = catalog.get(f);
+    if (!field) throw invalidField(`${pointer}/${i}`, `unknown field ${f}`);
+    if (!seen.has(f)) {
+      seen.add(f);
+      picked.push(field);
+    }
+  });
+  return projectionOf(catalog, picked);
+}
+
+/** Projection of a known list of catalog fields (e.g. every field, for full reads). */
+export function projectionOf(catalog: FieldCatalog, picked: CatalogField[]): Projection {
+  const joins = new Set<string>();
+  const cols = [`${catalog.idSql} as "id"`];
+  picked.forEach((f, i) => {
+    cols.push(`${f.selectSql ?? f.sql} as "f${i}"`);
+    for (const j of f.joins ?? []) joins.add(j);
+  });
+  return {
+    select: cols.join(', '),
+    joins,
+    fields: picked,
+    shape(row) {
+      const out: Record<string, unknown> = { id: row.id };
+      picked.forEach((f, i) => setPath(out, f.output, outputValue(f.type, row[`f${i}`])));
+      return out;
+    },
+  };
+}
+
+export function outputValue(type: FieldType, v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (v instanceof Date) return v.toISOString();
+  if (type === 'number' && typeof v === 'string') return Number(v);
+  if (type === 'date' && typeof v === 'string' && !Number.isNaN(Date.parse(v))) return new Date(v).toISOString();
+  return v;
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let o = target;
+  for (let i = 0; i < path.length - 1; i++) {
+    const k = path[i]!;
+    if (!isObject(o[k])) o[k] = {};
+    o = o[k] as Record<string, unknown>;
+  }
+  o[path[path.length - 1]!] = value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// sort + keyset pagination
+
+export interface SortItem {
+  field: string;
+  direction?: string;
+}
+export interface CompiledSort {
+  /** Sort keys in order, the row id last (unique tiebreak). */
+  keys: { sql: string; type: FieldType; desc: boolean; cast: string }[];
+  orderBy: string;
+  /** SELECT items `<expr> as "s0"…` to read each row's sort key for tokens. */
+  select: string;
+  joins: Set<string>;
+  /** Reads a row's sort key from a row selected with `select` plus `id`. */
+  keyOf(row: Record<string, unknown>): unknown[];
+}
+
+/** `sort` → ORDER BY (ASC NULLS LAST / DESC NULLS FIRST), ending with the id. */
+export function compileSort(catalog: FieldCatalog, sort: unknown, pointer = '/sort', defaultDesc = false): CompiledSort {
+  const items = sort === undefined || sort === null ? [] : sort;
+  if (!Array.isArray(items)) throw invalidField(pointer, 'must be an array of {field, direction}');
+  if (items.length > 5) throw invalidField(pointer, 'must not have more than 5 items');
+  const keys: CompiledSort['keys'] = [];
+  const joins = new Set<string>();
+  items.forEach((s, i) => {
+    if (!isObject(s) || typeof s.field !== 'string') throw invalidField(`${pointer}/${i}/field`, 'must be a field path string');
+    const f = catalog.get(s.field);
+    if (!f) throw invalidField(`${pointer}/${i}/field`, `unknown field ${s.field}`);
+    if (f.type === 'multi' || f.sortable === false) throw invalidField(`${pointer}/${i}/field`, `${s.field} cannot be sorted on`);
+    const dir = s.direction === undefined ? 'asc' : String(s.direction).toLowerCase();
+    if (dir !== 'asc' && dir !== 'desc') throw invalidField(`${pointer}/${i}/direction`, 'must be asc or desc');
+    keys.push({ sql: f.sql, type: f.type, desc: dir === 'desc', cast: castOf(f.type) });
+    for (const j of f.joins ?? []) joins.add(j);
+  });
+  const lastDesc = keys.length ? keys[keys.length - 1]!.desc : defaultDesc;
+  keys.push({ sql: catalog.idSql, type: 'string', desc: lastDesc, cast: catalog.idCast ?? 'uuid' });
+  const idIndex = keys.length - 1;
+  return {
+    keys,
+    joins,
+    orderBy: keys.map((k) => `${k.sql} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', '),
+    select: keys.map((k, i) => `${i === idIndex ? `${k.sql}::text` : k.sql} as "s${i}"`).join(', '),
+    keyOf: (row) => keys.map((k, i) => outputValue(k.type, row[`s${i}`])),
+  };
+}
+
+/**
+ * Predicate for rows strictly after (`next`) or before (`prev`) the boundary key in the sort
+ * order, NULL-aware. For `prev` pages the caller also reverses `orderBy` (see `reverseOrder`).
+ */
+export function keysetPredicate(sort: CompiledSort, after: unknown[], dir: 'next' | 'prev', params: Params, pointer = '/paginationToken'): string {
+  if (!Array.isArray(after) || after.length !== sort.keys.length) throw invalidField(pointer, 'does not match this query');
+  const ors: string[] = [];
+  for (let i = 0; i < sort.keys.length; i++) {
+    const eqs: string[] = [];
+    for (let j = 0; j < i; j++) {
+      const k = sort.keys[j]!;
+      const v = after[j];
+      eqs.push(v === null ? `${k.sql} is null` : `${k.sql} = ${params.add(v, k.cast)}`);
+    }
+    const k = sort.keys[i]!;
+    const v = after[i];
+    // Moving forward in ASC NULLS LAST / DESC NULLS FIRST order, or backward for `prev`.
+    const forwardGreater = k.desc ? dir === 'prev' : dir === 'next';
+    const nullsAfter = k.desc ? dir === 'prev' : dir === 'next'; // nulls lie ahead of every value in that direction
+    let step: string | null;
+    if (v === null) step = nullsAfter ? null : `${k.sql} is not null`;
+    else {
+      const ph = params.add(v, k.cast);
+      const cmp = `${k.sql} ${forwardGreater ? '>' : '<'} ${ph}`;
+      step = nullsAfter ? `(${cmp} or ${k.sql} is null)` : cmp;
+    }
+    if (step === null) continue;
+    ors.push([...eqs, step].join(' and '));
+  }
+  return ors.length ? ors.map((o) => `(${o})`).join(' or ') : 'false';
+}
+
+export function reverseOrder(sort: CompiledSort): string {
+  return sort.keys.map((k) => `${k.sql} ${k.desc ? 'asc nulls last' : 'desc nulls first'}`).join(', ');
+}
+
+function castOf(t: FieldType): string {
+  return t === 'multi' ? 'text[]' : t === 'string' ? 'text' : CASTS[t];
+}
+
+// ---------------------------------------------------------------------------------------------
+// group by (unique values)
+
+/** `groupByField` → expression of one value per row (multi fields unnest to one per element). */
+export function compileGroupBy(catalog: FieldCatalog, path: unknown, pointer = '/groupByField'): { sql: string; field: CatalogField; joins: Set<string> } {
+  if (typeof path !== 'string') throw invalidField(pointer, 'must be a field path string');
+  const f = catalog.get(path);
+  if (!f) throw invalidField(pointer, `unknown field ${path}`);
+  const sql = f.type === 'multi' ? `unnest(${f.sql})` : f.sql;
+  return { sql, field: f, joins: new Set(f.joins ?? []) };
+}

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../domain/errors.js';
+import {
+  catalogOf,
+  compileFields,
+  compileGroupBy,
+  compileSort,
+  compileWhere,
+  keysetPredicate,
+  Params,
+  type CatalogField,
+} from '../../domain/conditions.js';
+
+const f = (path: string, type: CatalogField['type'], sql: string, output: string[], extra: Partial<CatalogField> = {}): CatalogField => ({
+  path, type, sql, output, filteringSupported: true, ...extra,
+});
+const catalog = catalogOf(
+  [
+    f('contact.firstName', 'string', 'c.first_name', ['firstName']),
+    f('contact.emails', 'multi', 'c.emails', ['emails']),
+    f('contact.createdAt', 'date', 'c.created_at', ['createdAt']),
+    f('contact.customFields.n1', 'number', `(c.custom_fields->>'n1')::numeric`, ['customFields', 'n1'], { selectSql: `c.custom_fields->'n1'` }),
+    f('contact.customFields.b1', 'boolean', `(c.custom_fields->>'b1')::boolean`, ['customFields', 'b1']),
+    f('company.companyName', 'string', 'co.company_name', ['company', 'companyName'], { joins: ['company'] }),
+    f('contact.notes', 'string', 'c.notes', ['notes'], { filteringSupported: false }),
+  ],
+  'c.id',
+);
+
+function err(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ApiError);
+    return e as ApiError;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('compileWhere', () => {
+  it('is true without conditions', () => {
+    expect(compileWhere(catalog, {})).toEqual({ sql: 'true', params: [], joins: new Set() });
+  });
+
+  it('compiles root conditions AND-ed with a nested group, numbering placeholders from startIndex', () => {
+    const out = compileWhere(
+      catalog,
+      {
+        conditions: [{ field: 'contact.firstName', operator: 'LIKE', value: 'jo%' }],
+        groupedCondition: {
+          operator: 'OR',
+          conditions: [
+            { field: 'company.companyName', operator: 'IN', value: ['Acme', 'Globex'] },
+            { operator: 'NOT', conditions: [{ field: 'contact.customFields.n1', operator: 'BETWEEN', value: [1, '5'] }] },
+          ],
+        },
+      },
+      { startIndex: 3 },
+    );
+    expect(out.sql).toBe(
+      `(coalesce(c.first_name ilike $3::text, false)) and ((coalesce(co.company_name = any($4::text[]), false)) or (not ((coalesce((c.custom_fields->>'n1')::numeric between $5::numeric and $6::numeric, false)))))`,
+    );
+    expect(out.params).toEqual(['jo%', ['Acme', 'Globex'], 1, 5]);
+    expect([...out.joins]).toEqual(['company']);
+  });
+
+  it('compiles negative operators as NOT of the positive, so missing values match them', () => {
+    expect(compileWhere(catalog, { conditions: [{ field: 'contact.firstName', operator: '!=', value: 'x' }] }).sql).toBe(
+      'not coalesce(c.first_name = $1::text, false)',
+    );
+    expect(compileWhere(catalog, { conditions: [{ field: 'contact.emails', operator: 'all', value: ['a', 'b'] }] }).sql).toBe(
+      'coalesce(c.emails @> $1::text[], false)',
+    );
+    expect(compileWhere(catalog, { conditions: [{ field: 'contact.firstName', operator: 'IS EMPTY' }] }).sql).toBe(
+      `(c.first_name is null or c.first_name = '')`,
+    );
+    const d = compileWhere(catalog, { conditions: [{ field: 'contact.createdAt', operator: '>=', value: '2026-01-02' }] });
+    expect(d.params).toEqual(['2026-01-02T00:00:00.000Z']);
+  });
+
+  it.each([
+    [{ conditions: [{ field: 'contact.nope', operator: '==', value: 'x' }] }, '/conditions/0/field'],
+    [{ conditions: [{ field: 'contact.emails', operator: 'LIKE', value: 'x' }] }, '/conditions/0/operator'],
+    [{ conditions: [{ field: 'contact.customFields.n1', operator: '>', value: 'abc' }] }, '/conditions/0/value'],
+    [{ conditions: [{ field: 'contact.createdAt', operator: 'BETWEEN', value: ['2026-01-01', 'soon'] }] }, '/conditions/0/value/1'],
+    [{ conditions: [{ field: 'contact.notes', operator: '==', value: 'x' }] }, '/conditions/0/field'],
+    [{ conditions: [{ field: 'contact.firstName', operator: 'IN', value: [] }] }, '/conditions/0/value'],
+    [{ conditions: [{ field: 'contact.firstName', operator: '==', value: 'x', extra: 1 }] }, '/conditions/0/extra'],
+    [{ groupedCondition: { operator: 'XOR', conditions: [] } }, '/groupedCondition/operator'],
+    [{ groupedCondition: { operator: 'AND', conditions: [{ field: 'contact.firstName', operator: '==', value: 'a' }, { field: 'contact.customFields.b1', operator: '>', value: true }] } }, '/groupedCondition/conditions/1/operator'],
+    [{ groupedCondition: { operator: 'AND', conditions: [] } }, '/groupedCondition/conditions'],
+    [{ conditions: 'x' }, '/conditions'],
+  ])('rejects %j naming %s', (input, path) => {
+    const e = err(() => compileWhere(catalog, input as never));
+    expect(e.status).toBe(400);
+    expect(e.code).toBe('validation_failed');
+    expect(e.details?.[0]?.path).toBe(path);
+  });
+
+  it('limits nesting depth', () => {
+    let g: any = { field: 'contact.firstName', operator: '==', value: 'a' };
+    for (let i = 0; i < 10; i++) g = { operator: 'AND', conditions: [g] };
+    expect(err(() => compileWhere(catalog, { groupedCondition: g })).status).toBe(400);
+  });
+});
+
+describe('compileFields', () => {
+  it('nests company and custom fields and always carries id', () => {
+    const p = compileFields(catalog, ['contact.firstName', 'company.companyName', 'contact.customFields.n1', 'contact.createdAt']);
+    expect(p.select).toBe(`c.id as "id", c.first_name as "f0", co.company_name as "f1", c.custom_fields->'n1' as "f2", c.created_at as "f3"`);
+    expect([...p.joins]).toEqual(['company']);
+    expect(p.shape({ id: 'x', f0: 'Jo', f1: 'Acme', f2: 4, f3: new Date('2026-11-21T17:45:00.312Z') })).toEqual({
+      id: 'x',
+      firstName: 'Jo',
+      company: { companyName: 'Acme' },
+      customFields: { n1: 4 },
+      createdAt: '2026-11-21T17:45:00.312Z',
+    });
+  });
+  it('names an unknown path', () => {
+    const e = err(() => compileFields(catalog, ['contact.firstName', 'contact.bogus']));
+    expect(e.details?.[0]).toEqual({ path: '/fields/1', message: 'unknown field contact.bogus' });
+    expect(err(() => compileFields(catalog, [])).details?.[0]?.path).toBe('/fields');
+  });
+});
+
+describe('sort and keyset', () => {
+  it('orders by the keys and the id, NULL-aware', () => {
+    const s = compileSort(catalog, [{ field: 'contact.firstName', direction: 'desc' }]);
+    expect(s.orderBy).toBe('c.first_name desc nulls first, c.id desc nulls first');
+    const p = new Params(2);
+    expect(keysetPredicate(s, ['Jo', 'id1'], 'next', p)).toBe(
+      '(c.first_name < $2::text) or (c.first_name = $3::text and c.id < $4::uuid)',
+    );
+    const p2 = new Params();
+    expect(keysetPredicate(s, [null, 'id1'], 'next', p2)).toBe('(c.first_name is not null) or (c.first_name is null and c.id < $1::uuid)');
+    expect(err(() => compileSort(catalog, [{ field: 'contact.emails' }])).details?.[0]?.path).toBe('/sort/0/field');
+  });
+  it('groups multi fields by element', () => {
+    expect(compileGroupBy(catalog, 'contact.emails').sql).toBe('unnest(c.emails)');
+    expect(err(() => compileGroupBy(catalog, 'x')).details?.[0]?.path).toBe('/groupByField');
+  });
+});
