@@ -42,7 +42,7 @@ export const CreditAccount = defineEntity({
   tableName: 'credit_accounts',
   properties: {
     workspaceId: p.uuid().primary(),
-    balance: p.bigint({ mode: 'number' }),
+    balance: p.bigint('number'),
     updatedAt: p.datetime(),
   },
 });
@@ -54,8 +54,8 @@ export const CreditTransaction = defineEntity({
     id: p.uuid().primary(),
     workspaceId: p.uuid(),
     /** Positive for grants, negative for debits. */
-    amount: p.bigint({ mode: 'number' }),
-    balanceAfter: p.bigint({ mode: 'number' }),
+    amount: p.bigint('number'),
+    balanceAfter: p.bigint('number'),
     reason: p.string(),
     /** Unique per workspace: the same debit key never charges twice. */
     idempotencyKey: p.string(),

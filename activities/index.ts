@@ -1,0 +1,17 @@
+/**
+ * All activities, built from one factory per system they touch. Workflows import the *type*
+ * `Activities` and call them through `proxyActivities`.
+ */
+import type { ActivityDeps } from './deps.js';
+import { createCreditActivities } from './credits.js';
+import { createWebhookActivities } from './webhooks.js';
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createCreditActivities(deps),
+    ...createWebhookActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+export type { ActivityDeps };

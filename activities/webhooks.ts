@@ -1,0 +1,71 @@
+/**
+ * Job webhooks: a JSON POST signed with Standard Webhooks headers (`webhook-id`,
+ * `webhook-timestamp`, `webhook-signature`) using the workspace's secret, plus the caller's own
+ * headers. Every attempt is recorded in `webhook_deliveries` and shown on the job.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Webhook } from 'standardwebhooks';
+import { v7 as uuidv7 } from 'uuid';
+import type { ActivityDeps } from './deps.js';
+import { OutboundBlockedError, safeRequest } from './outbound.js';
+
+export interface DeliverWebhookInput {
+  workspaceId: string;
+  jobId: string;
+  /** Same on every retry, so receivers can deduplicate. */
+  messageId: string;
+  url: string;
+  headers: Record<string, string>;
+  payload: unknown;
+}
+
+/** Headers the caller may not override: they carry the signature and the content type. */
+const RESERVED = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type', 'content-length', 'host']);
+
+export function createWebhookActivities(deps: ActivityDeps) {
+  return {
+    async deliverWebhook(input: DeliverWebhookInput): Promise<{ statusCode: number }> {
+      const ws = await deps.pool.query<{ webhook_secret: string }>(`select webhook_secret from workspaces where id = $1`, [input.workspaceId]);
+      const secret = ws.rows[0]?.webhook_secret;
+      if (!secret) throw ApplicationFailure.nonRetryable('workspace no longer exists', 'WebhookGone');
+      const body = JSON.stringify(input.payload);
+      const now = new Date();
+      const signature = new Webhook(secret).sign(input.messageId, now, body);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(input.headers)) if (!RESERVED.has(k.toLowerCase())) headers[k] = v;
+      Object.assign(headers, {
+        'content-type': 'application/json',
+        'user-agent': 'contact-data-api-webhooks/1',
+        'webhook-id': input.messageId,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': signature,
+      });
+      const attempt = Context.current().info.attempt;
+      const started = Date.now();
+      let statusCode: number | null = null;
+      let error: string | null = null;
+      try {
+        const res = await safeRequest(input.url, { method: 'POST', headers, body, timeoutMs: 10_000, maxBytes: 64 * 1024, maxRedirects: 0, allowList: deps.config.outboundAllowList });
+        statusCode = res.status;
+        if (res.status < 200 || res.status >= 300) error = `receiver answered ${res.status}`;
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+        if (e instanceof OutboundBlockedError) {
+          await record(deps, input, attempt, statusCode, error, Date.now() - started);
+          throw ApplicationFailure.nonRetryable(error, 'OutboundBlocked');
+        }
+      }
+      await record(deps, input, attempt, statusCode, error, Date.now() - started);
+      if (statusCode === 410) throw ApplicationFailure.nonRetryable('receiver answered 410 Gone', 'WebhookGone');
+      if (error) throw ApplicationFailure.retryable(error, 'WebhookDeliveryFailed');
+      return { statusCode: statusCode! };
+    },
+  };
+}
+
+async function record(deps: ActivityDeps, input: DeliverWebhookInput, attempt: number, statusCode: number | null, error: string | null, ms: number) {
+  await deps.pool.query(
+    `insert into webhook_deliveries (id, workspace_id, job_id, message_id, attempt, url, status_code, error, duration_ms) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+    [uuidv7(), input.workspaceId, input.jobId, input.messageId, attempt, input.url, statusCode, error, ms],
+  );
+}

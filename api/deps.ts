@@ -1,0 +1,17 @@
+/** Everything a request handler may touch, created once per process. */
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../domain/config.js';
+import type { MikroORM } from '../db/orm.js';
+import type { ObjectStore } from '../db/objectStore.js';
+import type { Pool } from '../db/pool.js';
+
+export interface AppDeps {
+  config: Config;
+  orm: MikroORM;
+  /** Plain pg pool for set-based SQL (COPY, credit debits, counters). */
+  pool: Pool;
+  temporal: Client;
+  storage: ObjectStore;
+  log: Logger;
+}

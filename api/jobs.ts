@@ -1,0 +1,170 @@
+/**
+ * The job path every asynchronous capability uses: a `jobs` row maps the job id to its workspace,
+ * type and workflow; the workflow holds the state. `GET /jobs/{jobId}` queries the workflow while
+ * it runs and reads its result once it closed; the API keeps no copy of progress.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
+import { v7 as uuidv7 } from 'uuid';
+import { conflict, notFound } from '../domain/errors.js';
+import type { JobError, JobInput, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
+import type { AppDeps } from './deps.js';
+
+export const SA = {
+  WorkspaceId: defineSearchAttributeKey('WorkspaceId', 'KEYWORD'),
+  JobType: defineSearchAttributeKey('JobType', 'KEYWORD'),
+  PostId: defineSearchAttributeKey('PostId', 'KEYWORD'),
+  SourceId: defineSearchAttributeKey('SourceId', 'KEYWORD'),
+};
+
+export interface StartJobOptions<A extends object> {
+  workspaceId: string;
+  /** Short kebab-case job type, also the workflow id prefix: `enrichment`, `bulk-upsert` … */
+  type: string;
+  /** Registered workflow function name, e.g. `enrichmentWorkflow`. */
+  workflowType: string;
+  /** Workflow input; `jobId`, `workspaceId`, `jobType` and `webhook` are added. Keep it small. */
+  args: A;
+  webhook?: WebhookTarget | null;
+  taskQueue?: string;
+  /** Extra search attributes for the Temporal UI (e.g. SourceId). */
+  searchAttributes?: Partial<Record<'PostId' | 'SourceId', string>>;
+  /** A job id chosen by the caller (e.g. to stage inputs under it first). */
+  jobId?: string;
+  message?: string;
+}
+
+export interface JobAcceptedBody {
+  message: string;
+  jobId: string;
+  jobStatusEndpoint: string;
+}
+
+export function jobWorkflowId(type: string, jobId: string): string {
+  return `${type}-${jobId}`;
+}
+
+export async function startJob<A extends object>(deps: AppDeps, opts: StartJobOptions<A>): Promise<JobAcceptedBody> {
+  const jobId = opts.jobId ?? uuidv7();
+  const workflowId = jobWorkflowId(opts.type, jobId);
+  await deps.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4)`, [jobId, opts.workspaceId, opts.type, workflowId]);
+  const input: A & JobInput = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: opts.type, webhook: opts.webhook ?? null };
+  const attrs = [
+    { key: SA.WorkspaceId, value: opts.workspaceId },
+    { key: SA.JobType, value: opts.type },
+    ...Object.entries(opts.searchAttributes ?? {}).map(([k, v]) => ({ key: SA[k as 'PostId' | 'SourceId'], value: v! })),
+  ];
+  try {
+    await deps.temporal.workflow.start(opts.workflowType, {
+      workflowId,
+      taskQueue: opts.taskQueue ?? deps.config.temporal.taskQueue,
+      args: [input],
+      typedSearchAttributes: new TypedSearchAttributes(attrs),
+      memo: { jobId, workspaceId: opts.workspaceId },
+    });
+  } catch (e) {
+    await deps.pool.query(`delete from jobs where id = $1`, [jobId]);
+    if (e instanceof WorkflowExecutionAlreadyStartedError) throw conflict(`Job ${jobId} is already running`);
+    throw e;
+  }
+  return {
+    message: opts.message ?? 'Accepted: the job runs in the background; poll jobStatusEndpoint for its status',
+    jobId,
+    jobStatusEndpoint: `${deps.config.publicBaseUrl}/jobs/${jobId}`,
+  };
+}
+
+export interface JobRecord {
+  id: string;
+  type: string;
+  jobStatus: JobStatus;
+  progress: JobView['progress'];
+  jobResponsePayload: unknown;
+  error: JobError | null;
+  webhookDeliveries: Array<{ attempt: number; statusCode: number | null; error: string | null; durationMs: number; createdAt: string }>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(jobId)) throw notFound('Job', jobId);
+  const r = await deps.pool.query<{ id: string; type: string; workflow_id: string; created_at: Date }>(
+    `select id, type, workflow_id, created_at from jobs where id = $1 and workspace_id = $2`,
+    [jobId, workspaceId],
+  );
+  if (!r.rows[0]) throw notFound('Job', jobId);
+  return r.rows[0];
+}
+
+function failureOf(err: unknown): { error: JobError; partial: unknown } {
+  let cause: unknown = err instanceof WorkflowFailedError ? err.cause : err;
+  while (cause && !(cause instanceof ApplicationFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause: unknown }).cause;
+  if (cause instanceof ApplicationFailure) return { error: { code: cause.type ?? 'job_failed', message: cause.message }, partial: cause.details?.[0] ?? null };
+  return { error: { code: 'job_failed', message: err instanceof Error ? err.message : String(err) }, partial: null };
+}
+
+async function viewOf(handle: WorkflowHandle): Promise<{ view: JobView; closedAt: Date | null }> {
+  const desc = await handle.describe();
+  const status = desc.status.name;
+  const empty = { completed: 0, total: 0, percent: 0 };
+  if (status === 'RUNNING') {
+    try {
+      return { view: await handle.query<JobView>('status'), closedAt: null };
+    } catch {
+      // Not picked up by a worker yet: the status handler is not registered.
+      return { view: { jobStatus: 'queued', progress: empty, jobResponsePayload: null, error: null }, closedAt: null };
+    }
+  }
+  const closedAt = desc.closeTime ?? null;
+  if (status === 'COMPLETED') {
+    const result = await handle.result();
+    return { view: { jobStatus: 'completed', progress: { completed: 1, total: 1, percent: 100 }, jobResponsePayload: result, error: null }, closedAt };
+  }
+  if (status === 'CANCELLED') return { view: { jobStatus: 'cancelled', progress: empty, jobResponsePayload: null, error: { code: 'cancelled', message: 'The job was cancelled' } }, closedAt };
+  if (status === 'TERMINATED' || status === 'TIMED_OUT') {
+    return { view: { jobStatus: 'failed', progress: empty, jobResponsePayload: null, error: { code: status.toLowerCase(), message: `The job was ${status.toLowerCase().replace('_', ' ')}` } }, closedAt };
+  }
+  try {
+    await handle.result();
+  } catch (e) {
+    const { error, partial } = failureOf(e);
+    return { view: { jobStatus: 'failed', progress: empty, jobResponsePayload: partial, error }, closedAt };
+  }
+  return { view: { jobStatus: 'failed', progress: empty, jobResponsePayload: null, error: { code: 'job_failed', message: 'The job failed' } }, closedAt };
+}
+
+export async function readJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
+  const row = await jobRow(deps, workspaceId, jobId);
+  const handle = deps.temporal.workflow.getHandle(row.workflow_id);
+  const [{ view, closedAt }, deliveries] = await Promise.all([
+    viewOf(handle),
+    deps.pool.query<{ attempt: number; status_code: number | null; error: string | null; duration_ms: number; created_at: Date }>(
+      `select attempt, status_code, error, duration_ms, created_at from webhook_deliveries where job_id = $1 order by created_at`,
+      [jobId],
+    ),
+  ]);
+  const last = deliveries.rows.at(-1)?.created_at;
+  const updated = [row.created_at, closedAt, last].filter(Boolean).map((d) => (d as Date).getTime());
+  return {
+    id: row.id,
+    type: row.type,
+    jobStatus: view.jobStatus,
+    progress: view.progress,
+    jobResponsePayload: view.jobResponsePayload,
+    error: view.error,
+    webhookDeliveries: deliveries.rows.map((d) => ({ attempt: d.attempt, statusCode: d.status_code, error: d.error, durationMs: d.duration_ms, createdAt: d.created_at.toISOString() })),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: new Date(Math.max(...updated)).toISOString(),
+  };
+}
+
+export async function cancelJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
+  const row = await jobRow(deps, workspaceId, jobId);
+  const handle = deps.temporal.workflow.getHandle(row.workflow_id);
+  const desc = await handle.describe();
+  if (desc.status.name !== 'RUNNING') throw conflict(`Job ${jobId} has already ended`, 'job_not_running');
+  await handle.cancel();
+  // Wait briefly so the answer shows the cancellation rather than a still-running job.
+  await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);
+  return readJob(deps, workspaceId, jobId);
+}

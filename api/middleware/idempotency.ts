@@ -1,0 +1,55 @@
+/**
+ * `Idempotency-Key` on POSTs that create something or start a job (DESIGN §3): the same key and
+ * body within 24 h replays the first response (`Idempotent-Replayed: true`, no second debit or
+ * workflow); the same key with another body is 422; while the first is still running, 409.
+ * Only successful responses are stored: a failed attempt may be retried with the same key.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../domain/pagination.js';
+import { conflict, invalidField, unprocessable } from '../../domain/errors.js';
+import type { Pool } from '../../db/pool.js';
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export type IdempotencyClaim = { kind: 'new' } | { kind: 'replay'; response: StoredResponse };
+
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+export async function claimIdempotencyKey(pool: Pool, workspaceId: string, key: string, method: string, path: string, body: unknown): Promise<IdempotencyClaim> {
+  if (key.length > 255) throw invalidField('/headers/idempotency-key', 'must be at most 255 characters');
+  const hash = requestHash(method, path, body);
+  // A record older than 24 h no longer counts.
+  await pool.query(`delete from idempotency_records where workspace_id = $1 and idempotency_key = $2 and created_at < now() - interval '24 hours'`, [workspaceId, key]);
+  const ins = await pool.query(
+    `insert into idempotency_records (workspace_id, idempotency_key, method, path, request_hash) values ($1, $2, $3, $4, $5)
+     on conflict do nothing`,
+    [workspaceId, key, method, path, hash],
+  );
+  if (ins.rowCount === 1) return { kind: 'new' };
+  const r = await pool.query<{ request_hash: string; status: number | null; response_body: unknown; response_headers: Record<string, string> | null }>(
+    `select request_hash, status, response_body, response_headers from idempotency_records where workspace_id = $1 and idempotency_key = $2`,
+    [workspaceId, key],
+  );
+  const row = r.rows[0];
+  if (!row) return claimIdempotencyKey(pool, workspaceId, key, method, path, body);
+  if (row.request_hash !== hash) throw unprocessable('idempotency_key_reused', 'This Idempotency-Key was used with a different request body or path');
+  if (row.status === null) throw conflict('A request with this Idempotency-Key is still being processed', 'idempotency_request_in_progress');
+  return { kind: 'replay', response: { status: row.status, body: row.response_body, headers: row.response_headers ?? {} } };
+}
+
+export async function completeIdempotencyKey(pool: Pool, workspaceId: string, key: string, res: StoredResponse): Promise<void> {
+  await pool.query(
+    `update idempotency_records set status = $3, response_body = $4, response_headers = $5, completed_at = now() where workspace_id = $1 and idempotency_key = $2`,
+    [workspaceId, key, res.status, JSON.stringify(res.body ?? null), JSON.stringify(res.headers)],
+  );
+}
+
+export async function releaseIdempotencyKey(pool: Pool, workspaceId: string, key: string): Promise<void> {
+  await pool.query(`delete from idempotency_records where workspace_id = $1 and idempotency_key = $2 and status is null`, [workspaceId, key]);
+}

@@ -1,0 +1,9 @@
+/**
+ * Every route group, in mount order. Order matters where a static path and a `{param}` path
+ * share a prefix: `/contacts/unified-data-api` and `/contacts/bulk-fetch` must be mounted before
+ * `/contacts/{sourceId}`.
+ */
+import type { RouteDef } from '../route.js';
+import { platformRoutes } from './platform.js';
+
+export const routeGroups: RouteDef[][] = [platformRoutes];

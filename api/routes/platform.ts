@@ -1,0 +1,130 @@
+/** Health, readiness, API docs, credits and jobs. */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { defineRoute, reply } from '../route.js';
+import { cancelJob, readJob } from '../jobs.js';
+import { buildOpenApi } from '../openapi.js';
+import { PageOf } from '../schemas/common.js';
+import { CreditBalance, CreditTransaction, CreditTransactionsQuery, Health, JobParams, JobResponse, Readiness } from '../schemas/platform.js';
+import { decodeToken, pageMeta, queryFingerprint } from '../../domain/pagination.js';
+
+const swaggerDir = join(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'), '..');
+const SWAGGER_ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css',
+  'swagger-ui-bundle.js': 'application/javascript',
+  'swagger-ui-standalone-preset.js': 'application/javascript',
+  'favicon-32x32.png': 'image/png',
+};
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Contact Data API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css"><link rel="icon" href="/docs/assets/favicon-32x32.png"></head>
+<body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', persistAuthorization: true });</script></body></html>`;
+
+async function timed(fn: () => Promise<unknown>) {
+  const t = performance.now();
+  try {
+    await fn();
+    return { ok: true, ms: Math.round(performance.now() - t) };
+  } catch (e) {
+    return { ok: false, ms: Math.round(performance.now() - t), error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+export const platformRoutes = [
+  defineRoute({
+    method: 'get', path: '/healthz', tag: 'Platform', summary: 'Liveness: the process answers', auth: false,
+    responses: { 200: Health },
+    handler: () => ({ status: 'ok' }),
+  }),
+  defineRoute({
+    method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL, Temporal and the object store answer', auth: false,
+    responses: { 200: Readiness, 503: Readiness },
+    handler: async ({ deps }) => {
+      const checks = {
+        database: await timed(() => deps.pool.query('select 1')),
+        temporal: await timed(() => deps.temporal.workflowService.getSystemInfo({})),
+        objectStore: await timed(() => deps.storage.ping()),
+      };
+      const ok = Object.values(checks).every((c) => c.ok);
+      return reply(ok ? 200 : 503, { status: ok ? 'ready' : 'degraded', checks });
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/openapi.json', tag: 'Platform', summary: 'This API as an OpenAPI 3.1 document', auth: false,
+    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+    handler: ({ deps }) => buildOpenApi(deps.config.publicBaseUrl),
+  }),
+  defineRoute({
+    method: 'get', path: '/docs', tag: 'Platform', summary: 'Interactive API documentation', auth: false,
+    responses: { 200: { description: 'HTML page' } },
+    handler: ({ ctx }) => {
+      ctx.type = 'text/html';
+      return DOCS_HTML;
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/docs/assets/{file}', tag: 'Platform', summary: 'Static assets of the docs page (served locally)', auth: false,
+    params: Type.Object({ file: Type.String() }),
+    responses: { 200: { description: 'asset' } },
+    handler: async ({ params, ctx }) => {
+      const type = SWAGGER_ASSETS[params.file];
+      if (!type) return reply(404, { error: { status: 404, code: 'not_found', message: 'No such asset', requestId: ctx.state.requestId } });
+      ctx.type = type;
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      return readFile(join(swaggerDir, params.file));
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/credits/balance', tag: 'Credits', summary: 'Credit balance of the workspace',
+    responses: { 200: CreditBalance }, errors: [401, 500],
+    handler: async ({ auth, deps }) => {
+      const r = await deps.pool.query<{ balance: number; updated_at: Date }>(`select balance, updated_at from credit_accounts where workspace_id = $1`, [auth.workspaceId]);
+      const row = r.rows[0];
+      return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updated_at ?? new Date(0)).toISOString() } };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/credits/transactions', tag: 'Credits', summary: 'Credit ledger of the workspace, newest first',
+    query: CreditTransactionsQuery, responses: { 200: PageOf(CreditTransaction) }, errors: [400, 401, 500],
+    handler: async ({ auth, deps, query }) => {
+      const limit = query.limit ?? 100;
+      const fp = queryFingerprint({ ledger: auth.workspaceId });
+      const from = query.paginationToken ? decodeToken(deps.config.serverSecret, fp, query.paginationToken) : undefined;
+      // UUIDv7 ids are time-ordered, so the id alone is the keyset.
+      const params: unknown[] = [auth.workspaceId, limit + 1];
+      let where = '';
+      let order = 'id desc';
+      if (from) {
+        params.push(from.after[0]);
+        where = from.dir === 'next' ? 'and id < $3' : 'and id > $3';
+        if (from.dir === 'prev') order = 'id asc';
+      }
+      const [rows, total] = await Promise.all([
+        deps.pool.query(`select id, amount, balance_after, reason, job_id, metadata, created_at from credit_transactions where workspace_id = $1 ${where} order by ${order} limit $2`, params),
+        deps.pool.query<{ n: number }>(`select count(*)::int as n from credit_transactions where workspace_id = $1`, [auth.workspaceId]),
+      ]);
+      const page = pageMeta({
+        secret: deps.config.serverSecret, fingerprint: fp, rows: rows.rows, limit, totalRecords: total.rows[0]!.n, from,
+        keyOf: (r) => [r.id],
+      });
+      return {
+        data: page.data.map((r) => ({ id: r.id, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, jobId: r.job_id, metadata: r.metadata, createdAt: (r.created_at as Date).toISOString() })),
+        meta: page.meta,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/jobs/{jobId}', tag: 'Jobs', summary: 'Latest status, progress and result of a job',
+    params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 500],
+    handler: async ({ auth, deps, params }) => ({ data: await readJob(deps, auth.workspaceId, params.jobId) }),
+  }),
+  defineRoute({
+    method: 'post', path: '/jobs/{jobId}/cancel', tag: 'Jobs', summary: 'Cancel a running job',
+    params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 409, 500],
+    handler: async ({ auth, deps, params }) => ({ data: await cancelJob(deps, auth.workspaceId, params.jobId) }),
+  }),
+];

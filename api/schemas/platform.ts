@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import { PaginationToken } from './common.js';
+
+export const Health = Type.Object({ status: Type.String() });
+export const Readiness = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('degraded')]),
+  checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), ms: Type.Number(), error: Type.Optional(Type.String()) })),
+});
+
+export const CreditBalance = Type.Object({
+  data: Type.Object({ balance: Type.Integer(), updatedAt: Type.String({ format: 'date-time' }) }),
+});
+
+export const CreditTransactionsQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })), paginationToken: Type.Optional(PaginationToken) },
+  { additionalProperties: false },
+);
+
+export const CreditTransaction = Type.Object({
+  id: Type.String(),
+  amount: Type.Integer({ description: 'Positive for grants, negative for debits' }),
+  balanceAfter: Type.Integer(),
+  reason: Type.String(),
+  jobId: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+export const JobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+
+export const JobResponse = Type.Object({
+  data: Type.Object({
+    id: Type.String(),
+    type: Type.String(),
+    jobStatus: Type.Union(['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+    progress: Type.Object({ completed: Type.Integer(), total: Type.Integer(), percent: Type.Integer() }),
+    jobResponsePayload: Type.Unknown({ description: 'The result (or partial result while running); shape depends on the job type' }),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+    webhookDeliveries: Type.Array(
+      Type.Object({ attempt: Type.Integer(), statusCode: Type.Union([Type.Integer(), Type.Null()]), error: Type.Union([Type.String(), Type.Null()]), durationMs: Type.Integer(), createdAt: Type.String() }),
+    ),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  }),
+});

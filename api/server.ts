@@ -1,0 +1,44 @@
+/** Creates the API's dependencies and an HTTP server; used by `api/main.ts`, `npm start` and tests. */
+import type { Server } from 'node:http';
+import { Connection, Client } from '@temporalio/client';
+import { pino, type Logger } from 'pino';
+import type { Config } from '../domain/config.js';
+import { openStores } from '../db/connect.js';
+import { createApp } from './app.js';
+import type { AppDeps } from './deps.js';
+
+export interface ApiServer {
+  deps: AppDeps;
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
+  const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } });
+  const stores = await openStores(config, { poolMax: 20 });
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const deps: AppDeps = { config, log, temporal, ...stores };
+  await stores.storage.ensureBucket();
+  const app = createApp(deps);
+  const server = app.listen(opts.port ?? config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  return {
+    deps,
+    server,
+    url: `http://${config.host}:${port}`,
+    async close() {
+      await new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections?.();
+      await connection.close();
+      await stores.close();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * ajv compiled once per schema. Bodies are validated strictly (no coercion, unknown properties
+ * rejected by the schemas' `additionalProperties: false`); query strings and path params are
+ * strings on the wire, so they are coerced to the schema's types and defaults are applied.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+import { ApiError, type ErrorDetail } from '../domain/errors.js';
+import { sharedSchemas } from './schemas/common.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
+  addFormats(ajv);
+  for (const s of sharedSchemas) ajv.addSchema(s);
+  return ajv;
+}
+const bodyAjv = makeAjv(false);
+const stringAjv = makeAjv(true);
+
+const sharedIds = new Map(sharedSchemas.map((s) => [s.$id as string, s]));
+
+/** Replaces embedded copies of shared schemas by `$ref`s so each `$id` exists once. */
+export function refShared(schema: unknown, top = true): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => refShared(s, false));
+  if (!schema || typeof schema !== 'object') return schema;
+  const o = schema as Record<string, unknown>;
+  if (!top && typeof o.$id === 'string' && sharedIds.has(o.$id)) return { $ref: o.$id };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = refShared(v, false);
+  return out;
+}
+
+const cache = new WeakMap<TSchema, ValidateFunction>();
+function compile(schema: TSchema, coerce: boolean): ValidateFunction {
+  let fn = cache.get(schema);
+  if (!fn) {
+    fn = (coerce ? stringAjv : bodyAjv).compile(refShared(schema) as object);
+    cache.set(schema, fn);
+  }
+  return fn;
+}
+
+export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  const seen = new Set<string>();
+  const out: ErrorDetail[] = [];
+  for (const e of errors ?? []) {
+    let path = prefix + e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties') {
+      path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+      message = 'is not a known property';
+    } else if (e.keyword === 'required') {
+      path += `/${(e.params as { missingProperty: string }).missingProperty}`;
+      message = 'is required';
+    } else if (e.keyword === 'const' || e.keyword === 'enum') {
+      const allowed = (e.params as { allowedValue?: unknown; allowedValues?: unknown[] }).allowedValues ?? [(e.params as { allowedValue?: unknown }).allowedValue];
+      message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    // A union reports every branch; keep one line per path (the first is the most specific).
+    if (e.keyword === 'anyOf' && seen.has(path)) continue;
+    const key = `${path}|${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    seen.add(path);
+    out.push({ path: path || '/', message });
+  }
+  return mergeLiteralUnions(out);
+}
+
+/** `field: must be equal to constant` ×N from a union of literals reads better as one line. */
+function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
+  const byPath = new Map<string, ErrorDetail[]>();
+  for (const d of details) byPath.set(d.path, [...(byPath.get(d.path) ?? []), d]);
+  const out: ErrorDetail[] = [];
+  for (const [path, ds] of byPath) {
+    const consts = ds.filter((d) => d.message.startsWith('must be one of '));
+    if (consts.length > 1) {
+      out.push({ path, message: `must be one of ${consts.map((d) => d.message.slice('must be one of '.length)).join(', ')}` });
+      out.push(...ds.filter((d) => !d.message.startsWith('must be one of ') && d.message !== 'must match a schema in anyOf'));
+    } else out.push(...ds.filter((d) => !(ds.length > 1 && d.message === 'must match a schema in anyOf')));
+  }
+  return out;
+}
+
+export type Location = 'body' | 'query' | 'params';
+
+/** Validates (and, for query/params, coerces in place); throws 400 `validation_failed`. */
+export function validate<T>(schema: TSchema, value: unknown, where: Location): T {
+  const fn = compile(schema, where !== 'body');
+  if (!fn(value)) {
+    const prefix = where === 'body' ? '' : `/${where}`;
+    const details = toDetails(fn.errors, prefix);
+    const first = details[0]!;
+    const label = where === 'body' ? 'Request body' : where === 'query' ? 'Query string' : 'Path';
+    throw new ApiError(400, 'validation_failed', `${label} is invalid: ${first.path} ${first.message}`, details);
+  }
+  return value as T;
+}

@@ -1,0 +1,42 @@
+/** The object store (MinIO or any S3): media objects and claim-check payloads. */
+import { Client } from 'minio';
+import type { Config } from '../domain/config.js';
+
+export interface ObjectStore {
+  client: Client;
+  bucket: string;
+  /** Presigned GET URL, valid for `seconds` (default 15 minutes). */
+  readUrl(objectName: string, seconds?: number): Promise<string>;
+  ensureBucket(): Promise<void>;
+  ping(): Promise<void>;
+}
+
+export function createObjectStore(cfg: Config['s3']): ObjectStore {
+  const url = new URL(cfg.endpoint);
+  const client = new Client({
+    endPoint: url.hostname,
+    port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
+    useSSL: url.protocol === 'https:',
+    accessKey: cfg.accessKey,
+    secretKey: cfg.secretKey,
+    region: cfg.region,
+  });
+  return {
+    client,
+    bucket: cfg.bucket,
+    readUrl: (objectName, seconds = 15 * 60) => client.presignedGetObject(cfg.bucket, objectName, seconds),
+    async ensureBucket() {
+      if (!(await client.bucketExists(cfg.bucket))) {
+        try {
+          await client.makeBucket(cfg.bucket, cfg.region);
+        } catch (e) {
+          // Another process created it between the check and the call.
+          if (!(await client.bucketExists(cfg.bucket))) throw e;
+        }
+      }
+    },
+    async ping() {
+      await client.bucketExists(cfg.bucket);
+    },
+  };
+}

@@ -1,0 +1,21 @@
+/** The worker process: `npm run worker`. Stateless; run as many as the load needs. */
+import { pino } from 'pino';
+import { loadConfig } from '../domain/config.js';
+import { openStores } from '../db/connect.js';
+import { createWorkers } from './worker.js';
+
+const config = loadConfig();
+const log = pino({ level: config.logLevel, base: { svc: 'worker' } });
+const stores = await openStores(config, { poolMax: 20 });
+const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined });
+const stop = async () => {
+  log.info('worker shutting down');
+  await set.shutdown();
+  await stores.close();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);
+log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue) }, 'worker running');
+process.send?.('ready');
+await set.run();

@@ -1,0 +1,61 @@
+/**
+ * Creates the Temporal workers of one process: the main task queue (jobs, DB and credit
+ * activities, webhooks) plus one queue per social network, whose activity concurrency bounds
+ * how hard each network is called. The API and tests start workflows on these queues.
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../domain/config.js';
+import { createActivities, type ActivityDeps } from '../activities/index.js';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/** Extra task queues: suffix → per-queue options (activity concurrency per network). */
+export const TASK_QUEUES: Record<string, Partial<WorkerOptions>> = {
+  '': { maxConcurrentActivityTaskExecutions: 100, maxConcurrentWorkflowTaskExecutions: 100 },
+};
+
+export function taskQueueName(config: Config, suffix = ''): string {
+  return suffix ? `${config.temporal.taskQueue}-${suffix}` : config.temporal.taskQueue;
+}
+
+export interface WorkerSet {
+  workers: Worker[];
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function createWorkers(
+  deps: ActivityDeps,
+  opts: { connection?: NativeConnection; workflowBundlePath?: string } = {},
+): Promise<WorkerSet> {
+  const connection = opts.connection ?? (await NativeConnection.connect({ address: deps.config.temporal.address }));
+  const activities = createActivities(deps);
+  const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };
+  const workers = await Promise.all(
+    Object.entries(TASK_QUEUES).map(([suffix, extra]) =>
+      Worker.create({
+        connection,
+        namespace: deps.config.temporal.namespace,
+        taskQueue: taskQueueName(deps.config, suffix),
+        activities,
+        ...workflowSource,
+        shutdownGraceTime: '5 seconds',
+        ...extra,
+      }),
+    ),
+  );
+  let running: Promise<unknown> | undefined;
+  return {
+    workers,
+    run() {
+      running ??= Promise.all(workers.map((w) => w.run()));
+      return running.then(() => undefined);
+    },
+    async shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await running?.catch(() => undefined);
+      if (!opts.connection) await connection.close();
+    },
+  };
+}

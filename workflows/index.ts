@@ -1,0 +1,1 @@
+/** Every workflow type the worker registers (the bundle entry point). One file per workflow. */

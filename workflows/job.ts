@@ -1,0 +1,143 @@
+/**
+ * What every job workflow shares: the `status` query that `GET /jobs/{jobId}` reads while the
+ * workflow runs, the move to `completed` / `failed` / `cancelled`, and the webhook that tells
+ * the caller once the status is final. A job workflow is written as
+ *
+ *   export async function fooWorkflow(input: FooInput & JobInput) {
+ *     return runJob(input, async (job) => { ...; job.setProgress(done, total); return payload; });
+ *   }
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface JobError {
+  code: string;
+  message: string;
+}
+
+export interface JobProgress {
+  completed: number;
+  total: number;
+  percent: number;
+}
+
+export interface JobView {
+  jobStatus: JobStatus;
+  progress: JobProgress;
+  jobResponsePayload: unknown;
+  error: JobError | null;
+}
+
+export interface WebhookTarget {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** Added by `startJob` to every job workflow's input. */
+export interface JobInput {
+  jobId: string;
+  workspaceId: string;
+  jobType: string;
+  webhook?: WebhookTarget | null;
+}
+
+export const jobStatusQuery = defineQuery<JobView>('status');
+
+export interface JobTracker {
+  setProgress(completed: number, total?: number): void;
+  /** Partial result visible through the status query while the job runs. */
+  setPartial(payload: unknown): void;
+}
+
+const { deliverWebhook } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  // Standard Webhooks practice: keep trying with backoff for a day.
+  scheduleToCloseTimeout: '24 hours',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour', nonRetryableErrorTypes: ['WebhookGone', 'OutboundBlocked'] },
+});
+
+/** Builds a failure the job reports as `{code, message}`. */
+export function jobFailure(code: string, message: string, partial?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({ type: code, message, nonRetryable: true, details: partial === undefined ? [] : [partial] });
+}
+
+function describe(err: unknown): JobError {
+  let e: unknown = err;
+  // An activity failure wraps the application failure that says what went wrong.
+  while (e && typeof e === 'object' && 'cause' in e && (e as { cause?: unknown }).cause && !(e instanceof ApplicationFailure)) e = (e as { cause: unknown }).cause;
+  if (e instanceof ApplicationFailure) return { code: e.type ?? 'job_failed', message: e.message };
+  return { code: 'job_failed', message: err instanceof Error ? err.message : String(err) };
+}
+
+export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Promise<T>): Promise<T> {
+  const view: JobView = { jobStatus: 'running', progress: { completed: 0, total: 0, percent: 0 }, jobResponsePayload: null, error: null };
+  setHandler(jobStatusQuery, () => view);
+  const tracker: JobTracker = {
+    setProgress(completed, total) {
+      if (total !== undefined) view.progress.total = total;
+      view.progress.completed = completed;
+      view.progress.percent = view.progress.total ? Math.floor((100 * completed) / view.progress.total) : 0;
+    },
+    setPartial(payload) {
+      view.jobResponsePayload = payload;
+    },
+  };
+  try {
+    const result = await body(tracker);
+    view.jobStatus = 'completed';
+    view.jobResponsePayload = result;
+    view.progress.percent = 100;
+    if (view.progress.total === 0) view.progress.total = view.progress.completed = 1;
+    await notify(input, view);
+    return result;
+  } catch (err) {
+    if (isCancellation(err)) {
+      view.jobStatus = 'cancelled';
+      view.error = { code: 'cancelled', message: 'The job was cancelled' };
+      throw err;
+    }
+    view.jobStatus = 'failed';
+    view.error = describe(err);
+    await notify(input, view);
+    throw jobFailure(view.error.code, view.error.message, view.jobResponsePayload ?? undefined);
+  }
+}
+
+/** The webhook body of DESIGN §4; the same payload `GET /jobs/{jobId}` answers. */
+export function webhookPayload(input: JobInput, view: JobView) {
+  return {
+    type: view.jobStatus === 'completed' ? 'job.completed' : 'job.failed',
+    jobId: input.jobId,
+    jobType: input.jobType,
+    jobStatus: view.jobStatus,
+    jobResponsePayload: view.jobResponsePayload,
+    ...(view.error ? { error: view.error } : {}),
+    timestamp: new Date().toISOString(),
+  };
+}
+
+async function notify(input: JobInput, view: JobView): Promise<void> {
+  if (!input.webhook?.url) return;
+  const payload = webhookPayload(input, view);
+  // A failed delivery is recorded on the job (webhook_deliveries); it never changes the job's outcome.
+  await CancellationScope.nonCancellable(() =>
+    deliverWebhook({
+      workspaceId: input.workspaceId,
+      jobId: input.jobId,
+      messageId: `msg_${workflowInfo().workflowId}`,
+      url: input.webhook!.url,
+      headers: input.webhook!.headers ?? {},
+      payload,
+    }),
+  ).catch(() => undefined);
+}
