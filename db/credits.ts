@@ -72,8 +72,8 @@ export async function grantCredits(pool: Pool, workspaceId: string, amount: numb
     const balance = r.rows[0]!.balance;
     const id = uuidv7();
     await client.query(
-      `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key) values ($1, $2, $3, $4, $5, $1)`,
-      [id, workspaceId, Math.trunc(amount), balance, reason],
+      `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key) values ($1, $2, $3, $4, $5, $6)`,
+      [id, workspaceId, Math.trunc(amount), balance, reason, `grant:${id}`],
     );
     return balance;
   });

@@ -23,6 +23,8 @@ export interface Config {
   outboundAllowList: string[];
   logLevel: string;
   bodyLimitBytes: number;
+  /** The environment this configuration was read from; modules read their own settings here. */
+  env: NodeJS.ProcessEnv;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -80,5 +82,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     logLevel: env.LOG_LEVEL ?? 'info',
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
+    env,
   };
 }

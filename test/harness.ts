@@ -1,0 +1,189 @@
+/**
+ * Starts the real service for one test file: a database of its own (cloned from the migrated
+ * template), the API on a random port and a worker on task queues of its own, all against the
+ * real PostgreSQL, Temporal and MinIO of the local stack.
+ *
+ *   const app = await startTestApp();
+ *   const ws = await app.createWorkspace({ credits: 100 });
+ *   const res = await app.http('GET', '/credits/balance', { apiKey: ws.apiKey });
+ *   afterAll(() => app.close());
+ *
+ * `workerMode: 'process'` runs the worker as a child process that `killWorker()` SIGKILLs and
+ * `startWorker()` starts again, for tests of crashes between activities.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import pg from 'pg';
+import { pino } from 'pino';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
+import { startApiServer, type ApiServer } from '../api/server.js';
+import { createWorkers, type WorkerSet } from '../worker/worker.js';
+import { openStores, type Stores } from '../db/connect.js';
+import { createApiKey, createWorkspace, type NewWorkspace } from '../db/workspaces.js';
+import type { KeyKind, Plan } from '../db/platform.js';
+import type { AppDeps } from '../api/deps.js';
+
+export interface HttpResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface TestApp {
+  url: string;
+  config: Config;
+  deps: AppDeps;
+  /** The API's pg pool, for assertions in SQL. */
+  pool: pg.Pool;
+  createWorkspace(opts?: { name?: string; plan?: Plan; credits?: number }): Promise<NewWorkspace>;
+  createApiKey(workspaceId: string, kind: KeyKind): Promise<string>;
+  http<T = any>(method: string, path: string, opts?: { apiKey?: string; body?: unknown; headers?: Record<string, string>; rawBody?: BodyInit }): Promise<HttpResponse<T>>;
+  /** Polls GET /jobs/{jobId} until the job is no longer queued or running. */
+  waitForJob(jobId: string, apiKey: string, timeoutMs?: number): Promise<any>;
+  killWorker(): Promise<void>;
+  startWorker(): Promise<void>;
+  /** Saves a workflow's history for the replay tests (`test/replay/histories/<name>.json`). */
+  recordHistory(workflowId: string, name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Extra environment for the API and worker (provider URLs, limits …). */
+  env?: Record<string, string>;
+  workerMode?: 'inline' | 'process' | 'none';
+  rateLimitPerMinute?: number;
+}
+
+const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+function dbUrl(base: string, name: string): string {
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const runId = process.env.TEST_RUN_ID;
+  const template = process.env.TEST_TEMPLATE_DB;
+  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
+  if (!runId || !template || !bundlePath) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
+  const base = loadConfig();
+  const dbName = `t_${runId}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: dbUrl(base.databaseUrl, 'postgres') });
+  await admin.connect();
+  // Cloning a template needs it to be idle; concurrent clones of one template can collide, so retry.
+  for (let i = 0; ; i++) {
+    try {
+      await admin.query(`create database ${dbName} template ${template}`);
+      break;
+    } catch (e) {
+      if (i > 50) throw e;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+  await admin.end();
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: dbUrl(base.databaseUrl, dbName),
+    TEMPORAL_TASK_QUEUE: `test-${dbName}`,
+    OUTBOUND_ALLOW_LIST: '127.0.0.1,::1',
+    RATE_LIMIT_PER_MINUTE: String(opts.rateLimitPerMinute ?? 1_000_000),
+    PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...opts.env,
+  };
+  const config = loadConfig(env);
+  const api: ApiServer = await startApiServer(config, { log: silent, port: 0 });
+  config.publicBaseUrl = api.url;
+
+  let inline: { set: WorkerSet; stores: Stores } | undefined;
+  let child: ChildProcess | undefined;
+
+  const startWorker = async () => {
+    if (opts.workerMode === 'none') return;
+    if (opts.workerMode === 'process') {
+      const tsx = createRequire(import.meta.url).resolve('tsx/cli');
+      child = fork(tsx, [join(ROOT_DIR, 'worker', 'main.ts')], { env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      await new Promise<void>((resolve, reject) => {
+        child!.once('message', () => resolve());
+        child!.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
+      });
+      return;
+    }
+    const stores = await openStores(config);
+    const set = await createWorkers({ config, log: silent, ...stores }, { workflowBundlePath: bundlePath });
+    void set.run();
+    inline = { set, stores };
+  };
+  const stopWorker = async () => {
+    if (inline) {
+      await inline.set.shutdown();
+      await inline.stores.close();
+      inline = undefined;
+    }
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    child = undefined;
+  };
+  await startWorker();
+
+  const http: TestApp['http'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}), ...o.headers };
+    let body: BodyInit | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(api.url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json')) parsed = text ? JSON.parse(text) : null;
+    return { status: res.status, body: parsed as any, headers: res.headers };
+  };
+
+  return {
+    url: api.url,
+    config,
+    deps: api.deps,
+    pool: api.deps.pool,
+    createWorkspace: (o = {}) => createWorkspace(api.deps.pool, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits }),
+    createApiKey: (workspaceId, kind) => createApiKey(api.deps.pool, workspaceId, kind),
+    http,
+    async waitForJob(jobId, apiKey, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await http('GET', `/jobs/${jobId}`, { apiKey });
+        if (res.status !== 200) throw new Error(`GET /jobs/${jobId} answered ${res.status}: ${JSON.stringify(res.body)}`);
+        const s = res.body.data.jobStatus;
+        if (s !== 'queued' && s !== 'running') return res.body.data;
+        if (Date.now() > deadline) throw new Error(`job ${jobId} still ${s} after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    killWorker: stopWorker,
+    startWorker,
+    async recordHistory(workflowId, name) {
+      const file = join(ROOT_DIR, 'test', 'replay', 'histories', `${name}.json`);
+      if (existsSync(file) && process.env.RECORD_HISTORIES !== '1') return;
+      const history = await api.deps.temporal.workflow.getHandle(workflowId).fetchHistory();
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, historyToJSON(history));
+    },
+    async close() {
+      await stopWorker();
+      await api.close();
+      const a = new pg.Client({ connectionString: dbUrl(base.databaseUrl, 'postgres') });
+      await a.connect();
+      await a.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
+      await a.end();
+    },
+  };
+}

@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { createServer, type Server } from 'node:http';
+import { startTestApp, type TestApp } from '../harness.js';
+import { debitCredits, grantCredits } from '../../db/credits.js';
+import { assertOutboundUrl, checkOutboundUrl, safeRequest } from '../../activities/outbound.js';
+import { createActivities } from '../../activities/index.js';
+import { MockActivityEnvironment } from '@temporalio/testing';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ workerMode: 'none' });
+});
+afterAll(() => app?.close());
+
+describe('auth', () => {
+  it('answers 401 without a key, with an unknown key, and 200 with a valid key (header or Bearer)', async () => {
+    const ws = await app.createWorkspace({ credits: 7 });
+    const none = await app.http('GET', '/credits/balance');
+    expect(none.status).toBe(401);
+    expect(none.body.error).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(none.body.error.requestId).toBeTruthy();
+    expect((await app.http('GET', '/credits/balance', { apiKey: 'cdk_ws_nope' })).status).toBe(401);
+    const ok = await app.http('GET', '/credits/balance', { apiKey: ws.apiKey });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.balance).toBe(7);
+    const bearer = await app.http('GET', '/credits/balance', { headers: { authorization: `Bearer ${ws.apiKey}` } });
+    expect(bearer.status).toBe(200);
+  });
+
+  it('stores keys only as hashes', async () => {
+    const ws = await app.createWorkspace();
+    const r = await app.pool.query(`select key_hash, prefix from api_keys where workspace_id = $1`, [ws.workspaceId]);
+    expect(r.rows[0].key_hash).not.toContain(ws.apiKey);
+    expect(r.rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('errors and validation', () => {
+  it('answers unknown routes with the error envelope', async () => {
+    const res = await app.http('GET', '/nope');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('route_not_found');
+  });
+
+  it('rejects invalid JSON and unknown query parameters with 400', async () => {
+    const ws = await app.createWorkspace();
+    const bad = await app.http('POST', '/jobs/00000000-0000-0000-0000-000000000000/cancel', { apiKey: ws.apiKey, rawBody: '{not json', headers: { 'content-type': 'application/json' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_json');
+    const q = await app.http('GET', '/credits/transactions?limit=5000', { apiKey: ws.apiKey });
+    expect(q.status).toBe(400);
+    expect(q.body.error.code).toBe('validation_failed');
+    expect(q.body.error.details[0].path).toBe('/query/limit');
+    const extra = await app.http('GET', '/credits/transactions?bogus=1', { apiKey: ws.apiKey });
+    expect(extra.status).toBe(400);
+    expect(extra.body.error.details[0]).toMatchObject({ path: '/query/bogus', message: 'is not a known property' });
+  });
+
+  it('answers 404 for jobs of another workspace', async () => {
+    const a = await app.createWorkspace();
+    const b = await app.createWorkspace();
+    await app.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ('01939b6e-0000-7000-8000-000000000001', $1, 'x', 'x-1')`, [a.workspaceId]);
+    const res = await app.http('GET', '/jobs/01939b6e-0000-7000-8000-000000000001', { apiKey: b.apiKey });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('not_found');
+  });
+});
+
+describe('credits', () => {
+  it('never overdraws under concurrent debits', async () => {
+    const ws = await app.createWorkspace({ credits: 50 });
+    const attempts = Array.from({ length: 40 }, (_, i) =>
+      debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
+        () => 'ok',
+        (e) => e.code,
+      ),
+    );
+    const outcomes = await Promise.all(attempts);
+    expect(outcomes.filter((o) => o === 'ok')).toHaveLength(16);
+    expect(outcomes.filter((o) => o === 'insufficient_credits')).toHaveLength(24);
+    const bal = await app.http('GET', '/credits/balance', { apiKey: ws.apiKey });
+    expect(bal.body.data.balance).toBe(2);
+  });
+
+  it('charges a repeated idempotency key once, even concurrently', async () => {
+    const ws = await app.createWorkspace({ credits: 100 });
+    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
+    expect(results.filter((r) => r.charged === 10)).toHaveLength(1);
+    expect(results.filter((r) => r.replayed)).toHaveLength(9);
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(90);
+  });
+
+  it('does not bill session keys', async () => {
+    const ws = await app.createWorkspace({ credits: 5 });
+    const r = await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
+    expect(r.charged).toBe(0);
+    expect(r.balance).toBe(5);
+  });
+
+  it('lists the ledger newest first with pagination covering every row once', async () => {
+    const ws = await app.createWorkspace({ credits: 1000 });
+    for (let i = 0; i < 7; i++) await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
+    await grantCredits(app.pool, ws.workspaceId, 3);
+    const seen: string[] = [];
+    let token = '';
+    for (let page = 0; page < 10; page++) {
+      const res = await app.http('GET', `/credits/transactions?limit=3${token ? `&paginationToken=${token}` : ''}`, { apiKey: ws.apiKey });
+      expect(res.status).toBe(200);
+      expect(res.body.meta.totalRecords).toBe(9);
+      seen.push(...res.body.data.map((t: { id: string }) => t.id));
+      token = res.body.meta.nextToken;
+      if (!token) break;
+    }
+    expect(seen).toHaveLength(9);
+    expect(new Set(seen).size).toBe(9);
+    expect([...seen].sort().reverse()).toEqual(seen);
+    const first = await app.http('GET', `/credits/transactions?limit=3`, { apiKey: ws.apiKey });
+    const other = await app.createWorkspace();
+    const foreign = await app.http('GET', `/credits/transactions?limit=3&paginationToken=${first.body.meta.nextToken}`, { apiKey: other.apiKey });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.code).toBe('invalid_pagination_token');
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After once a key exceeds its per-minute limit', async () => {
+    const limited = await startTestApp({ workerMode: 'none', rateLimitPerMinute: 5 });
+    try {
+      const ws = await limited.createWorkspace();
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 7; i++) {
+        last = await limited.http('GET', '/credits/balance', { apiKey: ws.apiKey });
+        statuses.push(last.status);
+      }
+      expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+      expect(statuses.slice(5)).toEqual([429, 429]);
+      expect(last!.body.error.code).toBe('rate_limited');
+      expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(last!.headers.get('ratelimit-limit')).toBe('5');
+      // Another key of the same workspace has its own budget.
+      const other = await limited.createApiKey(ws.workspaceId, 'user');
+      expect((await limited.http('GET', '/credits/balance', { apiKey: other })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('outbound URL guard', () => {
+  it('refuses private, loopback and link-local targets unless allow-listed', async () => {
+    for (const url of ['http://127.0.0.1/x', 'http://10.1.2.3/', 'http://169.254.169.254/latest', 'http://[::1]/', 'http://192.168.0.1', 'ftp://example.com/']) {
+      await expect(checkOutboundUrl(url, [])).rejects.toThrow();
+    }
+    await expect(assertOutboundUrl('http://127.0.0.1:9/x', [], '/webhookConfiguration/url')).rejects.toMatchObject({ status: 400, code: 'url_not_allowed' });
+    await expect(checkOutboundUrl('http://127.0.0.1:9/x', ['127.0.0.1'])).resolves.toBeInstanceOf(URL);
+    await expect(checkOutboundUrl('http://93.184.215.14/', [])).resolves.toBeInstanceOf(URL);
+  });
+
+  it('re-checks redirects: an allowed host redirecting to a private one is refused', async () => {
+    const server = await listen((req, res) => {
+      res.writeHead(302, { location: 'http://10.0.0.1/secret' });
+      res.end();
+    });
+    const port = (server.address() as { port: number }).port;
+    await expect(safeRequest(`http://127.0.0.1:${port}/`, { allowList: ['127.0.0.1'] })).rejects.toThrow(/private|reserved/);
+    server.close();
+  });
+});
+
+describe('webhooks', () => {
+  it('signs deliveries with Standard Webhooks headers and passes the caller headers', async () => {
+    const ws = await app.createWorkspace();
+    const received: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+    const server = await listen((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(received.length === 1 ? 500 : 204);
+        res.end();
+      });
+    });
+    const port = (server.address() as { port: number }).port;
+    const activities = createActivities({ ...app.deps });
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    const input = { workspaceId: ws.workspaceId, jobId: '01939b6e-0000-7000-8000-0000000000aa', messageId: 'msg_test', url: `http://127.0.0.1:${port}/hook`, headers: { 'X-Caller': 'abc', 'webhook-signature': 'forged' }, payload: { type: 'job.completed', jobId: 'j' } };
+    await expect(env.run(activities.deliverWebhook, input)).rejects.toThrow(/500/);
+    await expect(new MockActivityEnvironment({ attempt: 2 }).run(activities.deliverWebhook, input)).resolves.toEqual({ statusCode: 204 });
+    server.close();
+    const last = received[1]!;
+    expect(last.headers['x-caller']).toBe('abc');
+    const verified = new Webhook(ws.webhookSecret).verify(last.body, last.headers as Record<string, string>);
+    expect(verified).toEqual({ type: 'job.completed', jobId: 'j' });
+    expect(received[0]!.headers['webhook-id']).toBe(received[1]!.headers['webhook-id']);
+    const rows = await app.pool.query(`select attempt, status_code from webhook_deliveries where job_id = $1 order by attempt`, [input.jobId]);
+    expect(rows.rows).toEqual([{ attempt: 1, status_code: 500 }, { attempt: 2, status_code: 204 }]);
+  });
+});
+
+describe('health and docs', () => {
+  it('serves /healthz, /readyz, /openapi.json and /docs with local assets', async () => {
+    expect((await app.http('GET', '/healthz')).status).toBe(200);
+    const ready = await app.http('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toMatchObject({ database: { ok: true }, temporal: { ok: true }, objectStore: { ok: true } });
+    const doc = await app.http('GET', '/openapi.json');
+    expect(doc.body.openapi).toBe('3.1.0');
+    expect(doc.body.paths['/credits/balance'].get).toBeTruthy();
+    const page = await app.http('GET', '/docs');
+    expect(page.body).toContain('/docs/assets/swagger-ui-bundle.js');
+    expect((await app.http('GET', '/docs/assets/swagger-ui-bundle.js')).status).toBe(200);
+  });
+});
+
+function listen(handler: Parameters<typeof createServer>[1]): Promise<Server> {
+  return new Promise((resolve) => {
+    const s = createServer(handler);
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  });
+}

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // The Temporal native bridge does not mix with worker threads (DESIGN §7).
+    pool: 'forks',
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
+    globalSetup: ['test/globalSetup.ts'],
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000,
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
