@@ -16,7 +16,7 @@ export type IntegrationStatus = (typeof INTEGRATION_STATUSES)[number];
 export const POST_STATUSES = ['draft', 'scheduled', 'publishing', 'published', 'failed', 'cancelled'] as const;
 export type PostStatus = (typeof POST_STATUSES)[number];
 
-export const SCHEDULE_STATUSES = ['scheduled', 'published', 'failed', 'cancelled'] as const;
+export const SCHEDULE_STATUSES = ['scheduled', 'publishing', 'published', 'failed', 'cancelled'] as const;
 export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
 /** Delays a repost child may follow its parent by (DESIGN §4 "reposting"). */
@@ -139,6 +139,10 @@ export const MAX_CHUNKS = 10_000;
 export const MAX_IMPORT_BYTES = MAX_UPLOAD_BYTES;
 export const IMPORT_TIMEOUT_MS = 60_000;
 export const READ_URL_TTL_SECS = 15 * 60;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Ids in paths are checked before they reach a `uuid` column (a malformed id is a 404, like a missing one). */
+export const isUuid = (s: string): boolean => UUID_RE.test(s);
 
 /** Whether a post of this provider kind may be published through an integration of that kind. */
 export function providerKindsCompatible(postProvider: Provider, integrationProvider: Provider): boolean {

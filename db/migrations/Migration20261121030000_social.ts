@@ -54,7 +54,7 @@ export class Migration20261121030000_social extends Migration {
       scheduled_time timestamptz not null,
       automation jsonb not null default '{}',
       workflow_id text not null unique,
-      status text not null check (status in ('scheduled','published','failed','cancelled')),
+      status text not null check (status in ('scheduled','publishing','published','failed','cancelled')),
       n int not null,
       created_at timestamptz not null default now(),
       unique (post_id, n))`);
