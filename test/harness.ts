@@ -41,7 +41,7 @@ export interface TestApp {
   pool: pg.Pool;
   createWorkspace(opts?: { name?: string; plan?: Plan; credits?: number }): Promise<NewWorkspace>;
   createApiKey(workspaceId: string, kind: KeyKind): Promise<string>;
-  http<T = any>(method: string, path: string, opts?: { apiKey?: string; body?: unknown; headers?: Record<string, string>; rawBody?: BodyInit }): Promise<HttpResponse<T>>;
+  http<T = any>(method: string, path: string, opts?: { apiKey?: string; body?: unknown; headers?: Record<string, string>; rawBody?: RequestInit['body'] }): Promise<HttpResponse<T>>;
   /** Polls GET /jobs/{jobId} until the job is no longer queued or running. */
   waitForJob(jobId: string, apiKey: string, timeoutMs?: number): Promise<any>;
   killWorker(): Promise<void>;
@@ -137,7 +137,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
 
   const http: TestApp['http'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}), ...o.headers };
-    let body: BodyInit | undefined = o.rawBody;
+    let body: RequestInit['body'] = o.rawBody;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';

@@ -1,10 +1,13 @@
 /** The worker process: `npm run worker`. Stateless; run as many as the load needs. */
 import { pino } from 'pino';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
 import { createWorkers } from './worker.js';
 
 const config = loadConfig();
+// The SDK's own logs (bundler output, state changes) only at warning level and above.
+Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') ?? 'WARN') });
 const log = pino({ level: config.logLevel, base: { svc: 'worker' } });
 const stores = await openStores(config, { poolMax: 20 });
 const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined });
