@@ -5,11 +5,15 @@
 import type { ActivityDeps } from './deps.js';
 import { createCreditActivities } from './credits.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createSourceActivities } from './db-sources.js';
+import { createEnrichmentActivities } from './providers/enrichment.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createCreditActivities(deps),
     ...createWebhookActivities(deps),
+    ...createSourceActivities(deps),
+    ...createEnrichmentActivities(deps),
   };
 }
 

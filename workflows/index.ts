@@ -1,1 +1,3 @@
 /** Every workflow type the worker registers (the bundle entry point). One file per workflow. */
+export * from './enrichment.js';
+export * from './sourcePull.js';

@@ -5,5 +5,6 @@
  */
 import type { RouteDef } from '../route.js';
 import { platformRoutes } from './platform.js';
+import { enrichmentRoutes } from './enrichment.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, enrichmentRoutes];

@@ -1,0 +1,122 @@
+/**
+ * An enrichment provider over HTTP, speaking the JSON contract of docs/providers/enrichment.md:
+ *
+ *   POST {baseUrl}/v1/enrich
+ *   Authorization: Bearer <key from the env variable named by apiKeyEnv>
+ *   X-Request-Id: <jobId>:<slice>
+ *   {"slice": "emails", "lookup": {"pronet": "...", "fullName": "...", "companyDomain": "..."}, "limit": 20}
+ *
+ *   200 {"found": true, "data": {"emails": [{"email": "...", "status": "valid"}]}}  |  200 {"found": false}
+ *
+ * Status classification (domain/enrichment.ts classifyProviderStatus): 4xx other than 429 →
+ * rejected; 429 → rate_limited with `Retry-After`; 5xx / network error → unavailable; no answer
+ * within `timeoutMs` → timeout. Base URLs come from operator configuration, not from callers.
+ */
+import {
+  classifyProviderStatus,
+  sliceDataErrors,
+  type EnrichmentLookup,
+  type EnrichmentSlice,
+  type ResolvedProvider,
+  type SliceDataOf,
+} from '../../domain/enrichment.js';
+import { EnrichmentProviderError, type EnrichmentProvider, type ProviderCallOptions } from './enrichment-provider.js';
+
+/** The request body of the contract. */
+export interface HttpEnrichRequest {
+  slice: EnrichmentSlice;
+  lookup: { pronet?: string; fullName?: string; firstName?: string; lastName?: string; companyDomain?: string };
+  limit?: number;
+}
+
+export class HttpEnrichmentProvider implements EnrichmentProvider {
+  readonly name: string;
+
+  constructor(
+    private readonly cfg: ResolvedProvider,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+    /** Upper bound of a `Retry-After` worth waiting for; a longer one skips the provider. */
+    private readonly maxRetryAfterMs = 30_000,
+  ) {
+    this.name = cfg.name;
+  }
+
+  async find<S extends EnrichmentSlice>(slice: S, lookup: EnrichmentLookup, opts: ProviderCallOptions): Promise<SliceDataOf<S> | null> {
+    const body: HttpEnrichRequest = {
+      slice,
+      lookup: {
+        ...(lookup.pronet ? { pronet: lookup.pronet } : {}),
+        ...(lookup.fullName ? { fullName: lookup.fullName } : {}),
+        ...(lookup.firstName ? { firstName: lookup.firstName } : {}),
+        ...(lookup.lastName ? { lastName: lookup.lastName } : {}),
+        ...(lookup.companyDomain ? { companyDomain: lookup.companyDomain } : {}),
+      },
+      ...(slice === 'pronetPosts' ? { limit: opts.postsLimit } : {}),
+    };
+    const headers: Record<string, string> = {
+      ...(this.cfg.headers ?? {}),
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-request-id': opts.requestId,
+    };
+    const key = this.cfg.apiKeyEnv ? this.env[this.cfg.apiKeyEnv] : undefined;
+    if (this.cfg.apiKeyEnv && !key) throw new EnrichmentProviderError('rejected', `${this.name}: environment variable ${this.cfg.apiKeyEnv} (API key) is not set`);
+    if (key) headers.authorization = `Bearer ${key}`;
+
+    let status: number;
+    let retryAfter: string | null;
+    let text: string;
+    try {
+      const res = await fetch(`${this.cfg.baseUrl}/v1/enrich`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(opts.timeoutMs),
+      });
+      status = res.status;
+      retryAfter = res.headers.get('retry-after');
+      text = await res.text();
+    } catch (e) {
+      const err = e as Error;
+      if (err.name === 'TimeoutError' || err.name === 'AbortError') {
+        throw new EnrichmentProviderError('timeout', `${this.name}: no answer within ${opts.timeoutMs} ms`);
+      }
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new EnrichmentProviderError('unavailable', `${this.name}: ${cause?.code ?? cause?.message ?? err.message}`);
+    }
+
+    const c = classifyProviderStatus(status, retryAfter, this.maxRetryAfterMs, Date.now());
+    const detail = text.slice(0, 200).replace(/\s+/g, ' ');
+    switch (c.kind) {
+      case 'rejected':
+        throw new EnrichmentProviderError('rejected', `${this.name}: HTTP ${status} ${detail}`);
+      case 'skip_rate_limited':
+        throw new EnrichmentProviderError(
+          'rate_limited',
+          `${this.name}: HTTP 429, Retry-After ${Math.round(c.delayMs / 1000)} s exceeds the ${Math.round(this.maxRetryAfterMs / 1000)} s bound`,
+          c.delayMs,
+          true,
+        );
+      case 'retry':
+        if (status === 429) throw new EnrichmentProviderError('rate_limited', `${this.name}: HTTP 429`, c.delayMs);
+        throw new EnrichmentProviderError('unavailable', `${this.name}: HTTP ${status} ${detail}`);
+      case 'ok':
+        break;
+    }
+
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new EnrichmentProviderError('bad_response', `${this.name}: answer is not JSON`);
+    }
+    const answer = parsed as { found?: unknown; data?: unknown };
+    if (!answer || typeof answer !== 'object' || typeof answer.found !== 'boolean') {
+      throw new EnrichmentProviderError('bad_response', `${this.name}: answer lacks the boolean "found"`);
+    }
+    if (!answer.found) return null;
+    const errors = sliceDataErrors(slice, answer.data);
+    if (errors.length) throw new EnrichmentProviderError('bad_response', `${this.name}: invalid ${slice} data: ${errors.join('; ')}`);
+    return answer.data as SliceDataOf<S>;
+  }
+}

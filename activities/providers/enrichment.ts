@@ -1,0 +1,155 @@
+/**
+ * Enrichment activities (DESIGN §4, §6):
+ *
+ * - `enrichmentAttempt`: one (slice, provider) call. Provider failures become Temporal failures
+ *   whose type alone decides what happens: non-retryable (`provider_rejected`,
+ *   `provider_bad_response`, `provider_unknown`) skip the provider at once; retryable
+ *   (`provider_rate_limited` with `nextRetryDelay` = the provider's `Retry-After`,
+ *   `provider_unavailable`, `provider_timeout`) are retried by the activity's retry policy, then
+ *   the provider is skipped.
+ * - `enrichmentSettleSlice`: charges a finished slice by how many providers were tried, once per
+ *   (job, slice) whatever the retries (`enrich:<jobId>:<slice>`); a balance that ran out since
+ *   the job started withholds the slice's data instead of handing it out unpaid.
+ * - `enrichmentAssemble`: the `jobResponsePayload` from the settled slices.
+ *
+ * Providers are looked up by name in the worker's enrichment configuration, so credentials never
+ * travel through workflow history.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { debitCredits } from '../../db/credits.js';
+import {
+  PROVIDER_FAILURE,
+  assembleEnrichmentResult,
+  loadEnrichmentConfig,
+  providersTried,
+  sliceDataHasContent,
+  sliceDebitKey,
+  slicePrice,
+  type AnySliceData,
+  type AttemptRecord,
+  type EnrichmentLookup,
+  type EnrichmentResult,
+  type EnrichmentSlice,
+  type ResolvedProvider,
+  type SettledSlice,
+} from '../../domain/enrichment.js';
+import { ApiError } from '../../domain/errors.js';
+import type { ActivityDeps } from '../deps.js';
+import { DatasetEnrichmentProvider } from './enrichment-dataset.js';
+import { HttpEnrichmentProvider } from './enrichment-http.js';
+import { EnrichmentProviderError, type EnrichmentProvider } from './enrichment-provider.js';
+
+export interface EnrichmentAttemptInput {
+  jobId: string;
+  slice: EnrichmentSlice;
+  provider: string;
+  lookup: EnrichmentLookup;
+  timeoutMs: number;
+  postsLimit: number;
+  maxRetryAfterMs: number;
+}
+
+export interface EnrichmentAttemptResult {
+  outcome: 'found' | 'not_found';
+  data?: AnySliceData;
+}
+
+export interface SettleSliceInput {
+  workspaceId: string;
+  jobId: string;
+  billable: boolean;
+  slice: EnrichmentSlice;
+  attempts: AttemptRecord[];
+}
+
+export interface SettleSliceResult {
+  credits: number;
+  chargeError?: string;
+}
+
+export function createEnrichmentProvider(cfg: ResolvedProvider, deps: Pick<ActivityDeps, 'pool'>, maxRetryAfterMs: number): EnrichmentProvider {
+  switch (cfg.type) {
+    case 'dataset':
+      return new DatasetEnrichmentProvider(cfg.name, deps.pool);
+    case 'http':
+      return new HttpEnrichmentProvider(cfg, process.env, maxRetryAfterMs);
+  }
+}
+
+/**
+ * The Temporal failure for a provider error. Its `details[0]` names the attempt's outcome once
+ * the provider is given up on (`rejected` or `unavailable`), so the workflow needs no table of
+ * failure types.
+ */
+function toFailure(e: EnrichmentProviderError): ApplicationFailure {
+  switch (e.kind) {
+    case 'rejected':
+      return ApplicationFailure.create({ message: e.message, type: PROVIDER_FAILURE.rejected, nonRetryable: true, details: ['rejected'] });
+    case 'bad_response':
+      return ApplicationFailure.create({ message: e.message, type: PROVIDER_FAILURE.badResponse, nonRetryable: true, details: ['rejected'] });
+    case 'rate_limited':
+      return ApplicationFailure.create({
+        message: e.message,
+        type: PROVIDER_FAILURE.rateLimited,
+        nonRetryable: e.final,
+        details: ['unavailable'],
+        ...(e.retryAfterMs !== undefined && !e.final ? { nextRetryDelay: Math.max(1, e.retryAfterMs) } : {}),
+      });
+    case 'unavailable':
+      return ApplicationFailure.create({ message: e.message, type: PROVIDER_FAILURE.unavailable, details: ['unavailable'] });
+    case 'timeout':
+      return ApplicationFailure.create({ message: e.message, type: PROVIDER_FAILURE.timeout, details: ['unavailable'] });
+  }
+}
+
+export function createEnrichmentActivities(deps: ActivityDeps) {
+  return {
+    async enrichmentAttempt(input: EnrichmentAttemptInput): Promise<EnrichmentAttemptResult> {
+      const config = loadEnrichmentConfig(deps.config.rootDir);
+      const cfg = config.providers[input.provider];
+      if (!cfg) {
+        throw ApplicationFailure.create({ message: `provider ${input.provider} is not configured on this worker`, type: PROVIDER_FAILURE.unknown, nonRetryable: true, details: ['rejected'] });
+      }
+      const provider = createEnrichmentProvider(cfg, deps, input.maxRetryAfterMs);
+      try {
+        const data = await provider.find(input.slice, input.lookup, {
+          requestId: `${input.jobId}:${input.slice}`,
+          timeoutMs: input.timeoutMs,
+          postsLimit: input.postsLimit,
+        });
+        return sliceDataHasContent(input.slice, data) ? { outcome: 'found', data: data! } : { outcome: 'not_found' };
+      } catch (e) {
+        if (e instanceof EnrichmentProviderError) throw toFailure(e);
+        throw e;
+      }
+    },
+
+    async enrichmentSettleSlice(input: SettleSliceInput): Promise<SettleSliceResult> {
+      const amount = slicePrice(input);
+      if (amount === 0) return { credits: 0 };
+      const found = input.attempts.find((a) => a.outcome === 'found');
+      try {
+        await debitCredits(deps.pool, {
+          workspaceId: input.workspaceId,
+          amount,
+          idempotencyKey: sliceDebitKey(input.jobId, input.slice),
+          reason: `enrichment ${input.slice}`,
+          jobId: input.jobId,
+          billable: input.billable,
+          metadata: { slice: input.slice, provider: found?.provider ?? null, providersTried: providersTried(input) },
+        });
+        // A key already charged (an earlier run of this activity) reports that same charge.
+        return { credits: input.billable ? amount : 0 };
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 'insufficient_credits') return { credits: 0, chargeError: e.message };
+        throw e;
+      }
+    },
+
+    async enrichmentAssemble(settled: SettledSlice[]): Promise<EnrichmentResult> {
+      return assembleEnrichmentResult(settled);
+    },
+  };
+}
+
+export type EnrichmentActivities = ReturnType<typeof createEnrichmentActivities>;

@@ -1,0 +1,29 @@
+/** `POST /contacts/unified-data-api`: asynchronous enrichment (API-SPEC Contacts, DESIGN §4). */
+import { Type, type Static } from '@sinclair/typebox';
+import { ENRICHMENT_SLICES } from '../../domain/enrichment.js';
+import { WebhookConfiguration } from './common.js';
+
+export { EnrichmentResult } from '../../domain/enrichment.js';
+
+const Name = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
+
+export const UnifiedDataBody = Type.Object(
+  {
+    fields: Type.Array(Type.Union(ENRICHMENT_SLICES.map((s) => Type.Literal(s))), {
+      minItems: 1,
+      maxItems: ENRICHMENT_SLICES.length,
+      uniqueItems: true,
+      description: 'Slices to enrich: ' + ENRICHMENT_SLICES.join(', '),
+    }),
+    pronet: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'Profile URL; required for every slice but emails (emails may use companyWebsite + name instead)' }),
+    ),
+    firstName: Name('With lastName and companyWebsite: finds emails without pronet'),
+    lastName: Name('With firstName and companyWebsite'),
+    fullName: Name('With companyWebsite: finds emails without pronet'),
+    companyWebsite: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Company website or domain (emails only)' })),
+    webhookConfiguration: Type.Optional(WebhookConfiguration),
+  },
+  { additionalProperties: false },
+);
+export type UnifiedDataBody = Static<typeof UnifiedDataBody>;

@@ -1,0 +1,103 @@
+/**
+ * Contact enrichment (`POST /contacts/unified-data-api`): the requested slices run in parallel;
+ * each walks its providers in the planned waterfall order, one activity per (slice, provider),
+ * until one finds data. A finished slice is charged at once by how many providers were tried
+ * (`enrich:<jobId>:<slice>`, so never twice); the balance must cover the request's maximum price
+ * before any provider is called, else the job fails with `insufficient_credits`.
+ *
+ * The plan (lookup, providers, timeouts, retries) was fixed by the API at acceptance, so a
+ * configuration change never alters a running job's history.
+ */
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SettledSlice } from '../domain/enrichment.js';
+import { jobFailure, runJob, type JobInput } from './job.js';
+
+export interface EnrichmentWorkflowInput {
+  plan: EnrichmentPlan;
+  /** False for session keys: nothing is checked or charged. */
+  billable: boolean;
+}
+
+const local = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+});
+
+function attemptActivity(plan: EnrichmentPlan, p: PlannedProvider) {
+  return proxyActivities<Activities>({
+    // The adapter gives up at the provider's timeout; the margin covers the activity's own work.
+    startToCloseTimeout: p.timeoutMs + 2000,
+    retry: {
+      maximumAttempts: plan.retry.maxAttempts,
+      initialInterval: plan.retry.initialIntervalMs,
+      maximumInterval: plan.retry.maxIntervalMs,
+      backoffCoefficient: 2,
+    },
+  }).enrichmentAttempt;
+}
+
+/** What a failed attempt means: the activity names it in the failure's details. */
+function failedOutcome(err: unknown): { outcome: AttemptOutcome; error: string } {
+  let cause: unknown = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const named = cause.details?.[0];
+    const outcome: AttemptOutcome = named === 'rejected' || named === 'unavailable' ? named : cause.nonRetryable ? 'rejected' : 'unavailable';
+    return { outcome, error: `${cause.type ?? 'error'}: ${cause.message}` };
+  }
+  // Timeouts (start-to-close) and other failures once the retries are spent.
+  while (cause && (cause as { cause?: unknown }).cause) cause = (cause as { cause: unknown }).cause;
+  return { outcome: 'unavailable', error: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) };
+}
+
+async function runSlice(input: EnrichmentWorkflowInput & JobInput, slice: EnrichmentSlice): Promise<SettledSlice> {
+  const { plan } = input;
+  const attempts: AttemptRecord[] = [];
+  let data: SettledSlice['data'];
+  for (const p of plan.slices[slice] ?? []) {
+    const started = Date.now();
+    try {
+      const r = await attemptActivity(plan, p)({
+        jobId: input.jobId,
+        slice,
+        provider: p.provider,
+        lookup: plan.lookup,
+        timeoutMs: p.timeoutMs,
+        postsLimit: plan.postsLimit,
+        maxRetryAfterMs: plan.retry.maxRetryAfterMs,
+      });
+      attempts.push({ provider: p.provider, outcome: r.outcome, durationMs: Date.now() - started });
+      if (r.outcome === 'found') {
+        data = r.data;
+        break;
+      }
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      attempts.push({ provider: p.provider, durationMs: Date.now() - started, ...failedOutcome(err) });
+    }
+  }
+  const charge = await local.enrichmentSettleSlice({ workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable, slice, attempts });
+  return { slice, attempts, ...(data ? { data } : {}), credits: charge.credits, ...(charge.chargeError ? { chargeError: charge.chargeError } : {}) };
+}
+
+export async function enrichmentWorkflow(input: EnrichmentWorkflowInput & JobInput): Promise<EnrichmentResult> {
+  return runJob(input, async (job) => {
+    const slices = Object.keys(input.plan.slices) as EnrichmentSlice[];
+    job.setProgress(0, slices.length);
+    if (input.billable && input.plan.maxCredits > 0) {
+      const balance = await local.creditBalance(input.workspaceId);
+      if (balance < input.plan.maxCredits) {
+        throw jobFailure('insufficient_credits', `This request needs up to ${input.plan.maxCredits} credits; the balance is ${balance}`);
+      }
+    }
+    let done = 0;
+    const settled = await Promise.all(
+      slices.map(async (slice) => {
+        const s = await runSlice(input, slice);
+        job.setProgress(++done, slices.length);
+        return s;
+      }),
+    );
+    return local.enrichmentAssemble(settled);
+  });
+}
