@@ -125,7 +125,7 @@ describe('credits', () => {
 
 describe('rate limit', () => {
   it('answers 429 with Retry-After once a key exceeds its per-minute limit', async () => {
-    const limited = await startTestApp({ workerMode: 'none', rateLimitPerMinute: 5 });
+    const limited = await startTestApp({ workerMode: 'none', rateLimitPerMinute: 5, env: { BODY_LIMIT_BYTES: '2048' } });
     try {
       const ws = await limited.createWorkspace();
       const statuses: number[] = [];
@@ -142,6 +142,10 @@ describe('rate limit', () => {
       // Another key of the same workspace has its own budget.
       const other = await limited.createApiKey(ws.workspaceId, 'user');
       expect((await limited.http('GET', '/credits/balance', { apiKey: other })).status).toBe(200);
+      // Bodies over the configured limit are refused before any handler runs.
+      const big = await limited.http('POST', '/jobs/01939b6e-0000-7000-8000-000000000001/cancel', { apiKey: other, body: { pad: 'x'.repeat(4096) } });
+      expect(big.status).toBe(413);
+      expect(big.body.error.code).toBe('payload_too_large');
     } finally {
       await limited.close();
     }
