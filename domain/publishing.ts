@@ -1,0 +1,128 @@
+/**
+ * Pure rules of scheduled publishing: workflow ids, what a schedule row must satisfy, how a
+ * post's status follows from its schedule rows, thread spacing, repost times and provider
+ * back-off hints. Used by the API (bulk-schedule), the activities and (types only) workflows.
+ */
+import type { Automation, PostStatus, Provider } from './social.js';
+
+/** Workflow id of schedule row `n` of a post (DESIGN §5: business ids, a double start is rejected). */
+export const publishWorkflowId = (postId: string, n: number): string => `publish-${postId}-${n}`;
+export const repostWorkflowId = (parentPostId: string): string => `repost-${parentPostId}`;
+export const scheduleBatchWorkflowId = (batchId: string): string => `schedule-batch-${batchId}`;
+
+/** Task queue of the activities that call a network; its worker bounds concurrency per network. */
+export function providerTaskQueue(baseQueue: string, provider: Provider): string {
+  return `${baseQueue}-${provider === 'microblog' ? 'microblog' : 'pronet'}`;
+}
+
+/** Networks' own limits, checked when a row is scheduled so a bad row fails fast. */
+export const NETWORK_LIMITS = {
+  microblog: { maxChars: 280, maxMedia: 4, mediaTypes: ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'video/mp4', 'video/quicktime'] },
+  pronet: { maxChars: 3000, maxMedia: 20, mediaTypes: ['image/jpeg', 'image/png', 'image/gif', 'video/mp4', 'application/pdf'] },
+} as const;
+
+export const networkOf = (p: Provider): 'microblog' | 'pronet' => (p === 'microblog' ? 'microblog' : 'pronet');
+
+/** Characters as the networks count them (code points, not UTF-16 units). */
+export const charCount = (s: string): number => [...s].length;
+
+/** `null` when `value` is an ISO 8601 timestamp with zone strictly after `now`, else the reason. */
+export function scheduledTimeProblem(value: string, now: Date): string | null {
+  // Date-time with an explicit zone (Z or ±hh:mm); a bare date or a local time is ambiguous.
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value)) {
+    return 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T17:45:00.000Z';
+  }
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) return 'must be a valid date-time';
+  if (t <= now.getTime()) return 'must be in the future';
+  return null;
+}
+
+export interface ContentToCheck {
+  content: string;
+  media: Array<{ fileName: string }>;
+  threadItems: Array<{ content: string; media?: Array<{ fileName: string }> }>;
+  externalPost: boolean;
+}
+
+/**
+ * Whether a post's content suits an integration of `provider`: external replies only on pronet,
+ * each item within the network's length and media limits, media types the network takes.
+ * Returns `[relativePath, message]` of the first problem, or null.
+ */
+export function contentProblem(post: ContentToCheck, provider: Provider, mediaTypes: ReadonlyMap<string, string>): [string, string] | null {
+  const net = networkOf(provider);
+  const lim = NETWORK_LIMITS[net];
+  if (post.externalPost && net !== 'pronet') return ['providerId', 'an external reply needs a pronet or pronetPage integration'];
+  const items = [{ content: post.content, media: post.media }, ...post.threadItems.map((t) => ({ content: t.content, media: t.media ?? [] }))];
+  for (const [i, item] of items.entries()) {
+    const where = i === 0 ? 'post content' : `thread item ${i - 1}`;
+    if (charCount(item.content) > lim.maxChars) return ['providerId', `${where} has ${charCount(item.content)} characters; ${provider} allows ${lim.maxChars}`];
+    if (item.media.length > lim.maxMedia) return ['providerId', `${where} has ${item.media.length} media files; ${provider} allows ${lim.maxMedia}`];
+    for (const m of item.media) {
+      const type = mediaTypes.get(m.fileName);
+      if (type && !(lim.mediaTypes as readonly string[]).includes(type)) return ['providerId', `${where}: ${provider} does not take ${type} media (${m.fileName})`];
+    }
+  }
+  if (net === 'microblog') {
+    for (const [i, item] of items.entries()) {
+      const types = item.media.map((m) => mediaTypes.get(m.fileName) ?? '');
+      if (types.some((t) => t.startsWith('video/')) && types.length > 1) {
+        return ['providerId', `${i === 0 ? 'post content' : `thread item ${i - 1}`}: microblog takes one video alone, not with other media`];
+      }
+    }
+  }
+  return null;
+}
+
+/** Seconds between thread items: the row's automation wins over the post's; disabled → 0. */
+export function threadDelaySecs(rowAutomation: Automation | null | undefined, postAutomation: Automation | null | undefined): number {
+  const d = rowAutomation?.threadDelay ?? postAutomation?.threadDelay;
+  return d && d.enabled ? d.scheduleInSecs : 0;
+}
+
+/** When a repost child publishes: the parent's scheduled time plus the child's delay. */
+export function repostTime(parentScheduledTime: Date | string, delaySecs: number): Date {
+  return new Date(new Date(parentScheduledTime).getTime() + delaySecs * 1000);
+}
+
+export type ScheduleRowStatus = 'scheduled' | 'publishing' | 'published' | 'failed' | 'cancelled';
+
+/**
+ * A post's status from its schedule rows: any row publishing → publishing; else any still
+ * scheduled → scheduled; else any published → published; else any failed → failed; no live row
+ * (all cancelled, or none) → draft.
+ */
+export function aggregatePostStatus(rows: ScheduleRowStatus[]): PostStatus {
+  if (rows.includes('publishing')) return 'publishing';
+  if (rows.includes('scheduled')) return 'scheduled';
+  if (rows.includes('published')) return 'published';
+  if (rows.includes('failed')) return 'failed';
+  return 'draft';
+}
+
+/**
+ * Back-off hint of a 429/503 answer in milliseconds: `Retry-After` (seconds or HTTP date), else
+ * X's `x-rate-limit-reset` (epoch seconds); clamped to 1 s … 15 min, default 60 s.
+ */
+export function retryAfterMs(retryAfter: string | null, rateLimitReset: string | null, now = Date.now()): number {
+  const clamp = (ms: number) => Math.min(Math.max(Math.round(ms), 1000), 15 * 60_000);
+  const ra = retryAfter?.trim();
+  if (ra) {
+    if (/^\d+(\.\d+)?$/.test(ra)) return clamp(Number(ra) * 1000);
+    const at = Date.parse(ra);
+    if (!Number.isNaN(at)) return clamp(at - now);
+  }
+  const reset = rateLimitReset?.trim();
+  if (reset && /^\d+$/.test(reset)) return clamp(Number(reset) * 1000 - now);
+  return 60_000;
+}
+
+/** Error codes stored on a failed post, by failure kind. */
+export const FAILURE_CODES: Record<string, string> = {
+  invalid_input: 'provider_rejected',
+  credentials_revoked: 'credentials_revoked',
+  rate_limited: 'provider_rate_limited',
+  transient: 'provider_unavailable',
+  outcome_unknown: 'publish_outcome_unknown',
+};
