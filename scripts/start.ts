@@ -8,7 +8,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { ROOT_DIR, loadConfig } from '../domain/config.js';
-import { startStack } from './stack.js';
+import { SEARCH_ATTRIBUTES, startStack } from './stack.js';
+import { Connection } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { openOrm, migrate } from '../db/orm.js';
 import { createPool } from '../db/pool.js';
 import { createWorkspace } from '../db/workspaces.js';
@@ -19,6 +21,7 @@ await startStack();
 const orm = await openOrm(config.databaseUrl);
 await migrate(orm);
 await orm.close(true);
+await ensureSearchAttributes();
 
 // The demo workspace's key is shown once at creation; keep it in the git-ignored data folder.
 const demoFile = join(process.env.DATA_DIR ?? join(ROOT_DIR, '.data'), 'demo-workspace.json');
@@ -74,3 +77,21 @@ Ready in ${secs}s
 
 Try: curl -H 'x-api-key: ${demo.apiKey}' ${config.publicBaseUrl}/credits/balance
 `);
+
+/** The embedded dev server registers them at start; an external Temporal gets them here. */
+async function ensureSearchAttributes() {
+  if (!process.env.TEMPORAL_ADDRESS) return;
+  const connection = await Connection.connect({ address: config.temporal.address });
+  try {
+    const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporal.namespace });
+    const missing = SEARCH_ATTRIBUTES.filter((a) => !(a in (existing.customAttributes ?? {})));
+    if (missing.length) {
+      await connection.operatorService.addSearchAttributes({
+        namespace: config.temporal.namespace,
+        searchAttributes: Object.fromEntries(missing.map((a) => [a, proto.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+      });
+    }
+  } finally {
+    await connection.close();
+  }
+}
