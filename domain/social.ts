@@ -36,7 +36,7 @@ export const MAX_THREAD_ITEMS = 25;
 
 export const MediaRef = Type.Object(
   { fileName: Type.String({ minLength: 1, maxLength: 300, description: 'A `fileName` from media upload, chunk assembly or import' }) },
-  { additionalProperties: false, $id: 'MediaRef' },
+  { additionalProperties: false },
 );
 export type MediaRef = Static<typeof MediaRef>;
 
@@ -47,7 +47,7 @@ export const Article = Type.Object(
     description: Type.Optional(Type.String({ maxLength: 4000 })),
     sourceUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2000, description: 'Link the article points to' })),
   },
-  { additionalProperties: false, $id: 'Article' },
+  { additionalProperties: false },
 );
 export type Article = Static<typeof Article>;
 
@@ -56,7 +56,7 @@ export const ThreadItem = Type.Object(
     content: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
     media: Type.Optional(Type.Array(MediaRef, { maxItems: MAX_MEDIA_PER_POST })),
   },
-  { additionalProperties: false, $id: 'ThreadItem' },
+  { additionalProperties: false },
 );
 export type ThreadItem = Static<typeof ThreadItem>;
 
@@ -65,7 +65,7 @@ export const ThreadDelay = Type.Object(
     enabled: Type.Boolean(),
     scheduleInSecs: Type.Integer({ minimum: 0, maximum: MAX_THREAD_DELAY_SECS, description: 'Spacing between thread items' }),
   },
-  { additionalProperties: false, $id: 'ThreadDelay' },
+  { additionalProperties: false },
 );
 export type ThreadDelay = Static<typeof ThreadDelay>;
 
@@ -79,7 +79,7 @@ export const RepostTarget = Type.Object(
     providerId: Type.String({ format: 'uuid', description: 'Integration id of the account that reshares' }),
     scheduleInSecs: repostDelay,
   },
-  { additionalProperties: false, $id: 'RepostTarget' },
+  { additionalProperties: false },
 );
 export type RepostTarget = Static<typeof RepostTarget>;
 
@@ -88,14 +88,14 @@ export const CrossAccountRepostConfig = Type.Object(
     enabled: Type.Boolean(),
     providersConfig: Type.Array(RepostTarget),
   },
-  { additionalProperties: false, $id: 'CrossAccountRepostConfig' },
+  { additionalProperties: false },
 );
 export type CrossAccountRepostConfig = Static<typeof CrossAccountRepostConfig>;
 
 /** What a client may set on a draft (and per schedule row): thread spacing. */
 export const AutomationInput = Type.Object(
   { threadDelay: Type.Optional(ThreadDelay) },
-  { additionalProperties: false, $id: 'AutomationInput' },
+  { additionalProperties: false },
 );
 export type AutomationInput = Static<typeof AutomationInput>;
 
@@ -105,7 +105,7 @@ export const Automation = Type.Object(
     threadDelay: Type.Optional(ThreadDelay),
     crossAccountRepostConfig: Type.Optional(CrossAccountRepostConfig),
   },
-  { additionalProperties: false, $id: 'Automation' },
+  { additionalProperties: false },
 );
 export type Automation = Static<typeof Automation>;
 
@@ -115,7 +115,7 @@ export const PostError = Type.Object(
     message: Type.String(),
     provider: Type.Union([Type.String(), Type.Null()], { description: 'Provider kind the error came from' }),
   },
-  { additionalProperties: false, $id: 'PostError' },
+  { additionalProperties: false },
 );
 export type PostError = Static<typeof PostError>;
 

@@ -6,5 +6,10 @@
 import type { RouteDef } from '../route.js';
 import { platformRoutes } from './platform.js';
 import { enrichmentRoutes } from './enrichment.js';
+import { integrationRoutes } from './integrations.js';
+import { mediaRoutes } from './media.js';
+import { postRoutes } from './posts.js';
+import { segmentRoutes } from './segments.js';
+import { sourceRoutes } from './sources.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, enrichmentRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, postRoutes, segmentRoutes, sourceRoutes];

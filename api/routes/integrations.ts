@@ -1,0 +1,174 @@
+/**
+ * Integrations: connected social accounts (`microblog`, `pronet`, `pronetPage`). Credentials are
+ * encrypted with AES-256-GCM before they reach the database and are never part of a response.
+ * DELETE disconnects: the row stays (posts keep their `providerId`), the credentials are erased
+ * and the integration disappears from reads and lists.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { encryptCredentials } from '../../domain/credentials.js';
+import { invalidField, notFound } from '../../domain/errors.js';
+import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
+import { isUuid, PROVIDERS, type IntegrationStatus, type Provider } from '../../domain/social.js';
+import { defineRoute } from '../route.js';
+import { IdParams } from '../schemas/common.js';
+import {
+  ConnectIntegrationBody,
+  FilterIntegrationsBody,
+  IntegrationDeleted,
+  IntegrationPage,
+  IntegrationResponse,
+  type IntegrationJson,
+} from '../schemas/integrations.js';
+
+interface IntegrationRow {
+  id: string;
+  provider: Provider;
+  name: string;
+  external_account_id: string;
+  api_base_url: string | null;
+  status: IntegrationStatus;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, provider, name, external_account_id, api_base_url, status, created_at';
+
+function integrationJson(r: IntegrationRow): IntegrationJson {
+  return {
+    id: r.id,
+    provider: r.provider,
+    name: r.name,
+    externalAccountId: r.external_account_id,
+    apiBaseUrl: r.api_base_url,
+    status: r.status,
+    createdAt: r.created_at.toISOString(),
+  };
+}
+
+const COLUMN_OF = { provider: 'provider', externalAccountId: 'external_account_id', name: 'name' } as const;
+
+export const integrationRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/integrations',
+    tag: 'Integrations',
+    summary: 'Connect a social account',
+    description: 'Stores the account and its credentials (encrypted at rest, never returned). The returned `id` is the `providerId` for posts.',
+    body: ConnectIntegrationBody,
+    responses: { 200: IntegrationResponse },
+    errors: [400, 401, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const id = uuidv7();
+      const blob = encryptCredentials(body.credentials, deps.config.encryptionKey, id);
+      const r = await deps.pool.query<IntegrationRow>(
+        `insert into integrations (id, workspace_id, provider, name, external_account_id, credentials_encrypted, api_base_url, status, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7, 'connected', now()) returning ${COLUMNS}`,
+        [id, auth.workspaceId, body.provider, body.name, body.externalAccountId, blob, body.apiBaseUrl ?? null],
+      );
+      return { data: integrationJson(r.rows[0]!) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/integrations/filter-integrations',
+    tag: 'Integrations',
+    summary: 'List connected social accounts',
+    description:
+      'Returns the connected `microblog`, `pronet` and `pronetPage` accounts of the workspace, oldest first. Conditions (ANDed) take `==` or `IN` on `provider`, `externalAccountId` or `name`.',
+    body: FilterIntegrationsBody,
+    responses: { 200: IntegrationPage },
+    errors: [400, 401, 500],
+    handler: async ({ body, auth, deps }) => {
+      const limit = body.limit ?? 25;
+      const where = [`workspace_id = $1`, `status = 'connected'`];
+      const params: unknown[] = [auth.workspaceId];
+      (body.conditions ?? []).forEach((c, i) => {
+        const path = `/conditions/${i}/value`;
+        if (c.operator === 'IN' && !Array.isArray(c.value)) throw invalidField(path, 'must be an array for IN');
+        if (c.operator === '==' && Array.isArray(c.value)) throw invalidField(path, 'must be a string for ==');
+        const list = Array.isArray(c.value) ? c.value : [c.value];
+        if (c.field === 'provider') {
+          const bad = list.find((v) => !(PROVIDERS as readonly string[]).includes(v));
+          if (bad !== undefined) throw invalidField(path, `"${bad}" is not a provider (one of ${PROVIDERS.join(', ')})`);
+        }
+        params.push(list);
+        where.push(`${COLUMN_OF[c.field]} = any($${params.length}::text[])`);
+      });
+      const fingerprint = queryFingerprint({ r: 'integrations', c: body.conditions ?? [] });
+      const from: TokenPayload | undefined = body.paginationToken
+        ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken)
+        : undefined;
+      const filter = where.join(' and ');
+      const countParams = [...params];
+      let keyset = '';
+      if (from) {
+        const [ts, id] = from.after as [string, string];
+        if (typeof ts !== 'string' || typeof id !== 'string') throw invalidField('/paginationToken', 'is malformed');
+        params.push(ts, id);
+        keyset = from.dir === 'next'
+          ? ` and (created_at, id) > ($${params.length - 1}::timestamptz, $${params.length}::uuid)`
+          : ` and (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
+      }
+      const order = from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc';
+      params.push(limit + 1);
+      const [rows, count] = await Promise.all([
+        deps.pool.query<IntegrationRow & { k: string }>(`select ${COLUMNS}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit $${params.length}`, params),
+        deps.pool.query<{ n: number }>(`select count(*)::int as n from integrations where ${filter}`, countParams),
+      ]);
+      const page = pageMeta({
+        secret: deps.config.serverSecret,
+        fingerprint,
+        rows: rows.rows,
+        limit,
+        totalRecords: count.rows[0]!.n,
+        // The sort key travels as PostgreSQL's own text form: exact to the microsecond.
+        keyOf: (r) => [r.k, r.id],
+        from,
+      });
+      return { data: page.data.map(integrationJson), meta: page.meta };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/integrations/{id}',
+    tag: 'Integrations',
+    summary: 'Get a connected account',
+    params: IdParams,
+    responses: { 200: IntegrationResponse },
+    errors: [401, 404, 500],
+    handler: async ({ params, auth, deps }) => {
+      const row = isUuid(params.id)
+        ? (await deps.pool.query<IntegrationRow>(
+            `select ${COLUMNS} from integrations where id = $1 and workspace_id = $2 and status = 'connected'`,
+            [params.id, auth.workspaceId],
+          )).rows[0]
+        : undefined;
+      if (!row) throw notFound('Integration', params.id);
+      return { data: integrationJson(row) };
+    },
+  }),
+
+  defineRoute({
+    method: 'delete',
+    path: '/integrations/{id}',
+    tag: 'Integrations',
+    summary: 'Disconnect an account',
+    description: 'Erases the credentials and marks the account disconnected; it no longer appears in reads or lists and cannot publish.',
+    params: IdParams,
+    responses: { 200: IntegrationDeleted },
+    errors: [401, 404, 500],
+    handler: async ({ params, auth, deps }) => {
+      const r = isUuid(params.id)
+        ? await deps.pool.query(
+            `update integrations set status = 'disconnected', credentials_encrypted = ''
+              where id = $1 and workspace_id = $2 and status = 'connected'`,
+            [params.id, auth.workspaceId],
+          )
+        : { rowCount: 0 };
+      if (!r.rowCount) throw notFound('Integration', params.id);
+      return { data: { id: params.id, deleted: true as const } };
+    },
+  }),
+];

@@ -1,0 +1,196 @@
+/**
+ * Media: multipart upload streamed into the object store (type checked by content), server-side
+ * assembly of chunks uploaded separately, and import from a public URL through the outbound
+ * URL guard. Every answer is a media object with a presigned `readUrl` (15 minutes).
+ */
+import { PassThrough } from 'node:stream';
+import formidable from 'formidable';
+import type { Context } from 'koa';
+import { assertOutboundUrl, OutboundBlockedError, safeRequest } from '../../activities/outbound.js';
+import { ApiError, badRequest, invalidField } from '../../domain/errors.js';
+import {
+  IMPORT_TIMEOUT_MS,
+  MAX_ASSEMBLED_BYTES,
+  MAX_CHUNK_BYTES,
+  MAX_IMPORT_BYTES,
+  MAX_UPLOAD_BYTES,
+  MEDIA_TYPES,
+} from '../../domain/social.js';
+import {
+  composeObjects,
+  detectMediaType,
+  mediaJson,
+  objectName,
+  readHead,
+  recordMedia,
+  storeBuffer,
+  storeStream,
+  tooLarge,
+  type StoredObject,
+} from '../../db/media.js';
+import type { ObjectStore } from '../../db/objectStore.js';
+import { defineRoute } from '../route.js';
+import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery } from '../schemas/media.js';
+
+/** S3 multipart copy: every source but the last must be at least 5 MiB. */
+const MIN_COMPOSE_PART_BYTES = 5 * 1024 * 1024;
+const EXTENSION_ALIASES: Record<string, string> = { jpeg: 'jpg', qt: 'mov' };
+
+/** Streams the multipart part named `file` into the store; other parts are ignored. */
+async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: string, chunk: boolean): Promise<StoredObject> {
+  if (!ctx.is('multipart/form-data')) {
+    throw new ApiError(415, 'unsupported_content_type', 'Send the file as multipart/form-data with a part named "file"');
+  }
+  const maxBytes = chunk ? MAX_CHUNK_BYTES : MAX_UPLOAD_BYTES;
+  let stored: Promise<StoredObject> | undefined;
+  const form = formidable({
+    maxFiles: 1,
+    maxFields: 10,
+    maxFieldsSize: 64 * 1024,
+    maxFileSize: maxBytes,
+    maxTotalFileSize: maxBytes,
+    allowEmptyFiles: false,
+    filter: (part) => part.name === 'file',
+    fileWriteStreamHandler: () => {
+      const sink = new PassThrough();
+      stored = storeStream(store, sink, { workspaceId, maxBytes, chunk, path: '/file' });
+      // On refusal keep reading the request so the client receives the answer.
+      stored.catch(() => {
+        sink.unpipe();
+        sink.resume();
+      });
+      return sink;
+    },
+  });
+  try {
+    await form.parse(ctx.req);
+  } catch (e) {
+    await stored?.catch(() => {});
+    const err = e as { httpCode?: number; message?: string };
+    if (err.httpCode === 413) throw tooLarge(maxBytes);
+    if (/allowEmptyFiles/.test(err.message ?? '')) throw invalidField('/file', 'is empty');
+    throw badRequest('invalid_multipart', `Malformed multipart body: ${err.message ?? 'could not be parsed'}`);
+  }
+  if (!stored) throw invalidField('/file', 'is required: send one multipart part named "file"');
+  return await stored;
+}
+
+function importFailed(message: string) {
+  return new ApiError(400, 'import_failed', `/url: ${message}`, [{ path: '/url', message }]);
+}
+
+export const mediaRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/media/upload',
+    tag: 'Social publishing',
+    summary: 'Upload a media file',
+    description:
+      'multipart/form-data with one part named `file` (≤ 50 MiB). The type is detected from the bytes; allowed: ' +
+      `${Object.keys(MEDIA_TYPES).join(', ')} (else 400 \`unsupported_media_type\`). With \`?chunk=true\` the part is stored as ` +
+      'one chunk (≤ 10 MiB) for `POST /v1/media/assemble-chunks`.',
+    contentType: 'multipart/form-data',
+    query: UploadQuery,
+    responses: { 200: MediaObject },
+    errors: [400, 401, 413, 415, 500],
+    handler: async ({ ctx, query, auth, deps }) => {
+      const chunk = query.chunk === true;
+      const o = await receiveUpload(ctx, deps.storage, auth.workspaceId, chunk);
+      await recordMedia(deps.pool, auth.workspaceId, o, chunk);
+      return mediaJson(deps.storage, o);
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/media/assemble-chunks',
+    tag: 'Social publishing',
+    summary: 'Assemble uploaded chunks into one media file',
+    description:
+      'Concatenates chunks uploaded with `POST /v1/media/upload?chunk=true`, server-side, in `chunkNumber` order. Chunks ≤ 10 MiB, ' +
+      'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type matching `fileExtension`; the chunks are consumed.',
+    body: AssembleChunksBody,
+    responses: { 200: MediaObject },
+    errors: [400, 401, 413, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const chunks = body.chunks;
+      chunks.forEach((c, i) => {
+        const expected = chunks[0]!.chunkNumber + i;
+        if (i === 0 && c.chunkNumber > 1) throw invalidField('/chunks/0/chunkNumber', 'must be 0 or 1 (the first chunk)');
+        if (c.chunkNumber !== expected) throw invalidField(`/chunks/${i}/chunkNumber`, `must be ${expected}: chunks are listed in order, numbers consecutive`);
+      });
+      const names = chunks.map((c) => c.fileName);
+      const dup = names.findIndex((n, i) => names.indexOf(n) !== i);
+      if (dup >= 0) throw invalidField(`/chunks/${dup}/fileName`, 'is listed twice');
+      const r = await deps.pool.query<{ file_name: string; size_bytes: number }>(
+        `select file_name, size_bytes from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`,
+        [auth.workspaceId, names],
+      );
+      const sizeOf = new Map(r.rows.map((x) => [x.file_name, Number(x.size_bytes)]));
+      let total = 0;
+      chunks.forEach((c, i) => {
+        const size = sizeOf.get(c.fileName);
+        if (size === undefined) throw invalidField(`/chunks/${i}/fileName`, 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)');
+        if (i < chunks.length - 1 && size < MIN_COMPOSE_PART_BYTES) {
+          throw invalidField(`/chunks/${i}/fileName`, `is ${size} bytes; every chunk but the last must be at least ${MIN_COMPOSE_PART_BYTES} bytes`);
+        }
+        total += size;
+      });
+      if (total > MAX_ASSEMBLED_BYTES) throw tooLarge(MAX_ASSEMBLED_BYTES, 'Assembled file');
+
+      const wantedExt = body.fileExtension.replace(/^\./, '').toLowerCase();
+      const ext = EXTENSION_ALIASES[wantedExt] ?? wantedExt;
+      if (!Object.values(MEDIA_TYPES).includes(ext)) {
+        throw invalidField('/fileExtension', `must be one of ${[...Object.values(MEDIA_TYPES), ...Object.keys(EXTENSION_ALIASES)].join(', ')}`);
+      }
+      const type = await detectMediaType(await readHead(deps.storage, names[0]!), '/chunks/0/fileName');
+      if (MEDIA_TYPES[type] !== ext) {
+        throw new ApiError(400, 'unsupported_media_type', `/fileExtension: the chunks hold ${type}, which is stored as .${MEDIA_TYPES[type]}, not .${ext}`, [
+          { path: '/fileExtension', message: `does not match the detected type ${type}` },
+        ]);
+      }
+      const fileName = objectName(auth.workspaceId, ext);
+      await composeObjects(deps.storage, names, fileName, type, total);
+      const o: StoredObject = { fileName, contentType: type, sizeBytes: total };
+      await recordMedia(deps.pool, auth.workspaceId, o);
+      // The chunks are consumed: remove their rows and objects.
+      await deps.pool.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`, [auth.workspaceId, names]);
+      await deps.storage.client.removeObjects(deps.storage.bucket, names).catch((e) => deps.log.warn({ err: e }, 'chunk cleanup failed'));
+      return mediaJson(deps.storage, o);
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/media/import-from-url',
+    tag: 'Social publishing',
+    summary: 'Import a media file from a public URL',
+    description:
+      'Downloads the URL (public addresses only, checked after DNS and on each redirect; ≤ 50 MiB within 60 s) into workspace storage. ' +
+      'The type is detected from the bytes, as for uploads.',
+    body: ImportFromUrlBody,
+    responses: { 200: MediaObject },
+    errors: [400, 401, 413, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const allowList = deps.config.outboundAllowList;
+      await assertOutboundUrl(body.url, allowList, '/url');
+      let res;
+      try {
+        res = await safeRequest(body.url, { allowList, maxBytes: MAX_IMPORT_BYTES, timeoutMs: IMPORT_TIMEOUT_MS, maxRedirects: 3 });
+      } catch (e) {
+        if (e instanceof OutboundBlockedError) {
+          if (/exceeds/.test(e.message)) throw tooLarge(MAX_IMPORT_BYTES);
+          throw new ApiError(400, 'url_not_allowed', `/url: ${e.message}`, [{ path: '/url', message: e.message }]);
+        }
+        throw importFailed(`download failed: ${(e as Error).message}`);
+      }
+      if (res.status < 200 || res.status >= 300) throw importFailed(`the server answered ${res.status}`);
+      const o = await storeBuffer(deps.storage, res.body, { workspaceId: auth.workspaceId, maxBytes: MAX_IMPORT_BYTES, path: '/url' });
+      await recordMedia(deps.pool, auth.workspaceId, o);
+      return mediaJson(deps.storage, o);
+    },
+  }),
+];
+

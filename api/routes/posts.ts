@@ -1,0 +1,255 @@
+/**
+ * Posts: drafts (create, read, partial update, delete), listing with conditions/sort/keyset
+ * pagination, and the cross-account reposting configuration (enterprise plan). Scheduling and
+ * publishing live in api/routes/publishing.ts and the publish workflows.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { ApiError, conflict, featureNotAvailable, invalidField, notFound } from '../../domain/errors.js';
+import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
+import { compilePostConditions, keyset, sortExpression, type PostSort } from '../../domain/postFilters.js';
+import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
+import { unknownMedia } from '../../db/media.js';
+import { withTransaction, type Queryable } from '../../db/pool.js';
+import { cancelRepostChildren, findPost, POST_COLUMNS, postJson, replaceRepostChildren, type PostRow } from '../../db/posts.js';
+import { defineRoute } from '../route.js';
+import { IdParams } from '../schemas/common.js';
+import {
+  CreatePostBody,
+  FilterPostsBody,
+  PostDeleted,
+  PostIdParams,
+  PostPage,
+  PostResponse,
+  RepostingBody,
+  UpdatePostBody,
+} from '../schemas/posts.js';
+
+/** The connected integration `id` of the workspace, or a 400 naming `path`. */
+async function connectedProvider(db: Queryable, workspaceId: string, id: string, path: string): Promise<Provider> {
+  const r = isUuid(id)
+    ? await db.query<{ provider: Provider }>(`select provider from integrations where id = $1 and workspace_id = $2 and status = 'connected'`, [id, workspaceId])
+    : { rows: [] };
+  const row = r.rows[0];
+  if (!row) throw invalidField(path, 'is not a connected integration of this workspace');
+  return row.provider;
+}
+
+/** Every `fileName` a post references must be media of the workspace: 400 naming the first that is not. */
+async function checkMediaRefs(db: Queryable, workspaceId: string, p: { media?: MediaRef[]; articles?: Article[]; threadItems?: ThreadItem[] }): Promise<void> {
+  const refs: [string, string][] = [];
+  p.media?.forEach((m, i) => refs.push([`/media/${i}/fileName`, m.fileName]));
+  p.articles?.forEach((a, i) => refs.push([`/articles/${i}/fileName`, a.fileName]));
+  p.threadItems?.forEach((t, i) => t.media?.forEach((m, j) => refs.push([`/threadItems/${i}/media/${j}/fileName`, m.fileName])));
+  if (!refs.length) return;
+  const unknown = await unknownMedia(db, workspaceId, refs.map(([, f]) => f));
+  const bad = refs.find(([, f]) => unknown.has(f));
+  if (bad) throw invalidField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
+}
+
+async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow> {
+  const post = isUuid(id) ? await findPost(db, workspaceId, id, forUpdate) : undefined;
+  if (!post) throw notFound('Post', id);
+  return post;
+}
+
+async function kindOf(db: Queryable, integrationId: string): Promise<Provider> {
+  const r = await db.query<{ provider: Provider }>(`select provider from integrations where id = $1`, [integrationId]);
+  return r.rows[0]!.provider;
+}
+
+export const postRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/posts',
+    tag: 'Social publishing',
+    summary: 'Create a draft post',
+    description: '`media`, `articles` and thread item media reference `fileName`s of the workspace; `automation` may carry `threadDelay`.',
+    body: CreatePostBody,
+    responses: { 200: PostResponse },
+    errors: [400, 401, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      await connectedProvider(deps.pool, auth.workspaceId, body.providerId, '/providerId');
+      await checkMediaRefs(deps.pool, auth.workspaceId, body);
+      const r = await deps.pool.query<PostRow>(
+        `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post, thread_external_ids, created_at, updated_at)
+         values ($1, $2, $3, 'draft', $4, $5, $6, $7, $8, false, '[]', now(), now()) returning ${POST_COLUMNS}`,
+        [
+          uuidv7(),
+          auth.workspaceId,
+          body.providerId.toLowerCase(),
+          body.content,
+          JSON.stringify(body.media ?? []),
+          JSON.stringify(body.articles ?? []),
+          JSON.stringify(body.threadItems ?? []),
+          JSON.stringify(body.automation ?? {}),
+        ],
+      );
+      return { data: postJson(r.rows[0]!) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/posts/filter-posts',
+    tag: 'Social publishing',
+    summary: 'List posts',
+    description: 'Conditions (ANDed) on status, providerId, parentPostId, externalPost and the timestamps; sort; keyset pagination.',
+    body: FilterPostsBody,
+    responses: { 200: PostPage },
+    errors: [400, 401, 500],
+    handler: async ({ body, auth, deps }) => {
+      const limit = body.limit ?? 50;
+      const sort: PostSort[] = body.sort?.length ? body.sort : [{ field: 'createdAt', direction: 'desc' }];
+      const fields = sort.map((s) => s.field);
+      const dup = fields.findIndex((f, i) => fields.indexOf(f) !== i);
+      if (dup >= 0) throw invalidField(`/sort/${dup}/field`, 'is listed twice');
+      const params: unknown[] = [auth.workspaceId];
+      const bind = (v: unknown, cast?: string) => {
+        params.push(v);
+        return `$${params.length}${cast ? `::${cast}` : ''}`;
+      };
+      const where = ['workspace_id = $1', ...compilePostConditions(body.conditions ?? [], bind)];
+      const countParams = [...params];
+      const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? [], s: sort });
+      const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
+      const ks = keyset(sort, from?.after, from?.dir === 'prev', bind);
+      const filter = where.join(' and ');
+      const sortKeys = sort.map((s, i) => `(${sortExpression(s.field)})::text as k${i}`).join(', ');
+      params.push(limit + 1);
+      const [rows, count] = await Promise.all([
+        deps.pool.query<PostRow & Record<string, string>>(
+          `select ${POST_COLUMNS}${sortKeys ? `, ${sortKeys}` : ''} from posts where ${filter}${ks.boundary ? ` and ${ks.boundary}` : ''}
+            order by ${ks.orderBy} limit $${params.length}`,
+          params,
+        ),
+        deps.pool.query<{ n: number }>(`select count(*)::int as n from posts where ${filter}`, countParams),
+      ]);
+      const page = pageMeta({
+        secret: deps.config.serverSecret,
+        fingerprint,
+        rows: rows.rows,
+        limit,
+        totalRecords: count.rows[0]!.n,
+        keyOf: (r) => [...sort.map((_, i) => r[`k${i}`]), r.id],
+        from,
+      });
+      return { data: page.data.map(postJson), meta: page.meta };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/posts/{postId}/reposting',
+    tag: 'Social publishing',
+    summary: 'Configure cross-account reposts of a post (Enterprise)',
+    description:
+      'Sets `automation.crossAccountRepostConfig` and keeps one child post per target account (listable with filter-posts, ' +
+      'condition `parentPostId`). Each child reshares the parent at its `scheduledTime` + `scheduleInSecs` ' +
+      '(300, 1800, 3600, 7200, 14400, 28800, 43200 or 86400). `enable: false` cancels the children not yet published. ' +
+      'Enterprise plan only (403 `feature_not_available`).',
+    params: PostIdParams,
+    body: RepostingBody,
+    responses: { 200: PostResponse },
+    errors: [400, 401, 403, 404, 409, 500],
+    handler: async ({ params, body, auth, deps }) => {
+      if (auth.plan !== 'enterprise') throw featureNotAvailable('Cross-account reposting needs the Enterprise plan');
+      const { enable, reposts } = body.reposting;
+      const updated = await withTransaction(deps.pool, async (tx) => {
+        const parent = await loadPost(tx, auth.workspaceId, params.postId, true);
+        if (parent.parent_post_id) throw conflict('A repost child cannot be reposted; configure its parent', 'invalid_post_state');
+        if (parent.external_post) throw conflict('A comment on an external post cannot be reposted', 'invalid_post_state');
+        if (!['draft', 'scheduled'].includes(parent.status)) {
+          throw conflict(`Reposting can be configured on a draft or scheduled post; this one is ${parent.status}`, 'invalid_post_state');
+        }
+        const parentKind = await kindOf(tx, parent.provider_id);
+        const seen = new Set<string>();
+        for (const [i, t] of reposts.entries()) {
+          const path = `/reposting/reposts/${i}/providerId`;
+          const id = t.providerId.toLowerCase();
+          const kind = await connectedProvider(tx, auth.workspaceId, id, path);
+          if (id === parent.provider_id) throw invalidField(path, 'is the account that publishes the post itself');
+          if (seen.has(id)) throw invalidField(path, 'is listed twice');
+          if (!providerKindsCompatible(parentKind, kind)) throw invalidField(path, `is a ${kind} account and cannot reshare a ${parentKind} post`);
+          seen.add(id);
+        }
+        const targets = reposts.map((t) => ({ providerId: t.providerId.toLowerCase(), scheduleInSecs: t.scheduleInSecs }));
+        const automation = { ...parent.automation, crossAccountRepostConfig: { enabled: enable, providersConfig: targets } };
+        await tx.query(`update posts set automation = $2, updated_at = now() where id = $1`, [parent.id, JSON.stringify(automation)]);
+        if (enable) await replaceRepostChildren(tx, parent, targets);
+        else await cancelRepostChildren(tx, parent.id);
+        return (await findPost(tx, auth.workspaceId, parent.id))!;
+      });
+      return { data: postJson(updated) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/v1/posts/{id}',
+    tag: 'Social publishing',
+    summary: 'Get a post',
+    params: IdParams,
+    responses: { 200: PostResponse },
+    errors: [401, 404, 500],
+    handler: async ({ params, auth, deps }) => ({ data: postJson(await loadPost(deps.pool, auth.workspaceId, params.id)) }),
+  }),
+
+  defineRoute({
+    method: 'patch',
+    path: '/v1/posts/{id}',
+    tag: 'Social publishing',
+    summary: 'Update a draft post',
+    description: 'Partial update: only the properties sent change. Only drafts can be edited (unschedule a scheduled post first).',
+    params: IdParams,
+    body: UpdatePostBody,
+    responses: { 200: PostResponse },
+    errors: [400, 401, 404, 409, 500],
+    handler: async ({ params, body, auth, deps }) => {
+      const updated = await withTransaction(deps.pool, async (tx) => {
+        const post = await loadPost(tx, auth.workspaceId, params.id, true);
+        if (post.status !== 'draft') throw conflict(`Only drafts can be edited; this post is ${post.status}`, 'post_not_editable');
+        if (body.providerId !== undefined) await connectedProvider(tx, auth.workspaceId, body.providerId, '/providerId');
+        await checkMediaRefs(tx, auth.workspaceId, body);
+        const sets: string[] = [];
+        const values: unknown[] = [post.id];
+        const set = (col: string, v: unknown) => {
+          values.push(v);
+          sets.push(`${col} = $${values.length}`);
+        };
+        if (body.providerId !== undefined) set('provider_id', body.providerId.toLowerCase());
+        if (body.content !== undefined) set('content', body.content);
+        if (body.media !== undefined) set('media', JSON.stringify(body.media));
+        if (body.articles !== undefined) set('articles', JSON.stringify(body.articles));
+        if (body.threadItems !== undefined) set('thread_items', JSON.stringify(body.threadItems));
+        // The repost configuration is kept; only `threadDelay` is client-editable here.
+        if (body.automation !== undefined) set('automation', JSON.stringify({ ...post.automation, threadDelay: body.automation.threadDelay }));
+        const r = await tx.query<PostRow>(`update posts set ${sets.join(', ')}, updated_at = now() where id = $1 returning ${POST_COLUMNS}`, values);
+        return r.rows[0]!;
+      });
+      return { data: postJson(updated) };
+    },
+  }),
+
+  defineRoute({
+    method: 'delete',
+    path: '/v1/posts/{id}',
+    tag: 'Social publishing',
+    summary: 'Delete a post',
+    description:
+      'Removes the post with its repost children. A scheduled or publishing post answers 409 (unschedule it first).',
+    params: IdParams,
+    responses: { 200: PostDeleted },
+    errors: [401, 404, 409, 500],
+    handler: async ({ params, auth, deps }) => {
+      const post = await loadPost(deps.pool, auth.workspaceId, params.id);
+      if (post.status === 'publishing') throw conflict('The post is being published right now; try again in a moment', 'post_publishing');
+      if (post.status === 'scheduled') {
+        throw conflict('The post is scheduled: unschedule it first (POST /v1/posts/{id}/unschedule)', 'post_scheduled');
+      }
+      const r = await deps.pool.query(`delete from posts where id = $1 and workspace_id = $2 and status not in ('scheduled','publishing')`, [post.id, auth.workspaceId]);
+      if (!r.rowCount) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+      return { data: { id: post.id, deleted: true as const } };
+    },
+  }),
+];

@@ -1,0 +1,67 @@
+/** Integrations (connected social accounts): request and response shapes. */
+import { Type, type Static } from '@sinclair/typebox';
+import { INTEGRATION_STATUSES, PROVIDERS } from '../../domain/social.js';
+import { DataOf, PageOf, PaginationToken } from './common.js';
+
+export const ProviderKind = Type.Union(
+  PROVIDERS.map((p) => Type.Literal(p)),
+  { description: '`microblog` (X API v2), `pronet` (LinkedIn member), `pronetPage` (LinkedIn organization page)' },
+);
+
+export const Integration = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'The `providerId` used by posts and schedules' }),
+    provider: ProviderKind,
+    name: Type.String(),
+    externalAccountId: Type.String({ description: 'Account id on the network (X user id, LinkedIn person or organization id/URN)' }),
+    apiBaseUrl: Type.Union([Type.String(), Type.Null()], { description: "Override of the network's API base URL" }),
+    status: Type.Union(INTEGRATION_STATUSES.map((s) => Type.Literal(s))),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { description: 'Connected account. Credentials are stored encrypted and never returned.' },
+);
+export type IntegrationJson = Static<typeof Integration>;
+
+export const ConnectIntegrationBody = Type.Object(
+  {
+    provider: ProviderKind,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    externalAccountId: Type.String({ minLength: 1, maxLength: 200 }),
+    credentials: Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Unknown(), {
+      minProperties: 1,
+      maxProperties: 20,
+      description: 'Provider credentials, e.g. `{"accessToken": "..."}`; encrypted at rest (AES-256-GCM), never returned',
+    }),
+    apiBaseUrl: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+export type ConnectIntegrationBody = Static<typeof ConnectIntegrationBody>;
+
+export const INTEGRATION_FILTER_FIELDS = ['provider', 'externalAccountId', 'name'] as const;
+
+export const IntegrationCondition = Type.Object(
+  {
+    field: Type.Union(INTEGRATION_FILTER_FIELDS.map((f) => Type.Literal(f))),
+    operator: Type.Union([Type.Literal('=='), Type.Literal('IN')]),
+    value: Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 100 })], {
+      description: 'A string for `==`, an array of strings for `IN`',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type IntegrationCondition = Static<typeof IntegrationCondition>;
+
+export const FilterIntegrationsBody = Type.Object(
+  {
+    conditions: Type.Optional(Type.Array(IntegrationCondition, { maxItems: 10, description: 'ANDed; e.g. `{"field":"provider","operator":"==","value":"microblog"}`' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    paginationToken: Type.Optional(PaginationToken),
+  },
+  { additionalProperties: false },
+);
+export type FilterIntegrationsBody = Static<typeof FilterIntegrationsBody>;
+
+export const IntegrationResponse = DataOf(Integration);
+export const IntegrationPage = PageOf(Integration);
+export const IntegrationDeleted = DataOf(Type.Object({ id: Type.String(), deleted: Type.Literal(true) }));

@@ -1,0 +1,208 @@
+/**
+ * Media objects in the object store. Every object's type is decided by its bytes (magic numbers
+ * via `file-type`), never by what the client declared; only the types of `MEDIA_TYPES` are kept.
+ * Object names are `<workspaceId>/<uuidv7>.<ext>` and equal the `fileName` clients reference.
+ * Chunks of a chunked upload are stored untyped (`.part`) and only become media once assembled.
+ */
+import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { fileTypeFromBuffer } from 'file-type';
+import { CopyDestinationOptions, CopySourceOptions } from 'minio';
+import { v7 as uuidv7 } from 'uuid';
+import { ApiError } from '../domain/errors.js';
+import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
+import type { ObjectStore } from './objectStore.js';
+import type { Queryable } from './pool.js';
+
+/** Bytes file-type needs to recognise every supported format. */
+const SNIFF_BYTES = 4100;
+export const CHUNK_CONTENT_TYPE = 'application/octet-stream';
+
+export interface StoredObject {
+  fileName: string;
+  contentType: string;
+  sizeBytes: number;
+}
+
+export interface MediaJson {
+  fileName: string;
+  fileSizeInBytes: number;
+  contentType: string;
+  readUrl: string;
+}
+
+export const unsupportedMediaType = (detected: string | undefined, path = '/file') => {
+  const what = detected ? `detected type ${detected}` : 'the content type could not be recognised';
+  const message = `${path}: ${what}; allowed types are ${Object.keys(MEDIA_TYPES).join(', ')}`;
+  return new ApiError(400, 'unsupported_media_type', message, [{ path, message: what }]);
+};
+
+export const tooLarge = (maxBytes: number, what = 'File') =>
+  new ApiError(413, 'payload_too_large', `${what} exceeds the limit of ${maxBytes} bytes`);
+
+/** The allowed MIME type of these leading bytes, or a 400 naming what was detected. */
+export async function detectMediaType(head: Uint8Array, path = '/file'): Promise<string> {
+  const ft = await fileTypeFromBuffer(head);
+  if (!ft || !MEDIA_TYPES[ft.mime]) throw unsupportedMediaType(ft?.mime, path);
+  return ft.mime;
+}
+
+/**
+ * Passes bytes through once the type of the first `SNIFF_BYTES` is known and allowed; errors
+ * with a 400 for a type not allowed and with a 413 once more than `maxBytes` went through.
+ */
+class Sniffer extends Transform {
+  private head: Buffer[] = [];
+  private headLength = 0;
+  private total = 0;
+  private decided = false;
+  readonly type: Promise<string>;
+  private settle!: { resolve: (t: string) => void; reject: (e: unknown) => void };
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly sniff: boolean,
+    private readonly path: string,
+  ) {
+    super();
+    this.type = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+    this.type.catch(() => {});
+    this.on('error', (e) => this.settle.reject(e));
+    this.on('close', () => this.settle.reject(new Error('upload stream closed before its type was known')));
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.total += chunk.length;
+    if (this.total > this.maxBytes) return this.fail(tooLarge(this.maxBytes), cb);
+    if (this.decided) return cb(null, chunk);
+    this.head.push(chunk);
+    this.headLength += chunk.length;
+    if (this.headLength >= SNIFF_BYTES) this.decide(cb);
+    else cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    if (this.decided) return cb();
+    if (this.headLength === 0) return this.fail(new ApiError(400, 'validation_failed', `${this.path}: is empty`, [{ path: this.path, message: 'is empty' }]), cb);
+    this.decide(cb);
+  }
+
+  private decide(cb: TransformCallback): void {
+    const head = Buffer.concat(this.head);
+    this.head = [];
+    const detected = this.sniff ? detectMediaType(head, this.path) : Promise.resolve(CHUNK_CONTENT_TYPE);
+    detected.then(
+      (type) => {
+        this.decided = true;
+        this.settle.resolve(type);
+        cb(null, head);
+      },
+      (e) => this.fail(e, cb),
+    );
+  }
+
+  private fail(e: unknown, cb: TransformCallback): void {
+    this.settle.reject(e);
+    cb(e as Error);
+  }
+
+  get bytes(): number {
+    return this.total;
+  }
+}
+
+export interface StoreOptions {
+  workspaceId: string;
+  maxBytes: number;
+  /** Store as an untyped chunk of a chunked upload. */
+  chunk?: boolean;
+  /** JSON pointer named in errors. */
+  path?: string;
+}
+
+/**
+ * Streams `source` into the store under a new name once its type is known. Rejects (and leaves
+ * nothing behind) for a type not allowed or a body over `maxBytes`; the caller drains `source`.
+ */
+export async function storeStream(store: ObjectStore, source: Readable, opts: StoreOptions): Promise<StoredObject> {
+  const sniffer = new Sniffer(opts.maxBytes, !opts.chunk, opts.path ?? '/file');
+  source.on('error', (e) => sniffer.destroy(e));
+  source.pipe(sniffer);
+  const type = await sniffer.type;
+  const fileName = objectName(opts.workspaceId, opts.chunk ? 'part' : MEDIA_TYPES[type]!);
+  const body = new PassThrough();
+  sniffer.on('error', (e) => body.destroy(e));
+  sniffer.pipe(body);
+  try {
+    await store.client.putObject(store.bucket, fileName, body, undefined, { 'Content-Type': type });
+  } catch (e) {
+    await store.client.removeIncompleteUpload(store.bucket, fileName).catch(() => {});
+    await store.client.removeObject(store.bucket, fileName).catch(() => {});
+    throw sniffer.errored instanceof ApiError ? sniffer.errored : e;
+  }
+  return { fileName, contentType: type, sizeBytes: sniffer.bytes };
+}
+
+/** Stores a body already in memory (imports). */
+export async function storeBuffer(store: ObjectStore, body: Buffer, opts: StoreOptions): Promise<StoredObject> {
+  if (body.length > opts.maxBytes) throw tooLarge(opts.maxBytes);
+  if (body.length === 0) throw new ApiError(400, 'validation_failed', `${opts.path ?? '/file'}: is empty`, [{ path: opts.path ?? '/file', message: 'is empty' }]);
+  const type = await detectMediaType(body.subarray(0, SNIFF_BYTES), opts.path);
+  const fileName = objectName(opts.workspaceId, MEDIA_TYPES[type]!);
+  await store.client.putObject(store.bucket, fileName, body, body.length, { 'Content-Type': type });
+  return { fileName, contentType: type, sizeBytes: body.length };
+}
+
+export function objectName(workspaceId: string, ext: string): string {
+  return `${workspaceId}/${uuidv7()}.${ext}`;
+}
+
+/** Reads the leading bytes of a stored object. */
+export async function readHead(store: ObjectStore, fileName: string, bytes = SNIFF_BYTES): Promise<Buffer> {
+  const stream = await store.client.getPartialObject(store.bucket, fileName, 0, bytes);
+  const parts: Buffer[] = [];
+  for await (const c of stream) parts.push(c as Buffer);
+  return Buffer.concat(parts);
+}
+
+/**
+ * Server-side concatenation of `sources` (in order) into `fileName` with `contentType`.
+ * Every source but the last must be ≥ 5 MiB (S3 multipart copy); callers check that first.
+ */
+export async function composeObjects(store: ObjectStore, sources: string[], fileName: string, contentType: string, expectedBytes: number): Promise<void> {
+  await store.client.composeObject(
+    new CopyDestinationOptions({ Bucket: store.bucket, Object: fileName, MetadataDirective: 'REPLACE', Headers: { 'Content-Type': contentType } }),
+    sources.map((s) => new CopySourceOptions({ Bucket: store.bucket, Object: s })),
+  );
+  // composeObject reports a failed multipart copy by aborting quietly: check the result.
+  const stat = await store.client.statObject(store.bucket, fileName).catch(() => undefined);
+  if (!stat || stat.size !== expectedBytes) {
+    await store.client.removeObject(store.bucket, fileName).catch(() => {});
+    throw new Error(`composing ${sources.length} chunks into ${fileName} failed (got ${stat?.size ?? 'no object'}, expected ${expectedBytes} bytes)`);
+  }
+}
+
+export async function recordMedia(db: Queryable, workspaceId: string, o: StoredObject, isChunk = false): Promise<void> {
+  await db.query(
+    `insert into media_objects (id, workspace_id, file_name, content_type, size_bytes, is_chunk, created_at) values ($1, $2, $3, $4, $5, $6, now())`,
+    [uuidv7(), workspaceId, o.fileName, o.contentType, o.sizeBytes, isChunk],
+  );
+}
+
+export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<MediaJson> {
+  return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
+}
+
+/**
+ * Which of `fileNames` are not usable media of the workspace (missing, foreign, or an
+ * unassembled chunk). Returns the set of unknown names.
+ */
+export async function unknownMedia(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Set<string>> {
+  const unique = [...new Set(fileNames)];
+  if (unique.length === 0) return new Set();
+  const r = await db.query<{ file_name: string }>(
+    `select file_name from media_objects where workspace_id = $1 and file_name = any($2::text[]) and not is_chunk`,
+    [workspaceId, unique],
+  );
+  const known = new Set(r.rows.map((x) => x.file_name));
+  return new Set(unique.filter((f) => !known.has(f)));
+}

@@ -1,0 +1,136 @@
+/**
+ * Post rows as the API shows them, and the repost-children rules shared by the API
+ * (`/v1/posts/{id}/reposting`, bulk-schedule, unschedule) and the publishing activities.
+ * Everything takes a pg `Queryable` so it runs inside the caller's transaction.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import type { Article, Automation, MediaRef, PostError, PostStatus, ThreadItem } from '../domain/social.js';
+import type { Queryable } from './pool.js';
+
+export interface PostRow {
+  id: string;
+  workspace_id: string;
+  provider_id: string;
+  status: PostStatus;
+  content: string;
+  media: MediaRef[];
+  articles: Article[];
+  thread_items: ThreadItem[];
+  automation: Automation;
+  external_post: boolean;
+  external_post_url: string | null;
+  parent_post_id: string | null;
+  repost_delay_secs: number | null;
+  scheduled_time: Date | null;
+  published_at: Date | null;
+  external_id: string | null;
+  external_url: string | null;
+  error: PostError | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const POST_COLUMNS =
+  'id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post, external_post_url, parent_post_id, ' +
+  'repost_delay_secs, scheduled_time, published_at, external_id, external_url, error, created_at, updated_at';
+
+/** The API shape of a post (`Post` in api/schemas/posts.ts). */
+export function postJson(r: PostRow) {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    id: r.id,
+    providerId: r.provider_id,
+    status: r.status,
+    content: r.content,
+    media: r.media,
+    articles: r.articles,
+    threadItems: r.thread_items,
+    automation: r.automation,
+    externalPost: r.external_post,
+    externalPostUrl: r.external_post_url,
+    parentPostId: r.parent_post_id,
+    repostDelaySecs: r.repost_delay_secs,
+    scheduledTime: iso(r.scheduled_time),
+    publishedAt: iso(r.published_at),
+    externalId: r.external_id,
+    externalUrl: r.external_url,
+    error: r.error,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+export async function findPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow | undefined> {
+  const r = await db.query<PostRow>(`select ${POST_COLUMNS} from posts where id = $1 and workspace_id = $2${forUpdate ? ' for update' : ''}`, [id, workspaceId]);
+  return r.rows[0];
+}
+
+/** Children that can still publish (draft or scheduled), oldest first. */
+export async function activeRepostChildren(db: Queryable, parentId: string): Promise<PostRow[]> {
+  const r = await db.query<PostRow>(
+    `select ${POST_COLUMNS} from posts where parent_post_id = $1 and status in ('draft','scheduled') order by created_at, id`,
+    [parentId],
+  );
+  return r.rows;
+}
+
+/**
+ * Aligns the active children with their parent after it was (re)scheduled or unscheduled:
+ * a scheduled parent makes them `scheduled` at parent time + delay, otherwise they are drafts
+ * without a time. Returns the children updated.
+ */
+export async function syncRepostChildren(db: Queryable, parentId: string): Promise<PostRow[]> {
+  const r = await db.query<PostRow>(
+    `update posts c
+        set status = case when p.status = 'scheduled' and p.scheduled_time is not null then 'scheduled' else 'draft' end,
+            scheduled_time = case when p.status = 'scheduled' then p.scheduled_time + make_interval(secs => c.repost_delay_secs) else null end,
+            updated_at = now()
+       from posts p
+      where p.id = $1 and c.parent_post_id = p.id and c.status in ('draft','scheduled')
+      returning ${POST_COLUMNS.split(', ').map((c) => `c.${c}`).join(', ')}`,
+    [parentId],
+  );
+  return r.rows;
+}
+
+/** Cancels the children that have not published yet (parent failed, cancelled or reposting disabled). */
+export async function cancelRepostChildren(db: Queryable, parentId: string, providerIds?: string[]): Promise<number> {
+  const r = await db.query(
+    `update posts set status = 'cancelled', updated_at = now()
+      where parent_post_id = $1 and status in ('draft','scheduled')${providerIds ? ' and provider_id = any($2::uuid[])' : ''}`,
+    providerIds ? [parentId, providerIds] : [parentId],
+  );
+  return r.rowCount ?? 0;
+}
+
+export interface RepostTargetRow {
+  providerId: string;
+  scheduleInSecs: number;
+}
+
+/**
+ * Makes the active children match `targets`: a target with an active child gets the new delay,
+ * a new target gets a new child, active children of targets no longer listed are cancelled.
+ * Children already published (or publishing) are left alone.
+ */
+export async function replaceRepostChildren(db: Queryable, parent: PostRow, targets: RepostTargetRow[]): Promise<void> {
+  const active = await activeRepostChildren(db, parent.id);
+  const byProvider = new Map(active.map((c) => [c.provider_id, c]));
+  const wanted = new Set(targets.map((t) => t.providerId));
+  const gone = active.filter((c) => !wanted.has(c.provider_id)).map((c) => c.provider_id);
+  if (gone.length) await cancelRepostChildren(db, parent.id, gone);
+  for (const t of targets) {
+    const existing = byProvider.get(t.providerId);
+    if (existing) {
+      await db.query(`update posts set repost_delay_secs = $2, updated_at = now() where id = $1`, [existing.id, t.scheduleInSecs]);
+    } else {
+      await db.query(
+        `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
+                            parent_post_id, repost_delay_secs, thread_external_ids, created_at, updated_at)
+         values ($1, $2, $3, 'draft', '', '[]', '[]', '[]', '{}', false, $4, $5, '[]', now(), now())`,
+        [uuidv7(), parent.workspace_id, t.providerId, parent.id, t.scheduleInSecs],
+      );
+    }
+  }
+  await syncRepostChildren(db, parent.id);
+}

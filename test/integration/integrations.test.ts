@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../harness.js';
+import { decryptCredentials } from '../../domain/credentials.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ workerMode: 'none' });
+});
+afterAll(() => app?.close());
+
+async function connect(apiKey: string, body: Record<string, unknown>) {
+  return app.http('POST', '/integrations', { apiKey, body });
+}
+
+describe('integrations', () => {
+  it('connects an account, never returns its credentials and stores them encrypted', async () => {
+    const ws = await app.createWorkspace();
+    const res = await connect(ws.apiKey, {
+      provider: 'microblog',
+      name: 'Brand on X',
+      externalAccountId: '12345',
+      credentials: { accessToken: 'super-secret-token-abc' },
+      apiBaseUrl: 'http://127.0.0.1:9/x',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ provider: 'microblog', name: 'Brand on X', externalAccountId: '12345', apiBaseUrl: 'http://127.0.0.1:9/x', status: 'connected' });
+    expect(res.body.data.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(JSON.stringify(res.body)).not.toContain('super-secret-token-abc');
+    expect(res.body.data.credentials).toBeUndefined();
+
+    const got = await app.http('GET', `/integrations/${res.body.data.id}`, { apiKey: ws.apiKey });
+    expect(got.status).toBe(200);
+    expect(got.body.data).toEqual(res.body.data);
+    expect(JSON.stringify(got.body)).not.toContain('super-secret-token-abc');
+
+    const row = (await app.pool.query(`select credentials_encrypted from integrations where id = $1`, [res.body.data.id])).rows[0];
+    expect(row.credentials_encrypted).not.toContain('super-secret-token-abc');
+    expect(row.credentials_encrypted).not.toContain(Buffer.from('super-secret-token-abc').toString('base64'));
+    expect(decryptCredentials(row.credentials_encrypted, app.config.encryptionKey, res.body.data.id)).toEqual({ accessToken: 'super-secret-token-abc' });
+  });
+
+  it('validates the connect body', async () => {
+    const ws = await app.createWorkspace();
+    const bad = await connect(ws.apiKey, { provider: 'myspace', name: 'x', externalAccountId: '1', credentials: { accessToken: 't' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].path).toBe('/provider');
+    const noCreds = await connect(ws.apiKey, { provider: 'pronet', name: 'x', externalAccountId: '1', credentials: {} });
+    expect(noCreds.status).toBe(400);
+    expect(noCreds.body.error.details[0].path).toBe('/credentials');
+    const extra = await connect(ws.apiKey, { provider: 'pronet', name: 'x', externalAccountId: '1', credentials: { a: 1 }, secret: 1 });
+    expect(extra.status).toBe(400);
+    expect(extra.body.error.details[0].path).toBe('/secret');
+  });
+
+  it('filters connected accounts by provider with pagination, and disconnects', async () => {
+    const ws = await app.createWorkspace();
+    const ids: Record<string, string[]> = { microblog: [], pronet: [], pronetPage: [] };
+    for (const [i, provider] of ['microblog', 'pronet', 'pronetPage', 'microblog', 'pronet', 'microblog'].entries()) {
+      const r = await connect(ws.apiKey, { provider, name: `acct ${i}`, externalAccountId: `ext-${i}`, credentials: { accessToken: `t${i}` } });
+      ids[provider]!.push(r.body.data.id);
+    }
+    const all = await app.http('POST', '/integrations/filter-integrations', { apiKey: ws.apiKey, body: {} });
+    expect(all.status).toBe(200);
+    expect(all.body.meta.totalRecords).toBe(6);
+    expect(Object.keys(all.body.data[0]).sort()).toEqual(['apiBaseUrl', 'createdAt', 'externalAccountId', 'id', 'name', 'provider', 'status']);
+
+    const micro = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: ws.apiKey,
+      body: { conditions: [{ field: 'provider', operator: '==', value: 'microblog' }], limit: 2 },
+    });
+    expect(micro.body.meta.totalRecords).toBe(3);
+    expect(micro.body.data.map((d: any) => d.id)).toEqual(ids.microblog!.slice(0, 2));
+    expect(micro.body.meta.previousToken).toBe('');
+    const page2 = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: ws.apiKey,
+      body: { conditions: [{ field: 'provider', operator: '==', value: 'microblog' }], limit: 2, paginationToken: micro.body.meta.nextToken },
+    });
+    expect(page2.body.data.map((d: any) => d.id)).toEqual(ids.microblog!.slice(2));
+    expect(page2.body.meta.nextToken).toBe('');
+    const back = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: ws.apiKey,
+      body: { conditions: [{ field: 'provider', operator: '==', value: 'microblog' }], limit: 2, paginationToken: page2.body.meta.previousToken },
+    });
+    expect(back.body.data.map((d: any) => d.id)).toEqual(ids.microblog!.slice(0, 2));
+
+    // A token used with another filter is refused.
+    const other = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: ws.apiKey,
+      body: { conditions: [{ field: 'provider', operator: '==', value: 'pronet' }], paginationToken: micro.body.meta.nextToken },
+    });
+    expect(other.status).toBe(400);
+    expect(other.body.error.code).toBe('invalid_pagination_token');
+
+    const pro = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: ws.apiKey,
+      body: { conditions: [{ field: 'provider', operator: 'IN', value: ['pronet', 'pronetPage'] }] },
+    });
+    expect(pro.body.data.map((d: any) => d.provider).sort()).toEqual(['pronet', 'pronet', 'pronetPage']);
+
+    const badValue = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: ws.apiKey,
+      body: { conditions: [{ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] }] },
+    });
+    expect(badValue.status).toBe(400);
+    expect(badValue.body.error.details[0].path).toBe('/conditions/0/value');
+
+    const del = await app.http('DELETE', `/integrations/${ids.pronet![0]}`, { apiKey: ws.apiKey });
+    expect(del.status).toBe(200);
+    expect(del.body.data).toEqual({ id: ids.pronet![0], deleted: true });
+    expect((await app.http('GET', `/integrations/${ids.pronet![0]}`, { apiKey: ws.apiKey })).status).toBe(404);
+    expect((await app.http('DELETE', `/integrations/${ids.pronet![0]}`, { apiKey: ws.apiKey })).status).toBe(404);
+    const after = await app.http('POST', '/integrations/filter-integrations', { apiKey: ws.apiKey, body: {} });
+    expect(after.body.meta.totalRecords).toBe(5);
+    const row = (await app.pool.query(`select status, credentials_encrypted from integrations where id = $1`, [ids.pronet![0]])).rows[0];
+    expect(row).toEqual({ status: 'disconnected', credentials_encrypted: '' });
+  });
+
+  it('answers 404 for another workspace and hides it from lists', async () => {
+    const a = await app.createWorkspace();
+    const b = await app.createWorkspace();
+    const r = await connect(a.apiKey, { provider: 'pronet', name: 'A', externalAccountId: 'a', credentials: { accessToken: 't' } });
+    const id = r.body.data.id;
+    const get = await app.http('GET', `/integrations/${id}`, { apiKey: b.apiKey });
+    expect(get.status).toBe(404);
+    expect(get.body.error.code).toBe('not_found');
+    expect((await app.http('DELETE', `/integrations/${id}`, { apiKey: b.apiKey })).status).toBe(404);
+    expect((await app.http('GET', `/integrations/not-a-uuid`, { apiKey: b.apiKey })).status).toBe(404);
+    const list = await app.http('POST', '/integrations/filter-integrations', { apiKey: b.apiKey, body: {} });
+    expect(list.body).toEqual({ data: [], meta: { totalRecords: 0, previousToken: '', nextToken: '' } });
+    expect((await app.http('GET', `/integrations/${id}`, { apiKey: a.apiKey })).status).toBe(200);
+  });
+});
