@@ -86,7 +86,7 @@ export interface ListeningConfig {
 }
 
 /** Reads the listening configuration (documented in docs/providers/listening.md). */
-export function listeningConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ListeningConfig {
+export function listeningConfigFromEnv(env: NodeJS.ProcessEnv): ListeningConfig {
   const provider = (env.LISTENING_PROVIDER ?? 'dataset').trim().toLowerCase();
   if (provider !== 'dataset' && provider !== 'http') {
     throw new Error(`LISTENING_PROVIDER must be 'dataset' or 'http', not '${provider}'`);

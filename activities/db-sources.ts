@@ -1,0 +1,210 @@
+/**
+ * Activities of source pulls: mark the source's `refreshStatus`, fetch one page of the audience
+ * from the configured listening provider and ingest it through the one contact write path
+ * (`db/contactIngest.ts`, identity resolution, `mode: 'automated'`: deleted contacts stay
+ * deleted), and register the jobs of scheduled pulls.
+ *
+ * Provider failures become Temporal failures by kind alone: credentials and invalid input are
+ * final (`nonRetryable`), rate limits retry after the provider's `Retry-After`
+ * (`nextRetryDelay`), transient failures retry with the activity's backoff.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { ingestContacts } from '../db/contactIngest.js';
+import { attachSourceToSegment } from '../db/segmentLinks.js';
+import type { ContactInput } from '../domain/contactMapping.js';
+import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
+import { isListeningSourceType, pullWindow, type ListeningSourceType } from '../domain/sourceRules.js';
+import type { ActivityDeps } from './deps.js';
+import { createHttpListeningProvider } from './providers/listening-http.js';
+import { createDatasetListeningProvider } from './providers/listening-dataset.js';
+import {
+  ListeningProviderError,
+  listeningConfigFromEnv,
+  type ListeningPerson,
+  type ListeningProvider,
+  type ListeningQuery,
+} from './providers/listening.js';
+
+export interface BeginSourcePullInput {
+  workspaceId: string;
+  sourceId: string;
+  segmentId: string | null;
+  numberOfPastDaysToSync: number;
+}
+
+export interface BeginSourcePullResult {
+  query: ListeningQuery;
+  provider: 'dataset' | 'http';
+}
+
+export interface PullPageInput {
+  workspaceId: string;
+  sourceId: string;
+  query: ListeningQuery;
+  cursor: string | null;
+  limit: number;
+}
+
+export interface PullPageResult {
+  fetched: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  nextCursor: string | null;
+}
+
+/** The provider a pull uses, from the worker's configuration (`LISTENING_*`). */
+export function listeningProvider(deps: ActivityDeps): ListeningProvider {
+  const cfg = listeningConfigFromEnv(deps.config.env);
+  if (cfg.provider === 'dataset') return createDatasetListeningProvider(deps.pool);
+  if (!cfg.http.baseUrl || !cfg.http.apiKey) {
+    throw ApplicationFailure.create({
+      type: 'provider_not_configured',
+      message: 'LISTENING_PROVIDER=http needs LISTENING_BASE_URL and LISTENING_API_KEY',
+      nonRetryable: true,
+    });
+  }
+  return createHttpListeningProvider({ baseUrl: cfg.http.baseUrl, apiKey: cfg.http.apiKey, timeoutMs: cfg.http.timeoutMs });
+}
+
+/** Provider failure → Temporal failure, decided by the failure's kind alone. */
+export function providerFailure(e: unknown): Error {
+  if (!(e instanceof ListeningProviderError)) return e as Error;
+  switch (e.kind) {
+    case 'credentials':
+      return ApplicationFailure.create({ type: 'provider_credentials_invalid', message: e.message, nonRetryable: true });
+    case 'invalid_input':
+      return ApplicationFailure.create({ type: 'provider_rejected_query', message: e.message, nonRetryable: true });
+    case 'rate_limited':
+      return ApplicationFailure.create({ type: 'provider_rate_limited', message: e.message, nextRetryDelay: e.retryAfterMs ?? 30_000 });
+    case 'transient':
+      return ApplicationFailure.create({ type: 'provider_unavailable', message: e.message });
+  }
+}
+
+const text = (v: string | null | undefined) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
+
+/** A person of the audience → the contact input of the ingest path (row key = profile key). */
+export function personToContactInput(p: ListeningPerson, origin: string): ContactInput | null {
+  const pronetKey = normalizeProfileUrl(p.pronet);
+  if (!pronetKey) return null;
+  const emails = [...new Set((p.emails ?? []).map(normalizeEmail).filter((e): e is string => !!e))];
+  const c = p.company ?? null;
+  const company = c
+    ? Object.fromEntries(
+        Object.entries({
+          companyName: text(c.companyName),
+          companyWebsite: text(c.companyWebsite),
+          companyIndustry: text(c.companyIndustry),
+          companyHeadcount: text(c.companyHeadcount),
+          companyPronet: text(c.companyPronet),
+        }).filter(([, v]) => v !== undefined),
+      )
+    : {};
+  const hasCompany = !!(company.companyName || (company.companyWebsite && normalizeDomain(company.companyWebsite)));
+  const fullName = text(p.fullName) ?? ([text(p.firstName), text(p.lastName)].filter(Boolean).join(' ') || undefined);
+  const input: ContactInput = {
+    rowKey: `p:${pronetKey}`,
+    origin,
+    pronet: p.pronet.trim(),
+    pronetKey,
+    ...(text(p.firstName) ? { firstName: text(p.firstName) } : {}),
+    ...(text(p.lastName) ? { lastName: text(p.lastName) } : {}),
+    ...(fullName ? { fullName } : {}),
+    ...(text(p.jobTitle) ? { title: text(p.jobTitle) } : {}),
+    ...(emails.length ? { emails, workEmail: emails[0] } : {}),
+    ...(hasCompany ? { company } : {}),
+  };
+  return input;
+}
+
+interface SourceRow {
+  source_type: string;
+  source_identifier: string | null;
+  source_meta: Record<string, unknown>;
+}
+
+export function createSourceActivities(deps: ActivityDeps) {
+  return {
+    /** Marks the pull running, attaches the segment and fixes the window of the pull. */
+    async beginSourcePull(input: BeginSourcePullInput): Promise<BeginSourcePullResult> {
+      const r = await deps.pool.query<SourceRow>(
+        `update sources set refresh_status = 'running', updated_at = now()
+          where id = $1 and workspace_id = $2
+          returning source_type, source_identifier, source_meta`,
+        [input.sourceId, input.workspaceId],
+      );
+      const src = r.rows[0];
+      if (!src) throw ApplicationFailure.create({ type: 'source_not_found', message: `Source ${input.sourceId} no longer exists`, nonRetryable: true });
+      if (!isListeningSourceType(src.source_type)) {
+        throw ApplicationFailure.create({ type: 'source_not_pullable', message: `${src.source_type} sources have no audience to pull`, nonRetryable: true });
+      }
+      if (input.segmentId && !(await attachSourceToSegment(deps.pool, input.workspaceId, input.segmentId, input.sourceId))) {
+        throw ApplicationFailure.create({ type: 'segment_not_found', message: `Segment ${input.segmentId} no longer exists`, nonRetryable: true });
+      }
+      const window = pullWindow(input.numberOfPastDaysToSync, new Date());
+      const provider = listeningConfigFromEnv(deps.config.env).provider;
+      return {
+        provider,
+        query: {
+          sourceType: src.source_type as ListeningSourceType,
+          sourceIdentifier: src.source_identifier,
+          sourceMeta: src.source_meta ?? {},
+          since: window.since,
+          until: window.until,
+        },
+      };
+    },
+
+    /** Fetches one page of the audience and ingests it; idempotent (re-ingest updates). */
+    async pullSourcePage(input: PullPageInput): Promise<PullPageResult> {
+      const provider = listeningProvider(deps);
+      let page;
+      try {
+        page = await provider.fetchAudience(input.query, { cursor: input.cursor, limit: input.limit });
+      } catch (e) {
+        throw providerFailure(e);
+      }
+      const origin = `pull:${provider.name}`;
+      const inputs = page.people.map((p) => personToContactInput(p, origin)).filter((x): x is ContactInput => x !== null);
+      const res = inputs.length
+        ? await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' })
+        : { created: 0, updated: 0, skipped: 0 };
+      return {
+        fetched: page.people.length,
+        created: res.created,
+        updated: res.updated,
+        skipped: res.skipped + (page.people.length - inputs.length),
+        nextCursor: page.nextCursor,
+      };
+    },
+
+    async finishSourcePull(input: { workspaceId: string; sourceId: string; status: 'succeeded' | 'failed' }): Promise<void> {
+      await deps.pool.query(`update sources set refresh_status = $3, updated_at = now() where id = $1 and workspace_id = $2`, [
+        input.sourceId,
+        input.workspaceId,
+        input.status,
+      ]);
+    },
+
+    /**
+     * Registers the job of a scheduled pull (idempotent per job id) and returns the look-back of
+     * the source's `runFrequency`, or null when the source is gone or no longer periodic.
+     */
+    async registerScheduledPull(input: { workspaceId: string; sourceId: string; jobId: string; jobType: string; workflowId: string }): Promise<{ numberOfPastDaysToSync: number } | null> {
+      const r = await deps.pool.query<{ run_frequency: { numberOfPastDaysToSync?: string } | null; source_type: string }>(
+        `select run_frequency, source_type from sources where id = $1 and workspace_id = $2`,
+        [input.sourceId, input.workspaceId],
+      );
+      const src = r.rows[0];
+      if (!src || !src.run_frequency || !isListeningSourceType(src.source_type)) return null;
+      await deps.pool.query(
+        `insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4) on conflict do nothing`,
+        [input.jobId, input.workspaceId, input.jobType, input.workflowId],
+      );
+      await deps.pool.query(`update sources set refresh_status = 'queued', updated_at = now() where id = $1`, [input.sourceId]);
+      const days = Number(src.run_frequency.numberOfPastDaysToSync ?? 1);
+      return { numberOfPastDaysToSync: Number.isFinite(days) && days > 0 ? days : 1 };
+    },
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * Segments (API-SPEC "Segments", DESIGN §4): create, type-ahead search, get, update, delete and
+ * clone. A segment holds `segmentSources` (source ids), `conditions` / `groupedCondition`
+ * (checked against the workspace's contact catalog when written), `workflows` and
+ * `savedViewTemplates`. Membership — contacts from the segment's sources that match its
+ * conditions; every contact for the default segment — is `domain/segmentMembership.ts`, used by
+ * `POST /contacts/by-segment/{segmentId}`.
+ *
+ * `/segments/search` is mounted before `/segments/{id}`.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { ensureDefaultSegment } from '../../db/segments.js';
+import type { Queryable } from '../../db/pool.js';
+import { conflict, invalidField, notFound } from '../../domain/errors.js';
+import { validateSegmentConditions } from '../../domain/segmentMembership.js';
+import { cloneSegmentContent } from '../../domain/segmentRules.js';
+import { defineRoute } from '../route.js';
+import { IdParams } from '../schemas/common.js';
+import {
+  CloneSegmentBody,
+  CreateSegmentBody,
+  PatchSegmentBody,
+  SegmentDeleted,
+  SegmentList,
+  SegmentResponse,
+  SegmentSearchQuery,
+  type SegmentJson,
+} from '../schemas/segments.js';
+import { workspaceCatalog } from './sources.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface SegmentRow {
+  id: string;
+  name: string;
+  is_default: boolean;
+  cloned_from: string | null;
+  segment_sources: string[];
+  conditions: unknown[];
+  grouped_condition: unknown | null;
+  workflows: Record<string, unknown>[];
+  saved_view_templates: Record<string, unknown>[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS =
+  'id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at';
+
+function segmentJson(r: SegmentRow): SegmentJson {
+  return {
+    id: r.id,
+    type: 'segments',
+    attributes: {
+      name: r.name,
+      clonedFrom: r.cloned_from,
+      segmentSources: r.segment_sources ?? [],
+      isDefault: r.is_default,
+      conditions: r.conditions ?? [],
+      groupedCondition: r.grouped_condition ?? null,
+      workflows: r.workflows ?? [],
+      savedViewTemplates: r.saved_view_templates ?? [],
+      createdAt: r.created_at.toISOString(),
+      updatedAt: r.updated_at.toISOString(),
+    },
+  };
+}
+
+async function loadSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow> {
+  const r = UUID_RE.test(id)
+    ? await q.query<SegmentRow>(`select ${COLUMNS} from segments where id = $1 and workspace_id = $2`, [id, workspaceId])
+    : { rows: [] };
+  if (!r.rows[0]) throw notFound('Segment', id);
+  return r.rows[0];
+}
+
+/** Every id must be a source of the workspace (400 naming the first that is not). */
+async function checkSources(q: Queryable, workspaceId: string, ids: string[]): Promise<string[]> {
+  const valid = ids.filter((id) => UUID_RE.test(id)).map((id) => id.toLowerCase());
+  const r = valid.length
+    ? await q.query<{ id: string }>(`select id from sources where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, valid])
+    : { rows: [] };
+  const known = new Set(r.rows.map((x) => x.id));
+  ids.forEach((id, i) => {
+    if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
+  });
+  return ids.map((id) => id.toLowerCase());
+}
+
+async function checkConditions(q: Queryable, workspaceId: string, body: { conditions?: unknown; groupedCondition?: unknown }): Promise<void> {
+  if (body.conditions === undefined && (body.groupedCondition === undefined || body.groupedCondition === null)) return;
+  validateSegmentConditions(await workspaceCatalog(q, workspaceId), body);
+}
+
+export const segmentRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/segments',
+    tag: 'Segments',
+    summary: 'Create a segment',
+    description:
+      'A segment holds the contacts that came from its `segmentSources` and match its `conditions` (ANDed) and `groupedCondition` ' +
+      '(same rules as `POST /contacts/filter-contacts`). `workflows` and `savedViewTemplates` are stored as given.',
+    body: CreateSegmentBody,
+    responses: { 200: SegmentResponse },
+    errors: [400, 401, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps, em }) => {
+      await ensureDefaultSegment(em, auth.workspaceId);
+      const sources = await checkSources(deps.pool, auth.workspaceId, body.segmentSources ?? []);
+      await checkConditions(deps.pool, auth.workspaceId, body);
+      const r = await deps.pool.query<SegmentRow>(
+        `insert into segments (id, workspace_id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at)
+         values ($1, $2, $3, false, null, $4::uuid[], $5, $6, $7, $8, now(), now())
+         returning ${COLUMNS}`,
+        [
+          uuidv7(),
+          auth.workspaceId,
+          body.name.trim(),
+          sources,
+          JSON.stringify(body.conditions ?? []),
+          body.groupedCondition ? JSON.stringify(body.groupedCondition) : null,
+          JSON.stringify(body.workflows ?? []),
+          JSON.stringify(body.savedViewTemplates ?? []),
+        ],
+      );
+      return { data: segmentJson(r.rows[0]!) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/segments/search',
+    tag: 'Segments',
+    summary: 'Type-ahead search of segments by name',
+    description: 'Segments whose name contains `q` (case-insensitive; all when `q` is empty): names starting with `q` first, then alphabetical.',
+    query: SegmentSearchQuery,
+    responses: { 200: SegmentList },
+    errors: [400, 401, 500],
+    handler: async ({ query, auth, deps, em }) => {
+      await ensureDefaultSegment(em, auth.workspaceId);
+      const q = (query.q ?? '').trim().toLowerCase();
+      const like = q.replace(/[\\%_]/g, (c) => `\\${c}`);
+      const r = await deps.pool.query<SegmentRow>(
+        `select ${COLUMNS} from segments
+          where workspace_id = $1 and lower(name) like '%' || $2 || '%'
+          order by (lower(name) like $2 || '%') desc, lower(name), id
+          limit $3`,
+        [auth.workspaceId, like, query.limit ?? 10],
+      );
+      return { data: r.rows.map(segmentJson) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/segments/{id}/clone',
+    tag: 'Segments',
+    summary: 'Clone a segment',
+    description:
+      'Always copies `workflows`. Unless `workflowOnly` is true it also copies `segmentSources`, `conditions`/`groupedCondition` and `savedViewTemplates`. ' +
+      'Default name: `Copy of {name} - {ISO timestamp}`. The clone records `clonedFrom` and is never the default segment.',
+    params: IdParams,
+    body: CloneSegmentBody,
+    responses: { 200: SegmentResponse },
+    errors: [400, 401, 404, 500],
+    idempotent: true,
+    handler: async ({ params, body, auth, deps }) => {
+      const origin = await loadSegment(deps.pool, auth.workspaceId, params.id);
+      const c = cloneSegmentContent(
+        {
+          name: origin.name,
+          segmentSources: origin.segment_sources ?? [],
+          conditions: origin.conditions ?? [],
+          groupedCondition: origin.grouped_condition ?? null,
+          workflows: origin.workflows ?? [],
+          savedViewTemplates: origin.saved_view_templates ?? [],
+        },
+        body,
+        new Date(),
+      );
+      const r = await deps.pool.query<SegmentRow>(
+        `insert into segments (id, workspace_id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at)
+         values ($1, $2, $3, false, $4, $5::uuid[], $6, $7, $8, $9, now(), now())
+         returning ${COLUMNS}`,
+        [
+          uuidv7(),
+          auth.workspaceId,
+          c.name,
+          origin.id,
+          c.segmentSources,
+          JSON.stringify(c.conditions ?? []),
+          c.groupedCondition ? JSON.stringify(c.groupedCondition) : null,
+          JSON.stringify(c.workflows),
+          JSON.stringify(c.savedViewTemplates),
+        ],
+      );
+      return { data: segmentJson(r.rows[0]!) };
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/segments/{id}',
+    tag: 'Segments',
+    summary: 'Get a segment',
+    params: IdParams,
+    responses: { 200: SegmentResponse },
+    errors: [401, 404, 500],
+    handler: async ({ params, auth, deps }) => ({ data: segmentJson(await loadSegment(deps.pool, auth.workspaceId, params.id)) }),
+  }),
+
+  defineRoute({
+    method: 'patch',
+    path: '/segments/{id}',
+    tag: 'Segments',
+    summary: 'Update a segment',
+    description:
+      'Only the properties present change; each replaces the stored value. The default segment holds every contact, so its `segmentSources`, ' +
+      '`conditions` and `groupedCondition` cannot be set (400).',
+    params: IdParams,
+    body: PatchSegmentBody,
+    responses: { 200: SegmentResponse },
+    errors: [400, 401, 404, 500],
+    handler: async ({ params, body, auth, deps }) => {
+      const seg = await loadSegment(deps.pool, auth.workspaceId, params.id);
+      if (seg.is_default) {
+        for (const k of ['segmentSources', 'conditions', 'groupedCondition'] as const) {
+          if (body[k] !== undefined) throw invalidField(`/${k}`, 'cannot be set on the default segment, which holds every contact');
+        }
+      }
+      const sources = body.segmentSources !== undefined ? await checkSources(deps.pool, auth.workspaceId, body.segmentSources) : undefined;
+      await checkConditions(deps.pool, auth.workspaceId, {
+        conditions: body.conditions ?? (body.groupedCondition !== undefined ? seg.conditions : undefined),
+        groupedCondition: body.groupedCondition !== undefined ? body.groupedCondition : body.conditions !== undefined ? seg.grouped_condition : undefined,
+      });
+      const r = await deps.pool.query<SegmentRow>(
+        `update segments set
+            name = coalesce($3, name),
+            segment_sources = coalesce($4::uuid[], segment_sources),
+            conditions = coalesce($5::jsonb, conditions),
+            grouped_condition = case when $6::boolean then $7::jsonb else grouped_condition end,
+            workflows = coalesce($8::jsonb, workflows),
+            saved_view_templates = coalesce($9::jsonb, saved_view_templates),
+            updated_at = now()
+          where id = $1 and workspace_id = $2
+          returning ${COLUMNS}`,
+        [
+          seg.id,
+          auth.workspaceId,
+          body.name?.trim() ?? null,
+          sources ?? null,
+          body.conditions !== undefined ? JSON.stringify(body.conditions) : null,
+          body.groupedCondition !== undefined,
+          body.groupedCondition ? JSON.stringify(body.groupedCondition) : null,
+          body.workflows !== undefined ? JSON.stringify(body.workflows) : null,
+          body.savedViewTemplates !== undefined ? JSON.stringify(body.savedViewTemplates) : null,
+        ],
+      );
+      if (!r.rows[0]) throw notFound('Segment', params.id);
+      return { data: segmentJson(r.rows[0]) };
+    },
+  }),
+
+  defineRoute({
+    method: 'delete',
+    path: '/segments/{id}',
+    tag: 'Segments',
+    summary: 'Delete a segment',
+    description: 'Deletes the segment (its contacts and sources stay). The default segment cannot be deleted (409 `default_segment_protected`).',
+    params: IdParams,
+    responses: { 200: SegmentDeleted },
+    errors: [401, 404, 409, 500],
+    handler: async ({ params, auth, deps }) => {
+      const seg = await loadSegment(deps.pool, auth.workspaceId, params.id);
+      if (seg.is_default) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
+      await deps.pool.query(`delete from segments where id = $1 and workspace_id = $2`, [seg.id, auth.workspaceId]);
+      return { data: { id: seg.id, deleted: true as const } };
+    },
+  }),
+];

@@ -1,0 +1,457 @@
+/**
+ * Sources (API-SPEC "Sources", DESIGN §4): create with the per-type rules, get, partial update
+ * (with the Temporal Schedule of `runFrequency`), filter by type, bulk upsert / fetch / update,
+ * and the asynchronous audience pull. Static paths come before `/sources/{id}`.
+ *
+ * A repeated (sourceType, sourceIdentifier) — the same normalised URL, or the same keyword /
+ * job search — returns the existing source with 200 (unique index on
+ * (workspace_id, source_type, normalised_identifier)).
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { catalogOf, compileWhere, type CatalogField } from '../../domain/conditions.js';
+import { contactCatalog, type ContactCatalog, type CustomFieldDef } from '../../domain/contactCatalog.js';
+import { badRequest, conflict, invalidField, notFound } from '../../domain/errors.js';
+import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
+import { validateRunFrequency, type RunFrequency } from '../../domain/runFrequency.js';
+import {
+  DEFAULT_PAST_DAYS,
+  isListeningSourceType,
+  mergeSourceMeta,
+  validateSourceInput,
+  type RefreshStatus,
+  type SourceType,
+} from '../../domain/sourceRules.js';
+import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
+import type { Queryable } from '../../db/pool.js';
+import type { AppDeps } from '../deps.js';
+import { startJob } from '../jobs.js';
+import { defineRoute, reply } from '../route.js';
+import { sourceScheduleId, deleteSourceSchedule, upsertSourceSchedule } from '../sourceSchedules.js';
+import { IdParams, JobAccepted } from '../schemas/common.js';
+import {
+  BulkFetchSourcesBody,
+  BulkUpdateSourcesBody,
+  BulkUpsertSourcesBody,
+  BulkUpsertSourcesResponse,
+  CreateSourceBody,
+  FilterSourcesBody,
+  FilterSourcesParams,
+  PatchSourceBody,
+  PullBody,
+  SourceList,
+  SourcePage,
+  SourceResponse,
+  type SourceJson,
+} from '../schemas/sources.js';
+import type { SourcePullInput } from '../../workflows/sourcePull.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isUuid = (s: string) => UUID_RE.test(s);
+
+interface SourceRow {
+  id: string;
+  workspace_id: string;
+  source_type: SourceType;
+  source_identifier: string | null;
+  normalised_identifier: string;
+  source_meta: Record<string, unknown>;
+  run_frequency: RunFrequency | null;
+  refresh_status: Exclude<RefreshStatus, null> | null;
+  schedule_id: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, schedule_id, created_at';
+const S_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
+
+export function sourceJson(r: SourceRow): SourceJson {
+  return {
+    id: r.id,
+    type: 'sources',
+    attributes: {
+      sourceType: r.source_type,
+      sourceIdentifier: r.source_identifier,
+      sourceMeta: r.source_meta ?? {},
+      refreshStatus: r.refresh_status,
+      createdAt: r.created_at.toISOString(),
+      runFrequency: r.run_frequency
+        ? { numberOfPastDaysToSync: r.run_frequency.numberOfPastDaysToSync, periodicInterval: r.run_frequency.periodicInterval }
+        : null,
+    },
+  };
+}
+
+/** The workspace's contact catalog (built-in paths + custom fields): field-mapping targets. */
+export async function workspaceCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
+  const r = await q.query<CustomFieldDef>(`select id, label, type, options from custom_field_definitions where workspace_id = $1`, [workspaceId]);
+  return contactCatalog(r.rows);
+}
+const inCatalog = (c: ContactCatalog) => (path: string) => !!c.get(path)?.write;
+
+async function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
+  const r = isUuid(id) ? await q.query<SourceRow>(`select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, [id, workspaceId]) : { rows: [] };
+  if (!r.rows[0]) throw notFound('Source', id);
+  return r.rows[0];
+}
+
+/** Inserts the source unless the workspace has the same one; returns the row and whether it is new. */
+async function insertOrFind(
+  q: Queryable,
+  workspaceId: string,
+  s: { sourceType: SourceType; sourceIdentifier: string | null; sourceMeta: Record<string, unknown>; identityKey: string | null },
+  mergeMeta: boolean,
+): Promise<{ row: SourceRow; created: boolean }> {
+  const id = uuidv7();
+  const key = s.identityKey ?? `id:${id}`;
+  const onConflict = mergeMeta
+    ? `on conflict (workspace_id, source_type, normalised_identifier) do update set source_meta = sources.source_meta || excluded.source_meta, updated_at = now()`
+    : `on conflict (workspace_id, source_type, normalised_identifier) do nothing`;
+  const r = await q.query<SourceRow & { inserted: boolean }>(
+    `insert into sources (id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, null, null, now(), now())
+     ${onConflict}
+     returning ${COLUMNS}, (xmax = 0) as inserted`,
+    [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta)],
+  );
+  if (r.rows[0]) return { row: r.rows[0], created: r.rows[0].inserted };
+  const existing = await q.query<SourceRow>(
+    `select ${COLUMNS} from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3`,
+    [workspaceId, s.sourceType, key],
+  );
+  return { row: existing.rows[0]!, created: false };
+}
+
+interface PatchPlan {
+  row: SourceRow;
+  sourceMeta?: Record<string, unknown>;
+  normalisedIdentifier?: string;
+  /** undefined: unchanged; null: remove the schedule; else set. */
+  runFrequency?: (RunFrequency & { intervalMs: number }) | null;
+}
+
+/** Validates one PATCH against its source (400 naming the field under `ptr`). */
+function planPatch(row: SourceRow, patch: { sourceMeta?: Record<string, unknown>; runFrequency?: RunFrequency | null }, catalog: ContactCatalog, ptr: string): PatchPlan {
+  const plan: PatchPlan = { row };
+  if (patch.sourceMeta !== undefined) {
+    const merged = mergeSourceMeta(row.source_meta ?? {}, patch.sourceMeta);
+    const norm = validateSourceInput({ sourceType: row.source_type, sourceIdentifier: row.source_identifier, sourceMeta: merged }, inCatalog(catalog), ptr);
+    plan.sourceMeta = norm.sourceMeta;
+    const key = norm.identityKey ?? (row.normalised_identifier.startsWith('id:') ? row.normalised_identifier : `id:${row.id}`);
+    if (key !== row.normalised_identifier) plan.normalisedIdentifier = key;
+  }
+  if (patch.runFrequency !== undefined) {
+    if (patch.runFrequency !== null && !isListeningSourceType(row.source_type)) {
+      throw invalidField(`${ptr}/runFrequency`, `${row.source_type} sources receive pushed rows and cannot be pulled periodically`);
+    }
+    if (patch.runFrequency === null) plan.runFrequency = null;
+    else {
+      const rf = validateRunFrequency(patch.runFrequency, `${ptr}/runFrequency`);
+      plan.runFrequency = { numberOfPastDaysToSync: rf.numberOfPastDaysToSync, periodicInterval: rf.periodicInterval, intervalMs: rf.intervalMs };
+    }
+  }
+  return plan;
+}
+
+/** Applies a validated PATCH: the schedule first (idempotent), then the row. */
+async function applyPatch(deps: AppDeps, plan: PatchPlan): Promise<SourceRow> {
+  const { row } = plan;
+  let scheduleId = row.schedule_id;
+  let runFrequency: RunFrequency | null | undefined;
+  if (plan.runFrequency === null) {
+    await deleteSourceSchedule(deps, row.schedule_id ?? sourceScheduleId(row.id));
+    scheduleId = null;
+    runFrequency = null;
+  } else if (plan.runFrequency) {
+    scheduleId = await upsertSourceSchedule(deps, { id: row.id, workspaceId: row.workspace_id }, plan.runFrequency.intervalMs);
+    runFrequency = { numberOfPastDaysToSync: plan.runFrequency.numberOfPastDaysToSync, periodicInterval: plan.runFrequency.periodicInterval };
+  }
+  try {
+    const r = await deps.pool.query<SourceRow>(
+      `update sources set
+          source_meta = coalesce($3::jsonb, source_meta),
+          normalised_identifier = coalesce($4, normalised_identifier),
+          run_frequency = case when $5::boolean then $6::jsonb else run_frequency end,
+          schedule_id = case when $5::boolean then $7 else schedule_id end,
+          updated_at = now()
+        where id = $1 and workspace_id = $2
+        returning ${COLUMNS}`,
+      [
+        row.id,
+        row.workspace_id,
+        plan.sourceMeta === undefined ? null : JSON.stringify(plan.sourceMeta),
+        plan.normalisedIdentifier ?? null,
+        runFrequency !== undefined,
+        runFrequency ? JSON.stringify(runFrequency) : null,
+        scheduleId,
+      ],
+    );
+    if (!r.rows[0]) throw notFound('Source', row.id);
+    return r.rows[0];
+  } catch (e) {
+    if ((e as { code?: string }).code === '23505') throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
+    throw e;
+  }
+}
+
+/** Filterable fields of `POST /sources/filter-sources/{sourceType}`. */
+const meta = (key: string, label: string): CatalogField => ({
+  path: `sourceMeta.${key}`,
+  type: 'string',
+  sql: `(s.source_meta->>'${key}')`,
+  output: ['sourceMeta', key],
+  filteringSupported: true,
+  label,
+});
+const SOURCE_CATALOG = catalogOf(
+  [
+    { path: 'sourceIdentifier', type: 'string', sql: 's.source_identifier', output: ['sourceIdentifier'], filteringSupported: true },
+    { path: 'refreshStatus', type: 'string', sql: 's.refresh_status', output: ['refreshStatus'], filteringSupported: true },
+    { path: 'createdAt', type: 'date', sql: 's.created_at', output: ['createdAt'], filteringSupported: true },
+    {
+      path: 'segmentIds',
+      type: 'multi',
+      sql: `array(select g.id::text from segments g where g.workspace_id = s.workspace_id and s.id = any(g.segment_sources))`,
+      output: ['segmentIds'],
+      filteringSupported: true,
+    },
+    meta('sourceName', 'Source name'),
+    meta('keyword', 'Keyword'),
+    meta('jobTitle', 'Job title'),
+    meta('jobLocation', 'Job location'),
+    meta('socialName', 'Social name'),
+    meta('socialHandle', 'Social handle'),
+    meta('platformName', 'Platform name'),
+    meta('interactionType', 'Interaction type'),
+  ],
+  's.id',
+);
+
+export const sourceRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/sources',
+    tag: 'Sources',
+    summary: 'Create a source',
+    description:
+      'Per type: `pronetInbound`/`pronetOutbound` need a profile URL (`…/in/<name>`) or company/page URL (`…/company/<name>`); `pronetPost` a post ' +
+      'or activity URL; `pronetKeywordSearch` no identifier and `sourceMeta.keyword` (≥ 3 characters); `pronetJobPosting` no identifier and ' +
+      '`sourceMeta.jobTitle`, `jobLocation`, `postedTime`, `jobType`; `importFromWebhook` `sourceMeta.config.fieldMapping` whose targets are paths of ' +
+      '`GET /schema/contact`. A repeated type + identifier returns the existing source (200). `refreshStatus` is null until the first pull.',
+    body: CreateSourceBody,
+    responses: { 200: SourceResponse },
+    errors: [400, 401, 404, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const catalog = await workspaceCatalog(deps.pool, auth.workspaceId);
+      const norm = validateSourceInput(body, inCatalog(catalog));
+      if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+      const { row } = await insertOrFind(deps.pool, auth.workspaceId, norm, false);
+      if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
+      return { data: sourceJson(row) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/sources/filter-sources/{sourceType}',
+    tag: 'Sources',
+    summary: 'List the sources of one type',
+    description:
+      'Sources of the workspace with this `sourceType`, oldest first, filtered by ANDed `conditions` (same operators as contacts) on `sourceIdentifier`, ' +
+      '`refreshStatus`, `createdAt`, `segmentIds` (multi-value) and `sourceMeta.<sourceName|keyword|jobTitle|jobLocation|socialName|socialHandle|platformName|interactionType>`.',
+    params: FilterSourcesParams,
+    body: FilterSourcesBody,
+    responses: { 200: SourcePage },
+    errors: [400, 401, 500],
+    handler: async ({ params, body, auth, deps }) => {
+      const limit = body.limit ?? 25;
+      const where = compileWhere(SOURCE_CATALOG, { conditions: body.conditions }, { startIndex: 3 });
+      const base = [auth.workspaceId, params.sourceType, ...where.params];
+      const filter = `s.workspace_id = $1 and s.source_type = $2 and (${where.sql})`;
+      const fingerprint = queryFingerprint({ r: 'sources', t: params.sourceType, c: body.conditions ?? [] });
+      const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
+      const args = [...base];
+      let keyset = '';
+      if (from) {
+        const [id] = from.after as [string];
+        if (typeof id !== 'string' || !isUuid(id)) throw invalidField('/paginationToken', 'is malformed');
+        args.push(id);
+        keyset = ` and s.id ${from.dir === 'next' ? '>' : '<'} $${args.length}::uuid`;
+      }
+      args.push(limit + 1);
+      const [rows, count] = await Promise.all([
+        deps.pool.query<SourceRow>(
+          `select ${S_COLUMNS} from sources s where ${filter}${keyset} order by s.id ${from?.dir === 'prev' ? 'desc' : 'asc'} limit $${args.length}`,
+          args,
+        ),
+        deps.pool.query<{ n: number }>(`select count(*)::int as n from sources s where ${filter}`, base),
+      ]);
+      const page = pageMeta({
+        secret: deps.config.serverSecret,
+        fingerprint,
+        rows: rows.rows,
+        limit,
+        totalRecords: count.rows[0]!.n,
+        keyOf: (r) => [r.id],
+        from,
+      });
+      return { data: page.data.map(sourceJson), meta: page.meta };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/sources/bulk-upsert',
+    tag: 'Sources',
+    summary: 'Create or update up to 100 sources',
+    body: BulkUpsertSourcesBody,
+    responses: { 200: BulkUpsertSourcesResponse },
+    errors: [400, 401, 404, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const catalog = await workspaceCatalog(deps.pool, auth.workspaceId);
+      const items = body.sources.map((s, i) => ({ norm: validateSourceInput(s, inCatalog(catalog), `/sources/${i}`), segmentId: s.segmentId }));
+      for (const segId of new Set(items.map((i) => i.segmentId).filter((x): x is string => !!x))) {
+        await assertSegment(deps.pool, auth.workspaceId, segId);
+      }
+      const client = await deps.pool.connect();
+      try {
+        await client.query('begin');
+        const out: SourceRow[] = [];
+        let created = 0;
+        for (const it of items) {
+          const r = await insertOrFind(client, auth.workspaceId, it.norm, true);
+          if (r.created) created++;
+          if (it.segmentId) await attachSourceToSegment(client, auth.workspaceId, it.segmentId, r.row.id);
+          out.push(r.row);
+        }
+        await client.query('commit');
+        return { data: out.map(sourceJson), meta: { created, updated: out.length - created } };
+      } catch (e) {
+        await client.query('rollback').catch(() => {});
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/sources/bulk-fetch',
+    tag: 'Sources',
+    summary: 'Fetch up to 100 sources by id',
+    description: 'Returns the sources in the order of `sourceIds`; unknown and foreign ids are absent.',
+    body: BulkFetchSourcesBody,
+    responses: { 200: SourceList },
+    errors: [400, 401, 500],
+    handler: async ({ body, auth, deps }) => {
+      const ids = [...new Set(body.sourceIds.filter(isUuid).map((s) => s.toLowerCase()))];
+      const r = ids.length
+        ? await deps.pool.query<SourceRow>(`select ${COLUMNS} from sources where workspace_id = $1 and id = any($2::uuid[])`, [auth.workspaceId, ids])
+        : { rows: [] as SourceRow[] };
+      const byId = new Map(r.rows.map((row) => [row.id, row]));
+      return { data: ids.map((id) => byId.get(id)).filter((x): x is SourceRow => !!x).map(sourceJson) };
+    },
+  }),
+
+  defineRoute({
+    method: 'patch',
+    path: '/sources/bulk-update',
+    tag: 'Sources',
+    summary: 'Update up to 100 sources',
+    description: 'Each item is a PATCH of one source (`sourceMeta` merge, `runFrequency` schedule). All items are checked before any change: an unknown id is a 404, an invalid item a 400 naming `/sources/<i>/…`.',
+    body: BulkUpdateSourcesBody,
+    responses: { 200: SourceList },
+    errors: [400, 401, 404, 500],
+    handler: async ({ body, auth, deps }) => {
+      const seen = new Set<string>();
+      body.sources.forEach((s, i) => {
+        if (seen.has(s.id)) throw invalidField(`/sources/${i}/id`, 'appears twice');
+        seen.add(s.id);
+      });
+      const catalog = await workspaceCatalog(deps.pool, auth.workspaceId);
+      const plans: PatchPlan[] = [];
+      for (const [i, s] of body.sources.entries()) {
+        const row = await loadSource(deps.pool, auth.workspaceId, s.id);
+        plans.push(planPatch(row, s, catalog, `/sources/${i}`));
+      }
+      const out: SourceRow[] = [];
+      for (const p of plans) out.push(await applyPatch(deps, p));
+      return { data: out.map(sourceJson) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/sources/pull-contacts-from-source/{id}',
+    tag: 'Sources',
+    summary: 'Pull the audience of a listening source (asynchronous)',
+    description:
+      'Starts a `source-pull` job: the listening provider reports the people behind the source for the last `numberOfPastDaysToSync` days ' +
+      '(1, 7, 15, 30, 45, 60 or 90; default 1 = the last 24 hours); they are upserted as contacts of the source (identity resolution; deleted contacts ' +
+      'stay deleted) and the source is attached to `segmentId`. `refreshStatus` moves `queued` → `running` → `succeeded`/`failed`. Poll `jobStatusEndpoint`.',
+    params: IdParams,
+    body: PullBody,
+    responses: { 202: JobAccepted },
+    errors: [400, 401, 404, 500],
+    idempotent: true,
+    handler: async ({ params, body, auth, deps }) => {
+      const row = await loadSource(deps.pool, auth.workspaceId, params.id);
+      if (!isListeningSourceType(row.source_type)) {
+        throw badRequest('source_not_pullable', `${row.source_type} sources receive pushed rows (POST /contacts/{sourceId}); they have no audience to pull`, [
+          { path: '/id', message: 'is not a listening source' },
+        ]);
+      }
+      if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+      await deps.pool.query(`update sources set refresh_status = 'queued', updated_at = now() where id = $1`, [row.id]);
+      const args: SourcePullInput = {
+        sourceId: row.id,
+        segmentId: body.segmentId ?? null,
+        numberOfPastDaysToSync: body.numberOfPastDaysToSync ?? DEFAULT_PAST_DAYS,
+        trigger: 'api',
+      };
+      const accepted = await startJob(deps, {
+        workspaceId: auth.workspaceId,
+        type: 'source-pull',
+        workflowType: 'sourcePullWorkflow',
+        args,
+        searchAttributes: { SourceId: row.id },
+        message: 'Accepted: the audience is pulled in the background; poll jobStatusEndpoint for its status',
+      });
+      return reply(202, accepted);
+    },
+  }),
+
+  defineRoute({
+    method: 'get',
+    path: '/sources/{id}',
+    tag: 'Sources',
+    summary: 'Get a source',
+    params: IdParams,
+    responses: { 200: SourceResponse },
+    errors: [401, 404, 500],
+    handler: async ({ params, auth, deps }) => ({ data: sourceJson(await loadSource(deps.pool, auth.workspaceId, params.id)) }),
+  }),
+
+  defineRoute({
+    method: 'patch',
+    path: '/sources/{id}',
+    tag: 'Sources',
+    summary: 'Update a source',
+    description:
+      'Only the properties present change. `sourceMeta` is merged (a key set to null is removed) and checked with the per-type rules. `runFrequency` ' +
+      '`{numberOfPastDaysToSync, periodicInterval}` creates or updates a Temporal Schedule that pulls the source every `periodicInterval` ' +
+      '(ISO-8601 duration such as `PT6H`/`P1D`, or `<n>m`/`<n>h`/`<n>d`/`<n>w`; 15 minutes to 90 days); `runFrequency: null` deletes it.',
+    params: IdParams,
+    body: PatchSourceBody,
+    responses: { 200: SourceResponse },
+    errors: [400, 401, 404, 409, 500],
+    handler: async ({ params, body, auth, deps }) => {
+      const row = await loadSource(deps.pool, auth.workspaceId, params.id);
+      const catalog = body.sourceMeta !== undefined ? await workspaceCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
+      const plan = planPatch(row, body, catalog, '');
+      return { data: sourceJson(await applyPatch(deps, plan)) };
+    },
+  }),
+];

@@ -1,0 +1,166 @@
+/** Sources: request and response shapes (API-SPEC "Sources", DESIGN §4). */
+import { Type, type Static } from '@sinclair/typebox';
+import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
+import { PAST_DAYS_OPTIONS, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
+import { Condition, DataOf, PageOf, PaginationToken } from './common.js';
+
+export const SourceTypeSchema = Type.Union(
+  SOURCE_TYPES.map((t) => Type.Literal(t)),
+  {
+    description:
+      '`pronetInbound` / `pronetOutbound`: people engaging with / engaged by a profile or company page (`sourceIdentifier` = profile or company/page URL); ' +
+      '`pronetPost`: people engaging with a post (`sourceIdentifier` = post or activity URL); ' +
+      '`pronetKeywordSearch`: authors writing about `sourceMeta.keyword`; `pronetJobPosting`: authors of matching job posts; ' +
+      '`importFromWebhook`: rows pushed through `POST /contacts/{sourceId}` and bulk upsert, mapped by `sourceMeta.config.fieldMapping`.',
+  },
+);
+
+export const SourceMeta = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+  maxProperties: 50,
+  description:
+    'Per type: `pronetKeywordSearch` `{keyword (≥3 chars, required), postedTime?, authorTitle?, sourceName?}`; ' +
+    '`pronetJobPosting` `{jobTitle, jobLocation, postedTime, jobType (required), sourceName?, fieldMapping?}`; ' +
+    '`importFromWebhook` `{config: {fieldMapping: [{sourceFieldName, targetFieldName}]}}` (targets are paths of `GET /schema/contact`); ' +
+    'social listening display fields `socialName`, `socialHandle`, `platformName`, `interactionType`, `profileImageUrl`.',
+});
+
+export const PastDays = Type.Union(
+  PAST_DAYS_OPTIONS.map((d) => Type.Literal(d)),
+  { description: 'Look-back window in days (1 = the last 24 hours)' },
+);
+
+export const RunFrequencySchema = Type.Object(
+  {
+    numberOfPastDaysToSync: Type.String({ pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: one of ${PAST_DAYS_OPTIONS.map((d) => `"${d}"`).join(', ')}` }),
+    periodicInterval: Type.String({ minLength: 1, maxLength: 40, description: PERIODIC_INTERVAL_DESCRIPTION }),
+  },
+  { additionalProperties: false },
+);
+
+export const SourceAttributes = Type.Object({
+  sourceType: SourceTypeSchema,
+  sourceIdentifier: Type.Union([Type.String(), Type.Null()]),
+  sourceMeta: SourceMeta,
+  refreshStatus: Type.Union([...REFRESH_STATUSES.map((s) => Type.Literal(s)), Type.Null()], {
+    description: 'null until the first pull; then `queued`, `running`, `succeeded` or `failed`',
+  }),
+  createdAt: Type.String({ format: 'date-time' }),
+  runFrequency: Type.Union([RunFrequencySchema, Type.Null()]),
+});
+
+export const Source = Type.Object(
+  { id: Type.String({ format: 'uuid' }), type: Type.Literal('sources'), attributes: SourceAttributes },
+  { $id: 'Source' },
+);
+export type SourceJson = Static<typeof Source>;
+
+export const SourceResponse = DataOf(Source);
+export const SourceList = Type.Object({ data: Type.Array(Source) });
+export const SourcePage = PageOf(Source);
+
+const SourceIdentifier = Type.String({ minLength: 1, maxLength: 2048, description: 'Profile, company/page or post URL for the pronet URL types; omitted for keyword and job sources; optional name for webhook sources' });
+const SegmentIdField = Type.String({ minLength: 1, maxLength: 100, description: 'Attaches the source to this segment of the workspace (404 when unknown)' });
+
+const sourceInputProps = {
+  sourceType: SourceTypeSchema,
+  sourceIdentifier: Type.Optional(Type.Union([SourceIdentifier, Type.Null()])),
+  sourceMeta: Type.Optional(SourceMeta),
+  segmentId: Type.Optional(SegmentIdField),
+};
+
+export const CreateSourceBody = Type.Object(sourceInputProps, {
+  additionalProperties: false,
+  description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.',
+});
+export type CreateSourceBody = Static<typeof CreateSourceBody>;
+
+export const PatchSourceBody = Type.Object(
+  {
+    sourceMeta: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+      maxProperties: 50,
+      description: 'Merged into the stored sourceMeta (a key set to null is removed); the per-type rules are checked on the result',
+    })),
+    runFrequency: Type.Optional(Type.Union([RunFrequencySchema, Type.Null()], {
+      description: 'Creates or updates the Temporal Schedule that pulls the source every `periodicInterval`; null removes it',
+    })),
+  },
+  { additionalProperties: false },
+);
+export type PatchSourceBody = Static<typeof PatchSourceBody>;
+
+export const SOURCE_FILTER_FIELDS = [
+  'sourceIdentifier',
+  'refreshStatus',
+  'createdAt',
+  'segmentIds',
+  'sourceMeta.sourceName',
+  'sourceMeta.keyword',
+  'sourceMeta.jobTitle',
+  'sourceMeta.jobLocation',
+  'sourceMeta.socialName',
+  'sourceMeta.socialHandle',
+  'sourceMeta.platformName',
+  'sourceMeta.interactionType',
+] as const;
+
+export const FilterSourcesParams = Type.Object({ sourceType: SourceTypeSchema }, { additionalProperties: false });
+export const FilterSourcesBody = Type.Object(
+  {
+    conditions: Type.Optional(Type.Array(Condition, {
+      maxItems: 50,
+      description: `ANDed conditions on ${SOURCE_FILTER_FIELDS.map((f) => `\`${f}\``).join(', ')} (\`segmentIds\` is multi-value: \`IN\` a segment id lists its sources)`,
+    })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    paginationToken: Type.Optional(PaginationToken),
+  },
+  { additionalProperties: false },
+);
+export type FilterSourcesBody = Static<typeof FilterSourcesBody>;
+
+export const BulkUpsertSourcesBody = Type.Object(
+  {
+    sources: Type.Array(Type.Object(sourceInputProps, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Creates each source, or — when the workspace already has one with the same type and identifier — merges the given sourceMeta into it. ' +
+      'All items are validated first; one invalid item is a 400 naming `/sources/<i>/…` and nothing is written.',
+  },
+);
+export type BulkUpsertSourcesBody = Static<typeof BulkUpsertSourcesBody>;
+
+export const BulkUpsertSourcesResponse = Type.Object({
+  data: Type.Array(Source, { description: 'In the order of the request' }),
+  meta: Type.Object({ created: Type.Integer(), updated: Type.Integer() }),
+});
+
+export const BulkFetchSourcesBody = Type.Object(
+  { sourceIds: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 100, description: 'Unknown and foreign ids are simply absent from `data`' }) },
+  { additionalProperties: false },
+);
+
+export const BulkUpdateSourcesBody = Type.Object(
+  {
+    sources: Type.Array(
+      Type.Object(
+        { id: Type.String({ minLength: 1, maxLength: 100 }), ...PatchSourceBody.properties },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 100 },
+    ),
+  },
+  { additionalProperties: false, description: 'Each item is a PATCH of one source; every id must belong to the workspace (else 404 and nothing changes).' },
+);
+export type BulkUpdateSourcesBody = Static<typeof BulkUpdateSourcesBody>;
+
+export const PullBody = Type.Object(
+  {
+    segmentId: Type.Optional(SegmentIdField),
+    numberOfPastDaysToSync: Type.Optional(PastDays),
+  },
+  { additionalProperties: false },
+);
+export type PullBody = Static<typeof PullBody>;
+
+export const SourceTypeParams = FilterSourcesParams;

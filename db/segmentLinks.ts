@@ -1,0 +1,35 @@
+/**
+ * The link between sources and segments (`segments.segment_sources`): attaching a source to a
+ * segment is how `segmentId` on source creation, bulk upsert and pulls attributes contacts to
+ * that segment (DESIGN §4 membership: contacts from the segment's sources that match its
+ * conditions). The default segment already holds every contact and is left unchanged.
+ */
+import { notFound } from '../domain/errors.js';
+import type { Queryable } from './pool.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Throws 404 unless `segmentId` is a segment of the workspace. */
+export async function assertSegment(q: Queryable, workspaceId: string, segmentId: string): Promise<{ isDefault: boolean }> {
+  const r = UUID_RE.test(segmentId)
+    ? await q.query<{ is_default: boolean }>(`select is_default from segments where id = $1 and workspace_id = $2`, [segmentId, workspaceId])
+    : { rows: [] };
+  if (!r.rows[0]) throw notFound('Segment', segmentId);
+  return { isDefault: r.rows[0].is_default };
+}
+
+/**
+ * Adds the source to the segment's `segmentSources` (idempotent). Returns false when the segment
+ * does not exist (any more) in the workspace.
+ */
+export async function attachSourceToSegment(q: Queryable, workspaceId: string, segmentId: string, sourceId: string): Promise<boolean> {
+  if (!UUID_RE.test(segmentId)) return false;
+  const r = await q.query(
+    `update segments
+        set segment_sources = case when is_default or $3::uuid = any(segment_sources) then segment_sources else array_append(segment_sources, $3::uuid) end,
+            updated_at = case when is_default or $3::uuid = any(segment_sources) then updated_at else now() end
+      where id = $1 and workspace_id = $2`,
+    [segmentId, workspaceId, sourceId],
+  );
+  return (r.rowCount ?? 0) > 0;
+}
