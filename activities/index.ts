@@ -7,6 +7,8 @@ import { createCreditActivities } from './credits.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createSourceActivities } from './db-sources.js';
 import { createEnrichmentActivities } from './providers/enrichment.js';
+import { createPostDbActivities } from './db-posts.js';
+import { createPublishingActivities } from './publishing.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -14,6 +16,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createSourceActivities(deps),
     ...createEnrichmentActivities(deps),
+    ...createPostDbActivities(deps),
+    ...createPublishingActivities(deps),
   };
 }
 

@@ -13,6 +13,9 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 /** Extra task queues: suffix → per-queue options (activity concurrency per network). */
 export const TASK_QUEUES: Record<string, Partial<WorkerOptions>> = {
   '': { maxConcurrentActivityTaskExecutions: 100, maxConcurrentWorkflowTaskExecutions: 100 },
+  // Provider calls of scheduled publishing: at most this many in flight per network per worker.
+  microblog: { maxConcurrentActivityTaskExecutions: 20 },
+  pronet: { maxConcurrentActivityTaskExecutions: 20 },
 };
 
 export function taskQueueName(config: Config, suffix = ''): string {

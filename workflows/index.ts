@@ -1,3 +1,7 @@
 /** Every workflow type the worker registers (the bundle entry point). One file per workflow. */
 export * from './enrichment.js';
 export * from './sourcePull.js';
+export * from './publishPost.js';
+export * from './externalReply.js';
+export * from './repostChain.js';
+export * from './scheduleBatch.js';

@@ -130,6 +130,7 @@ export const microblogAdapter: SocialAdapter = {
       if (!op.parentExternalId) throw new ProviderFailure('invalid_input', 'a reply needs the tweet it answers');
       body.reply = { in_reply_to_tweet_id: op.parentExternalId };
     }
+    await op.beforeSend?.();
     const res = await httpCall(`${base(a)}/2/tweets`, {
       method: 'POST',
       headers: { ...auth(a), 'content-type': 'application/json' },

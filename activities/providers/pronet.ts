@@ -129,7 +129,8 @@ export function escapeLittleText(text: string): string {
   return text.replace(/[\\|{}@[\]()<>#*_~]/g, (c) => `\\${c}`);
 }
 
-async function createPost(a: SocialAccount, body: Record<string, unknown>): Promise<Published> {
+async function createPost(a: SocialAccount, body: Record<string, unknown>, beforeSend?: () => Promise<void>): Promise<Published> {
+  await beforeSend?.();
   const res = await httpCall(`${base(a)}/rest/posts`, { method: 'POST', headers: headers(a), body: JSON.stringify(body), creates: true });
   if (!res.ok) throw await fail(res);
   await res.arrayBuffer();
@@ -138,12 +139,13 @@ async function createPost(a: SocialAccount, body: Record<string, unknown>): Prom
   return { externalId: urn, externalUrl: postUrl(urn) };
 }
 
-async function createComment(a: SocialAccount, threadUrn: string, text: string, media: MediaSource[]): Promise<Published> {
+async function createComment(a: SocialAccount, threadUrn: string, text: string, media: MediaSource[], beforeSend?: () => Promise<void>): Promise<Published> {
   const body: Record<string, unknown> = { actor: authorUrn(a), object: threadUrn, message: { text } };
   if (media.length) {
     if (media.length > 1 || !media[0]!.contentType.startsWith('image/')) throw new ProviderFailure('invalid_input', 'a pronet comment takes at most one image');
     body.content = [{ entity: { image: await uploadMedia(a, media[0]!) } }];
   }
+  await beforeSend?.();
   const res = await httpCall(`${base(a)}/rest/socialActions/${encodeURIComponent(threadUrn)}/comments`, {
     method: 'POST',
     headers: headers(a),
@@ -182,14 +184,14 @@ export const pronetAdapter: SocialAdapter = {
         else if (urns.every((u) => u.startsWith('urn:li:image:'))) body.content = { multiImage: { images: urns.map((id) => ({ id })) } };
         else throw new ProviderFailure('invalid_input', 'pronet takes several images, or one video or document, per post');
       }
-      return createPost(a, body);
+      return createPost(a, body, op.beforeSend);
     }
     if (op.type === 'reshare') {
       if (!op.parentExternalId) throw new ProviderFailure('invalid_input', 'a reshare needs the parent post URN');
-      return createPost(a, { ...postBody(a, escapeLittleText(op.text)), reshareContext: { parent: op.parentExternalId } });
+      return createPost(a, { ...postBody(a, escapeLittleText(op.text)), reshareContext: { parent: op.parentExternalId } }, op.beforeSend);
     }
     if (!op.parentExternalId) throw new ProviderFailure('invalid_input', 'a comment needs the post it answers');
-    return createComment(a, op.parentExternalId, op.text, op.media);
+    return createComment(a, op.parentExternalId, op.text, op.media, op.beforeSend);
   },
 
   async find(a, op, since) {

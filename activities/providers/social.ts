@@ -61,6 +61,8 @@ export interface CreateOp {
   text: string;
   media: MediaSource[];
   parentExternalId?: string;
+  /** Called right before the request that creates the object (after media uploads). */
+  beforeSend?: () => Promise<void>;
 }
 
 export interface SocialAdapter {

@@ -8,8 +8,9 @@ import { platformRoutes } from './platform.js';
 import { enrichmentRoutes } from './enrichment.js';
 import { integrationRoutes } from './integrations.js';
 import { mediaRoutes } from './media.js';
+import { publishingRoutes } from './publishing.js';
 import { postRoutes } from './posts.js';
 import { segmentRoutes } from './segments.js';
 import { sourceRoutes } from './sources.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, postRoutes, segmentRoutes, sourceRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes];

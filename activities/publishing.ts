@@ -1,0 +1,268 @@
+/**
+ * Publishing side effects: one remote create per activity (`publishStep`, run on the network's
+ * own task queue so its worker bounds the concurrency per network), and the dispatcher that
+ * starts (or re-signals) one publish workflow per schedule row of a bulk-schedule batch.
+ *
+ * Exactly once: before the creating request is sent, `publish_attempts` records the step as
+ * `sending`. A retry that finds `sending` (the previous attempt timed out, or its worker died)
+ * does not send again: it looks the object up on the network and either adopts it or ends with
+ * `outcome_unknown`. A definite failure (an HTTP answer) marks the step `failed`, so the retry
+ * may send. A `done` step answers from the record.
+ */
+import { Context } from '@temporalio/activity';
+import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
+import { ApplicationFailure, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
+import type { ActivityDeps } from './deps.js';
+import { decryptCredentials } from '../domain/credentials.js';
+import { FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
+import { parsePronetPostUrl } from '../domain/pronetUrls.js';
+import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
+import { microblogAdapter } from './providers/microblog.js';
+import { pronetAdapter } from './providers/pronet.js';
+import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
+
+export type PublishStep =
+  /** The post itself, or for an external post the comment on the external thread. */
+  | { kind: 'main'; scheduleId: string }
+  /** Thread item `index`, answering `parentExternalId` (microblog: previous tweet; pronet: the post). */
+  | { kind: 'thread'; scheduleId: string; index: number; parentExternalId: string }
+  /** A repost child resharing its parent. */
+  | { kind: 'reshare' };
+
+export interface PublishStepInput {
+  workspaceId: string;
+  postId: string;
+  step: PublishStep;
+}
+
+export interface DispatchInput {
+  batchId: string;
+  workspaceId: string;
+  /** Base task queue of the publish workflows. */
+  taskQueue: string;
+}
+
+const SA_WORKSPACE = defineSearchAttributeKey('WorkspaceId', 'KEYWORD');
+const SA_POST = defineSearchAttributeKey('PostId', 'KEYWORD');
+const SA_JOB_TYPE = defineSearchAttributeKey('JobType', 'KEYWORD');
+const DISPATCH_CONCURRENCY = 32;
+
+const adapters: Record<'microblog' | 'pronet', SocialAdapter> = { microblog: microblogAdapter, pronet: pronetAdapter };
+const PERMANENT = new Set(['invalid_input', 'credentials_revoked', 'outcome_unknown']);
+
+/** A typed provider failure as the Temporal failure the workflow decides on (by `type` alone). */
+function asActivityFailure(e: unknown, provider: Provider | null): unknown {
+  if (!(e instanceof ProviderFailure)) return e;
+  const code = e.opts.code ?? FAILURE_CODES[e.kind] ?? e.kind;
+  return ApplicationFailure.create({
+    type: e.kind,
+    message: e.message,
+    nonRetryable: PERMANENT.has(e.kind),
+    ...(e.opts.retryAfterMs ? { nextRetryDelay: e.opts.retryAfterMs } : {}),
+    details: [{ code, status: e.opts.status ?? null, provider }],
+  });
+}
+
+interface StepContext {
+  account: SocialAccount;
+  op: CreateOp;
+}
+
+export function createPublishingActivities(deps: ActivityDeps) {
+  const { pool, storage, config } = deps;
+  let client: Promise<Client> | undefined;
+  const temporal = () =>
+    (client ??= Connection.connect({ address: config.temporal.address }).then((connection) => new Client({ connection, namespace: config.temporal.namespace })));
+
+  function mediaSource(fileName: string, contentType: string, size: number): MediaSource {
+    return {
+      fileName,
+      contentType,
+      size,
+      async read(offset, length) {
+        const stream = await storage.client.getPartialObject(storage.bucket, fileName, offset, length);
+        const chunks: Buffer[] = [];
+        for await (const c of stream) chunks.push(c as Buffer);
+        return Buffer.concat(chunks);
+      },
+    };
+  }
+
+  async function loadMedia(workspaceId: string, refs: MediaRef[]): Promise<MediaSource[]> {
+    if (!refs.length) return [];
+    const r = await pool.query<{ file_name: string; content_type: string; size_bytes: number }>(
+      `select file_name, content_type, size_bytes from media_objects where workspace_id = $1 and file_name = any($2) and not is_chunk`,
+      [workspaceId, refs.map((m) => m.fileName)],
+    );
+    const byName = new Map(r.rows.map((m) => [m.file_name, m]));
+    return refs.map((ref) => {
+      const m = byName.get(ref.fileName);
+      if (!m) throw new ProviderFailure('invalid_input', `media ${ref.fileName} no longer exists`);
+      return mediaSource(m.file_name, m.content_type, Number(m.size_bytes));
+    });
+  }
+
+  async function account(workspaceId: string, integrationId: string): Promise<SocialAccount> {
+    const r = await pool.query<{ provider: Provider; external_account_id: string; credentials_encrypted: string; api_base_url: string | null; status: string }>(
+      `select provider, external_account_id, credentials_encrypted, api_base_url, status from integrations where id = $1 and workspace_id = $2`,
+      [integrationId, workspaceId],
+    );
+    const i = r.rows[0];
+    if (!i || i.status !== 'connected' || !i.credentials_encrypted) {
+      throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
+    }
+    const creds = decryptCredentials(i.credentials_encrypted, config.encryptionKey, integrationId);
+    const token = creds.accessToken;
+    if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
+    return { provider: i.provider, externalAccountId: i.external_account_id, accessToken: token, apiBaseUrl: i.api_base_url };
+  }
+
+  async function stepContext(input: PublishStepInput): Promise<StepContext> {
+    const p = await pool.query<{
+      provider_id: string;
+      content: string;
+      media: MediaRef[];
+      thread_items: ThreadItem[];
+      external_post: boolean;
+      external_post_url: string | null;
+      parent_post_id: string | null;
+    }>(`select provider_id, content, media, thread_items, external_post, external_post_url, parent_post_id from posts where id = $1 and workspace_id = $2`, [
+      input.postId,
+      input.workspaceId,
+    ]);
+    const post = p.rows[0];
+    if (!post) throw new ProviderFailure('invalid_input', `post ${input.postId} no longer exists`);
+    const step = input.step;
+    if (step.kind === 'reshare') {
+      const parent = await pool.query<{ external_id: string | null; provider: Provider }>(
+        `select p.external_id, i.provider from posts p join integrations i on i.id = p.provider_id where p.id = $1`,
+        [post.parent_post_id],
+      );
+      const par = parent.rows[0];
+      if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
+      const acct = await account(input.workspaceId, post.provider_id);
+      if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
+      return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
+    }
+    const s = await pool.query<{ provider_id: string }>(`select provider_id from post_schedules where id = $1`, [step.scheduleId]);
+    if (!s.rows[0]) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
+    const acct = await account(input.workspaceId, s.rows[0].provider_id);
+    if (step.kind === 'main') {
+      if (post.external_post) {
+        const thread = parsePronetPostUrl(post.external_post_url ?? '');
+        if (!thread) throw new ProviderFailure('invalid_input', `cannot resolve the thread of ${post.external_post_url}`);
+        return { account: acct, op: { type: 'comment', text: post.content, media: await loadMedia(input.workspaceId, post.media), parentExternalId: thread.urn } };
+      }
+      return { account: acct, op: { type: 'post', text: post.content, media: await loadMedia(input.workspaceId, post.media) } };
+    }
+    const item = post.thread_items[step.index];
+    if (!item) throw new ProviderFailure('invalid_input', `thread item ${step.index} no longer exists`);
+    return {
+      account: acct,
+      op: { type: 'reply', text: item.content, media: await loadMedia(input.workspaceId, item.media ?? []), parentExternalId: step.parentExternalId },
+    };
+  }
+
+  const stepKey = (input: PublishStepInput) =>
+    input.step.kind === 'reshare' ? `${input.postId}:reshare` : input.step.kind === 'main' ? `${input.step.scheduleId}:main` : `${input.step.scheduleId}:thread:${input.step.index}`;
+
+  return {
+    /** One remote create, exactly once (see the file comment). */
+    async publishStep(input: PublishStepInput): Promise<Published> {
+      const key = stepKey(input);
+      let provider: Provider | null = null;
+      try {
+        const prev = await pool.query<{ state: string; external_id: string | null; external_url: string | null; started_at: Date }>(
+          `select state, external_id, external_url, started_at from publish_attempts where step_key = $1`,
+          [key],
+        );
+        const rec = prev.rows[0];
+        if (rec?.state === 'done') return { externalId: rec.external_id!, externalUrl: rec.external_url! };
+        const { account: acct, op } = await stepContext(input);
+        provider = acct.provider;
+        const adapter = adapters[networkOf(acct.provider)];
+        const done = async (res: Published) => {
+          await pool.query(`update publish_attempts set state = 'done', external_id = $2, external_url = $3, updated_at = now() where step_key = $1`, [
+            key,
+            res.externalId,
+            res.externalUrl,
+          ]);
+          return res;
+        };
+        if (rec?.state === 'sending') {
+          return await done(await reconcile(adapter, acct, op, rec.started_at, 'the previous attempt ended without an answer'));
+        }
+        let sent = false;
+        op.beforeSend = async () => {
+          await pool.query(
+            `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, started_at, updated_at)
+             values ($1, $2, $3, 'sending', 1, now(), now())
+             on conflict (step_key) do update set state = 'sending', attempts = publish_attempts.attempts + 1, started_at = now(), updated_at = now()`,
+            [key, input.workspaceId, input.postId],
+          );
+          sent = true;
+        };
+        try {
+          return await done(await createOnce(adapter, acct, op, new Date()));
+        } catch (e) {
+          // An answer from the network means nothing was created: a retry may send again.
+          if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {
+            await pool.query(`update publish_attempts set state = 'failed', updated_at = now() where step_key = $1`, [key]);
+          }
+          throw e;
+        }
+      } catch (e) {
+        throw asActivityFailure(e, provider);
+      }
+    },
+
+    /**
+     * Starts, or re-signals, the publish workflow of every still-scheduled row of a batch, earliest
+     * first, with bounded parallelism. `signalWithStart` makes this idempotent: a running workflow
+     * of the row's id gets the new schedule, a closed or missing one is started. Progress is
+     * heartbeated, so a retried dispatch resumes where it stopped.
+     */
+    async dispatchScheduleBatch(input: DispatchInput): Promise<{ dispatched: number }> {
+      const rows = await pool.query<{ id: string; post_id: string; n: number; scheduled_time: Date; external_post: boolean }>(
+        `select s.id, s.post_id, s.n, s.scheduled_time, p.external_post
+           from post_schedules s join posts p on p.id = s.post_id
+          where s.batch_id = $1 and s.status = 'scheduled'
+          order by s.scheduled_time, s.id`,
+        [input.batchId],
+      );
+      const ctx = Context.current();
+      const resumeAt = Number(ctx.info.heartbeatDetails ?? 0) || 0;
+      const c = await temporal();
+      const list = rows.rows;
+      let next = resumeAt;
+      let finished = resumeAt;
+      const doneFlags = new Uint8Array(list.length);
+      const worker = async () => {
+        for (;;) {
+          const i = next++;
+          if (i >= list.length) return;
+          const r = list[i]!;
+          await c.workflow.signalWithStart(r.external_post ? 'externalReplyWorkflow' : 'publishPostWorkflow', {
+            workflowId: publishWorkflowId(r.post_id, r.n),
+            taskQueue: input.taskQueue,
+            args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
+            signal: 'schedule',
+            signalArgs: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }],
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+            typedSearchAttributes: new TypedSearchAttributes([
+              { key: SA_WORKSPACE, value: input.workspaceId },
+              { key: SA_POST, value: r.post_id },
+              { key: SA_JOB_TYPE, value: r.external_post ? 'external-reply' : 'publish' },
+            ]),
+            memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
+          });
+          doneFlags[i] = 1;
+          while (finished < list.length && doneFlags[finished]) finished++;
+          ctx.heartbeat(finished);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(DISPATCH_CONCURRENCY, list.length) }, worker));
+      return { dispatched: list.length - resumeAt };
+    },
+  };
+}

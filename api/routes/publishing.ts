@@ -1,0 +1,267 @@
+/**
+ * Scheduling: bulk-schedule (validate every row first, then write all rows in one transaction
+ * and hand them to one dispatch workflow that starts one publish workflow per row), unschedule
+ * (cancels the waiting rows and tells their workflows), and scheduled comments on external
+ * pronet posts (a draft with `externalPost: true` scheduled through the same pipeline).
+ * Mounted before the posts routes: these static paths share the `/v1/posts/` prefix.
+ */
+import { TypedSearchAttributes } from '@temporalio/common';
+import { v7 as uuidv7 } from 'uuid';
+import type { AppDeps } from '../deps.js';
+import { SA } from '../jobs.js';
+import { ApiError, conflict, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
+import { contentProblem, publishWorkflowId, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
+import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
+import { isUuid, providerKindsCompatible, type Automation, type MediaRef, type PostStatus, type Provider, type ThreadItem } from '../../domain/social.js';
+import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
+import { findPost, postJson, POST_COLUMNS, type PostRow } from '../../db/posts.js';
+import { cancelSchedules, livePublishRows, replaceSchedules, type NewScheduleRow, type ReplacedRow } from '../../db/schedules.js';
+import { defineRoute } from '../route.js';
+import { PostIdParams, PostResponse } from '../schemas/posts.js';
+import { BulkScheduleBody, ExternalReplyBody, MAX_SCHEDULE_ROWS, MessageResponse } from '../schemas/publishing.js';
+
+const MAX_DETAILS = 50;
+const SIGNAL_CONCURRENCY = 16;
+
+function validationFailed(details: ErrorDetail[]): ApiError {
+  const first = details[0]!;
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+  return new ApiError(400, 'validation_failed', `${first.path}: ${first.message}${more}; nothing was scheduled`, details);
+}
+
+interface PostForSchedule {
+  id: string;
+  status: PostStatus;
+  kind: Provider;
+  content: string;
+  media: MediaRef[];
+  thread_items: ThreadItem[];
+  external_post: boolean;
+  parent_post_id: string | null;
+}
+
+async function mediaTypes(db: Queryable, workspaceId: string, posts: PostForSchedule[]): Promise<Map<string, string>> {
+  const names = new Set<string>();
+  for (const p of posts) {
+    p.media.forEach((m) => names.add(m.fileName));
+    p.thread_items.forEach((t) => t.media?.forEach((m) => names.add(m.fileName)));
+  }
+  if (!names.size) return new Map();
+  const r = await db.query<{ file_name: string; content_type: string }>(
+    `select file_name, content_type from media_objects where workspace_id = $1 and file_name = any($2::text[])`,
+    [workspaceId, [...names]],
+  );
+  return new Map(r.rows.map((m) => [m.file_name, m.content_type]));
+}
+
+/**
+ * Every row checked before anything is written: the post (of this workspace, draft or scheduled,
+ * not a repost child, listed once, nothing of it publishing), the integration (connected, of this
+ * workspace, of a kind that suits the post and its content) and the time (ISO 8601, future).
+ */
+async function validateBulk(db: Queryable, workspaceId: string, body: BulkScheduleBody, now: Date): Promise<NewScheduleRow[]> {
+  const details: ErrorDetail[] = [];
+  const fail = (path: string, message: string) => {
+    if (details.length < MAX_DETAILS) details.push({ path, message });
+  };
+  const total = body.posts.reduce((s, p) => s + p.schedules.length, 0);
+  if (total > MAX_SCHEDULE_ROWS) throw invalidField('/posts', `carries ${total} schedule rows; at most ${MAX_SCHEDULE_ROWS} per request`);
+
+  const postIds = [...new Set(body.posts.map((p) => p.postId.toLowerCase()).filter(isUuid))];
+  const providerIds = [...new Set(body.posts.flatMap((p) => p.schedules.map((s) => s.providerId.toLowerCase())).filter(isUuid))];
+  const [posts, integrations, live] = await Promise.all([
+    db.query<PostForSchedule>(
+      `select p.id, p.status, i.provider as kind, p.content, p.media, p.thread_items, p.external_post, p.parent_post_id
+         from posts p join integrations i on i.id = p.provider_id
+        where p.workspace_id = $1 and p.id = any($2::uuid[])`,
+      [workspaceId, postIds],
+    ),
+    db.query<{ id: string; provider: Provider }>(
+      `select id, provider from integrations where workspace_id = $1 and status = 'connected' and id = any($2::uuid[])`,
+      [workspaceId, providerIds],
+    ),
+    livePublishRows(db, postIds),
+  ]);
+  const postById = new Map(posts.rows.map((p) => [p.id, p]));
+  const kindById = new Map(integrations.rows.map((i) => [i.id, i.provider]));
+  const publishing = new Set(live.map((r) => r.post_id));
+  const types = await mediaTypes(db, workspaceId, posts.rows);
+
+  const rows: NewScheduleRow[] = [];
+  const seen = new Set<string>();
+  for (const [i, entry] of body.posts.entries()) {
+    const id = entry.postId.toLowerCase();
+    const post = postById.get(id);
+    if (!post) {
+      fail(`/posts/${i}/postId`, 'is not a post of this workspace');
+      continue;
+    }
+    if (seen.has(id)) fail(`/posts/${i}/postId`, 'is listed twice; give one entry with several schedules');
+    seen.add(id);
+    if (post.parent_post_id) fail(`/posts/${i}/postId`, 'is a repost child; it publishes with its parent');
+    else if (post.status !== 'draft' && post.status !== 'scheduled') fail(`/posts/${i}/postId`, `is ${post.status}; only draft or scheduled posts can be scheduled`);
+    else if (publishing.has(id)) fail(`/posts/${i}/postId`, 'is already being published');
+    for (const [j, s] of entry.schedules.entries()) {
+      const at = `/posts/${i}/schedules/${j}`;
+      const providerId = s.providerId.toLowerCase();
+      const kind = kindById.get(providerId);
+      if (!kind) fail(`${at}/providerId`, 'is not a connected integration of this workspace');
+      else if (!providerKindsCompatible(post.kind, kind)) fail(`${at}/providerId`, `is a ${kind} account; this post is for ${post.kind}`);
+      else {
+        const problem = contentProblem({ content: post.content, media: post.media, threadItems: post.thread_items, externalPost: post.external_post }, kind, types);
+        if (problem) fail(`${at}/${problem[0]}`, problem[1]);
+      }
+      const timeProblem = scheduledTimeProblem(s.scheduledTime, now);
+      if (timeProblem) fail(`${at}/scheduledTime`, timeProblem);
+      rows.push({ postId: id, providerId, scheduledTime: new Date(s.scheduledTime), automation: (s.automation ?? {}) as Automation });
+    }
+  }
+  if (details.length) throw validationFailed(details);
+  return rows;
+}
+
+/** Writes the rows and starts their dispatch, atomically: the dispatch starts inside the transaction. */
+async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows: NewScheduleRow[]): Promise<ReplacedRow[]> {
+  const ids = [...new Set(rows.map((r) => r.postId))].sort();
+  await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [ids]);
+  // Re-checked under the lock: a publish may have started since validation.
+  const live = await livePublishRows(tx, ids);
+  if (live.length) throw conflict(`Post ${live[0]!.post_id} is already being published`, 'invalid_post_state');
+  const batchId = uuidv7();
+  const { stale } = await replaceSchedules(tx, workspaceId, batchId, rows);
+  const taskQueue = deps.config.temporal.taskQueue;
+  // If the commit fails after this start, the dispatch finds no rows of the batch and does nothing.
+  await deps.temporal.workflow.start('scheduleBatchWorkflow', {
+    workflowId: scheduleBatchWorkflowId(batchId),
+    taskQueue,
+    args: [{ batchId, workspaceId, taskQueue }],
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: SA.WorkspaceId, value: workspaceId },
+      { key: SA.JobType, value: 'bulk-schedule' },
+    ]),
+    memo: { workspaceId, rows: rows.length },
+  });
+  return stale;
+}
+
+/** Tells the workflows of rows that no longer exist (or were cancelled) to stop waiting. */
+async function signalUnscheduled(deps: AppDeps, rows: ReplacedRow[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < rows.length) {
+      const r = rows[next++]!;
+      // A workflow that already ended needs no signal; the database claim stops it anyway.
+      await deps.temporal.workflow
+        .getHandle(publishWorkflowId(r.postId, r.n))
+        .signal('unschedule', { scheduleId: r.id })
+        .catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SIGNAL_CONCURRENCY, rows.length) }, worker));
+}
+
+async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow> {
+  const post = isUuid(id) ? await findPost(db, workspaceId, id.toLowerCase(), forUpdate) : undefined;
+  if (!post) throw notFound('Post', id);
+  return post;
+}
+
+export const publishingRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/v1/posts/bulk-schedule',
+    tag: 'Social publishing',
+    summary: 'Schedule posts, one publish per schedule row',
+    description:
+      'Every row is validated first (post of the workspace in `draft` or `scheduled`; `providerId` a connected integration whose ' +
+      'kind suits the post and its content; `scheduledTime` ISO 8601 in the future; `automation` valid). Any failure answers 400 ' +
+      'naming the rows (`/posts/3/schedules/0/scheduledTime`) and schedules nothing. Otherwise each row gets a publish workflow ' +
+      '(`publish-<postId>-<n>`) waiting durably for `scheduledTime`; scheduling a post again replaces its rows and reschedules the ' +
+      `running workflows. At most ${MAX_SCHEDULE_ROWS} rows per request.`,
+    body: BulkScheduleBody,
+    responses: { 200: MessageResponse },
+    errors: [400, 401, 409, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const rows = await validateBulk(deps.pool, auth.workspaceId, body, new Date());
+      const stale = await withTransaction(deps.pool, (tx) => schedule(tx, deps, auth.workspaceId, rows));
+      await signalUnscheduled(deps, stale);
+      const posts = new Set(rows.map((r) => r.postId)).size;
+      return { message: `Scheduled ${rows.length} publish${rows.length === 1 ? '' : 'es'} for ${posts} post${posts === 1 ? '' : 's'}` };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/posts/external-linkedin-reply',
+    tag: 'Social publishing',
+    summary: 'Schedule a comment on an external pronet post',
+    description:
+      'Creates a draft with `externalPost: true` and schedules it like any post: at `scheduledTime` the comment is published on the ' +
+      'thread resolved from `externalPostUrl` (feed/update URLs, /posts/ URLs, activity/ugcPost/share URNs). `providerId` must be a ' +
+      'connected `pronet` or `pronetPage` integration. Answers the scheduled post.',
+    body: ExternalReplyBody,
+    responses: { 200: PostResponse },
+    errors: [400, 401, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const thread = parsePronetPostUrl(body.externalPostUrl);
+      if (!thread) throw invalidField('/externalPostUrl', 'is not a pronet post URL or URN (activity, ugcPost or share)');
+      const providerId = body.providerId.toLowerCase();
+      const integ = isUuid(providerId)
+        ? await deps.pool.query<{ provider: Provider }>(`select provider from integrations where id = $1 and workspace_id = $2 and status = 'connected'`, [
+            providerId,
+            auth.workspaceId,
+          ])
+        : { rows: [] };
+      const kind = integ.rows[0]?.provider;
+      if (!kind) throw invalidField('/providerId', 'is not a connected integration of this workspace');
+      if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
+      const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
+      if (timeProblem) throw invalidField('/scheduledTime', timeProblem);
+
+      const post = await withTransaction(deps.pool, async (tx) => {
+        const id = uuidv7();
+        await tx.query(
+          `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
+                              external_post_url, thread_external_ids, created_at, updated_at)
+           values ($1, $2, $3, 'draft', $4, '[]', '[]', '[]', '{}', true, $5, '[]', now(), now())`,
+          [id, auth.workspaceId, providerId, body.content, body.externalPostUrl.trim()],
+        );
+        await schedule(tx, deps, auth.workspaceId, [{ postId: id, providerId, scheduledTime: new Date(body.scheduledTime), automation: {} }]);
+        return (await tx.query<PostRow>(`select ${POST_COLUMNS} from posts where id = $1`, [id])).rows[0]!;
+      });
+      return { data: postJson(post) };
+    },
+  }),
+
+  defineRoute({
+    method: 'post',
+    path: '/v1/posts/{postId}/unschedule',
+    tag: 'Social publishing',
+    summary: 'Unschedule a post',
+    description:
+      'Cancels the waiting publishes of a scheduled post (their workflows are told and stop) and makes it a draft again; its repost ' +
+      'children become drafts. A repost child is cancelled. A post already publishing or published answers 409.',
+    params: PostIdParams,
+    responses: { 200: PostResponse },
+    errors: [401, 404, 409, 500],
+    handler: async ({ params, auth, deps }) => {
+      const { post, cancelled } = await withTransaction(deps.pool, async (tx) => {
+        const post = await loadPost(tx, auth.workspaceId, params.postId, true);
+        if (post.parent_post_id) {
+          if (post.status !== 'scheduled' && post.status !== 'draft') throw conflict(`This repost is ${post.status} and cannot be cancelled`, 'invalid_post_state');
+          await tx.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [post.id]);
+          return { post: (await findPost(tx, auth.workspaceId, post.id))!, cancelled: [] as ReplacedRow[] };
+        }
+        if (post.status !== 'scheduled') throw conflict(`Only a scheduled post can be unscheduled; this one is ${post.status}`, 'invalid_post_state');
+        const live = await livePublishRows(tx, [post.id]);
+        if (live.length) throw conflict('The post is already being published', 'invalid_post_state');
+        const cancelled = await cancelSchedules(tx, post.id);
+        return { post: (await findPost(tx, auth.workspaceId, post.id))!, cancelled };
+      });
+      await signalUnscheduled(deps, cancelled);
+      return { data: postJson(post) };
+    },
+  }),
+];

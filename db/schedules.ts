@@ -1,0 +1,95 @@
+/**
+ * Schedule rows (`post_schedules`, one per bulk-schedule row) as the API writes them: set-based
+ * SQL so 10,000 rows are one statement each, all inside the caller's transaction.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { publishWorkflowId } from '../domain/publishing.js';
+import type { Automation } from '../domain/social.js';
+import type { Queryable } from './pool.js';
+import { syncRepostChildren } from './posts.js';
+
+export interface NewScheduleRow {
+  postId: string;
+  providerId: string;
+  scheduledTime: Date;
+  automation: Automation;
+}
+
+export interface ReplacedRow {
+  id: string;
+  postId: string;
+  n: number;
+}
+
+/** Rows of these posts that are publishing or published (they cannot be replaced). */
+export async function livePublishRows(db: Queryable, postIds: string[]): Promise<Array<{ post_id: string; status: string }>> {
+  const r = await db.query<{ post_id: string; status: string }>(
+    `select post_id, status from post_schedules where post_id = any($1::uuid[]) and status in ('publishing','published')`,
+    [postIds],
+  );
+  return r.rows;
+}
+
+/**
+ * Replaces the schedule rows of the posts in `rows` (grouped by post, in order: row n of a post
+ * is its n-th entry) with new rows of batch `batchId`, marks the posts `scheduled` at their
+ * earliest time and aligns their repost children. Returns the old rows no new row replaces
+ * (their workflows are told to stop).
+ */
+export async function replaceSchedules(db: Queryable, workspaceId: string, batchId: string, rows: NewScheduleRow[]): Promise<{ stale: ReplacedRow[]; inserted: number }> {
+  const postIds = [...new Set(rows.map((r) => r.postId))];
+  const counts = new Map<string, number>();
+  const ids: string[] = [];
+  const ns: number[] = [];
+  for (const r of rows) {
+    const n = counts.get(r.postId) ?? 0;
+    counts.set(r.postId, n + 1);
+    ids.push(uuidv7());
+    ns.push(n);
+  }
+  const old = await db.query<{ id: string; post_id: string; n: number }>(
+    `delete from post_schedules where post_id = any($1::uuid[]) returning id, post_id, n`,
+    [postIds],
+  );
+  const stale = old.rows.filter((o) => o.n >= (counts.get(o.post_id) ?? 0)).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
+  await db.query(
+    `insert into post_schedules (id, post_id, workspace_id, provider_id, scheduled_time, automation, workflow_id, status, n, batch_id, created_at, updated_at)
+     select u.id, u.post_id, $1, u.provider_id, u.scheduled_time, u.automation, u.workflow_id, 'scheduled', u.n, $2, now(), now()
+       from unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::timestamptz[], $7::jsonb[], $8::text[], $9::int[])
+         as u(id, post_id, provider_id, scheduled_time, automation, workflow_id, n)`,
+    [
+      workspaceId,
+      batchId,
+      ids,
+      rows.map((r) => r.postId),
+      rows.map((r) => r.providerId),
+      rows.map((r) => r.scheduledTime.toISOString()),
+      rows.map((r) => JSON.stringify(r.automation)),
+      rows.map((r, i) => publishWorkflowId(r.postId, ns[i]!)),
+      ns,
+    ],
+  );
+  await db.query(
+    `update posts p set status = 'scheduled', scheduled_time = s.first, error = null, updated_at = now()
+       from (select post_id, min(scheduled_time) as first from post_schedules where post_id = any($1::uuid[]) group by post_id) s
+      where p.id = s.post_id`,
+    [postIds],
+  );
+  const parents = await db.query<{ parent_post_id: string }>(`select distinct parent_post_id from posts where parent_post_id = any($1::uuid[])`, [postIds]);
+  for (const p of parents.rows) await syncRepostChildren(db, p.parent_post_id);
+  return { stale, inserted: rows.length };
+}
+
+/**
+ * Unschedules a post: its waiting rows become `cancelled`, the post a draft without a time,
+ * its repost children drafts. Returns the rows cancelled (their workflows are told to stop).
+ */
+export async function cancelSchedules(db: Queryable, postId: string): Promise<ReplacedRow[]> {
+  const r = await db.query<{ id: string; post_id: string; n: number }>(
+    `update post_schedules set status = 'cancelled', updated_at = now() where post_id = $1 and status = 'scheduled' returning id, post_id, n`,
+    [postId],
+  );
+  await db.query(`update posts set status = 'draft', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
+  await syncRepostChildren(db, postId);
+  return r.rows.map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
+}

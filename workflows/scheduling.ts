@@ -1,0 +1,143 @@
+/**
+ * What every scheduled-publish workflow shares: the `schedule` and `unschedule` signals, the
+ * durable wait until `scheduledTime` (restarted when a reschedule arrives, ended by an
+ * unschedule), the activity proxies (provider calls on the network's own task queue) and the
+ * reading of typed failures. Deterministic: only `@temporalio/workflow` and types.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { PostError, Provider } from '../domain/social.js';
+
+export interface PublishWorkflowInput {
+  workspaceId: string;
+  postId: string;
+  /** Schedule row number: the workflow id is `publish-<postId>-<n>`. */
+  n: number;
+  /** Base task queue; provider calls go to `<taskQueue>-microblog` / `<taskQueue>-pronet`. */
+  taskQueue: string;
+}
+
+/** A schedule row's identity and time; row ids are UUIDv7, so a later bulk-schedule sorts later. */
+export interface ScheduleSignal {
+  scheduleId: string;
+  scheduledTime: string;
+}
+
+export const scheduleSignal = defineSignal<[ScheduleSignal]>('schedule');
+export const unscheduleSignal = defineSignal<[{ scheduleId: string }]>('unschedule');
+
+export interface PublishState {
+  phase: 'waiting' | 'publishing' | 'published' | 'failed' | 'cancelled' | 'superseded';
+  scheduleId: string | null;
+  scheduledTime: string | null;
+  externalId: string | null;
+  threadExternalIds: string[];
+  error: PostError | null;
+}
+export const stateQuery = defineQuery<PublishState>('state');
+
+export type PublishResult = Pick<PublishState, 'phase' | 'externalId' | 'threadExternalIds' | 'error'>;
+
+export const db = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/**
+ * Provider calls: typed failures decide. invalid_input, credentials_revoked and outcome_unknown
+ * are final; rate_limited waits `Retry-After` (the failure's next retry delay); transient
+ * retries with backoff.
+ */
+export function providerActivities(taskQueue: string, provider: Provider) {
+  return proxyActivities<Activities>({
+    taskQueue: `${taskQueue}-${provider === 'microblog' ? 'microblog' : 'pronet'}`,
+    startToCloseTimeout: '10 minutes',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '2 minutes',
+      maximumAttempts: 8,
+      nonRetryableErrorTypes: ['invalid_input', 'credentials_revoked', 'outcome_unknown'],
+    },
+  });
+}
+
+/** The stored error of a failed provider step. */
+export function publishError(err: unknown, provider: Provider): PostError {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const d = cause.details?.[0] as { code?: string } | undefined;
+    return { code: d?.code ?? cause.type ?? 'publish_failed', message: cause.message, provider };
+  }
+  // Attempts spent on timeouts: the last attempt's outcome was looked up by the next, so the
+  // network was unreachable throughout.
+  const msg = cause instanceof Error ? cause.message : String(cause);
+  return { code: 'provider_unavailable', message: msg, provider };
+}
+
+/**
+ * Holds the latest schedule of this workflow and waits durably until it is due. Returns the
+ * due schedule, or null once it was unscheduled.
+ */
+export class ScheduleBox {
+  current: ScheduleSignal | undefined;
+  cancelled = false;
+
+  constructor(readonly state: PublishState) {
+    setHandler(scheduleSignal, (s) => {
+      if (!this.current || s.scheduleId > this.current.scheduleId) {
+        this.current = s;
+        this.cancelled = false;
+        state.scheduleId = s.scheduleId;
+        state.scheduledTime = s.scheduledTime;
+        state.phase = 'waiting';
+      } else if (s.scheduleId === this.current.scheduleId) {
+        this.current = { ...this.current, scheduledTime: s.scheduledTime };
+        state.scheduledTime = s.scheduledTime;
+      }
+    });
+    setHandler(unscheduleSignal, ({ scheduleId }) => {
+      if (this.current?.scheduleId === scheduleId) this.cancelled = true;
+    });
+    setHandler(stateQuery, () => state);
+  }
+
+  /** Moves the due time of the current schedule (the database said later than the signal). */
+  setTime(scheduleId: string, scheduledTime: string): void {
+    if (this.current?.scheduleId === scheduleId) {
+      this.current = { scheduleId, scheduledTime };
+      this.state.scheduledTime = scheduledTime;
+    }
+  }
+
+  async waitUntilDue(): Promise<ScheduleSignal | null> {
+    for (;;) {
+      await condition(() => this.current !== undefined || this.cancelled);
+      if (this.cancelled) return null;
+      const target = this.current!;
+      const ms = Date.parse(target.scheduledTime) - Date.now();
+      if (ms <= 0) return target;
+      const changed = await condition(() => this.current !== target || this.cancelled, ms);
+      if (!changed) return target;
+    }
+  }
+
+  /** True when a newer schedule arrived after `s` was taken. */
+  replaced(s: ScheduleSignal): boolean {
+    return this.current !== undefined && this.current.scheduleId !== s.scheduleId;
+  }
+}
+
+export function initialState(): PublishState {
+  return { phase: 'waiting', scheduleId: null, scheduledTime: null, externalId: null, threadExternalIds: [], error: null };
+}
+
+export const resultOf = (s: PublishState): PublishResult => ({ phase: s.phase, externalId: s.externalId, threadExternalIds: s.threadExternalIds, error: s.error });
