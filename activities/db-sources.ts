@@ -188,23 +188,28 @@ export function createSourceActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Registers the job of a scheduled pull (idempotent per job id) and returns the look-back of
-     * the source's `runFrequency`, or null when the source is gone or no longer periodic.
+     * Settings of a scheduled pull: the look-back of the source's `runFrequency`, or null when
+     * the source is gone or no longer periodic (the run is then skipped).
      */
-    async registerScheduledPull(input: { workspaceId: string; sourceId: string; jobId: string; jobType: string; workflowId: string }): Promise<{ numberOfPastDaysToSync: number } | null> {
+    async scheduledPullSettings(input: { workspaceId: string; sourceId: string }): Promise<{ numberOfPastDaysToSync: number } | null> {
       const r = await deps.pool.query<{ run_frequency: { numberOfPastDaysToSync?: string } | null; source_type: string }>(
         `select run_frequency, source_type from sources where id = $1 and workspace_id = $2`,
         [input.sourceId, input.workspaceId],
       );
       const src = r.rows[0];
       if (!src || !src.run_frequency || !isListeningSourceType(src.source_type)) return null;
-      await deps.pool.query(
-        `insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4) on conflict do nothing`,
-        [input.jobId, input.workspaceId, input.jobType, input.workflowId],
-      );
-      await deps.pool.query(`update sources set refresh_status = 'queued', updated_at = now() where id = $1`, [input.sourceId]);
       const days = Number(src.run_frequency.numberOfPastDaysToSync ?? 1);
       return { numberOfPastDaysToSync: Number.isFinite(days) && days > 0 ? days : 1 };
+    },
+
+    /** Registers the job of a started scheduled pull (idempotent per job id), so GET /jobs/{jobId} finds it. */
+    async registerScheduledPull(input: { workspaceId: string; sourceId: string; jobId: string; jobType: string; workflowId: string }): Promise<void> {
+      await deps.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4) on conflict do nothing`, [
+        input.jobId,
+        input.workspaceId,
+        input.jobType,
+        input.workflowId,
+      ]);
     },
   };
 }

@@ -8,7 +8,7 @@
  * registers a `source-pull` job and runs the pull as a child workflow under that job's id, so
  * scheduled pulls are jobs like any other.
  */
-import { CancellationScope, executeChild, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { PullPageResult } from '../activities/db-sources.js';
 import { runJob, type JobInput } from './job.js';
@@ -40,7 +40,7 @@ export interface SourcePullResult {
   truncated: boolean;
 }
 
-const { beginSourcePull, finishSourcePull, registerScheduledPull } = proxyActivities<Activities>({
+const { beginSourcePull, finishSourcePull, registerScheduledPull, scheduledPullSettings } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
@@ -119,31 +119,35 @@ function workflowUuidV7(): string {
 }
 
 export async function sourceRefreshWorkflow(input: SourceRefreshInput): Promise<{ jobId: string | null; jobStatus: 'completed' | 'failed' | 'skipped' }> {
+  const settings = await scheduledPullSettings(input);
+  if (!settings) return { jobId: null, jobStatus: 'skipped' };
   const jobId = workflowUuidV7();
   const workflowId = `${SOURCE_PULL_JOB_TYPE}-${jobId}`;
-  const reg = await registerScheduledPull({ ...input, jobId, jobType: SOURCE_PULL_JOB_TYPE, workflowId });
-  if (!reg) return { jobId: null, jobStatus: 'skipped' };
   const attrs = workflowInfo()
     .typedSearchAttributes.getAll()
     .map((p) => (p.key.name === 'JobType' ? { ...p, value: SOURCE_PULL_JOB_TYPE } : p));
+  // Started before its jobs row exists, so GET /jobs/{jobId} never sees a job without a workflow.
+  const child = await startChild(sourcePullWorkflow, {
+    workflowId,
+    args: [
+      {
+        sourceId: input.sourceId,
+        segmentId: null,
+        numberOfPastDaysToSync: settings.numberOfPastDaysToSync,
+        trigger: 'schedule',
+        jobId,
+        workspaceId: input.workspaceId,
+        jobType: SOURCE_PULL_JOB_TYPE,
+        webhook: null,
+      },
+    ],
+    typedSearchAttributes: attrs as never,
+    memo: { jobId, workspaceId: input.workspaceId },
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  });
+  await registerScheduledPull({ ...input, jobId, jobType: SOURCE_PULL_JOB_TYPE, workflowId });
   try {
-    await executeChild(sourcePullWorkflow, {
-      workflowId,
-      args: [
-        {
-          sourceId: input.sourceId,
-          segmentId: null,
-          numberOfPastDaysToSync: reg.numberOfPastDaysToSync,
-          trigger: 'schedule',
-          jobId,
-          workspaceId: input.workspaceId,
-          jobType: SOURCE_PULL_JOB_TYPE,
-          webhook: null,
-        },
-      ],
-      typedSearchAttributes: attrs as never,
-      memo: { jobId, workspaceId: input.workspaceId },
-    });
+    await child.result();
     return { jobId, jobStatus: 'completed' };
   } catch {
     // The job's own status says why; the schedule keeps running.
