@@ -4,6 +4,7 @@
  */
 import type { ActivityDeps } from './deps.js';
 import { createCreditActivities } from './credits.js';
+import { createDiscoveryActivities } from './db-discovery.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createSourceActivities } from './db-sources.js';
 import { createEnrichmentActivities } from './providers/enrichment.js';
@@ -13,6 +14,7 @@ import { createPublishingActivities } from './publishing.js';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createCreditActivities(deps),
+    ...createDiscoveryActivities(deps),
     ...createWebhookActivities(deps),
     ...createSourceActivities(deps),
     ...createEnrichmentActivities(deps),

@@ -86,7 +86,8 @@ function convert(spec: ColumnSpec, v: unknown, fromCsv: boolean): Cell {
   const k = spec.key;
   if (v === undefined || v === null || (fromCsv && v === '')) {
     if (spec.required) throw new RecordError(`${k} is required`);
-    if (spec.kind === 'textArray' || spec.kind === 'emails' || spec.kind === 'phones') return [];
+    if (spec.kind === 'textArray') return [];
+    if (spec.kind === 'emails' || spec.kind === 'phones') return '[]';
     if (spec.kind === 'bool') return false;
     return null;
   }
@@ -134,7 +135,8 @@ function convert(spec: ColumnSpec, v: unknown, fromCsv: boolean): Cell {
       const arr = typeof v === 'string' ? jsonValue(v, k) : v;
       const [field, other] = spec.kind === 'emails' ? ['email', 'status'] : ['number', 'type'];
       if (!Array.isArray(arr)) throw new RecordError(`${k} must be an array of {${field}, ${other}}`);
-      return arr.map((item, i) => {
+      // jsonb columns take the JSON text
+      return JSON.stringify(arr.map((item, i) => {
         if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new RecordError(`${k}[${i}] must be an object {${field}, ${other}}`);
         const o = item as Raw;
         const main = o[field];
@@ -144,7 +146,7 @@ function convert(spec: ColumnSpec, v: unknown, fromCsv: boolean): Cell {
         if (extra !== null && typeof extra !== 'string') throw new RecordError(`${k}[${i}].${other} must be a string`);
         for (const key of Object.keys(o)) if (key !== field && key !== other) throw new RecordError(`${k}[${i}] has an unknown property ${key}`);
         return { [field]: spec.kind === 'emails' ? main.trim().toLowerCase() : main.trim(), [other]: extra };
-      });
+      }));
     }
   }
 }

@@ -1,5 +1,6 @@
 /** Every workflow type the worker registers (the bundle entry point). One file per workflow. */
 export * from './enrichment.js';
+export * from './importVerifiedCompanies.js';
 export * from './sourcePull.js';
 export * from './publishPost.js';
 export * from './externalReply.js';

@@ -5,6 +5,8 @@
  */
 import type { RouteDef } from '../route.js';
 import { platformRoutes } from './platform.js';
+import { discoveryRoutes } from './discovery.js';
+import { discoverySchemaRoutes } from './discoverySchema.js';
 import { enrichmentRoutes } from './enrichment.js';
 import { integrationRoutes } from './integrations.js';
 import { mediaRoutes } from './media.js';
@@ -13,4 +15,4 @@ import { postRoutes } from './posts.js';
 import { segmentRoutes } from './segments.js';
 import { sourceRoutes } from './sources.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes];

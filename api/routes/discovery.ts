@@ -1,0 +1,146 @@
+/**
+ * Discovery search over the global dataset (API-SPEC "Discovery search", DESIGN §4):
+ * v2 searches (grouped conditions, keyset pages, exact totals), verified searches (flat input
+ * mapping, ranked numbered pages) and the verified-company import job.
+ *
+ * Credits: exactly the price × rows returned in `data`, debited atomically after the page is read
+ * and before it is answered; a balance that cannot cover the page is a 402 and charges nothing.
+ * Session keys are not billed. `limit` / the pull number caps what a request can cost.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { defineRoute, reply } from '../route.js';
+import type { AppDeps } from '../deps.js';
+import type { AuthContext } from '../middleware/auth.js';
+import { JobAccepted } from '../schemas/common.js';
+import {
+  CompanyPage,
+  ContactPage,
+  ImportVerifiedCompaniesBody,
+  V2SearchBody,
+  VerifiedCompanyBody,
+  VerifiedContactBody,
+  type VerifiedBody,
+} from '../schemas/discovery.js';
+import { startJob } from '../jobs.js';
+import { assertOutboundUrl } from '../../activities/outbound.js';
+import { debitCredits } from '../../db/credits.js';
+import { searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
+import { assertSegment } from '../../db/segmentLinks.js';
+import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { discoveryCharge, type DiscoveryOperation } from '../../domain/pricing.js';
+import { notFound } from '../../domain/errors.js';
+import type { ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
+
+async function charge(deps: AppDeps, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
+  const amount = discoveryCharge(op, page.data.length);
+  if (amount === 0 || !auth.billable) return;
+  await debitCredits(deps.pool, {
+    workspaceId: auth.workspaceId,
+    amount,
+    idempotencyKey: `${op}:${uuidv7()}`,
+    reason: op,
+    metadata: { rows: page.data.length, totalRecords: page.meta.totalRecords },
+    billable: auth.billable,
+  });
+}
+
+const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
+  [
+    `Searches the ${entity === 'contact' ? 'people' : 'companies'} of the discovery dataset. \`conditions\` (root, AND-ed) and/or \`groupedCondition\``,
+    '(AND / OR / NOT, nestable) use paths from',
+    `GET /schema/discovery-search-v2/${entity}; operators per type as listed there. Results are ordered by record id and paged by keyset`,
+    '(`meta.nextToken` / `previousToken`, bound to the query: a token used with other conditions or fields is a 400); `meta.totalRecords` is exact.',
+    entity === 'company'
+      ? 'dsContact.* conditions keep companies having at least one matching person; the person conditions of one group are met by the same person.'
+      : 'Items follow the Contact shape: `dsContact.member_job_title` → `title`, `dsCompany.company_name` → `company.companyName` (with `company.id`).',
+    'Charged 1 credit per row returned in `data`; 402 `insufficient_credits` (nothing charged) when the balance cannot cover the page.',
+  ].join(' ');
+
+const verifiedDescription = (entity: DiscoveryEntity) =>
+  [
+    `Ranked search over verified ${entity === 'company' ? 'companies' : 'people'}. ${VERIFIED_RANKING_DOC[entity]}`,
+    `Filters are a flat \`inputFieldMapping\` (names from GET /schema/verified-discovery/${entity}); \`page\` ≤ 1000, \`limit\` ≤ ${VERIFIED_MAX_LIMIT};`,
+    `company name and website lists ≤ 500 entries each and 500 combined (else 400). \`${entity === 'company' ? 'numberOfCompaniesToPull' : 'numberOfContactsToPull'}\``,
+    'caps the ranked rows over all pages (and `meta.totalRecords`). No cursor: `previousToken` and `nextToken` are empty.',
+    'Charged 4 credits per row returned in `data`; 402 (nothing charged) when the balance cannot cover the page.',
+  ].join(' ');
+
+function verifiedRoute(entity: DiscoveryEntity) {
+  const op: DiscoveryOperation = entity === 'company' ? 'find-verified-companies' : 'find-verified-contacts';
+  return defineRoute({
+    method: 'post', path: `/discovery-search/${op}`, tag: 'Discovery search',
+    summary: `Find verified ${entity === 'company' ? 'companies' : 'contacts'} (ranked, numbered pages)`,
+    description: verifiedDescription(entity),
+    body: entity === 'company' ? VerifiedCompanyBody : VerifiedContactBody,
+    responses: { 200: entity === 'company' ? CompanyPage : ContactPage }, errors: [400, 401, 402, 429, 500],
+    handler: async ({ body, auth, deps }) => {
+      const b = body as VerifiedBody;
+      const filters = parseVerifiedInput(entity, b.inputFieldMapping);
+      const page = await searchVerified(deps.pool, entity, { page: b.page ?? 1, limit: b.limit ?? VERIFIED_MAX_LIMIT, fields: b.fields, filters });
+      await charge(deps, auth, op, page);
+      return { data: page.data, meta: page.meta };
+    },
+  });
+}
+
+export const discoveryRoutes = [
+  defineRoute({
+    method: 'post', path: '/discovery-search/find-contacts-v2', tag: 'Discovery search',
+    summary: 'Find contacts with grouped conditions (v2)', description: V2_DESCRIPTION('contact'),
+    body: V2SearchBody, responses: { 200: ContactPage }, errors: [400, 401, 402, 429, 500],
+    handler: async ({ body, auth, deps }) => {
+      const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body);
+      await charge(deps, auth, 'find-contacts-v2', page);
+      return page;
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
+    summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
+    body: V2SearchBody, responses: { 200: CompanyPage }, errors: [400, 401, 402, 429, 500],
+    handler: async ({ body, auth, deps }) => {
+      const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body);
+      await charge(deps, auth, 'find-companies-v2', page);
+      return page;
+    },
+  }),
+  verifiedRoute('company'),
+  verifiedRoute('contact'),
+  defineRoute({
+    method: 'post', path: '/discovery-search/import-verified-companies', tag: 'Discovery search',
+    summary: 'Save chosen verified companies into the workspace (job)',
+    description: [
+      'Starts a job that upserts the given verified companies (ids from find-verified-companies) as workspace companies (matched by',
+      'website domain, else name; re-import updates). With `segmentId`, the companies\' verified people (up to `contactsPerCompany` each, ranked',
+      'as in find-verified-contacts) are also ingested as contacts through the workspace\'s importFromWebhook source `verified-discovery`,',
+      'attached to that segment. Ids that are unknown or not verified are reported in the job result. Not charged.',
+      'Result: `{companies: {requested, imported, created, updated, notFound[]}, contacts: {imported, created, updated}, sourceId}`.',
+    ].join(' '),
+    body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      if (body.segmentId) {
+        try {
+          await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+        } catch {
+          throw notFound('Segment', body.segmentId);
+        }
+      }
+      if (body.webhookConfiguration) await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
+      const args: ImportVerifiedCompaniesInput = {
+        companyIds: body.companyIds,
+        segmentId: body.segmentId ?? null,
+        contactsPerCompany: body.contactsPerCompany ?? 10,
+      };
+      const accepted = await startJob(deps, {
+        workspaceId: auth.workspaceId,
+        type: 'import-verified-companies',
+        workflowType: 'importVerifiedCompaniesWorkflow',
+        args,
+        webhook: body.webhookConfiguration ?? null,
+        message: `Import of ${body.companyIds.length} verified companies accepted; poll jobStatusEndpoint for the result`,
+      });
+      return reply(202, accepted);
+    },
+  }),
+];

@@ -1,0 +1,172 @@
+/** Request and response shapes of the Discovery search group and the discovery Schema endpoints. */
+import { Type, type Static } from '@sinclair/typebox';
+import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
+import { V2_MAX_LIMIT } from '../../db/discoverySearch.js';
+
+// ---------------------------------------------------------------------------------------------
+// v2 search
+
+export const V2SearchBody = Type.Object(
+  {
+    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    conditions: Type.Optional(Type.Array(Type.Ref(Condition), { maxItems: 200, description: 'Root conditions, AND-ed with `groupedCondition`' })),
+    fields: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        maxItems: 100,
+        description: 'Paths from the discovery-search-v2 schema (`dsContact.*`, `dsCompany.*`); each item carries `id` plus these. Default: the Contact / Company record fields',
+      }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: V2_MAX_LIMIT, default: 25, description: 'Rows per page; caps results and credit use (1 credit per row returned)' })),
+    paginationToken: Type.Optional(PaginationToken),
+  },
+  { additionalProperties: false },
+);
+export type V2SearchBody = Static<typeof V2SearchBody>;
+
+const ContactItem = Type.Object(
+  {
+    id: Type.String(),
+    company: Type.Optional(Type.Object({ id: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: true })),
+  },
+  { additionalProperties: true, description: 'Contact record: `id` plus the requested fields in the Contact shape (`title`, `fullName`, `company.companyName` …)' },
+);
+const CompanyItem = Type.Object(
+  { id: Type.String() },
+  { additionalProperties: true, description: 'Company record: `id` plus the requested fields (`companyName`, `companyWebsite`, `companyPronet`, `companyIndustry`, `companyHeadcount`, `companyCity`, `companyState`, `companyCountry` …)' },
+);
+export const ContactPage = Type.Object({ data: Type.Array(ContactItem), meta: Type.Ref(PaginationMeta) });
+export const CompanyPage = Type.Object({ data: Type.Array(CompanyItem), meta: Type.Ref(PaginationMeta) });
+
+// ---------------------------------------------------------------------------------------------
+// verified search
+
+export const InputFieldMappingEntry = Type.Object(
+  {
+    sourceFieldName: Type.String({ minLength: 1, description: 'A `name` from the verified schema' }),
+    userInput: Type.Unknown({ description: "Value shaped like the field's `exampleUserInput`" }),
+  },
+  { additionalProperties: false },
+);
+
+export const verifiedBody = (entity: 'company' | 'contact') =>
+  Type.Object(
+    {
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_PAGE, default: 1, description: `1-based page number, at most ${VERIFIED_MAX_PAGE}` })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_LIMIT, default: VERIFIED_MAX_LIMIT, description: `Rows per page, at most ${VERIFIED_MAX_LIMIT}` })),
+      fields: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
+      inputFieldMapping: Type.Optional(Type.Array(InputFieldMappingEntry, { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
+    },
+    { additionalProperties: false, description: `${VERIFIED_RANKING_DOC[entity]} No sort and no cursor: pages are numbered.` },
+  );
+export const VerifiedCompanyBody = verifiedBody('company');
+export const VerifiedContactBody = verifiedBody('contact');
+export type VerifiedBody = Static<typeof VerifiedCompanyBody>;
+
+export const ImportVerifiedCompaniesBody = Type.Object(
+  {
+    companyIds: Type.Array(Type.String({ format: 'uuid' }), {
+      minItems: 1,
+      maxItems: 1000,
+      uniqueItems: true,
+      description: 'Ids of verified companies (from find-verified-companies) to save as workspace companies',
+    }),
+    segmentId: Type.Optional(
+      Type.String({ description: "Also import the companies' verified people as contacts into this segment, through the workspace's importFromWebhook source `verified-discovery`" }),
+    ),
+    contactsPerCompany: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'With segmentId: at most this many verified people per company (ranked as in find-verified-contacts)' })),
+    webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
+  },
+  { additionalProperties: false },
+);
+export type ImportVerifiedCompaniesBody = Static<typeof ImportVerifiedCompaniesBody>;
+
+// ---------------------------------------------------------------------------------------------
+// schema endpoints
+
+export const EntityParams = Type.Object({ entity: Type.Union([Type.Literal('contact'), Type.Literal('company')]) }, { additionalProperties: false });
+
+const OptionItem = Type.Object({ label: Type.String(), value: Type.Unknown() });
+export const OptionList = Type.Object({ data: Type.Array(OptionItem) });
+
+export const OptionsQuery = Type.Object(
+  {
+    field: Type.String({ minLength: 1, description: 'The field whose values are listed' }),
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'Only values containing this text (case-insensitive)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+export const SuggestionsQuery = Type.Object(
+  {
+    field: Type.String({ minLength: 1 }),
+    q: Type.String({ minLength: 1, maxLength: 200, description: 'Text typed so far' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
+  },
+  { additionalProperties: false },
+);
+
+export const V2SchemaItem = Type.Object({
+  name: Type.String(),
+  writeAccessPath: Type.String(),
+  readAccessPath: Type.String(),
+  type: Type.String(),
+  displayName: Type.String(),
+  description: Type.String(),
+  entity: Type.String(),
+  operators: Type.Array(Type.String()),
+  filteringSupported: Type.Boolean(),
+  selectable: Type.Boolean(),
+  optionsLink: Type.Union([Type.String(), Type.Null()]),
+});
+export const V2SchemaResponse = Type.Object({
+  data: Type.Array(V2SchemaItem),
+  meta: Type.Object({ groupOperators: Type.Array(Type.String()), operatorsByType: Type.Record(Type.String(), Type.Array(Type.String())) }),
+});
+
+const childCommon = {
+  name: Type.String(),
+  jsonKey: Type.String(),
+  writeAccessPath: Type.String(),
+  parentField: Type.String(),
+  type: Type.String(),
+  displayName: Type.String(),
+  filteringSupported: Type.Boolean(),
+  options: Type.Array(OptionItem),
+  optionsLink: Type.String(),
+  suggestionLink: Type.String(),
+  hasMoreOptions: Type.Boolean(),
+};
+export const VerifiedChildItem = Type.Recursive((Self) => Type.Object({ ...childCommon, childFields: Type.Array(Self) }));
+
+export const VerifiedSchemaItem = Type.Object({
+  name: Type.String(),
+  readAccessPath: Type.String(),
+  writeAccessPath: Type.String(),
+  type: Type.String(),
+  displayName: Type.String(),
+  description: Type.String(),
+  filteringSupported: Type.Boolean(),
+  groupNames: Type.Array(Type.String()),
+  userInputShape: Type.String(),
+  userInputWrapKey: Type.String(),
+  verifiedDiscoveryField: Type.Boolean(),
+  exampleUserInput: Type.Unknown(),
+  options: Type.Array(OptionItem),
+  optionsLink: Type.String(),
+  suggestionLink: Type.String(),
+  hasMoreOptions: Type.Boolean(),
+  childFields: Type.Array(VerifiedChildItem),
+});
+export const VerifiedSchemaResponse = Type.Object({
+  data: Type.Array(VerifiedSchemaItem),
+  meta: Type.Object({
+    groupsOrder: Type.Array(Type.String()),
+    schemaVersion: Type.Literal(VERIFIED_SCHEMA_VERSION),
+    inputFieldMappingContract: Type.Record(Type.String(), Type.Unknown()),
+    jsonFieldExamples: Type.Array(Type.Unknown()),
+    resultFields: Type.Array(Type.String()),
+    ranking: Type.String(),
+  }),
+});

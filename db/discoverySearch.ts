@@ -1,0 +1,285 @@
+/**
+ * SQL of the discovery search over the global ds_* tables (raw SQL: the hot path).
+ *
+ * v2 searches compile `conditions` / `groupedCondition` / `fields` with the shared compiler
+ * (domain/conditions.ts) over the catalogs of domain/discoveryCatalog.ts, page by keyset on the
+ * record id (tokens of domain/pagination.ts, bound to the query) and count exactly.
+ * Verified searches rank (see VERIFIED_RANKING_DOC) and page by page number.
+ */
+import {
+  Params,
+  compileFields,
+  compileSort,
+  compileWhere,
+  keysetPredicate,
+  reverseOrder,
+  type ConditionNode,
+  type Projection,
+} from '../domain/conditions.js';
+import {
+  COMPANY_PREFIX,
+  DEFAULT_FIELDS,
+  JOIN_SQL,
+  PERSON_PREFIX,
+  SENIORITY_RANK_SQL,
+  VERIFIED_DEFAULT_FIELDS,
+  VERIFIED_RESULT_FIELDS,
+  companySearchCatalog,
+  contactSearchCatalog,
+  personCatalog,
+  type DiscoveryEntity,
+  type VerifiedFilters,
+} from '../domain/discoveryCatalog.js';
+import { invalidField } from '../domain/errors.js';
+import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
+import type { Pool } from './pool.js';
+
+export interface V2SearchInput {
+  conditions?: unknown[];
+  groupedCondition?: unknown;
+  fields?: string[];
+  limit?: number;
+  paginationToken?: string;
+}
+
+export interface SearchPage {
+  data: Record<string, unknown>[];
+  meta: { totalRecords: number; previousToken: string; nextToken: string };
+}
+
+export const V2_DEFAULT_LIMIT = 25;
+export const V2_MAX_LIMIT = 1000;
+
+const isGroup = (n: unknown): n is { operator: string; conditions: unknown[] } => typeof n === 'object' && n !== null && 'conditions' in n;
+
+/** True when every leaf under `node` is a person (`dsContact.*`) condition. */
+function personOnly(node: unknown): boolean {
+  if (isGroup(node)) return node.conditions.every(personOnly);
+  return typeof (node as { field?: unknown }).field === 'string' && (node as { field: string }).field.startsWith(PERSON_PREFIX);
+}
+
+/**
+ * Company-search WHERE. Groups are walked here; leaves are compiled by the shared compiler.
+ * Within one group, all person-only children are evaluated against the same person:
+ * `c.id in (select company_id from ds_people p where <their AND/OR>)`.
+ */
+function companyWhere(node: unknown, params: Params): string {
+  if (!isGroup(node)) {
+    if (personOnly(node)) return peopleOf(compileWhere(personCatalog, { conditions: [node] }, { params }).sql);
+    return compileWhere(companySearchCatalog, { conditions: [node] }, { params }).sql;
+  }
+  const op = node.operator.toUpperCase();
+  const persons = node.conditions.filter(personOnly);
+  const others = node.conditions.filter((k) => !personOnly(k));
+  const parts: string[] = [];
+  if (persons.length) {
+    const g = { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons as ConditionNode[] };
+    parts.push(peopleOf(compileWhere(personCatalog, { groupedCondition: g }, { params }).sql));
+  }
+  for (const k of others) parts.push(companyWhere(k, params));
+  const wrapped = parts.map((p) => `(${p})`);
+  if (op === 'OR') return wrapped.join(' or ');
+  if (op === 'NOT') return `not (${wrapped.join(' and ')})`;
+  return wrapped.join(' and ');
+}
+
+const peopleOf = (personSql: string) => `c.id in (select p.company_id from ds_people p where p.company_id is not null and (${personSql}))`;
+
+function rootGroup(input: V2SearchInput): { operator: string; conditions: unknown[] } | null {
+  const kids = [...(input.conditions ?? []), ...(input.groupedCondition ? [input.groupedCondition] : [])];
+  return kids.length ? { operator: 'AND', conditions: kids } : null;
+}
+
+interface Compiled {
+  from: string;
+  where: string;
+  whereParams: unknown[];
+  projection: Projection;
+  params: Params;
+}
+
+function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
+  const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
+  // Validation pass over the request as sent: 400s name the member by its JSON pointer.
+  compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition });
+  const fields = input.fields ?? DEFAULT_FIELDS[entity];
+  if (entity === 'company') {
+    fields.forEach((f, i) => {
+      if (f.startsWith(PERSON_PREFIX)) throw invalidField(`/fields/${i}`, `${f} is a person attribute: in a company search it filters companies (conditions) but is not a company field; use ${COMPANY_PREFIX}* paths`);
+    });
+  }
+  const projection = compileFields(catalog, fields);
+  const params = new Params();
+  let where: string;
+  let from: string;
+  if (entity === 'contact') {
+    const w = compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition }, { params });
+    where = w.sql;
+    const joins = new Set([...w.joins, ...projection.joins]);
+    from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
+  } else {
+    const root = rootGroup(input);
+    where = root ? companyWhere(root, params) : 'true';
+    from = 'ds_companies c';
+  }
+  return { from, where, whereParams: [...params.values], projection, params };
+}
+
+/** find-contacts-v2 / find-companies-v2: one page plus the exact total. */
+export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEntity, input: V2SearchInput): Promise<SearchPage> {
+  const limit = input.limit ?? V2_DEFAULT_LIMIT;
+  const c = compileV2(entity, input);
+  const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
+  const sort = compileSort(catalog, undefined);
+  const fingerprint = queryFingerprint({
+    search: `${entity}-v2`,
+    conditions: input.conditions ?? null,
+    groupedCondition: input.groupedCondition ?? null,
+    fields: input.fields ?? null,
+  });
+  let from: TokenPayload | undefined;
+  let keyset = 'true';
+  if (input.paginationToken) {
+    from = decodeToken(secret, fingerprint, input.paginationToken);
+    keyset = keysetPredicate(sort, from.after, from.dir, c.params);
+  }
+  const order = from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
+  const limitPh = c.params.add(limit + 1, 'int');
+  const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
+  const pageSql = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from} where (${c.where}) and (${keyset}) order by ${order} limit ${limitPh}`;
+  // The count needs only the joins its WHERE uses.
+  const countFrom = entity === 'contact' && !/\bc\./.test(c.where) ? 'ds_people p' : c.from;
+  const countSql = `select count(*)::int as n from ${countFrom} where ${c.where}`;
+  const [rows, count] = await Promise.all([pool.query(pageSql, c.params.values), pool.query<{ n: number }>(countSql, c.whereParams)]);
+  const page = pageMeta({
+    secret,
+    fingerprint,
+    rows: rows.rows,
+    limit,
+    totalRecords: count.rows[0]!.n,
+    keyOf: (r) => sort.keyOf(r),
+    from,
+  });
+  return {
+    data: page.data.map((r) => {
+      const item = c.projection.shape(r);
+      if (entity === 'contact' && item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
+      return item;
+    }),
+    meta: page.meta,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// verified
+
+export interface VerifiedSearchInput {
+  page: number;
+  limit: number;
+  fields?: string[];
+  filters: VerifiedFilters;
+}
+
+function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Params): string {
+  const w: string[] = [entity === 'company' ? 'c.verified' : 'p.verified'];
+  if (f.industries) w.push(`c.industry = any(${params.add(f.industries, 'text[]')})`);
+  if (f.headcountRanges)
+    w.push(`(${f.headcountRanges.map(([lo, hi]) => `c.employee_count between ${params.add(lo, 'int')} and ${params.add(Math.min(hi, 2147483647), 'int')}`).join(' or ')})`);
+  if (f.revenue) {
+    const r: string[] = [];
+    if (f.revenue.min !== null) r.push(`c.revenue_max >= ${params.add(f.revenue.min, 'bigint')}`);
+    if (f.revenue.max !== null) r.push(`c.revenue_min <= ${params.add(f.revenue.max, 'bigint')}`);
+    const known = r.length ? r.join(' and ') : 'true';
+    w.push(f.revenue.includeUnknown ? `((c.revenue_min is null and c.revenue_max is null) or (${known}))` : `(c.revenue_min is not null and ${known})`);
+  }
+  const nameOrSite: string[] = [];
+  if (f.names) nameOrSite.push(`lower(c.company_name) = any(${params.add(f.names, 'text[]')})`);
+  if (f.domains) nameOrSite.push(`c.company_domain = any(${params.add(f.domains, 'text[]')})`);
+  // a company listed by name or by website is wanted: the two lists add up
+  if (nameOrSite.length) w.push(`(${nameOrSite.join(' or ')})`);
+  if (f.companyCountries) w.push(`c.hq_country = any(${params.add(f.companyCountries, 'text[]')})`);
+  if (f.technologies) w.push(`c.technologies && ${params.add(f.technologies, 'text[]')}`);
+  if (entity === 'contact') {
+    if (f.titles) w.push(`(${f.titles.map((t) => `p.member_job_title ilike ${params.add(`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`, 'text')}`).join(' or ')})`);
+    if (f.seniorities) w.push(`p.member_seniority = any(${params.add(f.seniorities, 'text[]')})`);
+    if (f.countries) w.push(`p.member_location_country = any(${params.add(f.countries, 'text[]')})`);
+  }
+  return w.join(' and ');
+}
+
+export const VERIFIED_ORDER: Record<DiscoveryEntity, string> = {
+  company: 'c.employee_count desc nulls last, c.id',
+  contact: `${SENIORITY_RANK_SQL}, p.member_years_experience desc nulls last, p.id`,
+};
+
+/** find-verified-*: ranked page `page` (1-based) of `limit` rows, capped by the pull number. */
+export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input: VerifiedSearchInput): Promise<SearchPage & { idsReturned: string[] }> {
+  const known = VERIFIED_RESULT_FIELDS[entity];
+  const fields = input.fields ?? VERIFIED_DEFAULT_FIELDS[entity];
+  const picked = fields.map((f, i) => {
+    const def = known[f];
+    if (!def) throw invalidField(`/fields/${i}`, `unknown field ${f}; one of ${Object.keys(known).join(', ')}`);
+    return { name: f, ...def };
+  });
+  const params = new Params();
+  const where = verifiedWhere(entity, input.filters, params);
+  const whereParams = [...params.values];
+  const offset = (input.page - 1) * input.limit;
+  const cap = input.filters.pull ?? Number.MAX_SAFE_INTEGER;
+  const take = Math.max(0, Math.min(input.limit, cap - offset));
+  const from = entity === 'company' ? 'ds_companies c' : 'ds_people p left join ds_companies c on c.id = p.company_id';
+  const companyJoinNeeded = entity === 'contact' && (/\bc\./.test(where) || picked.some((p) => p.sql.startsWith('c.')));
+  const fromSql = entity === 'contact' && !companyJoinNeeded ? 'ds_people p' : from;
+  const idSql = entity === 'company' ? 'c.id' : 'p.id';
+  const select = [`${idSql} as id`, ...picked.map((p, i) => `${p.sql} as "f${i}"`), ...(entity === 'contact' ? ['p.company_id as "companyId"'] : [])].join(', ');
+  const pageSql = `select ${select} from ${fromSql} where ${where} order by ${VERIFIED_ORDER[entity]} limit ${params.add(take, 'int')} offset ${params.add(offset, 'int')}`;
+  const countFrom = entity === 'contact' && !/\bc\./.test(where) ? 'ds_people p' : from;
+  const countSql = `select count(*)::int as n from ${countFrom} where ${where}`;
+  const [rows, count] = await Promise.all([
+    take > 0 ? pool.query(pageSql, params.values) : Promise.resolve({ rows: [] as Record<string, unknown>[] }),
+    pool.query<{ n: number }>(countSql, whereParams),
+  ]);
+  const data = rows.rows.map((r) => {
+    const item: Record<string, unknown> = { id: r.id };
+    picked.forEach((p, i) => {
+      let target = item;
+      for (const k of p.output.slice(0, -1)) target = (target[k] ??= {}) as Record<string, unknown>;
+      target[p.output[p.output.length - 1]!] = r[`f${i}`] ?? null;
+    });
+    if (item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
+    return item;
+  });
+  return {
+    data,
+    idsReturned: rows.rows.map((r) => String(r.id)),
+    meta: { totalRecords: Math.min(count.rows[0]!.n, cap), previousToken: '', nextToken: '' },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// options and suggestions
+
+/** Distinct values of a ds column, most frequent first, optionally containing `q`. */
+export async function distinctValues(
+  pool: Pool,
+  table: 'ds_people' | 'ds_companies',
+  column: string,
+  opts: { q?: string; multi?: boolean; limit?: number },
+): Promise<{ value: string; count: number }[]> {
+  const limit = opts.limit ?? 100;
+  const params: unknown[] = [];
+  const expr = opts.multi ? `unnest(${column})` : column;
+  let sql: string;
+  if (opts.q) {
+    params.push(`%${opts.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+    // sample the matching rows through the trigram/GIN index instead of grouping the whole table
+    const match = opts.multi ? `v ilike $1` : `${column} ilike $1`;
+    sql = opts.multi
+      ? `select v as value, count(*)::int as count from (select ${expr} as v from ${table}) s where ${match} group by v order by count desc, v limit ${limit}`
+      : `select value, count(*)::int as count from (select ${column} as value from ${table} where ${match} limit 20000) s group by value order by count desc, value limit ${limit}`;
+  } else {
+    sql = `select v as value, count(*)::int as count from (select ${expr} as v from ${table}) s where v is not null and v <> '' group by v order by count desc, v limit ${limit}`;
+  }
+  const r = await pool.query<{ value: string; count: number }>(sql, params);
+  return r.rows;
+}

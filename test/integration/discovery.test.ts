@@ -1,0 +1,494 @@
+/**
+ * Discovery search through HTTP on the real stack, over a generated dataset imported with the
+ * dataset importer: v2 searches against an independent in-test oracle (random condition trees,
+ * row-for-row equality, exact totals, pagination covering every row once), verified searches
+ * (limits, ranking, filters), schema catalogs and their links, credits (exact deltas, 402,
+ * session keys) and the verified-company import job.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../harness.js';
+import { importDataset } from '../../db/datasetImport.js';
+import { SENIORITIES, generateDataset, type DsCompanyRecord, type DsPersonRecord } from '../../domain/datasetGenerator.js';
+import { normalizeDomain, normalizeProfileUrl } from '../../domain/identity.js';
+import { FIELDS, TreeRng, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
+
+const SEED = 20261121;
+const PEOPLE = 2500;
+const COMPANIES = 250;
+
+let app: TestApp;
+let key: string;
+let workspaceId: string;
+let people: OPerson[];
+let companies: OCompany[];
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const ws = await app.createWorkspace({ credits: 100_000_000 });
+  key = ws.apiKey;
+  workspaceId = ws.workspaceId;
+  const dir = mkdtempSync(join(tmpdir(), 'ds-test-'));
+  const comps: DsCompanyRecord[] = [];
+  const ppl: DsPersonRecord[] = [];
+  for (const item of generateDataset({ people: PEOPLE, companies: COMPANIES, seed: SEED })) {
+    if (item.kind === 'company') comps.push(item.record);
+    else ppl.push(item.record);
+  }
+  writeFileSync(join(dir, 'companies.jsonl'), comps.map((c) => JSON.stringify(c)).join('\n'));
+  writeFileSync(join(dir, 'people.jsonl'), ppl.map((p) => JSON.stringify(p)).join('\n'));
+  const report = await importDataset(app.pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') });
+  expect(report.errorCount).toBe(0);
+  // ids are assigned by the import; the oracle only borrows them to compare rows
+  const cIds = new Map((await app.pool.query(`select id, company_pronet_url from ds_companies`)).rows.map((r) => [r.company_pronet_url, r.id]));
+  const pIds = new Map((await app.pool.query(`select id, member_pronet_url from ds_people`)).rows.map((r) => [r.member_pronet_url, r.id]));
+  companies = comps.map((rec) => ({ id: cIds.get(normalizeProfileUrl(rec.company_pronet_url))!, rec, people: [] }));
+  const byUrl = new Map(companies.map((c) => [normalizeProfileUrl(c.rec.company_pronet_url), c]));
+  people = ppl.map((rec) => {
+    const company = rec.company_pronet_url ? byUrl.get(normalizeProfileUrl(rec.company_pronet_url)) ?? null : null;
+    const p: OPerson = { id: pIds.get(normalizeProfileUrl(rec.member_pronet_url))!, rec, company };
+    company?.people.push(p);
+    return p;
+  });
+  expect(people.every((p) => p.id) && companies.every((c) => c.id)).toBe(true);
+});
+afterAll(() => app?.close());
+
+const post = (path: string, body: unknown, k = key) => app.http('POST', path, { apiKey: k, body });
+const get = (path: string, k = key) => app.http('GET', path, { apiKey: k });
+const balance = async (k = key) => (await get('/credits/balance', k)).body.data.balance as number;
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function expect400(res: { status: number; body: any }, path: string, message?: RegExp) {
+  expect(res.status, JSON.stringify(res.body)).toBe(400);
+  expect(res.body.error.details?.[0]?.path ?? '', JSON.stringify(res.body)).toBe(path);
+  if (message) expect(res.body.error.details[0].message).toMatch(message);
+}
+
+/** Every page of a v2 search; checks page sizes and returns ids in order plus the totals. */
+async function allPages(path: string, body: Record<string, unknown>, limit: number) {
+  const ids: string[] = [];
+  const totals = new Set<number>();
+  let token: string | undefined;
+  for (let guard = 0; guard < 500; guard++) {
+    const res = await post(path, { ...body, limit, ...(token ? { paginationToken: token } : {}) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    totals.add(res.body.meta.totalRecords);
+    ids.push(...res.body.data.map((d: { id: string }) => d.id));
+    token = res.body.meta.nextToken || undefined;
+    if (token) expect(res.body.data.length).toBe(limit);
+    if (!token) break;
+  }
+  return { ids, totals: [...totals] };
+}
+
+describe('find-contacts-v2 against the oracle', () => {
+  it('random condition trees: same rows, in id order, exact totals, every row once across pages', async () => {
+    const r = new TreeRng(7);
+    const sample = () => r.pick(people);
+    const contactFields = FIELDS;
+    let nonEmpty = 0;
+    for (let i = 0; i < 40; i++) {
+      const tree = randomTree(r, contactFields, sample);
+      let body: Record<string, unknown>;
+      if (r.next() < 0.4 && 'conditions' in tree && tree.operator === 'AND') {
+        // root conditions hold leaves; the groups of an AND root go into groupedCondition
+        const leaves = tree.conditions.filter((k) => !('conditions' in k));
+        const groups = tree.conditions.filter((k) => 'conditions' in k);
+        body = { ...(leaves.length ? { conditions: leaves } : {}), ...(groups.length ? { groupedCondition: { operator: 'AND', conditions: groups } } : {}) };
+      } else body = { groupedCondition: 'conditions' in tree ? tree : { operator: 'AND', conditions: [tree] } };
+      if (r.next() < 0.3) body.conditions = [...((body.conditions as Node[]) ?? []), { field: 'dsContact.verified', operator: '==', value: true }];
+      const root: Node = { operator: 'AND', conditions: [...((body.conditions as Node[]) ?? []), ...(body.groupedCondition ? [body.groupedCondition as Node] : [])] };
+      const expected = people.filter((p) => matchPerson(root, p)).sort(byId).map((p) => p.id);
+      if (expected.length) nonEmpty++;
+      const limit = r.pick([97, 250, 1000]);
+      const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, limit);
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(new Set(got.ids).size).toBe(got.ids.length);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+    }
+    expect(nonEmpty).toBeGreaterThan(15);
+  });
+
+  it('projects fields in the Contact shape with company.id', async () => {
+    const p = people.find((x) => x.company && x.rec.member_emails.length)!;
+    const res = await post('/discovery-search/find-contacts-v2', {
+      conditions: [{ field: 'dsContact.member_pronet_url', operator: '==', value: normalizeProfileUrl(p.rec.member_pronet_url) }],
+      fields: ['dsContact.member_job_title', 'dsContact.member_emails', 'dsContact.member_skills', 'dsCompany.company_name', 'dsCompany.size_range', 'dsContact.member_years_experience'],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([
+      {
+        id: p.id,
+        title: p.rec.member_job_title,
+        emails: p.rec.member_emails,
+        skills: p.rec.member_skills,
+        yearsExperience: p.rec.member_years_experience,
+        company: { id: p.company!.id, companyName: p.company!.rec.company_name, companyHeadcount: p.company!.rec.size_range },
+      },
+    ]);
+    expect(res.body.meta).toEqual({ totalRecords: 1, previousToken: '', nextToken: '' });
+  });
+
+  it('previousToken walks back to the same rows', async () => {
+    const body = { conditions: [{ field: 'dsContact.member_location_country', operator: '==', value: 'United States' }] };
+    const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 10 });
+    const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 10, paginationToken: p1.body.meta.nextToken });
+    expect(p2.body.meta.previousToken).not.toBe('');
+    const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 10, paginationToken: p2.body.meta.previousToken });
+    expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(p1.body.data.map((d: { id: string }) => d.id));
+    expect(p1.body.meta.previousToken).toBe('');
+  });
+
+  it('rejects bad input with 400s naming the member', async () => {
+    expect400(await post('/discovery-search/find-contacts-v2', { conditions: [{ field: 'dsContact.nope', operator: '==', value: 'x' }] }), '/conditions/0/field', /unknown field/);
+    expect400(
+      await post('/discovery-search/find-contacts-v2', { groupedCondition: { operator: 'AND', conditions: [{ field: 'dsContact.member_skills', operator: 'LIKE', value: 'x' }] } }),
+      '/groupedCondition/conditions/0/operator',
+    );
+    expect400(await post('/discovery-search/find-contacts-v2', { fields: ['dsContact.member_full_name', 'contact.firstName'] }), '/fields/1', /unknown field/);
+    expect400(await post('/discovery-search/find-contacts-v2', { limit: 1001 }), '/limit');
+    expect400(await post('/discovery-search/find-contacts-v2', { nope: 1 }), '/nope');
+    const p1 = await post('/discovery-search/find-contacts-v2', { limit: 5 });
+    const other = await post('/discovery-search/find-contacts-v2', {
+      limit: 5, paginationToken: p1.body.meta.nextToken, conditions: [{ field: 'dsContact.verified', operator: '==', value: true }],
+    });
+    expect(other.status).toBe(400);
+    expect(other.body.error.code).toBe('invalid_pagination_token');
+    expect((await post('/discovery-search/find-contacts-v2', { limit: 5, paginationToken: 'forged.token' })).status).toBe(400);
+  });
+
+  it('401 without a key', async () => {
+    expect((await app.http('POST', '/discovery-search/find-contacts-v2', { body: {} })).status).toBe(401);
+    expect((await app.http('GET', '/schema/discovery-search-v2/contact')).status).toBe(401);
+  });
+});
+
+describe('find-companies-v2 against the oracle', () => {
+  it('random trees mixing company and person conditions (companies having matching people)', async () => {
+    const r = new TreeRng(99);
+    const withCompany = people.filter((p) => p.company);
+    const sample = () => r.pick(withCompany);
+    let nonEmpty = 0;
+    for (let i = 0; i < 40; i++) {
+      const tree = randomTree(r, FIELDS, sample);
+      const body: Record<string, unknown> = { groupedCondition: 'conditions' in tree ? tree : { operator: 'OR', conditions: [tree] } };
+      if (r.next() < 0.4) body.conditions = [r.next() < 0.5 ? { field: 'dsContact.member_seniority', operator: 'IN', value: ['VP', 'Director'] } : { field: 'dsCompany.size_range', operator: 'IN', value: ['11-50', '51-200'] }];
+      const root: Node = { operator: 'AND', conditions: [...((body.conditions as Node[]) ?? []), body.groupedCondition as Node] };
+      const expected = companies.filter((c) => matchCompany(root, c)).sort(byId).map((c) => c.id);
+      if (expected.length) nonEmpty++;
+      const got = await allPages('/discovery-search/find-companies-v2', body, r.pick([13, 60, 300]));
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+    }
+    expect(nonEmpty).toBeGreaterThan(15);
+  });
+
+  it('the person conditions of one group are met by the same person', async () => {
+    const c = companies.find((x) => new Set(x.people.map((p) => p.rec.member_seniority)).size > 2 && new Set(x.people.map((p) => p.rec.member_location_country)).size > 1)!;
+    const a = c.people[0]!;
+    const b = c.people.find((p) => p.rec.member_seniority !== a.rec.member_seniority && p.rec.member_location_country !== a.rec.member_location_country);
+    if (!b) return;
+    const name = { field: 'dsCompany.company_pronet_url', operator: '==', value: normalizeProfileUrl(c.rec.company_pronet_url) };
+    const same = await post('/discovery-search/find-companies-v2', {
+      conditions: [name, { field: 'dsContact.member_seniority', operator: '==', value: a.rec.member_seniority }, { field: 'dsContact.member_location_country', operator: '==', value: a.rec.member_location_country }],
+    });
+    expect(same.body.meta.totalRecords).toBe(1);
+    const mixed = { field: 'dsContact.member_location_country', operator: '==', value: b.rec.member_location_country };
+    const seniorityA = { field: 'dsContact.member_seniority', operator: '==', value: a.rec.member_seniority };
+    const res = await post('/discovery-search/find-companies-v2', { conditions: [name, seniorityA, mixed] });
+    const expected = c.people.some((p) => p.rec.member_seniority === a.rec.member_seniority && p.rec.member_location_country === b.rec.member_location_country) ? 1 : 0;
+    expect(res.body.meta.totalRecords).toBe(expected);
+  });
+
+  it('returns Company records; person paths are not company fields', async () => {
+    const c = companies[3]!;
+    const res = await post('/discovery-search/find-companies-v2', { conditions: [{ field: 'dsCompany.company_name', operator: '==', value: c.rec.company_name }], limit: 1000 });
+    const item = res.body.data.find((d: { id: string }) => d.id === c.id);
+    expect(item).toEqual({
+      id: c.id,
+      companyName: c.rec.company_name,
+      companyWebsite: c.rec.company_website,
+      companyPronet: normalizeProfileUrl(c.rec.company_pronet_url),
+      companyIndustry: c.rec.industry,
+      companyHeadcount: c.rec.size_range,
+      companyCity: c.rec.hq_city,
+      companyState: c.rec.hq_state,
+      companyCountry: c.rec.hq_country,
+    });
+    expect400(await post('/discovery-search/find-companies-v2', { fields: ['dsCompany.company_name', 'dsContact.member_job_title'] }), '/fields/1', /person attribute/);
+  });
+});
+
+describe('credits', () => {
+  it('charges exactly 1 per v2 row and 4 per verified row; session keys are free', async () => {
+    const ws = await app.createWorkspace({ credits: 1000 });
+    let before = await balance(ws.apiKey);
+    const v2 = await post('/discovery-search/find-contacts-v2', { limit: 7 }, ws.apiKey);
+    expect(v2.body.data).toHaveLength(7);
+    expect(await balance(ws.apiKey)).toBe(before - 7);
+    before -= 7;
+    const comp = await post('/discovery-search/find-companies-v2', { limit: 3, conditions: [{ field: 'dsCompany.verified', operator: '==', value: true }] }, ws.apiKey);
+    expect(comp.body.data).toHaveLength(3);
+    expect(await balance(ws.apiKey)).toBe(before - 3);
+    before -= 3;
+    const vc = await post('/discovery-search/find-verified-companies', { limit: 5 }, ws.apiKey);
+    expect(vc.body.data).toHaveLength(5);
+    expect(await balance(ws.apiKey)).toBe(before - 20);
+    before -= 20;
+    const vp = await post('/discovery-search/find-verified-contacts', { limit: 2 }, ws.apiKey);
+    expect(vp.body.data).toHaveLength(2);
+    expect(await balance(ws.apiKey)).toBe(before - 8);
+    before -= 8;
+    // nothing returned, nothing charged
+    const none = await post('/discovery-search/find-contacts-v2', { conditions: [{ field: 'dsContact.member_full_name', operator: '==', value: 'Nobody Here' }] }, ws.apiKey);
+    expect(none.body.data).toHaveLength(0);
+    expect(await balance(ws.apiKey)).toBe(before);
+    const session = await app.createApiKey(ws.workspaceId, 'session');
+    const free = await post('/discovery-search/find-verified-companies', { limit: 25 }, session);
+    expect(free.body.data).toHaveLength(25);
+    expect(await balance(ws.apiKey)).toBe(before);
+    const ledger = await get('/credits/transactions', ws.apiKey);
+    expect(ledger.body.data.filter((t: { amount: number }) => t.amount < 0).map((t: { amount: number; reason: string }) => [t.reason, t.amount])).toEqual([
+      ['find-verified-contacts', -8],
+      ['find-verified-companies', -20],
+      ['find-companies-v2', -3],
+      ['find-contacts-v2', -7],
+    ]);
+  });
+
+  it('402 insufficient_credits when the balance cannot cover the page, charging nothing', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    const res = await post('/discovery-search/find-contacts-v2', { limit: 11 }, ws.apiKey);
+    expect(res.status).toBe(402);
+    expect(res.body.error.code).toBe('insufficient_credits');
+    expect(await balance(ws.apiKey)).toBe(10);
+    const v = await post('/discovery-search/find-verified-companies', { limit: 3 }, ws.apiKey);
+    expect(v.status).toBe(402);
+    expect(await balance(ws.apiKey)).toBe(10);
+    // exactly what the balance covers is fine
+    const ok = await post('/discovery-search/find-verified-contacts', { limit: 2 }, ws.apiKey);
+    expect(ok.status).toBe(200);
+    expect(await balance(ws.apiKey)).toBe(2);
+    // numberOfCompaniesToPull caps the rows and so the cost
+    const ws2 = await app.createWorkspace({ credits: 8 });
+    const capped = await post('/discovery-search/find-verified-companies', { limit: 25, inputFieldMapping: [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 2 }] }, ws2.apiKey);
+    expect(capped.status).toBe(200);
+    expect(capped.body.data).toHaveLength(2);
+    expect(capped.body.meta.totalRecords).toBe(2);
+    expect(await balance(ws2.apiKey)).toBe(0);
+  });
+});
+
+describe('verified search', () => {
+  const verifiedCompanies = () => companies.filter((c) => c.rec.verified);
+  const companyRank = (a: OCompany, b: OCompany) => (b.rec.employee_count ?? -1) - (a.rec.employee_count ?? -1) || byId(a, b);
+  const seniorityRank = (p: OPerson) => {
+    const i = SENIORITIES.indexOf(p.rec.member_seniority as never);
+    return i < 0 ? SENIORITIES.length : i;
+  };
+  const personRank = (a: OPerson, b: OPerson) =>
+    seniorityRank(a) - seniorityRank(b) || (b.rec.member_years_experience ?? -1) - (a.rec.member_years_experience ?? -1) || byId(a, b);
+
+  it('enforces limit ≤ 25, page ≤ 1000 and the 500-entry name/website lists', async () => {
+    expect400(await post('/discovery-search/find-verified-companies', { limit: 26 }), '/limit');
+    expect400(await post('/discovery-search/find-verified-contacts', { limit: 26 }), '/limit');
+    expect400(await post('/discovery-search/find-verified-companies', { page: 1001 }), '/page');
+    expect400(await post('/discovery-search/find-verified-contacts', { page: 1001 }), '/page');
+    expect((await post('/discovery-search/find-verified-companies', { page: 1000, limit: 25 })).status).toBe(200);
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `Company ${i}`);
+    const sites = (n: number) => Array.from({ length: n }, (_, i) => `site${i}.com`);
+    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyNameInclude', userInput: names(501) }] }), '/inputFieldMapping/0/userInput', /500/);
+    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyWebsiteInclude', userInput: sites(501) }] }), '/inputFieldMapping/0/userInput', /500/);
+    expect400(
+      await post('/discovery-search/find-verified-contacts', { inputFieldMapping: [{ sourceFieldName: 'companyNameInclude', userInput: names(300) }, { sourceFieldName: 'companyWebsiteInclude', userInput: sites(201) }] }),
+      '/inputFieldMapping',
+      /500/,
+    );
+    expect((await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyNameInclude', userInput: names(300) }, { sourceFieldName: 'companyWebsiteInclude', userInput: sites(200) }] })).status).toBe(200);
+    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'jobTitleInclude', userInput: ['VP'] }] }), '/inputFieldMapping/0/sourceFieldName', /unknown input/);
+    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyHeadcountRange', userInput: ['big'] }] }), '/inputFieldMapping/0/userInput/0');
+    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyRevenue', userInput: { min: 'lots' } }] }), '/inputFieldMapping/0/userInput/min');
+    expect400(await post('/discovery-search/find-verified-companies', { fields: ['companyName', 'bogus'] }), '/fields/1', /unknown field/);
+  });
+
+  it('verified companies: filters and ranking match the oracle, pages tile the ranking', async () => {
+    const industries = [companies[0]!.rec.industry, companies[1]!.rec.industry];
+    const mapping = [
+      { sourceFieldName: 'companyIndustryInclude', userInput: industries },
+      { sourceFieldName: 'companyHeadcountRange', userInput: ['1-50', '201-5000'] },
+      { sourceFieldName: 'companyRevenue', userInput: { min: '1M', max: '2000000000', include_unknown_revenue: true } },
+    ];
+    const inRange = (n: number) => (n >= 1 && n <= 50) || (n >= 201 && n <= 5000);
+    const expected = verifiedCompanies()
+      .filter((c) => industries.includes(c.rec.industry) && inRange(c.rec.employee_count))
+      .filter((c) => c.rec.revenue_min === null || (c.rec.revenue_max! >= 1_000_000 && c.rec.revenue_min <= 2_000_000_000))
+      .sort(companyRank);
+    const got: string[] = [];
+    for (let page = 1; page <= Math.ceil(expected.length / 7) + 1; page++) {
+      const res = await post('/discovery-search/find-verified-companies', { page, limit: 7, inputFieldMapping: mapping, fields: ['companyName', 'companyIndustry', 'employeeCount'] });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.meta).toEqual({ totalRecords: expected.length, previousToken: '', nextToken: '' });
+      got.push(...res.body.data.map((d: { id: string }) => d.id));
+    }
+    expect(got).toEqual(expected.map((c) => c.id));
+    expect(expected.length).toBeGreaterThan(3);
+  });
+
+  it('verified companies by name, website, country and technology', async () => {
+    const [a, b, c] = verifiedCompanies();
+    const res = await post('/discovery-search/find-verified-companies', {
+      inputFieldMapping: [
+        { sourceFieldName: 'companyNameInclude', userInput: [a!.rec.company_name.toUpperCase()] },
+        { sourceFieldName: 'companyWebsiteInclude', userInput: [`http://${normalizeDomain(b!.rec.company_website)}/about`] },
+      ],
+      fields: ['companyName', 'companyWebsite'],
+    });
+    const expected = verifiedCompanies()
+      .filter((x) => x.rec.company_name.toLowerCase() === a!.rec.company_name.toLowerCase() || normalizeDomain(x.rec.company_website) === normalizeDomain(b!.rec.company_website))
+      .sort(companyRank);
+    expect(res.body.data.map((d: { id: string }) => d.id)).toEqual(expected.map((x) => x.id).slice(0, 25));
+    const tech = c!.rec.technologies[0]!;
+    const res2 = await post('/discovery-search/find-verified-companies', {
+      inputFieldMapping: [{ sourceFieldName: 'companyCountryInclude', userInput: [c!.rec.hq_country] }, { sourceFieldName: 'companyTechnologiesInclude', userInput: [tech] }],
+    });
+    const expected2 = verifiedCompanies().filter((x) => x.rec.hq_country === c!.rec.hq_country && x.rec.technologies.includes(tech)).sort(companyRank);
+    expect(res2.body.meta.totalRecords).toBe(expected2.length);
+    expect(res2.body.data.map((d: { id: string }) => d.id)).toEqual(expected2.slice(0, 25).map((x) => x.id));
+    expect(Object.keys(res2.body.data[0]).sort()).toEqual(['companyCity', 'companyCountry', 'companyHeadcount', 'companyIndustry', 'companyName', 'companyPronet', 'companyState', 'companyWebsite', 'id']);
+  });
+
+  it('verified contacts: person and company filters, ranking by seniority then experience', async () => {
+    const mapping = [
+      { sourceFieldName: 'jobTitleInclude', userInput: ['engineer', 'SALES'] },
+      { sourceFieldName: 'seniorityInclude', userInput: ['VP', 'Director', 'Senior', 'Manager'] },
+      { sourceFieldName: 'countryInclude', userInput: ['United States', 'Germany', 'India'] },
+    ];
+    const expected = people
+      .filter((p) => p.rec.verified && /engineer|sales/i.test(p.rec.member_job_title) && ['VP', 'Director', 'Senior', 'Manager'].includes(p.rec.member_seniority))
+      .filter((p) => ['United States', 'Germany', 'India'].includes(p.rec.member_location_country))
+      .sort(personRank);
+    const res = await post('/discovery-search/find-verified-contacts', { page: 2, limit: 10, inputFieldMapping: mapping, fields: ['fullName', 'title', 'seniority', 'companyName'] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.meta.totalRecords).toBe(expected.length);
+    expect(res.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(10, 20).map((p) => p.id));
+    const first = expected[10]!;
+    expect(res.body.data[0]).toEqual({
+      id: first.id, fullName: first.rec.member_full_name, title: first.rec.member_job_title, seniority: first.rec.member_seniority,
+      company: { id: first.company?.id ?? null, companyName: first.company?.rec.company_name ?? null },
+    });
+    const ind = companies[5]!.rec.industry;
+    const res2 = await post('/discovery-search/find-verified-contacts', {
+      inputFieldMapping: [{ sourceFieldName: 'companyIndustryInclude', userInput: [ind] }, { sourceFieldName: 'numberOfContactsToPull', userInput: 30 }],
+      page: 2, limit: 25,
+    });
+    const expected2 = people.filter((p) => p.rec.verified && p.company?.rec.industry === ind).sort(personRank);
+    expect(res2.body.meta.totalRecords).toBe(Math.min(30, expected2.length));
+    expect(res2.body.data.map((d: { id: string }) => d.id)).toEqual(expected2.slice(25, 30).map((p) => p.id));
+  });
+});
+
+describe('schema catalogs', () => {
+  it('v2 catalogs list every path with type and operators; options answer', async () => {
+    const contact = await get('/schema/discovery-search-v2/contact');
+    expect(contact.status).toBe(200);
+    const paths = contact.body.data.map((i: { writeAccessPath: string }) => i.writeAccessPath);
+    expect(paths).toEqual(expect.arrayContaining(['dsContact.member_job_title', 'dsContact.member_full_name', 'dsCompany.industry', 'dsCompany.company_name', 'dsCompany.size_range']));
+    const title = contact.body.data.find((i: { name: string }) => i.name === 'dsContact.member_job_title');
+    expect(title).toMatchObject({ type: 'string', operators: expect.arrayContaining(['LIKE', 'IN', '==']), filteringSupported: true });
+    const company = await get('/schema/discovery-search-v2/company');
+    const person = company.body.data.find((i: { name: string }) => i.name === 'dsContact.member_seniority');
+    expect(person).toMatchObject({ selectable: false, filteringSupported: true });
+    for (const item of [...contact.body.data, ...company.body.data].filter((i: { optionsLink: string | null }) => i.optionsLink)) {
+      const res = await get(item.optionsLink);
+      expect(res.status, item.optionsLink).toBe(200);
+      expect(res.body.data.length, item.optionsLink).toBeGreaterThan(0);
+      expect(res.body.data[0]).toHaveProperty('label');
+    }
+    const industries = await get('/schema/discovery-search-v2/company/options?field=dsCompany.industry&q=soft');
+    expect(industries.body.data.every((o: { value: string }) => /soft/i.test(o.value))).toBe(true);
+    expect400(await get('/schema/discovery-search-v2/contact/options?field=dsContact.member_full_name'), '/field', /no option list/);
+    expect400(await get('/schema/discovery-search-v2/contact/options?field=nope'), '/field', /unknown field/);
+  });
+
+  it('verified catalogs carry the full item shape, meta, and working links', async () => {
+    for (const entity of ['company', 'contact']) {
+      const res = await get(`/schema/verified-discovery/${entity}`);
+      expect(res.status).toBe(200);
+      expect(res.body.meta).toMatchObject({ schemaVersion: 'verified-v1', groupsOrder: expect.any(Array), inputFieldMappingContract: expect.any(Object), jsonFieldExamples: expect.any(Array) });
+      const names = res.body.data.map((i: { name: string }) => i.name);
+      const wanted = entity === 'company'
+        ? ['numberOfCompaniesToPull', 'companyIndustryInclude', 'companyHeadcountRange', 'companyRevenue', 'companyNameInclude', 'companyWebsiteInclude', 'companyCountryInclude', 'companyTechnologiesInclude']
+        : ['numberOfContactsToPull', 'jobTitleInclude', 'seniorityInclude', 'countryInclude', 'companyIndustryInclude'];
+      expect(names).toEqual(expect.arrayContaining(wanted));
+      for (const item of res.body.data) {
+        expect(Object.keys(item).sort()).toEqual([
+          'childFields', 'description', 'displayName', 'exampleUserInput', 'filteringSupported', 'groupNames', 'hasMoreOptions', 'name', 'options',
+          'optionsLink', 'readAccessPath', 'suggestionLink', 'type', 'userInputShape', 'userInputWrapKey', 'verifiedDiscoveryField', 'writeAccessPath',
+        ]);
+        expect(item.writeAccessPath).toBe(item.name);
+        expect(res.body.meta.groupsOrder).toEqual(expect.arrayContaining(item.groupNames));
+        if (item.optionsLink) {
+          const o = await get(item.optionsLink);
+          expect(o.status, item.optionsLink).toBe(200);
+          expect(o.body.data.length).toBeGreaterThan(0);
+          if (!item.hasMoreOptions) expect(o.body.data.length).toBe(item.options.length);
+        }
+        if (item.suggestionLink) {
+          const sample = item.options[0]?.label ?? (item.name === 'jobTitleInclude' ? 'Eng' : item.name === 'companyWebsiteInclude' ? '.com' : companies[0]!.rec.company_name.slice(0, 4));
+          const s = await get(`${item.suggestionLink}${encodeURIComponent(String(sample).slice(0, 4))}`);
+          expect(s.status, item.suggestionLink).toBe(200);
+          expect(s.body.data.length, `${item.suggestionLink}${sample}`).toBeGreaterThan(0);
+        }
+        for (const child of item.childFields) {
+          expect(child.parentField).toBe(item.name);
+          if (child.optionsLink) expect((await get(child.optionsLink)).body.data).toEqual(child.options);
+        }
+        // the example input is accepted by the search itself
+        const search = await post(`/discovery-search/find-verified-${entity === 'company' ? 'companies' : 'contacts'}`, {
+          limit: 1, inputFieldMapping: [{ sourceFieldName: item.name, userInput: item.exampleUserInput }],
+        });
+        expect(search.status, `${item.name}: ${JSON.stringify(search.body)}`).toBe(200);
+      }
+      const revenue = res.body.data.find((i: { name: string }) => i.name === 'companyRevenue');
+      expect(revenue.childFields.map((c: { jsonKey: string }) => c.jsonKey)).toEqual(['min', 'max', 'include_unknown_revenue']);
+    }
+  });
+});
+
+describe('import-verified-companies', () => {
+  it('saves chosen verified companies as workspace companies and, with a segment, their people as contacts', async () => {
+    const chosen = companies.filter((c) => c.rec.verified && c.people.some((p) => p.rec.verified)).slice(0, 3);
+    const unverified = companies.find((c) => !c.rec.verified)!;
+    const seg = await post('/segments', { name: 'Verified imports' });
+    expect(seg.status, JSON.stringify(seg.body)).toBe(200);
+    const res = await post('/discovery-search/import-verified-companies', {
+      companyIds: [...chosen.map((c) => c.id), unverified.id],
+      segmentId: seg.body.data.id,
+      contactsPerCompany: 2,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const job = await app.waitForJob(res.body.jobId, key);
+    expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+    const expectedContacts = chosen.reduce((n, c) => n + Math.min(2, c.people.filter((p) => p.rec.verified).length), 0);
+    expect(job.jobResponsePayload).toMatchObject({
+      companies: { requested: 4, imported: 3, created: 3, updated: 0, notFound: [unverified.id] },
+      contacts: { imported: expectedContacts, created: expectedContacts },
+      segmentId: seg.body.data.id,
+    });
+    const rows = await app.pool.query(`select company_name, company_domain from companies where workspace_id = $1 order by company_name`, [workspaceId]);
+    for (const c of chosen) expect(rows.rows).toContainEqual({ company_name: c.rec.company_name, company_domain: normalizeDomain(c.rec.company_website) });
+    const segNow = await get(`/segments/${seg.body.data.id}`);
+    expect(segNow.body.data.attributes.segmentSources).toContain(job.jobResponsePayload.sourceId);
+    // re-import updates, never duplicates
+    const again = await post('/discovery-search/import-verified-companies', { companyIds: chosen.map((c) => c.id) });
+    const job2 = await app.waitForJob(again.body.jobId, key);
+    expect(job2.jobResponsePayload.companies).toMatchObject({ imported: 3, created: 0, updated: 3 });
+    // foreign segment → 404
+    const other = await app.createWorkspace();
+    const foreign = await post('/discovery-search/import-verified-companies', { companyIds: [chosen[0]!.id], segmentId: seg.body.data.id }, other.apiKey);
+    expect(foreign.status).toBe(404);
+  });
+});
