@@ -4,18 +4,14 @@
  * that segment (DESIGN §4 membership: contacts from the segment's sources that match its
  * conditions). The default segment already holds every contact and is left unchanged.
  */
-import { notFound } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { findInWorkspace } from './scoping.js';
 
 /** Throws 404 unless `segmentId` is a segment of the workspace. */
 export async function assertSegment(q: Queryable, workspaceId: string, segmentId: string): Promise<{ isDefault: boolean }> {
-  const r = UUID_RE.test(segmentId)
-    ? await q.query<{ is_default: boolean }>(`select is_default from segments where id = $1 and workspace_id = $2`, [segmentId, workspaceId])
-    : { rows: [] };
-  if (!r.rows[0]) throw notFound('Segment', segmentId);
-  return { isDefault: r.rows[0].is_default };
+  const r = await findInWorkspace<{ is_default: boolean }>(q, 'Segment', `select is_default from segments where id = $1 and workspace_id = $2`, workspaceId, segmentId);
+  return { isDefault: r.is_default };
 }
 
 /**
@@ -23,7 +19,7 @@ export async function assertSegment(q: Queryable, workspaceId: string, segmentId
  * does not exist (any more) in the workspace.
  */
 export async function attachSourceToSegment(q: Queryable, workspaceId: string, segmentId: string, sourceId: string): Promise<boolean> {
-  if (!UUID_RE.test(segmentId)) return false;
+  if (!isUuid(segmentId)) return false;
   const r = await q.query(
     `update segments
         set segment_sources = case when is_default or $3::uuid = any(segment_sources) then segment_sources else array_append(segment_sources, $3::uuid) end,

@@ -11,6 +11,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ensureDefaultSegment } from '../../db/segments.js';
 import type { Queryable } from '../../db/pool.js';
+import { findInWorkspace } from '../../db/scoping.js';
+import { isUuid } from '../../domain/ids.js';
 import { conflict, invalidField, notFound } from '../../domain/errors.js';
 import { validateSegmentConditions } from '../../domain/segmentMembership.js';
 import { cloneSegmentContent } from '../../domain/segmentRules.js';
@@ -28,9 +30,7 @@ import {
 } from '../schemas/segments.js';
 import { workspaceCatalog } from './sources.js';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-interface SegmentRow {
+interface SegmentRow extends Record<string, unknown> {
   id: string;
   name: string;
   is_default: boolean;
@@ -66,17 +66,13 @@ function segmentJson(r: SegmentRow): SegmentJson {
   };
 }
 
-async function loadSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow> {
-  const r = UUID_RE.test(id)
-    ? await q.query<SegmentRow>(`select ${COLUMNS} from segments where id = $1 and workspace_id = $2`, [id, workspaceId])
-    : { rows: [] };
-  if (!r.rows[0]) throw notFound('Segment', id);
-  return r.rows[0];
+function loadSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow> {
+  return findInWorkspace<SegmentRow>(q, 'Segment', `select ${COLUMNS} from segments where id = $1 and workspace_id = $2`, workspaceId, id);
 }
 
 /** Every id must be a source of the workspace (400 naming the first that is not). */
 async function checkSources(q: Queryable, workspaceId: string, ids: string[]): Promise<string[]> {
-  const valid = ids.filter((id) => UUID_RE.test(id)).map((id) => id.toLowerCase());
+  const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
   const r = valid.length
     ? await q.query<{ id: string }>(`select id from sources where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, valid])
     : { rows: [] };

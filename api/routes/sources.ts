@@ -21,6 +21,8 @@ import {
   type RefreshStatus,
   type SourceType,
 } from '../../domain/sourceRules.js';
+import { isUuid } from '../../domain/ids.js';
+import { findInWorkspace } from '../../db/scoping.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import type { Queryable } from '../../db/pool.js';
 import type { AppDeps } from '../deps.js';
@@ -45,10 +47,7 @@ import {
 } from '../schemas/sources.js';
 import type { SourcePullInput } from '../../workflows/sourcePull.js';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const isUuid = (s: string) => UUID_RE.test(s);
-
-interface SourceRow {
+interface SourceRow extends Record<string, unknown> {
   id: string;
   workspace_id: string;
   source_type: SourceType;
@@ -88,10 +87,8 @@ export async function workspaceCatalog(q: Queryable, workspaceId: string): Promi
 }
 const inCatalog = (c: ContactCatalog) => (path: string) => !!c.get(path)?.write;
 
-async function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
-  const r = isUuid(id) ? await q.query<SourceRow>(`select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, [id, workspaceId]) : { rows: [] };
-  if (!r.rows[0]) throw notFound('Source', id);
-  return r.rows[0];
+function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
+  return findInWorkspace<SourceRow>(q, 'Source', `select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, workspaceId, id);
 }
 
 /** Inserts the source unless the workspace has the same one; returns the row and whether it is new. */
