@@ -126,14 +126,24 @@ export interface StoreOptions {
 export async function storeStream(store: ObjectStore, source: Readable, opts: StoreOptions): Promise<StoredObject> {
   const sniffer = new Sniffer(opts.maxBytes, !opts.chunk, opts.path ?? '/file');
   source.on('error', (e) => sniffer.destroy(e));
+  // A source torn down before its end (client gone, multipart limit hit) must not leave the upload waiting.
+  source.on('close', () => {
+    if (!source.readableEnded && !sniffer.destroyed) sniffer.destroy(new Error('upload aborted before the end of the file'));
+  });
   source.pipe(sniffer);
   const type = await sniffer.type;
   const fileName = objectName(opts.workspaceId, opts.chunk ? 'part' : MEDIA_TYPES[type]!);
   const body = new PassThrough();
+  // The MinIO client does not watch its input for errors: a failed source must fail the upload here.
+  const failed = new Promise<never>((_, reject) => {
+    sniffer.on('error', reject);
+    body.on('error', reject);
+  });
+  failed.catch(() => {});
   sniffer.on('error', (e) => body.destroy(e));
   sniffer.pipe(body);
   try {
-    await store.client.putObject(store.bucket, fileName, body, undefined, { 'Content-Type': type });
+    await Promise.race([store.client.putObject(store.bucket, fileName, body, undefined, { 'Content-Type': type }), failed]);
   } catch (e) {
     await store.client.removeIncompleteUpload(store.bucket, fileName).catch(() => {});
     await store.client.removeObject(store.bucket, fileName).catch(() => {});

@@ -65,6 +65,8 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
   try {
     await form.parse(ctx.req);
   } catch (e) {
+    // formidable stops reading on a limit and leaves the request paused: discard the rest.
+    ctx.req.resume();
     await stored?.catch(() => {});
     const err = e as { httpCode?: number; message?: string };
     if (err.httpCode === 413) throw tooLarge(maxBytes);
@@ -128,10 +130,12 @@ export const mediaRoutes = [
         [auth.workspaceId, names],
       );
       const sizeOf = new Map(r.rows.map((x) => [x.file_name, Number(x.size_bytes)]));
+      chunks.forEach((c, i) => {
+        if (!sizeOf.has(c.fileName)) throw invalidField(`/chunks/${i}/fileName`, 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)');
+      });
       let total = 0;
       chunks.forEach((c, i) => {
-        const size = sizeOf.get(c.fileName);
-        if (size === undefined) throw invalidField(`/chunks/${i}/fileName`, 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)');
+        const size = sizeOf.get(c.fileName)!;
         if (i < chunks.length - 1 && size < MIN_COMPOSE_PART_BYTES) {
           throw invalidField(`/chunks/${i}/fileName`, `is ${size} bytes; every chunk but the last must be at least ${MIN_COMPOSE_PART_BYTES} bytes`);
         }
