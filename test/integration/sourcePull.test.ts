@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import type { ListeningPerson } from '../../activities/providers/listening.js';
+import { createDatasetListeningProvider } from '../../activities/providers/listening-dataset.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
 import { startTestApp, type TestApp } from '../harness.js';
 
@@ -166,6 +167,36 @@ describe('dataset provider', () => {
       sourceMeta: { jobTitle: 'backend engineer', jobLocation: 'Paris', postedTime: 'past-24h', jobType: 'full-time' },
     });
     expect((await pull(app, key, elsewhere)).job.jobResponsePayload.fetched).toBe(0);
+  });
+
+  it('the dataset provider pages by keyset without gaps or repeats', async () => {
+    const provider = createDatasetListeningProvider(app.pool);
+    const query = {
+      sourceType: 'pronetPost' as const,
+      sourceIdentifier: 'https://www.pronet.com/posts/owner-a-1',
+      sourceMeta: {},
+      since: ago(24 * 7),
+      until: ago(0),
+    };
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = await provider.fetchAudience(query, { cursor, limit: 1 });
+      seen.push(...page.people.map((p) => p.pronet));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+    expect(seen).toEqual(['fan-1', 'fan-2', 'fan-3', 'owner-a'].map((s) => `https://pronet.com/in/${s}`));
+    const all = await provider.fetchAudience(query, { cursor: null, limit: 10 });
+    expect(all.nextCursor).toBeNull();
+    expect(all.people.find((p) => p.pronet.endsWith('fan-1'))).toMatchObject({
+      firstName: 'Ann',
+      jobTitle: 'Software Engineer',
+      location: 'Berlin, Germany',
+      company: { companyName: 'Acme', companyWebsite: 'https://acme.com', companyHeadcount: '51-200', companyPronet: 'https://pronet.com/company/acme' },
+      interaction: { type: 'like', postUrl: 'https://pronet.com/posts/owner-a-1/reactions/fan-1' },
+    });
   });
 
   it('the job is visible only to its workspace', async () => {
