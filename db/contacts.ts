@@ -1,11 +1,12 @@
 /**
  * Contacts of a workspace, their companies, where they came from (contact_sources) and the
- * workspace's custom field definitions. Tables: contacts, contact_emails, companies,
- * contact_companies, contact_sources, custom_field_definitions (Migration20261121010000_contacts).
+ * workspace's custom field definitions. Tables: contacts, companies, contact_sources,
+ * custom_field_definitions (Migration20261121010000_contacts).
  *
  * Identity keys (DESIGN §4): `pronetKey` is `normalizeProfileUrl(pronet)`; emails are stored
- * normalised (trimmed, lower case) and mirrored in `contact_emails` for set-based matching;
- * companies are keyed by `companyKey` = `d:<domain>` or `n:<lower(name)>`.
+ * normalised (trimmed, lower case, GIN-indexed); companies are keyed by `companyKey` =
+ * `d:<domain>` or `n:<lower(name)>`. A contact's companies are `companyIds` with one
+ * `primaryCompanyId`.
  */
 import { defineEntity, p } from '@mikro-orm/core';
 
@@ -36,20 +37,13 @@ export const Contact = defineEntity({
     /** Primary (work) email, `contact.workEmail`. */
     workEmail: p.text().nullable(),
     customFields: p.json<Record<string, unknown>>().default({} as never),
+    /** The primary company (`primaryCompanyId`, embedded as `company`). */
+    primaryCompanyId: p.uuid().nullable(),
+    /** Every company linked to the contact (`companies`). */
+    companyIds: p.array().columnType('uuid[]').default([]),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),
-  },
-});
-
-/** Mirror of contacts.emails, one row per (contact, email), for the email identity match. */
-export const ContactEmail = defineEntity({
-  name: 'ContactEmail',
-  tableName: 'contact_emails',
-  properties: {
-    contactId: p.uuid().primary(),
-    email: p.text().primary(),
-    workspaceId: p.uuid(),
   },
 });
 
@@ -70,18 +64,6 @@ export const Company = defineEntity({
     companyPronet: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
-  },
-});
-
-export const ContactCompany = defineEntity({
-  name: 'ContactCompany',
-  tableName: 'contact_companies',
-  properties: {
-    contactId: p.uuid().primary(),
-    companyId: p.uuid().primary(),
-    /** At most one primary company per contact (partial unique index). */
-    isPrimary: p.boolean().default(false),
-    createdAt: p.datetime(),
   },
 });
 

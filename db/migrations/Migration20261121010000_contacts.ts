@@ -54,38 +54,6 @@ export class Migration20261121010000_contacts extends Migration {
       created_at timestamptz not null default now())`);
     this.addSql(`create unique index custom_field_definitions_ws_label on custom_field_definitions(workspace_id, lower(label))`);
 
-    this.addSql(`create table contacts (
-      id uuid primary key,
-      workspace_id uuid not null references workspaces(id) on delete cascade,
-      status text not null default 'active' check (status in ('active','deleted')),
-      first_name text,
-      last_name text,
-      full_name text,
-      title text,
-      pronet text,
-      pronet_key text,
-      emails text[] not null default '{}',
-      work_email text,
-      custom_fields jsonb not null default '{}',
-      created_at timestamptz not null default now(),
-      updated_at timestamptz not null default now(),
-      deleted_at timestamptz)`);
-    // Keyset pagination and workspace scans of active contacts (ids are UUIDv7: creation order).
-    this.addSql(`create index contacts_ws_active_id on contacts(workspace_id, id) where status = 'active'`);
-    this.addSql(`create unique index contacts_ws_pronet_key on contacts(workspace_id, pronet_key) where pronet_key is not null`);
-    this.addSql(`create index contacts_ws_updated on contacts(workspace_id, updated_at, id) where status = 'active'`);
-    this.addSql(`create index contacts_ws_work_email on contacts(workspace_id, work_email)`);
-    this.addSql(`create index contacts_full_name_trgm on contacts using gin (full_name gin_trgm_ops)`);
-    this.addSql(`create index contacts_title_trgm on contacts using gin (title gin_trgm_ops)`);
-    this.addSql(`create index contacts_last_name_trgm on contacts using gin (last_name gin_trgm_ops)`);
-
-    this.addSql(`create table contact_emails (
-      contact_id uuid not null references contacts(id) on delete cascade,
-      email text not null,
-      workspace_id uuid not null,
-      primary key (contact_id, email))`);
-    this.addSql(`create index contact_emails_ws_email on contact_emails(workspace_id, email)`);
-
     this.addSql(`create table companies (
       id uuid primary key,
       workspace_id uuid not null references workspaces(id) on delete cascade,
@@ -102,19 +70,40 @@ export class Migration20261121010000_contacts extends Migration {
     this.addSql(`create index companies_ws_lower_name on companies(workspace_id, lower(company_name))`);
     this.addSql(`create index companies_name_trgm on companies using gin (company_name gin_trgm_ops)`);
 
-    this.addSql(`create table contact_companies (
-      contact_id uuid not null references contacts(id) on delete cascade,
-      company_id uuid not null references companies(id) on delete cascade,
-      is_primary boolean not null default false,
+    // The primary company and every linked company live on the contact row: one write per
+    // contact on the ingest path, one join for company filters. Companies and contacts are only
+    // ever removed together with their workspace, so the link columns carry no FK checks (they
+    // would cost a probe per row on the bulk path).
+    this.addSql(`create table contacts (
+      id uuid primary key,
+      workspace_id uuid not null references workspaces(id) on delete cascade,
+      status text not null default 'active' check (status in ('active','deleted')),
+      first_name text,
+      last_name text,
+      full_name text,
+      title text,
+      pronet text,
+      pronet_key text,
+      emails text[] not null default '{}',
+      work_email text,
+      custom_fields jsonb not null default '{}',
+      primary_company_id uuid,
+      company_ids uuid[] not null default '{}',
       created_at timestamptz not null default now(),
-      primary key (contact_id, company_id))`);
-    this.addSql(`create unique index contact_companies_one_primary on contact_companies(contact_id) include (company_id) where is_primary`);
-    this.addSql(`create index contact_companies_company on contact_companies(company_id)`);
+      updated_at timestamptz not null default now(),
+      deleted_at timestamptz) with (fillfactor = 90)`);
+    // Keyset pagination and workspace scans of active contacts (ids are UUIDv7: creation order).
+    this.addSql(`create index contacts_ws_active_id on contacts(workspace_id, id) where status = 'active'`);
+    this.addSql(`create unique index contacts_ws_pronet_key on contacts(workspace_id, pronet_key) where pronet_key is not null`);
+    // Email identity match (emails && $batch) and multi-value filters on emails.
+    this.addSql(`create index contacts_emails_gin on contacts using gin (emails) with (fastupdate = off)`);
+    this.addSql(`create index contacts_full_name_trgm on contacts using gin (full_name gin_trgm_ops)`);
+    this.addSql(`create index contacts_title_trgm on contacts using gin (title gin_trgm_ops)`);
 
     this.addSql(`create table contact_sources (
       source_id uuid not null references sources(id) on delete cascade,
       row_key text not null,
-      contact_id uuid not null references contacts(id) on delete cascade,
+      contact_id uuid not null,
       origin text,
       first_seen timestamptz not null default now(),
       last_seen timestamptz not null default now(),

@@ -1,0 +1,405 @@
+/**
+ * The one write path of contacts coming from a source (single upsert, bulk upsert, source pulls,
+ * verified-company import), with the identity resolution of DESIGN §4:
+ *
+ * - Within a workspace a row is matched to a contact by normalised `pronet` URL, else by email
+ *   (never to a contact whose profile URL differs), else by (source, row key).
+ * - A matched contact is updated: given values overwrite, absent ones are kept, emails and
+ *   custom fields merge, `sources[]` accumulates (contact_sources). No duplicates on re-ingest.
+ * - Rows of one batch that are the same person become one contact.
+ * - A deleted contact is not revived by an automated pull (`mode: 'automated'`, the row is
+ *   skipped) but is by an explicit single upsert (`mode: 'explicit'`).
+ * - The company is upserted by normalised website domain, else by name, and linked as primary.
+ *
+ * Set-based: identities are looked up with three indexed queries per batch, resolved in memory,
+ * the resolved rows are COPYed into a temp table, and a handful of INSERT … SELECT / UPDATE …
+ * FROM statements apply them. Ingests of one workspace are serialised by an advisory lock, so the
+ * lookups cannot race another ingest into duplicates.
+ */
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { from as copyFrom } from 'pg-copy-streams';
+import { v7 as uuidv7 } from 'uuid';
+import type { Pool, PoolClient } from './pool.js';
+import { companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
+
+export type IngestMode = 'automated' | 'explicit';
+
+export interface IngestOptions {
+  workspaceId: string;
+  sourceId: string;
+  mode: IngestMode;
+}
+
+export type IngestAction = 'created' | 'updated' | 'skipped_deleted';
+
+export interface IngestResult {
+  /** One entry per input, in input order. */
+  rows: { contactId: string; action: IngestAction }[];
+  created: number;
+  updated: number;
+  skipped: number;
+}
+
+interface Group {
+  first: number;
+  members: number[];
+  rowKeys: Set<string>;
+  origin: string | null;
+  firstName?: string;
+  lastName?: string;
+  fullName?: string;
+  title?: string;
+  pronet?: string;
+  pronetKey?: string;
+  emails: string[];
+  workEmail?: string;
+  customFields?: Record<string, unknown>;
+  company?: CompanyInput;
+  contactId?: string;
+  isNew?: boolean;
+  skip?: boolean;
+  companyId?: string;
+  mergedInto?: Group;
+}
+
+const SCALARS = ['firstName', 'lastName', 'fullName', 'title', 'pronet', 'pronetKey', 'workEmail'] as const;
+
+function absorb(g: Group, x: Partial<Group> & { emails?: string[] }): void {
+  for (const k of SCALARS) if (x[k] !== undefined) g[k] = x[k];
+  if (x.emails?.length) g.emails = [...new Set([...g.emails, ...x.emails])];
+  if (x.customFields) g.customFields = { ...g.customFields, ...x.customFields };
+  if (x.company) g.company = { ...g.company, ...x.company };
+  if (x.origin) g.origin = x.origin;
+}
+
+/** Groups the rows of one batch that are the same person (same precedence as the database match). */
+function groupRows(inputs: ContactInput[]): Group[] {
+  const groups: Group[] = [];
+  const byPronet = new Map<string, Group>();
+  const byEmail = new Map<string, Group>();
+  const byRowKey = new Map<string, Group>();
+  const compatible = (g: Group | undefined, pk: string | undefined) => g && (!g.pronetKey || !pk || g.pronetKey === pk);
+  inputs.forEach((inp, i) => {
+    const pk = inp.pronetKey;
+    let g = pk ? byPronet.get(pk) : undefined;
+    if (!g) for (const e of inp.emails ?? []) if (compatible(byEmail.get(e), pk)) { g = byEmail.get(e); break; }
+    if (!g && compatible(byRowKey.get(inp.rowKey), pk)) g = byRowKey.get(inp.rowKey);
+    if (!g) {
+      g = { first: i, members: [], rowKeys: new Set(), origin: null, emails: [] };
+      groups.push(g);
+    }
+    g.members.push(i);
+    absorb(g, inp as Partial<Group>);
+    const prev = byRowKey.get(inp.rowKey);
+    if (prev && prev !== g) prev.rowKeys.delete(inp.rowKey);
+    g.rowKeys.add(inp.rowKey);
+    byRowKey.set(inp.rowKey, g);
+    if (g.pronetKey) byPronet.set(g.pronetKey, g);
+    for (const e of g.emails) if (!byEmail.has(e)) byEmail.set(e, g);
+  });
+  return groups;
+}
+
+/** New value of each column of a matched contact (given values win, emails/companies/custom fields merge). */
+const UPDATE_EXPRESSIONS: Record<string, string> = {
+  first_name: 'coalesce(s.first_name, c.first_name)',
+  last_name: 'coalesce(s.last_name, c.last_name)',
+  full_name: 'coalesce(s.full_name, c.full_name)',
+  title: 'coalesce(s.title, c.title)',
+  pronet: 'coalesce(s.pronet, c.pronet)',
+  pronet_key: 'coalesce(s.pronet_key, c.pronet_key)',
+  emails: `case when cardinality(s.emails) = 0 or s.emails <@ c.emails then c.emails
+           else array(select e from unnest(c.emails || s.emails) with ordinality t(e, o) group by e order by min(o)) end`,
+  work_email: 'coalesce(s.work_email, c.work_email)',
+  custom_fields: 'case when s.custom_fields is null then c.custom_fields else c.custom_fields || s.custom_fields end',
+  primary_company_id: 'coalesce(s.company_id, c.primary_company_id)',
+  company_ids: 'case when s.company_id is null or s.company_id = any(c.company_ids) then c.company_ids else c.company_ids || s.company_id end',
+  status: `'active'`,
+  deleted_at: 'null::timestamptz',
+};
+
+const prepared = new WeakSet<object>();
+
+async function ensureStage(client: PoolClient): Promise<void> {
+  if (prepared.has(client)) return;
+  await client.query(`create temp table if not exists ingest_stage (
+    contact_id uuid not null,
+    is_new boolean not null,
+    first_name text, last_name text, full_name text, title text,
+    pronet text, pronet_key text,
+    emails text[] not null,
+    work_email text,
+    custom_fields jsonb,
+    company_id uuid,
+    origin text,
+    row_keys text[] not null
+  ) on commit delete rows`);
+  prepared.add(client);
+}
+
+/** COPY text format: `\N` for null, backslash escapes. */
+function copyText(v: string | null | undefined): string {
+  if (v === null || v === undefined) return '\\N';
+  return v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+}
+function copyArray(xs: string[]): string {
+  return copyText(`{${xs.map((x) => `"${x.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`);
+}
+
+/** Ingests a batch on its own transaction. */
+export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const out = await ingestContactsWith(client, inputs, opts);
+    await client.query('commit');
+    return out;
+  } catch (e) {
+    await client.query('rollback').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/** Ingests a batch inside the caller's open transaction on `client`. */
+export async function ingestContactsWith(client: PoolClient, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
+  const { workspaceId, sourceId } = opts;
+  const result: IngestResult = { rows: new Array(inputs.length), created: 0, updated: 0, skipped: 0 };
+  if (inputs.length === 0) return result;
+  await client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
+  await ensureStage(client);
+
+  let groups = groupRows(inputs);
+
+  // --- identity lookups -------------------------------------------------------------------
+  const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
+  const emails = [...new Set(groups.flatMap((g) => g.emails))];
+  const rowKeys = [...new Set(groups.flatMap((g) => [...g.rowKeys]))];
+  type Hit = { id: string; pronet_key: string | null; status: string };
+  const byPronetRes = pronetKeys.length
+    ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, pronetKeys])
+    : null;
+  // The contacts table grows faster than its statistics during an import; without a nudge the
+  // planner may compare every email with every contact instead of probing the GIN index.
+  if (emails.length) await client.query('set local enable_seqscan = off');
+  const byEmailRes = emails.length
+    ? await client.query<Hit & { email: string }>(
+        // One GIN probe per email (a single `emails && $batch` degrades to a sequential scan).
+        `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
+         join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
+        [workspaceId, emails],
+      )
+    : null;
+  if (emails.length) await client.query('set local enable_seqscan = on');
+  const byRowKeyRes = await client.query<Hit & { row_key: string }>(
+    `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs join contacts c on c.id = cs.contact_id
+     where cs.source_id = $1 and cs.row_key = any($2::text[])`,
+    [sourceId, rowKeys],
+  );
+  const hitByPronet = new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []);
+  const hitsByEmail = new Map<string, Hit[]>();
+  for (const r of byEmailRes?.rows ?? []) hitsByEmail.set(r.email, [...(hitsByEmail.get(r.email) ?? []), r]);
+  const hitByRowKey = new Map(byRowKeyRes.rows.map((r) => [r.row_key, r]));
+  const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
+
+  const byContact = new Map<string, Group>();
+  const status = new Map<string, string>();
+  for (const g of groups) {
+    let hit: Hit | undefined = g.pronetKey ? hitByPronet.get(g.pronetKey) : undefined;
+    if (!hit) for (const e of g.emails) { hit = hitsByEmail.get(e)?.find((h) => fits(h, g)); if (hit) break; }
+    if (!hit) for (const k of g.rowKeys) { const h = hitByRowKey.get(k); if (fits(h, g)) { hit = h; break; } }
+    if (!hit) {
+      g.contactId = uuidv7();
+      g.isNew = true;
+      byContact.set(g.contactId, g);
+      continue;
+    }
+    status.set(hit.id, hit.status);
+    const other = byContact.get(hit.id);
+    if (other) {
+      // Two groups of the batch reach the same stored contact: one update.
+      absorb(other, g);
+      other.members.push(...g.members);
+      for (const k of g.rowKeys) other.rowKeys.add(k);
+      g.mergedInto = other;
+      continue;
+    }
+    g.contactId = hit.id;
+    g.isNew = false;
+    if (hit.status === 'deleted' && opts.mode === 'automated') g.skip = true;
+    byContact.set(hit.id, g);
+  }
+  groups = groups.filter((g) => !g.mergedInto);
+  // A pronet key may move to a contact matched by email only when no other contact holds it.
+  for (const g of groups) if (g.pronetKey && !g.isNew && hitByPronet.get(g.pronetKey) && hitByPronet.get(g.pronetKey)!.id !== g.contactId) g.pronetKey = undefined;
+  const live = groups.filter((g) => !g.skip);
+
+  // --- companies --------------------------------------------------------------------------
+  await upsertCompanies(client, workspaceId, live);
+
+  // --- apply ------------------------------------------------------------------------------
+  const now = new Date();
+  if (live.length) {
+    const lines: string[] = [];
+    for (const g of live) {
+      lines.push(
+        [
+          g.contactId!,
+          g.isNew ? 't' : 'f',
+          copyText(g.firstName),
+          copyText(g.lastName),
+          copyText(g.fullName),
+          copyText(g.title),
+          copyText(g.pronet),
+          copyText(g.pronetKey),
+          copyArray(g.emails),
+          copyText(g.workEmail),
+          copyText(g.customFields ? JSON.stringify(g.customFields) : null),
+          copyText(g.companyId),
+          copyText(g.origin),
+          copyArray([...g.rowKeys]),
+        ].join('\t'),
+      );
+    }
+    const stream = client.query(
+      copyFrom(
+        `copy ingest_stage (contact_id, is_new, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, row_keys) from stdin`,
+      ),
+    );
+    await pipeline(Readable.from([lines.join('\n') + '\n']), stream);
+
+    await client.query(
+      `insert into contacts (id, workspace_id, status, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields,
+                             primary_company_id, company_ids, created_at, updated_at)
+       select contact_id, $1, 'active', first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, coalesce(custom_fields, '{}'),
+              company_id, case when company_id is null then '{}'::uuid[] else array[company_id] end, $2, $2
+       from ingest_stage where is_new`,
+      [workspaceId, now],
+    );
+    // Only contacts whose stored values change are written (a re-sent row costs no update).
+    const sets = Object.entries(UPDATE_EXPRESSIONS);
+    await client.query(
+      `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = $1
+       from ingest_stage s where c.id = s.contact_id and not s.is_new
+         and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
+      [now],
+    );
+    await client.query(
+      `insert into contact_sources (source_id, row_key, contact_id, origin, first_seen, last_seen)
+       select $1, rk, s.contact_id, s.origin, $2, $2 from ingest_stage s cross join unnest(s.row_keys) rk
+       on conflict (source_id, row_key) do update set contact_id = excluded.contact_id,
+         origin = coalesce(excluded.origin, contact_sources.origin), last_seen = excluded.last_seen`,
+      [sourceId, now],
+    );
+    await client.query(`truncate ingest_stage`);
+  }
+
+  // --- outcome per input ------------------------------------------------------------------
+  for (const g of groups) {
+    const action: IngestAction = g.skip ? 'skipped_deleted' : g.isNew ? 'created' : 'updated';
+    if (action === 'created') result.created++;
+    else if (action === 'updated') result.updated++;
+    else result.skipped++;
+    for (const i of g.members) result.rows[i] = { contactId: g.contactId!, action };
+  }
+  return result;
+}
+
+interface CompanyRow {
+  id: string;
+  company_key: string;
+  lname: string | null;
+}
+
+/** Resolves each group's company (by domain key, else name) and upserts the companies. */
+async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
+  const withCompany = groups.filter((g) => companyKey(g.company));
+  if (!withCompany.length) return;
+  const keys = new Set<string>();
+  const names = new Set<string>();
+  for (const g of withCompany) {
+    keys.add(companyKey(g.company)!);
+    const n = g.company!.companyName?.trim().toLowerCase();
+    if (n) {
+      names.add(n);
+      keys.add(`n:${n}`);
+    }
+  }
+  const found = await client.query<CompanyRow>(
+    `select id, company_key, lower(company_name) as lname from companies
+     where workspace_id = $1 and (company_key = any($2::text[]) or lower(company_name) = any($3::text[]))
+     order by created_at, id`,
+    [workspaceId, [...keys], [...names]],
+  );
+  const byKey = new Map<string, CompanyRow>();
+  const byName = new Map<string, CompanyRow>();
+  for (const r of found.rows) {
+    byKey.set(r.company_key, r);
+    if (r.lname && !byName.has(r.lname)) byName.set(r.lname, r);
+  }
+  // Final state per company id: merged fields and key.
+  const upserts = new Map<string, { key: string; c: CompanyInput; domain: string | null }>();
+  for (const g of withCompany) {
+    const key = companyKey(g.company)!;
+    const lname = g.company!.companyName?.trim().toLowerCase();
+    let row = byKey.get(key);
+    if (!row && key.startsWith('d:') && lname) {
+      // A company first seen by name only takes the domain when it arrives.
+      const named = byKey.get(`n:${lname}`);
+      if (named) row = named;
+    }
+    if (!row && key.startsWith('n:')) row = byName.get(key.slice(2));
+    if (!row) {
+      row = { id: uuidv7(), company_key: key, lname: lname ?? null };
+    }
+    if (row.company_key.startsWith('n:') && key.startsWith('d:')) {
+      byKey.delete(row.company_key);
+      row.company_key = key;
+    }
+    byKey.set(row.company_key, row);
+    if (lname && !byName.has(lname)) byName.set(lname, row);
+    g.companyId = row.id;
+    const prev = upserts.get(row.id);
+    upserts.set(row.id, {
+      key: row.company_key,
+      c: { ...prev?.c, ...g.company },
+      domain: row.company_key.startsWith('d:') ? row.company_key.slice(2) : null,
+    });
+  }
+  const ids: string[] = [], ks: string[] = [], nm: (string | null)[] = [], ws: (string | null)[] = [], dm: (string | null)[] = [],
+    ind: (string | null)[] = [], hc: (string | null)[] = [], pr: (string | null)[] = [];
+  for (const [id, u] of upserts) {
+    ids.push(id);
+    ks.push(u.key);
+    nm.push(u.c.companyName ?? null);
+    ws.push(u.c.companyWebsite ?? null);
+    dm.push(u.domain);
+    ind.push(u.c.companyIndustry ?? null);
+    hc.push(u.c.companyHeadcount ?? null);
+    pr.push(u.c.companyPronet ?? null);
+  }
+  const now = new Date();
+  await client.query(
+    `insert into companies (id, workspace_id, company_key, company_name, company_website, company_domain, company_industry, company_headcount, company_pronet, created_at, updated_at)
+     select t.id, $1, t.k, t.n, t.w, t.d, t.i, t.h, t.p, $10, $10
+     from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) as t(id, k, n, w, d, i, h, p)
+     on conflict (id) do update set
+       company_key = excluded.company_key,
+       company_name = coalesce(excluded.company_name, companies.company_name),
+       company_website = coalesce(excluded.company_website, companies.company_website),
+       company_domain = coalesce(excluded.company_domain, companies.company_domain),
+       company_industry = coalesce(excluded.company_industry, companies.company_industry),
+       company_headcount = coalesce(excluded.company_headcount, companies.company_headcount),
+       company_pronet = coalesce(excluded.company_pronet, companies.company_pronet),
+       updated_at = excluded.updated_at
+     where (companies.company_key, companies.company_name, companies.company_website, companies.company_domain,
+            companies.company_industry, companies.company_headcount, companies.company_pronet)
+       is distinct from (excluded.company_key, coalesce(excluded.company_name, companies.company_name),
+            coalesce(excluded.company_website, companies.company_website), coalesce(excluded.company_domain, companies.company_domain),
+            coalesce(excluded.company_industry, companies.company_industry), coalesce(excluded.company_headcount, companies.company_headcount),
+            coalesce(excluded.company_pronet, companies.company_pronet))`,
+    [workspaceId, ids, ks, nm, ws, dm, ind, hc, pr, now],
+  );
+}

@@ -1,0 +1,243 @@
+/**
+ * Raw rows → contact inputs. A row arrives keyed by catalog paths (`contact.firstName`,
+ * `company.companyName`, `contact.customFields.<id>`) or by the columns a source's field mapping
+ * names; `_ORIGIN_` (tracing) and `_ROW_KEY_` (the row's stable key in its source) are reserved.
+ * Values are checked against the target's type; a bad value is a row error naming the row
+ * member, so a batch keeps its good rows.
+ *
+ * Empty strings and null mean "no value": they never overwrite what a contact already has.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './pagination.js';
+import type { ErrorDetail } from './errors.js';
+import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity.js';
+import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
+
+export const ORIGIN_KEY = '_ORIGIN_';
+export const ROW_KEY = '_ROW_KEY_';
+
+export interface CompanyInput {
+  companyName?: string;
+  companyWebsite?: string;
+  companyIndustry?: string;
+  companyHeadcount?: string;
+  companyPronet?: string;
+}
+
+export interface ContactInput {
+  /** Stable key of the row in its source: `_ROW_KEY_`, else `p:<pronet key>`, `e:<email>`, `h:<hash>`. */
+  rowKey: string;
+  origin: string | null;
+  firstName?: string;
+  lastName?: string;
+  fullName?: string;
+  title?: string;
+  pronet?: string;
+  pronetKey?: string;
+  /** Normalised; the work email first when there is one. */
+  emails?: string[];
+  workEmail?: string;
+  customFields?: Record<string, unknown>;
+  company?: CompanyInput;
+}
+
+/** Which row key feeds which catalog field. */
+export interface MappingPlan {
+  entries: { sourceKey: string; field: ContactField }[];
+  /** Keys that are neither mapped nor catalog paths: `reject` (400) or `ignore`. */
+  unknownKeys: 'reject' | 'ignore';
+}
+
+export interface FieldMappingEntry {
+  sourceFieldName: string;
+  targetFieldName: string;
+}
+
+/**
+ * The plan for a source: its field mapping when it has one (unmapped columns are ignored, catalog
+ * paths still apply), else catalog paths only (other keys are a 400).
+ */
+export function planFor(catalog: ContactCatalog, fieldMapping: FieldMappingEntry[] | undefined | null): MappingPlan {
+  const entries: MappingPlan['entries'] = [];
+  for (const m of fieldMapping ?? []) {
+    const field = catalog.get(m.targetFieldName);
+    if (field?.write) entries.push({ sourceKey: m.sourceFieldName, field });
+  }
+  return { entries, unknownKeys: fieldMapping && fieldMapping.length ? 'ignore' : 'reject' };
+}
+
+/** Checks a field mapping against the catalog; returns the failures (JSON pointers under `base`). */
+export function checkFieldMapping(catalog: ContactCatalog, mapping: FieldMappingEntry[], base: string): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  mapping.forEach((m, i) => {
+    const f = catalog.get(m.targetFieldName);
+    if (!f) out.push({ path: `${base}/${i}/targetFieldName`, message: `unknown field ${m.targetFieldName}; see GET /schema/contact` });
+    else if (!f.write) out.push({ path: `${base}/${i}/targetFieldName`, message: `${m.targetFieldName} is read-only` });
+  });
+  return out;
+}
+
+export interface MappedRow {
+  input: ContactInput | null;
+  errors: ErrorDetail[];
+}
+
+const isEmpty = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+
+export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan, ptr: string): MappedRow {
+  const errors: ErrorDetail[] = [];
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) return { input: null, errors: [{ path: ptr, message: 'must be an object' }] };
+  const r = row as Record<string, unknown>;
+  const input: Omit<ContactInput, 'rowKey'> = { origin: null };
+  const mappedKeys = new Set(plan.entries.map((e) => e.sourceKey));
+  const assignments: { field: ContactField; value: unknown; ptr: string }[] = [];
+  for (const e of plan.entries) if (e.sourceKey in r) assignments.push({ field: e.field, value: r[e.sourceKey], ptr: `${ptr}/${escapePointer(e.sourceKey)}` });
+  for (const [k, v] of Object.entries(r)) {
+    if (k === ORIGIN_KEY || k === ROW_KEY || mappedKeys.has(k)) continue;
+    const field = catalog.get(k);
+    if (field?.write) assignments.push({ field, value: v, ptr: `${ptr}/${escapePointer(k)}` });
+    else if (field) errors.push({ path: `${ptr}/${escapePointer(k)}`, message: `${k} is read-only` });
+    else if (plan.unknownKeys === 'reject')
+      errors.push({ path: `${ptr}/${escapePointer(k)}`, message: `unknown field ${k}; keys are paths from GET /schema/contact` });
+  }
+  for (const a of assignments) {
+    if (isEmpty(a.value)) continue;
+    const err = assign(input, a.field.write!, a.value);
+    if (err) errors.push({ path: a.ptr, message: err });
+  }
+  const origin = r[ORIGIN_KEY];
+  if (!isEmpty(origin)) {
+    if (typeof origin !== 'string') errors.push({ path: `${ptr}/${ORIGIN_KEY}`, message: 'must be a string' });
+    else input.origin = origin.slice(0, 500);
+  }
+  const explicitKey = r[ROW_KEY];
+  if (!isEmpty(explicitKey) && typeof explicitKey !== 'string' && typeof explicitKey !== 'number')
+    errors.push({ path: `${ptr}/${ROW_KEY}`, message: 'must be a string' });
+  if (errors.length) return { input: null, errors };
+
+  if (input.workEmail) input.emails = dedupe([input.workEmail, ...(input.emails ?? [])]);
+  else if (input.emails?.length) input.workEmail = input.emails[0];
+  if (input.pronet) input.pronetKey = normalizeProfileUrl(input.pronet) ?? undefined;
+  if (!input.fullName && (input.firstName || input.lastName)) input.fullName = [input.firstName, input.lastName].filter(Boolean).join(' ');
+  const rowKey = !isEmpty(explicitKey)
+    ? `k:${String(explicitKey)}`
+    : input.pronetKey
+      ? `p:${input.pronetKey}`
+      : input.emails?.length
+        ? `e:${input.emails[0]}`
+        : `h:${createHash('sha1').update(canonicalJson({ ...input, origin: undefined })).digest('base64url')}`;
+  return { input: { rowKey, ...input }, errors };
+}
+
+function dedupe(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
+export function escapePointer(k: string): string {
+  return k.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function str(v: unknown): string | null {
+  if (typeof v === 'string') return v.trim();
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return null;
+}
+
+function emailList(v: unknown): string[] | string {
+  const raw = Array.isArray(v) ? v : typeof v === 'string' ? v.split(/[,;\s]+/) : null;
+  if (!raw) return 'must be an array of emails';
+  const out: string[] = [];
+  for (const e of raw) {
+    if (isEmpty(e)) continue;
+    const n = typeof e === 'string' ? normalizeEmail(e) : null;
+    if (!n || !EMAIL.test(n)) return `${String(e)} is not an email address`;
+    out.push(n);
+  }
+  return out;
+}
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Writes one value into the input; returns an error message when the value is invalid. */
+function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unknown): string | null {
+  if (target.kind === 'contact') {
+    if (target.key === 'emails') {
+      const list = emailList(v);
+      if (typeof list === 'string') return list;
+      input.emails = dedupe([...(input.emails ?? []), ...list]);
+      return null;
+    }
+    const s = str(v);
+    if (s === null) return 'must be a string';
+    if (s.length > 2000) return 'must not be longer than 2000 characters';
+    if (target.key === 'workEmail') {
+      const e = normalizeEmail(s);
+      if (!e || !EMAIL.test(e)) return `${s} is not an email address`;
+      input.workEmail = e;
+      return null;
+    }
+    if (target.key === 'pronet' && !normalizeProfileUrl(s)) return 'must be a profile URL';
+    input[target.key] = s;
+    return null;
+  }
+  if (target.kind === 'company') {
+    const s = str(v);
+    if (s === null) return 'must be a string';
+    if (s.length > 2000) return 'must not be longer than 2000 characters';
+    if (target.key === 'companyWebsite' && !normalizeDomain(s)) return 'must be a website URL or domain';
+    input.company = { ...input.company, [target.key]: s };
+    return null;
+  }
+  const checked = customValue(target, v);
+  if (typeof checked === 'object' && checked !== null && 'error' in checked) return String((checked as { error: unknown }).error);
+  input.customFields = { ...input.customFields, [target.id]: checked };
+  return null;
+}
+
+/** Type-checks a custom field value; returns the stored value or `{error}`. */
+export function customValue(target: Extract<WriteTarget, { kind: 'custom' }>, v: unknown): unknown {
+  const allowed = target.options?.map((o) => o.value);
+  const inOptions = (x: unknown) => !allowed || allowed.some((a) => a === x);
+  switch (target.type) {
+    case 'string': {
+      const s = str(v);
+      if (s === null) return { error: 'must be a string' };
+      if (!inOptions(s)) return { error: `must be one of ${allowed!.map(String).join(', ')}` };
+      return s;
+    }
+    case 'number': {
+      const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+      if (!Number.isFinite(n)) return { error: 'must be a number' };
+      if (!inOptions(n)) return { error: `must be one of ${allowed!.map(String).join(', ')}` };
+      return n;
+    }
+    case 'date': {
+      if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) return { error: 'must be an ISO 8601 date' };
+      return new Date(v).toISOString();
+    }
+    case 'boolean':
+      if (typeof v === 'boolean') return v;
+      if (v === 'true' || v === 'false') return v === 'true';
+      return { error: 'must be a boolean' };
+    case 'multi': {
+      const raw = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : null;
+      if (!raw) return { error: 'must be an array of strings' };
+      const out: string[] = [];
+      for (const x of raw) {
+        const s = str(x);
+        if (s === null) return { error: 'must be an array of strings' };
+        if (!inOptions(s)) return { error: `${s} is not one of ${allowed!.map(String).join(', ')}` };
+        out.push(s);
+      }
+      return dedupe(out);
+    }
+  }
+}
+
+/** `d:<domain>` or `n:<lower name>`; null when the company has neither. */
+export function companyKey(c: CompanyInput | undefined): string | null {
+  if (!c) return null;
+  const d = normalizeDomain(c.companyWebsite);
+  if (d) return `d:${d}`;
+  const n = c.companyName?.trim().toLowerCase();
+  return n ? `n:${n}` : null;
+}
