@@ -110,7 +110,7 @@ export function compilePostConditions(conditions: PostCondition[], bind: Bind): 
       case 'BETWEEN': {
         if (!Array.isArray(c.value) || c.value.length !== 2) throw invalidField(`${at}/value`, 'must be an array [from, to] for BETWEEN');
         const [from, to] = c.value.map((v, j) => scalar(def, v, `${at}/value/${j}`));
-        return `${col} between ${bind(from, cast)} and ${bind(to, cast)}`;
+        return `${rangeExpr(c.field, def)} between ${bind(from, cast)} and ${bind(to, cast)}`;
       }
       default: {
         if (Array.isArray(c.value)) throw invalidField(`${at}/value`, `must be a single value for ${c.operator}`);
@@ -118,10 +118,22 @@ export function compilePostConditions(conditions: PostCondition[], bind: Bind): 
         const op = c.operator === '==' ? '=' : c.operator === '!=' ? '<>' : c.operator;
         // `!=` on a nullable column also matches rows where it is empty.
         if (c.operator === '!=' && def.nullable) return `(${col} is null or ${col} <> ${bind(v, cast)})`;
-        return `${col} ${op} ${bind(v, cast)}`;
+        if (def.type !== 'date') return `${col} ${op} ${bind(v, cast)}`;
+        const expr = rangeExpr(c.field, def);
+        // An empty date compares as 'infinity' in the indexed expression: keep it out of lower bounds.
+        const notEmpty = def.nullable && (op === '>' || op === '>=') ? ` and ${col} is not null` : '';
+        return `${expr} ${op} ${bind(v, cast)}${notEmpty}`;
       }
     }
   });
+}
+
+/**
+ * Expression a date condition compares: the sort expression (so one index serves the sort and
+ * the ranges); identical to the column for every finite bound.
+ */
+function rangeExpr(field: string, def: FieldDef): string {
+  return (POST_SORT_FIELDS as readonly string[]).includes(field) ? sortExpression(field as PostSortField) : def.column;
 }
 
 /** Sort key expression of a field: empty dates sort after every date (ascending). */

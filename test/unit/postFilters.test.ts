@@ -39,8 +39,8 @@ describe('post filter conditions', () => {
     expect(sql).toEqual([
       'status = $1::text',
       'provider_id = any($2::uuid[])',
-      'scheduled_time between $3::timestamptz and $4::timestamptz',
-      'scheduled_time >= $5::timestamptz',
+      "coalesce(scheduled_time, 'infinity'::timestamptz) between $3::timestamptz and $4::timestamptz",
+      "coalesce(scheduled_time, 'infinity'::timestamptz) >= $5::timestamptz and scheduled_time is not null",
       'parent_post_id is null',
       'not (status = any($6::text[]))',
       '(parent_post_id is null or parent_post_id <> $7::uuid)',
