@@ -247,6 +247,11 @@ describe('import from URL', () => {
     const html = await app.http('POST', '/v1/media/import-from-url', { apiKey: ws.apiKey, body: { url: `${serverUrl}/page` } });
     expect(html.status).toBe(400);
     expect(html.body.error.code).toBe('unsupported_media_type');
+    served.set('/huge', { status: 200, type: 'video/mp4', body: mp4(50 * 1024 * 1024 + 1) });
+    const huge = await app.http('POST', '/v1/media/import-from-url', { apiKey: ws.apiKey, body: { url: `${serverUrl}/huge` } });
+    served.delete('/huge');
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe('payload_too_large');
     const ftp = await app.http('POST', '/v1/media/import-from-url', { apiKey: ws.apiKey, body: { url: 'ftp://example.com/a.png' } });
     expect(ftp.status).toBe(400);
     expect(await objectsOf(ws.workspaceId)).toEqual([]);
