@@ -3,7 +3,7 @@
  * assembly of chunks uploaded separately, and import from a public URL through the outbound
  * URL guard. Every answer is a media object with a presigned `readUrl` (15 minutes).
  */
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import formidable from 'formidable';
 import type { Context } from 'koa';
 import { assertOutboundUrl, OutboundBlockedError, safeRequest } from '../../activities/outbound.js';
@@ -52,6 +52,8 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
     allowEmptyFiles: false,
     filter: (part) => part.name === 'file',
     fileWriteStreamHandler: () => {
+      // formidable opens a further file before failing on maxFiles: only the first is stored.
+      if (stored) return new Writable({ write: (_chunk, _enc, cb) => cb() });
       const sink = new PassThrough();
       stored = storeStream(store, sink, { workspaceId, maxBytes, chunk, path: '/file' });
       // On refusal keep reading the request so the client receives the answer.
@@ -67,8 +69,11 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
   } catch (e) {
     // formidable stops reading on a limit and leaves the request paused: discard the rest.
     ctx.req.resume();
-    await stored?.catch(() => {});
+    // A file already stored before the body turned out invalid (e.g. a second `file` part) is removed.
+    const orphan = await stored?.catch(() => undefined);
+    if (orphan) await store.client.removeObject(store.bucket, orphan.fileName).catch(() => {});
     const err = e as { httpCode?: number; message?: string };
+    if (/maxFiles/.test(err.message ?? '')) throw badRequest('invalid_multipart', 'Send exactly one part named "file"', [{ path: '/file', message: 'is sent more than once' }]);
     if (err.httpCode === 413) throw tooLarge(maxBytes);
     if (/allowEmptyFiles/.test(err.message ?? '')) throw invalidField('/file', 'is empty');
     throw badRequest('invalid_multipart', `Malformed multipart body: ${err.message ?? 'could not be parsed'}`);

@@ -132,6 +132,13 @@ describe('media upload', () => {
     const other = await upload(ws.apiKey, png(), { part: 'image' });
     expect(other.status).toBe(400);
     expect(other.body.error.details[0].path).toBe('/file');
+    const two = new FormData();
+    two.append('file', new Blob([new Uint8Array(png())]), 'a.png');
+    two.append('file', new Blob([new Uint8Array(png())]), 'b.png');
+    const twice = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: two });
+    expect(twice.status).toBe(400);
+    expect(twice.body.error.code).toBe('invalid_multipart');
+    expect(await objectsOf(ws.workspaceId)).toEqual([]);
     const json = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, body: { file: 'x' } });
     expect(json.status).toBe(415);
     expect((await upload('cdk_ws_nope', png())).status).toBe(401);
