@@ -32,7 +32,7 @@ function ensureNodeModules() {
   const marker = join(root, 'node_modules', '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs && existsSync(join(root, 'node_modules', '.bin', 'node'))) return;
   log('npm ci');
-  run('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root });
+  run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root });
 }
 
 function ensureTemporal() {

@@ -1,0 +1,132 @@
+/**
+ * The platform's job path, end to end through a real job type (enrichment): 202 → GET /jobs
+ * while running (status query) and after closing (workflow result), cancel, Idempotency-Key
+ * replay, and the webhook carrying the same payload as GET /jobs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { startTestApp, type TestApp } from '../harness.js';
+import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
+
+let app: TestApp;
+let slow: FakeEnrichmentProvider;
+const hooks: { headers: IncomingHttpHeaders; body: string }[] = [];
+let hookServer: Server;
+let hookUrl: string;
+
+const profile = (n: number) => `https://www.pronet.com/in/job-test-${n}`;
+
+beforeAll(async () => {
+  slow = await startFakeEnrichmentProvider('slow');
+  hookServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      hooks.push({ headers: req.headers, body });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
+  hookUrl = `http://127.0.0.1:${(hookServer.address() as { port: number }).port}/hook`;
+  const config = {
+    providers: { slow: { type: 'http', baseUrl: slow.baseUrl, apiKeyEnv: 'ENRICH_SLOW_KEY', timeoutMs: 20_000 } },
+    waterfall: { basic_contact_data: ['slow'] },
+  };
+  app = await startTestApp({ env: { ENRICH_SLOW_KEY: slow.apiKey, ENRICHMENT_CONFIG: JSON.stringify(config) } });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await slow?.close();
+  hookServer?.close();
+});
+
+const enrich = (apiKey: string, n: number, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  app.http('POST', '/contacts/unified-data-api', { apiKey, headers, body: { fields: ['basic_contact_data'], pronet: profile(n), ...extra } });
+
+describe('jobs', () => {
+  it('reports running with progress from the workflow, then completed with the result', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    slow.setData(profile(1), 'basic_contact_data', { contact: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace' } });
+    slow.script('basic_contact_data', { delayMs: 1500 });
+    const accepted = await enrich(ws.apiKey, 1);
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.jobStatusEndpoint).toBe(`${app.url}/jobs/${accepted.body.jobId}`);
+    const early = await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: ws.apiKey });
+    expect(early.status).toBe(200);
+    expect(['queued', 'running']).toContain(early.body.data.jobStatus);
+    expect(early.body.data).toMatchObject({ id: accepted.body.jobId, type: 'enrichment', error: null });
+    const done = await app.waitForJob(accepted.body.jobId, ws.apiKey);
+    expect(done.jobStatus).toBe('completed');
+    expect(done.progress.percent).toBe(100);
+    expect(done.jobResponsePayload.slices.basic_contact_data.status).toBe('found');
+    // Another workspace cannot see it.
+    const other = await app.createWorkspace();
+    expect((await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: other.apiKey })).status).toBe(404);
+  });
+
+  it('cancels a running job', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    slow.script('basic_contact_data', { delayMs: 15_000 });
+    const accepted = await enrich(ws.apiKey, 2);
+    expect(accepted.status).toBe(202);
+    const cancelled = await app.http('POST', `/jobs/${accepted.body.jobId}/cancel`, { apiKey: ws.apiKey });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data.jobStatus).toBe('cancelled');
+    const again = await app.http('POST', `/jobs/${accepted.body.jobId}/cancel`, { apiKey: ws.apiKey });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('job_not_running');
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(10);
+  });
+
+  it('replays an Idempotency-Key: same response, one workflow, one debit; other body 422', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    slow.setData(profile(3), 'basic_contact_data', { contact: { firstName: 'Grace', lastName: 'Hopper', fullName: 'Grace Hopper' } });
+    const first = await enrich(ws.apiKey, 3, {}, { 'Idempotency-Key': 'k-1' });
+    expect(first.status).toBe(202);
+    const replay = await enrich(ws.apiKey, 3, {}, { 'Idempotency-Key': 'k-1' });
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    const changed = await enrich(ws.apiKey, 4, {}, { 'Idempotency-Key': 'k-1' });
+    expect(changed.status).toBe(422);
+    expect(changed.body.error.code).toBe('idempotency_key_reused');
+    await app.waitForJob(first.body.jobId, ws.apiKey);
+    const jobs = await app.pool.query(`select count(*)::int as n from jobs where workspace_id = $1`, [ws.workspaceId]);
+    expect(jobs.rows[0].n).toBe(1);
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(9);
+    // A request rejected by validation stores nothing: the key stays free for a valid request.
+    const invalid = await app.http('POST', '/contacts/unified-data-api', { apiKey: ws.apiKey, headers: { 'Idempotency-Key': 'k-2' }, body: { fields: [] } });
+    expect(invalid.status).toBe(400);
+    expect((await enrich(ws.apiKey, 5, {}, { 'Idempotency-Key': 'k-2' })).status).toBe(202);
+  });
+
+  it('notifies the webhook with the payload GET /jobs answers, signed, with the caller headers', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    slow.setData(profile(6), 'basic_contact_data', { contact: { firstName: 'Alan', lastName: 'Turing', fullName: 'Alan Turing' } });
+    const accepted = await enrich(ws.apiKey, 6, { webhookConfiguration: { url: hookUrl, headers: { 'X-Tenant': 't-6' } } });
+    expect(accepted.status).toBe(202);
+    const done = await app.waitForJob(accepted.body.jobId, ws.apiKey);
+    let hook: (typeof hooks)[number] | undefined;
+    for (let i = 0; i < 50 && !hook; i++) {
+      hook = hooks.find((h) => JSON.parse(h.body).jobId === accepted.body.jobId);
+      if (!hook) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(hook).toBeTruthy();
+    expect(hook!.headers['x-tenant']).toBe('t-6');
+    const payload = new Webhook(ws.webhookSecret).verify(hook!.body, hook!.headers as Record<string, string>) as Record<string, unknown>;
+    expect(payload).toMatchObject({ type: 'job.completed', jobId: accepted.body.jobId, jobType: 'enrichment', jobStatus: 'completed' });
+    expect(payload.jobResponsePayload).toEqual(done.jobResponsePayload);
+    const after = await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: ws.apiKey });
+    expect(after.body.data.webhookDeliveries).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null })]);
+  });
+
+  it('refuses a webhook URL on a private address unless allow-listed', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    const res = await enrich(ws.apiKey, 7, { webhookConfiguration: { url: 'http://10.0.0.5/hook' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'url_not_allowed' });
+    expect(res.body.error.details[0].path).toBe('/webhookConfiguration/url');
+  });
+});
