@@ -171,6 +171,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
     async publishStep(input: PublishStepInput): Promise<Published> {
       const key = stepKey(input);
       let provider: Provider | null = null;
+      // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the 10-minute call limit.
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 2000);
       try {
         const prev = await pool.query<{ state: string; external_id: string | null; external_url: string | null; started_at: Date }>(
           `select state, external_id, external_url, started_at from publish_attempts where step_key = $1`,
@@ -213,6 +216,8 @@ export function createPublishingActivities(deps: ActivityDeps) {
         }
       } catch (e) {
         throw asActivityFailure(e, provider);
+      } finally {
+        clearInterval(beat);
       }
     },
 

@@ -60,6 +60,7 @@ export function providerActivities(taskQueue: string, provider: Provider) {
   return proxyActivities<Activities>({
     taskQueue: `${taskQueue}-${provider === 'microblog' ? 'microblog' : 'pronet'}`,
     startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
