@@ -67,12 +67,12 @@ export interface SettleSliceResult {
   chargeError?: string;
 }
 
-export function createEnrichmentProvider(cfg: ResolvedProvider, deps: Pick<ActivityDeps, 'pool'>, maxRetryAfterMs: number): EnrichmentProvider {
+export function createEnrichmentProvider(cfg: ResolvedProvider, deps: Pick<ActivityDeps, 'pool' | 'config'>, maxRetryAfterMs: number): EnrichmentProvider {
   switch (cfg.type) {
     case 'dataset':
       return new DatasetEnrichmentProvider(cfg.name, deps.pool);
     case 'http':
-      return new HttpEnrichmentProvider(cfg, process.env, maxRetryAfterMs);
+      return new HttpEnrichmentProvider(cfg, deps.config.env, maxRetryAfterMs);
   }
 }
 
@@ -105,7 +105,7 @@ function toFailure(e: EnrichmentProviderError): ApplicationFailure {
 export function createEnrichmentActivities(deps: ActivityDeps) {
   return {
     async enrichmentAttempt(input: EnrichmentAttemptInput): Promise<EnrichmentAttemptResult> {
-      const config = loadEnrichmentConfig(deps.config.rootDir);
+      const config = loadEnrichmentConfig(deps.config.rootDir, deps.config.env);
       const cfg = config.providers[input.provider];
       if (!cfg) {
         throw ApplicationFailure.create({ message: `provider ${input.provider} is not configured on this worker`, type: PROVIDER_FAILURE.unknown, nonRetryable: true, details: ['rejected'] });

@@ -33,7 +33,7 @@ export const enrichmentRoutes = [
     errors: [400, 401, 402, 409, 422, 429, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
-      const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir));
+      const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir, deps.config.env));
       if (body.webhookConfiguration) {
         await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
       }
