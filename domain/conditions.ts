@@ -8,14 +8,16 @@
  * Semantics
  * - Root `conditions` are AND-ed with `groupedCondition`. Groups are `AND`, `OR`, `NOT` (NOT of
  *   several children is NOT(c1 AND c2 …)); a group's `conditions` may hold groups.
- * - Every leaf is two-valued (never SQL NULL): a missing value matches no positive operator
- *   (`==`, `LIKE`, `IN`, `>`, `ALL` …) and every negative one (`!=`, `NOT LIKE`, `NOT IN`).
+ * - A missing value matches no positive operator (`==`, `LIKE`, `IN`, `>`, `ALL` …) and every
+ *   negative one (`!=`, `NOT LIKE`, `NOT IN`). NOT is pushed down to the leaves (negation normal
+ *   form), so un-negated positive leaves compile to bare, index-friendly predicates.
  * - string: `==` `!=` `LIKE` `NOT LIKE` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`. `==`/`IN` are
  *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes.
  *   Empty means NULL or ''.
  * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
  *   `IS EMPTY` `IS NOT EMPTY`. Numbers may be sent as numeric strings; dates as ISO 8601.
  * - boolean: `==` `!=` `IS EMPTY` `IS NOT EMPTY`.
+ * - uuid (id columns): `==` `!=` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`; values must be UUIDs.
  * - multi (array values): `IN` (shares any value) `ALL` (holds every value) `NOT IN` (shares
  *   none) `IS EMPTY` `IS NOT EMPTY` (empty = NULL or no element).
  * Errors are 400 `validation_failed` whose detail path is the JSON pointer of the bad member
@@ -23,7 +25,7 @@
  */
 import { invalidField } from './errors.js';
 
-export type FieldType = 'string' | 'number' | 'date' | 'boolean' | 'multi';
+export type FieldType = 'string' | 'number' | 'date' | 'boolean' | 'uuid' | 'multi';
 
 export interface CatalogField {
   /** The `writeAccessPath` (what `fields`, `field`, `sort.field` and `groupByField` name). */
@@ -43,6 +45,11 @@ export interface CatalogField {
   sortable?: boolean;
   /** Join keys this field needs; the caller turns them into JOIN clauses. */
   joins?: string[];
+  /**
+   * `false` for a NOT NULL column: predicates are emitted bare (no `coalesce(…, false)`), so
+   * PostgreSQL can use an index on the column.
+   */
+  nullable?: boolean;
   label?: string;
 }
 
@@ -78,6 +85,7 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly string[]> = {
   number: ['==', '!=', '>', '>=', '<', '<=', 'BETWEEN', 'IN', 'IS EMPTY', 'IS NOT EMPTY'],
   date: ['==', '!=', '>', '>=', '<', '<=', 'BETWEEN', 'IN', 'IS EMPTY', 'IS NOT EMPTY'],
   boolean: ['==', '!=', 'IS EMPTY', 'IS NOT EMPTY'],
+  uuid: ['==', '!=', 'IN', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
   multi: ['IN', 'ALL', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
 };
 export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS_BY_TYPE).flat())];
@@ -120,7 +128,7 @@ export interface CompileOptions {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isGroup = (v: Record<string, unknown>) => 'conditions' in v;
 
-const CASTS: Record<Exclude<FieldType, 'multi'>, string> = { string: 'text', number: 'numeric', date: 'timestamptz', boolean: 'boolean' };
+const CASTS: Record<Exclude<FieldType, 'multi'>, string> = { string: 'text', number: 'numeric', date: 'timestamptz', boolean: 'boolean', uuid: 'uuid' };
 
 /** Compiles root `conditions` AND `groupedCondition` to one boolean SQL expression. */
 export function compileWhere(
@@ -136,12 +144,12 @@ export function compileWhere(
   const gPtr = opts.groupedPointer ?? '/groupedCondition';
   if (input.conditions !== undefined && input.conditions !== null) {
     if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
-    input.conditions.forEach((c, i) => parts.push(compileNode(catalog, c, `${cPtr}/${i}`, params, joins, state, 1)));
+    input.conditions.forEach((c, i) => parts.push(compileNode(catalog, c, `${cPtr}/${i}`, params, joins, state, 1, false)));
   }
   if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
     if (!isObject(input.groupedCondition) || !isGroup(input.groupedCondition))
       throw invalidField(gPtr, 'must be an object with operator and conditions');
-    parts.push(compileNode(catalog, input.groupedCondition, gPtr, params, joins, state, 1));
+    parts.push(compileNode(catalog, input.groupedCondition, gPtr, params, joins, state, 1, false));
   }
   const sql = parts.length === 0 ? 'true' : parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(' and ');
   return { sql, params: params.values, joins };
@@ -155,6 +163,7 @@ function compileNode(
   joins: Set<string>,
   state: { leaves: number },
   depth: number,
+  negated: boolean,
 ): string {
   if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
   if (isGroup(node)) {
@@ -166,18 +175,21 @@ function compileNode(
       throw invalidField(`${ptr}/operator`, `must be one of ${GROUP_OPERATORS.join(', ')}`);
     if (!Array.isArray(node.conditions)) throw invalidField(`${ptr}/conditions`, 'must be an array');
     if (node.conditions.length === 0) throw invalidField(`${ptr}/conditions`, 'must not be empty');
-    const kids = node.conditions.map((c, i) => compileNode(catalog, c, `${ptr}/conditions/${i}`, params, joins, state, depth + 1));
+    // Negation normal form: NOT is pushed down to the leaves (De Morgan), so positive leaves stay
+    // bare predicates that indexes can serve; NOT of several children is NOT(c1 AND c2 …).
+    const childNegated = op === 'NOT' ? !negated : negated;
+    const kids = node.conditions.map((c, i) => compileNode(catalog, c, `${ptr}/conditions/${i}`, params, joins, state, depth + 1, childNegated));
     const wrap = kids.map((k) => `(${k})`);
-    if (op === 'AND') return wrap.join(' and ');
-    if (op === 'OR') return wrap.join(' or ');
-    return `not (${wrap.join(' and ')})`;
+    const conj = op === 'OR' ? !negated : op === 'AND' ? negated : true; // true → OR
+    if (kids.length === 1) return kids[0]!;
+    return wrap.join(conj ? ' or ' : ' and ');
   }
   state.leaves++;
   if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
-  return compileLeaf(catalog, node, ptr, params, joins);
+  return compileLeaf(catalog, node, ptr, params, joins, negated);
 }
 
-function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: string, params: Params, joins: Set<string>): string {
+function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: string, params: Params, joins: Set<string>, negated: boolean): string {
   for (const k of Object.keys(node))
     if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
   if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
@@ -200,8 +212,9 @@ function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: 
       field.type === 'string' ? `(${e} is null or ${e} = '')` : field.type === 'multi' ? `coalesce(cardinality(${e}), 0) = 0` : `${e} is null`;
     return op === 'IS EMPTY' ? empty : `not ${empty}`;
   }
-  const positive = (pred: string) => `coalesce(${pred}, false)`;
-  const negative = (pred: string) => `not coalesce(${pred}, false)`;
+  const notNull = field.nullable === false;
+  const positive = (pred: string) => (notNull ? pred : `coalesce(${pred}, false)`);
+  const negative = (pred: string) => (notNull ? `not (${pred})` : `not coalesce(${pred}, false)`);
 
   if (field.type === 'multi') {
     const list = stringList(value, vPtr);
@@ -210,7 +223,7 @@ function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: 
     if (op === 'ALL') return positive(`${e} @> ${ph}`);
     return negative(`${e} && ${ph}`); // NOT IN
   }
-  const cast = CASTS[field.type];
+  const cast = field.cast ?? CASTS[field.type];
   const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p);
   switch (op) {
     case '==':
@@ -260,6 +273,9 @@ function stringList(value: unknown, ptr: string): string[] {
 /** Checks and normalises one scalar operand for a field type (exported for writes and tests). */
 export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: string): string | number | boolean {
   switch (type) {
+    case 'uuid':
+      if (typeof v !== 'string' || !UUID.test(v)) throw invalidField(ptr, 'must be an id (UUID)');
+      return v.toLowerCase();
     case 'string':
       if (typeof v === 'number') return String(v);
       if (typeof v !== 'string') throw invalidField(ptr, 'must be a string');
@@ -281,6 +297,7 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
       throw invalidField(ptr, 'must be a boolean');
   }
 }
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 // ---------------------------------------------------------------------------------------------
@@ -396,8 +413,10 @@ export function compileSort(catalog: FieldCatalog, sort: unknown, pointer = '/so
     keys,
     joins,
     orderBy: keys.map((k) => `${k.sql} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', '),
-    select: keys.map((k, i) => `${i === idIndex ? `${k.sql}::text` : k.sql} as "s${i}"`).join(', '),
-    keyOf: (row) => keys.map((k, i) => outputValue(k.type, row[`s${i}`])),
+    // Ids and timestamps travel in tokens as PostgreSQL text: exact to the microsecond (a JS Date
+    // keeps milliseconds, and a truncated boundary would repeat rows across pages).
+    select: keys.map((k, i) => `${i === idIndex || k.type === 'date' ? `${k.sql}::text` : k.sql} as "s${i}"`).join(', '),
+    keyOf: (row) => keys.map((k, i) => (k.type === 'date' ? (row[`s${i}`] ?? null) : outputValue(k.type, row[`s${i}`]))),
   };
 }
 

@@ -6,7 +6,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, conflict, featureNotAvailable, invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
-import { compilePostConditions, keyset, sortExpression, type PostSort } from '../../domain/postFilters.js';
+import { compileSort, compileWhere, keysetPredicate, Params, reverseOrder } from '../../domain/conditions.js';
+import { postCatalog } from '../../domain/postCatalog.js';
 import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
@@ -100,30 +101,27 @@ export const postRoutes = [
     errors: [400, 401, 500],
     handler: async ({ body, auth, deps }) => {
       const limit = body.limit ?? 50;
-      const sort: PostSort[] = body.sort?.length ? body.sort : [{ field: 'createdAt', direction: 'desc' }];
-      const fields = sort.map((s) => s.field);
+      const sortInput = body.sort?.length ? body.sort : [{ field: 'createdAt', direction: 'desc' }];
+      const fields = sortInput.map((s) => s.field);
       const dup = fields.findIndex((f, i) => fields.indexOf(f) !== i);
       if (dup >= 0) throw invalidField(`/sort/${dup}/field`, 'is listed twice');
-      const params: unknown[] = [auth.workspaceId];
-      const bind = (v: unknown, cast?: string) => {
-        params.push(v);
-        return `$${params.length}${cast ? `::${cast}` : ''}`;
-      };
-      const where = ['workspace_id = $1', ...compilePostConditions(body.conditions ?? [], bind)];
-      const countParams = [...params];
-      const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? [], s: sort });
+      const params = new Params();
+      const ws = params.add(auth.workspaceId, 'uuid');
+      const where = compileWhere(postCatalog, body, { params });
+      const sort = compileSort(postCatalog, sortInput);
+      const filter = `p.workspace_id = ${ws} and (${where.sql})`;
+      const countParams = [...params.values];
+      const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
-      const ks = keyset(sort, from?.after, from?.dir === 'prev', bind);
-      const filter = where.join(' and ');
-      const sortKeys = sort.map((s, i) => `(${sortExpression(s.field)})::text as k${i}`).join(', ');
-      params.push(limit + 1);
+      const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
+      const columns = POST_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
       const [rows, count] = await Promise.all([
-        deps.pool.query<PostRow & Record<string, string>>(
-          `select ${POST_COLUMNS}${sortKeys ? `, ${sortKeys}` : ''} from posts where ${filter}${ks.boundary ? ` and ${ks.boundary}` : ''}
-            order by ${ks.orderBy} limit $${params.length}`,
-          params,
+        deps.pool.query<PostRow & Record<string, unknown>>(
+          `select ${columns}, ${sort.select} from posts p where ${filter} and (${keyset})
+            order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limit + 1}`,
+          params.values,
         ),
-        deps.pool.query<{ n: number }>(`select count(*)::int as n from posts where ${filter}`, countParams),
+        deps.pool.query<{ n: number }>(`select count(*)::int as n from posts p where ${filter}`, countParams),
       ]);
       const page = pageMeta({
         secret: deps.config.serverSecret,
@@ -131,7 +129,7 @@ export const postRoutes = [
         rows: rows.rows,
         limit,
         totalRecords: count.rows[0]!.n,
-        keyOf: (r) => [...sort.map((_, i) => r[`k${i}`]), r.id],
+        keyOf: sort.keyOf,
         from,
       });
       return { data: page.data.map(postJson), meta: page.meta };

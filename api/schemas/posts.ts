@@ -1,6 +1,6 @@
 /** Posts: drafts, listing, reposting configuration. Request and response shapes. */
 import { Type, type Static } from '@sinclair/typebox';
-import { POST_SORT_FIELDS } from '../../domain/postFilters.js';
+import { POST_SORT_FIELDS } from '../../domain/postCatalog.js';
 import {
   Article,
   Automation,
@@ -14,7 +14,7 @@ import {
   RepostTarget,
   ThreadItem,
 } from '../../domain/social.js';
-import { Condition, DataOf, PageOf, PaginationToken } from './common.js';
+import { Condition, DataOf, GroupedCondition, PageOf, PaginationToken } from './common.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
@@ -88,13 +88,14 @@ export const FilterPostsBody = Type.Object(
   {
     conditions: Type.Optional(
       Type.Array(Condition, {
-        maxItems: 20,
+        maxItems: 50,
         description:
-          'ANDed. Fields and operators: `status`, `providerId`, `parentPostId` (== != IN NOT IN; parentPostId also IS EMPTY / IS NOT EMPTY), ' +
-          '`externalPost` (== !=), `scheduledTime`, `publishedAt` (== != > >= < <= BETWEEN IS EMPTY IS NOT EMPTY), `createdAt`, `updatedAt` (== != > >= < <= BETWEEN)',
+          'ANDed with `groupedCondition`. Fields: `status` (string: == != IN NOT IN LIKE NOT LIKE), `providerId`, `parentPostId` (ids: == != IN NOT IN IS EMPTY IS NOT EMPTY), ' +
+          '`externalPost` (boolean: == !=), `scheduledTime`, `publishedAt`, `createdAt`, `updatedAt` (dates: == != > >= < <= BETWEEN IN IS EMPTY IS NOT EMPTY)',
       }),
     ),
-    sort: Type.Optional(Type.Array(PostSortEntry, { maxItems: 3, description: 'Default: createdAt desc; `id` breaks ties; empty dates sort last (ascending)' })),
+    groupedCondition: Type.Optional(GroupedCondition),
+    sort: Type.Optional(Type.Array(PostSortEntry, { maxItems: 4, description: 'Default: createdAt desc; `id` breaks ties; empty dates sort last ascending, first descending' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
     paginationToken: Type.Optional(PaginationToken),
   },

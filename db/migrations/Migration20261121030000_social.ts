@@ -43,8 +43,8 @@ export class Migration20261121030000_social extends Migration {
     this.addSql(`create index posts_ws_created on posts(workspace_id, created_at, id)`);
     this.addSql(`create index posts_ws_status on posts(workspace_id, status, created_at, id)`);
     this.addSql(`create index posts_ws_provider on posts(workspace_id, provider_id, created_at, id)`);
-    // Serves both the scheduledTime sort (empty times last) and scheduledTime ranges (domain/postFilters.ts).
-    this.addSql(`create index posts_ws_scheduled on posts(workspace_id, (coalesce(scheduled_time, 'infinity'::timestamptz)), id)`);
+    // Serves the scheduledTime sort (asc nulls last / backward: desc nulls first) and ranges.
+    this.addSql(`create index posts_ws_scheduled on posts(workspace_id, scheduled_time, id)`);
     this.addSql(`create index posts_parent on posts(parent_post_id) where parent_post_id is not null`);
 
     this.addSql(`create table post_schedules (

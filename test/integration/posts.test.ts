@@ -183,6 +183,10 @@ describe('filter-posts', () => {
     expect(after.body.meta.totalRecords).toBe(2);
     const unscheduled = await q({ conditions: [{ field: 'scheduledTime', operator: 'IS EMPTY' }] });
     expect(unscheduled.body.meta.totalRecords).toBe(4);
+    const either = await q({
+      groupedCondition: { operator: 'OR', conditions: [{ field: 'scheduledTime', operator: '<', value: t(6) }, { field: 'status', operator: '==', value: 'draft' }] },
+    });
+    expect(either.body.meta.totalRecords).toBe(5);
 
     // scheduledTime ascending, empty times last; pages of 3 forward, then back.
     const sort = [{ field: 'scheduledTime', direction: 'asc' }];
@@ -214,10 +218,12 @@ describe('filter-posts', () => {
     const badField = await q({ conditions: [{ field: 'content', operator: '==', value: 'x' }] });
     expect(badField.status).toBe(400);
     expect(badField.body.error.details[0].path).toBe('/conditions/0/field');
-    const badOp = await q({ conditions: [{ field: 'status', operator: 'LIKE', value: 'dr%' }] });
+    const badOp = await q({ conditions: [{ field: 'status', operator: '>', value: 'draft' }] });
     expect(badOp.body.error.details[0].path).toBe('/conditions/0/operator');
     const badDate = await q({ conditions: [{ field: 'scheduledTime', operator: '>=', value: 'tomorrow' }] });
     expect(badDate.body.error.details[0].path).toBe('/conditions/0/value');
+    const badId = await q({ conditions: [{ field: 'providerId', operator: 'IN', value: ['not-an-id'] }] });
+    expect(badId.body.error.details[0].path).toBe('/conditions/0/value/0');
     const badSort = await q({ sort: [{ field: 'content', direction: 'asc' }] });
     expect(badSort.status).toBe(400);
     expect(badSort.body.error.details[0].path).toMatch(/^\/sort\/0\/field/);
