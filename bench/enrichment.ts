@@ -1,0 +1,163 @@
+/**
+ * Enrichment benchmark on the local stack: 1,000 `POST /contacts/unified-data-api` jobs
+ * (`basic_contact_data` + `emails`, answered by the `dataset` provider) sent at a steady rate
+ * through the HTTP API, the worker in a process of its own (as deployed). Prints the accept
+ * latency (202 round trip) p50/p95 and the completion time (accept sent → workflow closed,
+ * Temporal's close time) p50/p95. Targets on the 2-core machine: accept p95 ≤ 50 ms,
+ * completion p95 ≤ 2 s.
+ *
+ *   npx tsx bench/enrichment.ts [--jobs 1000] [--rate 40] [--people 5000]
+ *
+ * Uses a database of its own (`bench_enrichment`, dropped at the end) and its own task queue;
+ * the worker process is stopped at the end.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { pino } from 'pino';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { ROOT_DIR, loadConfig } from '../domain/config.js';
+import { migrate, openOrm } from '../db/orm.js';
+import { createWorkspace } from '../db/workspaces.js';
+import { startApiServer } from '../api/server.js';
+import { WORKFLOWS_PATH } from '../worker/worker.js';
+
+const { values: args } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '1000' },
+    rate: { type: 'string', default: '40' },
+    people: { type: 'string', default: '5000' },
+  },
+});
+const JOBS = Number(args.jobs);
+const RATE = Number(args.rate);
+const PEOPLE = Math.max(Number(args.people), 1);
+const DB = 'bench_enrichment';
+const say = (m: string) => console.log(`[bench] ${m}`);
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+
+const base = loadConfig();
+const adminUrl = new URL(base.databaseUrl);
+adminUrl.pathname = '/postgres';
+const admin = new pg.Client({ connectionString: adminUrl.toString() });
+await admin.connect();
+await admin.query(`drop database if exists ${DB} with (force)`);
+await admin.query(`create database ${DB}`);
+const dbUrl = new URL(base.databaseUrl);
+dbUrl.pathname = `/${DB}`;
+const orm = await openOrm(dbUrl.toString());
+await migrate(orm);
+await orm.close();
+
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATABASE_URL: dbUrl.toString(),
+  TEMPORAL_TASK_QUEUE: `bench-enrichment-${Date.now()}`,
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  LOG_LEVEL: 'warn',
+};
+delete env.ENRICHMENT_CONFIG; // the repository's config/enrichment.json: dataset for every slice
+const config = loadConfig(env);
+
+say(`loading ${PEOPLE} people into the dataset tables`);
+const db = new pg.Client({ connectionString: dbUrl.toString() });
+await db.connect();
+await db.query(
+  `insert into ds_companies (id, company_pronet_url, company_name, company_website, company_domain, industry, size_range, employee_count, hq_country)
+   select gen_random_uuid(), 'pronet.example/company/bench-' || i, 'Bench Co ' || i, 'https://bench' || i || '.example', 'bench' || i || '.example',
+          'Software', '51-200', 120, 'Germany'
+     from generate_series(1, 200) i`,
+);
+await db.query(
+  `insert into ds_people (id, member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title,
+                          member_emails, member_phones, company_pronet_url, company_id)
+   select gen_random_uuid(), 'pronet.example/in/bench-' || i, 'Person ' || i, 'Person', i::text, 'Engineer',
+          jsonb_build_array(jsonb_build_object('email', 'p' || i || '@bench.example', 'status', 'valid')),
+          jsonb_build_array(jsonb_build_object('number', '+49 30 ' || i, 'type', 'work')),
+          c.company_pronet_url, c.id
+     from generate_series(1, $1::int) i
+     join ds_companies c on c.company_pronet_url = 'pronet.example/company/bench-' || (i % 200 + 1)`,
+  [PEOPLE],
+);
+await db.query('analyze');
+await db.end();
+
+say('bundling workflows and starting the worker process');
+const bundleDir = mkdtempSync(join(tmpdir(), 'bench-enrichment-'));
+const bundlePath = join(bundleDir, 'workflows.js');
+writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined })).code);
+const worker = fork(join(ROOT_DIR, 'worker', 'main.ts'), [], {
+  execArgv: ['--import', 'tsx'],
+  env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TEMPORAL_LOG_LEVEL: 'ERROR' },
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+await new Promise<void>((resolve, reject) => {
+  worker.once('message', () => resolve());
+  worker.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+});
+
+const api = await startApiServer(config, { log: pino({ level: 'silent' }), port: 0 });
+const ws = await createWorkspace(api.deps.pool, { name: 'bench', credits: JOBS * 10 });
+
+const post = async (i: number) => {
+  const body = JSON.stringify({ fields: ['basic_contact_data', 'emails'], pronet: `https://pronet.example/in/bench-${(i % PEOPLE) + 1}` });
+  const sent = performance.timeOrigin + performance.now();
+  const t = performance.now();
+  const res = await fetch(api.url + '/contacts/unified-data-api', { method: 'POST', headers: { 'x-api-key': ws.apiKey, 'content-type': 'application/json' }, body });
+  const json = (await res.json()) as { jobId?: string };
+  const acceptMs = performance.now() - t;
+  if (res.status !== 202 || !json.jobId) throw new Error(`job ${i}: ${res.status} ${JSON.stringify(json)}`);
+  return { jobId: json.jobId, sent, acceptMs };
+};
+
+// Warm-up (connections, JIT, first workflow tasks), not counted.
+for (const w of await Promise.all(Array.from({ length: 10 }, (_, i) => post(i)))) await api.deps.temporal.workflow.getHandle(`enrichment-${w.jobId}`).result();
+
+say(`starting ${JOBS} jobs at ${RATE}/s`);
+const started: Array<Promise<{ jobId: string; sent: number; acceptMs: number }>> = [];
+const t0 = performance.now();
+for (let i = 0; i < JOBS; i++) {
+  const due = t0 + (i * 1000) / RATE;
+  const wait = due - performance.now();
+  if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+  started.push(post(i + 10));
+}
+const accepted = await Promise.all(started);
+const sendSeconds = (performance.now() - t0) / 1000;
+say(`all ${JOBS} accepted in ${sendSeconds.toFixed(1)} s; waiting for completion`);
+
+const completions = await Promise.all(
+  accepted.map(async (a) => {
+    const h = api.deps.temporal.workflow.getHandle(`enrichment-${a.jobId}`);
+    const result = (await h.result()) as { creditsCharged: number; slices: Record<string, { status: string }> };
+    const d = await h.describe();
+    return { ms: d.closeTime!.getTime() - a.sent, found: Object.values(result.slices).every((s) => s.status === 'found'), credits: result.creditsCharged };
+  }),
+);
+const total = (performance.now() - t0) / 1000;
+const accept = accepted.map((a) => a.acceptMs).sort((a, b) => a - b);
+const done = completions.map((c) => c.ms).sort((a, b) => a - b);
+const balance = await api.deps.pool.query<{ balance: number }>(`select balance from credit_accounts where workspace_id = $1`, [ws.workspaceId]);
+
+console.log('');
+console.log(`enrichment jobs              ${JOBS} (basic_contact_data + emails, dataset provider), sent at ${RATE}/s`);
+console.log(`all slices found             ${completions.filter((c) => c.found).length} / ${JOBS}`);
+console.log(`credits charged              ${completions.reduce((s, c) => s + c.credits, 0)} (expected ${JOBS * 5}); balance left ${balance.rows[0]!.balance}`);
+console.log(`accept latency p50           ${pct(accept, 50).toFixed(1)} ms`);
+console.log(`accept latency p95           ${pct(accept, 95).toFixed(1)} ms   (target ≤ 50 ms)`);
+console.log(`accept latency max           ${accept.at(-1)!.toFixed(1)} ms`);
+console.log(`completion p50               ${pct(done, 50)} ms`);
+console.log(`completion p95               ${pct(done, 95)} ms   (target ≤ 2000 ms)`);
+console.log(`completion max               ${done.at(-1)} ms`);
+console.log(`throughput                   ${(JOBS / total).toFixed(1)} jobs/s over ${total.toFixed(1)} s`);
+console.log('');
+
+worker.kill('SIGTERM');
+await new Promise((r) => worker.once('exit', r));
+await api.close();
+await admin.query(`drop database if exists ${DB} with (force)`);
+await admin.end();
+process.exit(0);
