@@ -88,13 +88,13 @@ function upsertSql(kind: DatasetKind): string {
   const key = KEY[kind];
   const table = TABLE[kind];
   if (kind === 'people') {
-    const insertCols = ['id', ...cols, 'company_id', 'updated_at'];
-    const selectCols = ['s.id', ...cols.map((c) => `s.${c}`), 'c.id', 'now()'];
+    const insertCols = ['id', ...cols, 'company_id', ...DENORMALIZED.map((d) => d.person), 'updated_at'];
+    const selectCols = ['s.id', ...cols.map((c) => `s.${c}`), 'c.id', ...DENORMALIZED.map((d) => `c.${d.company}`), 'now()'];
     return `insert into ${table} (${insertCols.join(', ')})
       select distinct on (s.${key}) ${selectCols.join(', ')}
       from ${stage} s left join ds_companies c on c.company_pronet_url = s.company_pronet_url
       order by s.${key}, s.seq desc
-      on conflict (${key}) do update set ${[...cols.filter((c) => c !== key), 'company_id', 'updated_at'].map((c) => `${c} = excluded.${c}`).join(', ')}`;
+      on conflict (${key}) do update set ${[...cols.filter((c) => c !== key), 'company_id', ...DENORMALIZED.map((d) => d.person), 'updated_at'].map((c) => `${c} = excluded.${c}`).join(', ')}`;
   }
   const insertCols = ['id', ...cols, ...(kind === 'companies' ? ['updated_at'] : [])];
   const selectCols = ['s.id', ...cols.map((c) => `s.${c}`), ...(kind === 'companies' ? ['now()'] : [])];
@@ -104,14 +104,25 @@ function upsertSql(kind: DatasetKind): string {
     on conflict (${key}) do update set ${updates.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 }
 
-/** People imported before their company get linked when the company arrives. */
-const LINK_PEOPLE_SQL = `update ds_people p set company_id = c.id
-  from ${stageTable('companies')} s join ds_companies c on c.company_pronet_url = s.company_pronet_url
-  where p.company_pronet_url = s.company_pronet_url and p.company_id is distinct from c.id`;
+/**
+ * Company attributes copied onto ds_people (Migration20261121020100_dataset_search), so that
+ * contact searches filter on them without joining the companies.
+ */
+export const DENORMALIZED = [
+  { person: 'company_industry', company: 'industry' },
+  { person: 'company_size_range', company: 'size_range' },
+  { person: 'company_employee_count', company: 'employee_count' },
+  { person: 'company_hq_country', company: 'hq_country' },
+] as const;
 
-async function copyLines(client: PoolClient, kind: DatasetKind, lines: string[]): Promise<void> {
-  const cols = ['seq', 'id', ...stagingColumns(kind)];
-  const stream = client.query(copyFrom(`copy ${stageTable(kind)} (${cols.join(', ')}) from stdin`));
+/** People imported before their company get linked (and their copies refreshed) when it arrives. */
+const LINK_PEOPLE_SQL = `update ds_people p set company_id = c.id, ${DENORMALIZED.map((d) => `${d.person} = c.${d.company}`).join(', ')}
+  from ds_companies c
+  where c.company_pronet_url = any($1::text[]) and p.company_pronet_url = c.company_pronet_url
+    and (p.company_id is distinct from c.id or ${DENORMALIZED.map((d) => `p.${d.person} is distinct from c.${d.company}`).join(' or ')})`;
+
+async function copyLines(client: PoolClient, table: string, cols: string[], lines: string[]): Promise<void> {
+  const stream = client.query(copyFrom(`copy ${table} (${cols.join(', ')}) from stdin`));
   await pipeline(Readable.from(chunked(lines)), stream);
 }
 
@@ -119,9 +130,25 @@ function* chunked(lines: string[]): Generator<string> {
   for (let i = 0; i < lines.length; i += 2000) yield lines.slice(i, i + 2000).join('');
 }
 
-interface Batch {
-  lines: string[];
-  lineNumbers: number[];
+interface StagedRecord {
+  seq: number;
+  id: string;
+  values: ReturnType<typeof parseRecord>['values'];
+  line: number;
+  /** First occurrence of its key in a load into an empty table: COPYed straight in. */
+  direct: boolean;
+}
+
+/** 52-bit FNV-1a-style hash of a key (two 32-bit lanes), exact as a JS number. */
+function keyHash(s: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return (a >>> 0) * 0x100000 + ((b >>> 0) & 0xfffff);
 }
 
 /** Secondary (non-constraint) indexes of a table, with their definitions. */
@@ -151,13 +178,19 @@ async function importKind(
   let loaded = 0;
   let rejected = 0;
   let dropped: { name: string; def: string }[] = [];
+  let droppedFks: { conname: string; def: string }[] = [];
   const fail = (line: number, message: string) => {
     rejected++;
     report.errorCount++;
     if (report.errors.length < maxErrors) report.errors.push({ kind, file, line, message });
   };
   try {
+    // bulk-load session: no wait for WAL flush per batch, in-memory sorts/hashes of a batch,
+    // an in-memory stage table (temp_buffers must be set before the first temp table use)
     await client.query(`set synchronous_commit = off`);
+    await client.query(`set work_mem = '256MB'`);
+    await client.query(`set temp_buffers = '256MB'`);
+    await client.query(`set maintenance_work_mem = '256MB'`);
     await client.query(createStageSql(kind));
     await client.query(`truncate ${stageTable(kind)}`);
     const table = TABLE[kind];
@@ -166,37 +199,74 @@ async function importKind(
     if (empty) {
       dropped = await secondaryIndexes(client, table);
       for (const ix of dropped) await client.query(`drop index if exists "${ix.name}"`);
+      // foreign keys are checked row by row by triggers; one validation at the end is far cheaper
+      droppedFks = (
+        await client.query<{ conname: string; def: string }>(
+          `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass and contype = 'f'`,
+          [table],
+        )
+      ).rows;
+      for (const fk of droppedFks) await client.query(`alter table ${table} drop constraint "${fk.conname}"`);
     }
+    // one index probe per staged row beats hashing the whole company table for every batch
+    await client.query(`set enable_hashjoin = off`);
     const upsert = upsertSql(kind);
 
-    const flush = async (batch: Batch) => {
-      if (!batch.lines.length) return;
+    // Direct mode (the table was empty): first occurrences of a key are COPYed straight into the
+    // table; a key seen again in the file goes through the stage + upsert path after it, so the
+    // last occurrence still wins. Seen keys are kept as 52-bit hashes: a collision only sends a
+    // record the slower (still correct) way.
+    const direct = empty;
+    const seen = new Set<number>();
+    const companies = new Map<string, (string | number | null)[]>();
+    if (direct && kind === 'people') {
+      const r = await client.query(`select company_pronet_url as u, id, ${DENORMALIZED.map((d) => d.company).join(', ')} from ds_companies`);
+      for (const row of r.rows) companies.set(row.u, [row.id, ...DENORMALIZED.map((d) => row[d.company] ?? null)]);
+    }
+    const noCompany = [null, ...DENORMALIZED.map(() => null)];
+    const companyUrlIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'company_pronet_url');
+    const directColumns = ['id', ...stagingColumns(kind), ...(kind === 'people' ? ['company_id', ...DENORMALIZED.map((d) => d.person)] : [])];
+    const directLine = (r: StagedRecord) =>
+      copyLine([r.id], kind === 'people' ? [...r.values, ...(companies.get(r.values[companyUrlIndex] as string) ?? noCompany)] : r.values);
+    const stageLine = (r: StagedRecord) => copyLine([r.seq, r.id], r.values);
+
+    const upsertStaged = async (records: StagedRecord[]) => {
+      await copyLines(client, stageTable(kind), ['seq', 'id', ...stagingColumns(kind)], records.map(stageLine));
+      await client.query(upsert);
+      await client.query(`truncate ${stageTable(kind)}`);
+    };
+
+    const flush = async (batch: StagedRecord[]) => {
+      if (!batch.length) return;
       try {
-        await copyLines(client, kind, batch.lines);
-        await client.query(upsert);
-        if (peopleExist) await client.query(LINK_PEOPLE_SQL);
-        loaded += batch.lines.length;
+        await client.query('begin');
+        const first = batch.filter((r) => r.direct);
+        if (first.length) await copyLines(client, table, directColumns, first.map(directLine));
+        const again = batch.filter((r) => !r.direct);
+        if (again.length) await upsertStaged(again);
+        if (peopleExist) await client.query(LINK_PEOPLE_SQL, [batch.map((r) => r.values[0])]);
+        await client.query('commit');
+        loaded += batch.length;
       } catch {
+        await client.query('rollback').catch(() => {});
         // A record the validator let through but the database refused: find it, load the rest.
         await client.query(`truncate ${stageTable(kind)}`);
         await client.query('begin');
-        for (let i = 0; i < batch.lines.length; i++) {
+        for (const r of batch) {
           try {
             await client.query('savepoint one');
-            await copyLines(client, kind, [batch.lines[i]!]);
-            await client.query(upsert);
-            if (peopleExist) await client.query(LINK_PEOPLE_SQL);
+            await upsertStaged([r]);
+            if (peopleExist) await client.query(LINK_PEOPLE_SQL, [[r.values[0]]]);
             await client.query('release savepoint one');
             loaded++;
           } catch (e) {
             await client.query('rollback to savepoint one').catch(() => {});
-            fail(batch.lineNumbers[i]!, `rejected by the database: ${(e as Error).message}`);
+            await client.query(`truncate ${stageTable(kind)}`);
+            fail(r.line, `rejected by the database: ${(e as Error).message}`);
           }
-          await client.query(`truncate ${stageTable(kind)}`);
         }
         await client.query('commit');
       }
-      await client.query(`truncate ${stageTable(kind)}`);
     };
 
     const input = createReadStream(file, { highWaterMark: 1 << 20 });
@@ -208,15 +278,20 @@ async function importKind(
     let header: string[] | null = null;
     const csv = new CsvRecordReader();
     let recordStart = 0;
-    let batch: Batch = { lines: [], lineNumbers: [] };
+    let batch: StagedRecord[] = [];
     let inFlight: Promise<void> = Promise.resolve();
     let lastReport = 0;
 
     const accept = (raw: unknown, line: number, fromCsv: boolean) => {
       try {
         const rec = parseRecord(kind, raw, fromCsv);
-        batch.lines.push(copyLine([seq++, uuidv7()], rec.values));
-        batch.lineNumbers.push(line);
+        let first = false;
+        if (direct) {
+          const h = keyHash(rec.key);
+          first = !seen.has(h);
+          seen.add(h);
+        }
+        batch.push({ seq: seq++, id: uuidv7(), values: rec.values, line, direct: first });
       } catch (e) {
         if (e instanceof RecordError) fail(line, e.message);
         else throw e;
@@ -257,16 +332,16 @@ async function importKind(
         header.forEach((h, i) => (raw[h] = fields[i]!));
         accept(raw, start, true);
       }
-      if (batch.lines.length >= batchSize) {
+      if (batch.length >= batchSize) {
         await inFlight;
         const b = batch;
-        batch = { lines: [], lineNumbers: [] };
+        batch = [];
         inFlight = flush(b);
         inFlight.catch(() => {});
       }
       if (opts.onProgress && lineNo - lastReport >= 5000) {
         lastReport = lineNo;
-        opts.onProgress({ kind, file, bytesRead, totalBytes, rows: loaded + batch.lines.length });
+        opts.onProgress({ kind, file, bytesRead, totalBytes, rows: loaded + batch.length });
       }
     }
     if (csv.unterminated) fail(recordStart, 'unterminated quoted field at end of file');
@@ -275,10 +350,8 @@ async function importKind(
     opts.onProgress?.({ kind, file, bytesRead: totalBytes, totalBytes, rows: loaded });
   } finally {
     try {
-      if (dropped.length) {
-        await client.query(`set maintenance_work_mem = '256MB'`);
-        for (const ix of dropped) await client.query(ix.def);
-      }
+      for (const ix of dropped) await client.query(ix.def);
+      for (const fk of droppedFks) await client.query(`alter table ${TABLE[kind]} add constraint "${fk.conname}" ${fk.def}`);
     } finally {
       client.release();
     }

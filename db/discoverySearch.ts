@@ -7,8 +7,11 @@
  * Verified searches rank (see VERIFIED_RANKING_DOC) and page by page number.
  */
 import {
+  OPERATORS_BY_TYPE,
   Params,
   compileFields,
+  type Condition,
+  type FieldCatalog,
   compileSort,
   compileWhere,
   keysetPredicate,
@@ -58,29 +61,79 @@ function personOnly(node: unknown): boolean {
   return typeof (node as { field?: unknown }).field === 'string' && (node as { field: string }).field.startsWith(PERSON_PREFIX);
 }
 
+/** Operators whose negation is another operator (so a negated leaf stays one leaf). */
+const NEGATED: Record<string, string> = {
+  '==': '!=', '!=': '==', LIKE: 'NOT LIKE', 'NOT LIKE': 'LIKE', IN: 'NOT IN', 'NOT IN': 'IN', 'IS EMPTY': 'IS NOT EMPTY', 'IS NOT EMPTY': 'IS EMPTY',
+};
+const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
+
 /**
- * Company-search WHERE. Groups are walked here; leaves are compiled by the shared compiler.
- * Within one group, all person-only children are evaluated against the same person:
+ * A leaf compiled by the shared compiler. The compiler makes every leaf two-valued
+ * (`coalesce(<pred>, false)`); in a positive position of a negation-free formula a NULL leaf
+ * acts exactly like false, so the bare predicate is equivalent there — and only the bare
+ * predicate lets PostgreSQL use the trigram, b-tree and GIN indexes.
+ */
+function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, params: Params): string {
+  const l = leaf as Condition;
+  if (negated) {
+    const op = NEGATED[normOp(l.operator)];
+    const type = catalog.get(l.field)?.type;
+    if (op && type && OPERATORS_BY_TYPE[type].includes(op)) return compileWhere(catalog, { conditions: [{ ...l, operator: op }] }, { params }).sql;
+    return `not (${compileWhere(catalog, { conditions: [l] }, { params }).sql})`;
+  }
+  const sql = compileWhere(catalog, { conditions: [l] }, { params }).sql;
+  const m = /^coalesce\(([\s\S]*), false\)$/.exec(sql);
+  return m && balanced(m[1]!) ? m[1]! : sql;
+}
+
+/** True when parentheses in `s` are balanced (so a stripped wrapper really was the outer one). */
+function balanced(s: string): boolean {
+  let depth = 0;
+  let quote = false;
+  for (const ch of s) {
+    if (ch === "'") quote = !quote;
+    if (quote) continue;
+    if (ch === '(') depth++;
+    if (ch === ')' && --depth < 0) return false;
+  }
+  return depth === 0;
+}
+
+/**
+ * WHERE of a v2 search, in negation normal form: NOT groups are pushed down to the leaves
+ * (De Morgan), leaves come from the shared compiler. In a company search, the person-only
+ * children of a group are evaluated against the same person:
  * `c.id in (select company_id from ds_people p where <their AND/OR>)`.
  */
-function companyWhere(node: unknown, params: Params): string {
+function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, params: Params): string {
+  const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
   if (!isGroup(node)) {
-    if (personOnly(node)) return peopleOf(compileWhere(personCatalog, { conditions: [node] }, { params }).sql);
-    return compileWhere(companySearchCatalog, { conditions: [node] }, { params }).sql;
+    if (entity === 'company' && personOnly(node)) {
+      const inner = leafSql(personCatalog, node as ConditionNode, false, params);
+      return negated ? `not (${peopleOf(inner)})` : peopleOf(inner);
+    }
+    return leafSql(catalog, node as ConditionNode, negated, params);
   }
   const op = node.operator.toUpperCase();
-  const persons = node.conditions.filter(personOnly);
-  const others = node.conditions.filter((k) => !personOnly(k));
+  // NOT (a, b) = NOT (a AND b)
+  // De Morgan: AND/OR swap under a negation; NOT (a, b) = OR(¬a, ¬b), and ¬NOT (a, b) = AND(a, b)
+  const conj = op === 'AND' ? !negated : negated;
+  const kidNegated = op === 'NOT' ? !negated : negated;
   const parts: string[] = [];
-  if (persons.length) {
-    const g = { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons as ConditionNode[] };
-    parts.push(peopleOf(compileWhere(personCatalog, { groupedCondition: g }, { params }).sql));
+  let kids = node.conditions;
+  if (entity === 'company') {
+    const persons = kids.filter(personOnly);
+    kids = kids.filter((k) => !personOnly(k));
+    if (persons.length) {
+      // inside the sub-query the persons' own group operator applies, un-negated
+      const inner = whereSql('contact', { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons }, false, params);
+      const sub = peopleOf(inner);
+      parts.push(kidNegated ? `not (${sub})` : sub);
+    }
   }
-  for (const k of others) parts.push(companyWhere(k, params));
+  for (const k of kids) parts.push(whereSql(entity, k, kidNegated, params));
   const wrapped = parts.map((p) => `(${p})`);
-  if (op === 'OR') return wrapped.join(' or ');
-  if (op === 'NOT') return `not (${wrapped.join(' and ')})`;
-  return wrapped.join(' and ');
+  return wrapped.join(conj ? ' and ' : ' or ');
 }
 
 const peopleOf = (personSql: string) => `c.id in (select p.company_id from ds_people p where p.company_id is not null and (${personSql}))`;
@@ -113,13 +166,13 @@ function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
   let where: string;
   let from: string;
   if (entity === 'contact') {
-    const w = compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition }, { params });
-    where = w.sql;
-    const joins = new Set([...w.joins, ...projection.joins]);
+    const root = rootGroup(input);
+    where = root ? whereSql('contact', root, false, params) : 'true';
+    const joins = new Set([...(/\bc\./.test(where) ? ['company'] : []), ...projection.joins]);
     from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
   } else {
     const root = rootGroup(input);
-    where = root ? companyWhere(root, params) : 'true';
+    where = root ? whereSql('company', root, false, params) : 'true';
     from = 'ds_companies c';
   }
   return { from, where, whereParams: [...params.values], projection, params };

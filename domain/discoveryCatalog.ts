@@ -88,23 +88,43 @@ export const COMPANY_COLUMNS: DsColumn[] = [
 export const PERSON_PREFIX = 'dsContact.';
 export const COMPANY_PREFIX = 'dsCompany.';
 
+/**
+ * Number operands are compared as `numeric` by the compiler; filtering on `col::numeric` (with
+ * matching expression indexes, Migration20261121020100_dataset_search) keeps those comparisons
+ * indexable, while results still read the plain column.
+ */
+const filterExpr = (c: DsColumn, alias: string) =>
+  c.filterSql ? c.filterSql(alias) : c.type === 'number' ? `(${alias}.${c.column})::numeric` : `${alias}.${c.column}`;
+const selectExpr = (c: DsColumn, alias: string) => (c.selectSql ? c.selectSql(alias) : c.type === 'number' ? `${alias}.${c.column}` : undefined);
+
 function personField(c: DsColumn, alias = 'p'): CatalogField {
   return {
     path: `${PERSON_PREFIX}${c.column}`,
     type: c.type,
-    sql: c.filterSql ? c.filterSql(alias) : `${alias}.${c.column}`,
-    selectSql: c.selectSql?.(alias),
+    sql: filterExpr(c, alias),
+    selectSql: selectExpr(c, alias),
     output: c.column === 'company_pronet_url' ? ['company', 'companyPronet'] : [c.contactKey],
     filteringSupported: true,
     label: c.displayName,
   };
 }
 
+/** Company columns copied onto ds_people (`p.company_<column>`): contact searches filter there. */
+export const PERSON_COPIES: Record<string, string> = {
+  industry: 'company_industry',
+  size_range: 'company_size_range',
+  employee_count: 'company_employee_count',
+  hq_country: 'company_hq_country',
+};
+
 function companyField(c: DsColumn, entity: DiscoveryEntity, alias = 'c'): CatalogField {
+  const copy = entity === 'contact' ? PERSON_COPIES[c.column] : undefined;
+  const filterSql = copy ? filterExpr({ ...c, column: copy }, 'p') : filterExpr(c, alias);
   return {
     path: `${COMPANY_PREFIX}${c.column}`,
     type: c.type,
-    sql: `${alias}.${c.column}`,
+    sql: filterSql,
+    selectSql: selectExpr(c, alias) ?? (copy ? `${alias}.${c.column}` : undefined),
     output: entity === 'contact' ? ['company', c.contactKey] : [c.companyKey!],
     filteringSupported: true,
     // in a contact search the company columns come through the join `company`

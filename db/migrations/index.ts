@@ -6,7 +6,8 @@
 import { Migration20261121000000_platform } from './Migration20261121000000_platform.js';
 import { Migration20261121010000_contacts } from './Migration20261121010000_contacts.js';
 import { Migration20261121020000_dataset } from './Migration20261121020000_dataset.js';
+import { Migration20261121020100_dataset_search } from './Migration20261121020100_dataset_search.js';
 import { Migration20261121030000_social } from './Migration20261121030000_social.js';
 import { Migration20261121060000_publishing } from './Migration20261121060000_publishing.js';
 
-export const migrationsList = [Migration20261121000000_platform, Migration20261121010000_contacts, Migration20261121020000_dataset, Migration20261121030000_social, Migration20261121060000_publishing];
+export const migrationsList = [Migration20261121000000_platform, Migration20261121010000_contacts, Migration20261121020000_dataset, Migration20261121020100_dataset_search, Migration20261121030000_social, Migration20261121060000_publishing];
