@@ -3,8 +3,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ENRICHMENT_SLICES } from '../../domain/enrichment.js';
 import { WebhookConfiguration } from './common.js';
 
-export { EnrichmentResult } from '../../domain/enrichment.js';
-
 const Name = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
 
 export const UnifiedDataBody = Type.Object(
