@@ -3,6 +3,7 @@
  * `Activities` and call them through `proxyActivities`.
  */
 import type { ActivityDeps } from './deps.js';
+import { createContactActivities } from './db-contacts.js';
 import { createCreditActivities } from './credits.js';
 import { createDiscoveryActivities } from './db-discovery.js';
 import { createWebhookActivities } from './webhooks.js';
@@ -13,6 +14,7 @@ import { createPublishingActivities } from './publishing.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
+    ...createContactActivities(deps),
     ...createCreditActivities(deps),
     ...createDiscoveryActivities(deps),
     ...createWebhookActivities(deps),

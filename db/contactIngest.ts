@@ -403,3 +403,14 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     [workspaceId, ids, ks, nm, ws, dm, ind, hc, pr, now],
   );
 }
+
+/**
+ * Upserts one company (matched like the ingest path: by domain, else by name) and returns its
+ * id, or null when the input names no company. Runs on the caller's transaction.
+ */
+export async function resolveCompany(client: PoolClient, workspaceId: string, company: CompanyInput): Promise<string | null> {
+  const g: Group = { first: 0, members: [], rowKeys: new Set(), origin: null, emails: [], company };
+  if (!companyKey(company)) return null;
+  await upsertCompanies(client, workspaceId, [g]);
+  return g.companyId ?? null;
+}

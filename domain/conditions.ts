@@ -51,6 +51,11 @@ export interface CatalogField {
    */
   nullable?: boolean;
   label?: string;
+  /**
+   * SQL type of the operands compared with this field (default by type: text, numeric,
+   * timestamptz, boolean, uuid). An int column with `cast: 'int'` keeps its b-tree usable.
+   */
+  cast?: string;
 }
 
 export interface FieldCatalog {
@@ -210,11 +215,14 @@ function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: 
     if (value !== undefined && value !== null) throw invalidField(vPtr, `must be omitted for ${op}`);
     const empty =
       field.type === 'string' ? `(${e} is null or ${e} = '')` : field.type === 'multi' ? `coalesce(cardinality(${e}), 0) = 0` : `${e} is null`;
-    return op === 'IS EMPTY' ? empty : `not ${empty}`;
+    return (op === 'IS EMPTY') !== negated ? empty : `not ${empty}`;
   }
+  // Leaves are in negation normal form: an un-negated positive predicate stays bare (NULL acts as
+  // false in AND/OR and WHERE, and indexes apply); a negated one must first turn NULL into false.
   const notNull = field.nullable === false;
-  const positive = (pred: string) => (notNull ? pred : `coalesce(${pred}, false)`);
-  const negative = (pred: string) => (notNull ? `not (${pred})` : `not coalesce(${pred}, false)`);
+  const twoValued = (pred: string) => (notNull ? `(${pred})` : `coalesce(${pred}, false)`);
+  const positive = (pred: string) => (negated ? `not ${twoValued(pred)}` : pred);
+  const negative = (pred: string) => (negated ? pred : `not ${twoValued(pred)}`);
 
   if (field.type === 'multi') {
     const list = stringList(value, vPtr);

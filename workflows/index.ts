@@ -1,4 +1,5 @@
 /** Every workflow type the worker registers (the bundle entry point). One file per workflow. */
+export * from './bulkUpsert.js';
 export * from './enrichment.js';
 export * from './importVerifiedCompanies.js';
 export * from './sourcePull.js';

@@ -14,5 +14,7 @@ import { publishingRoutes } from './publishing.js';
 import { postRoutes } from './posts.js';
 import { segmentRoutes } from './segments.js';
 import { sourceRoutes } from './sources.js';
+import { contactRoutes } from './contacts.js';
+import { contactSchemaRoutes } from './schema.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes, contactSchemaRoutes, contactRoutes];

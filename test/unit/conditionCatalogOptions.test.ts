@@ -26,7 +26,7 @@ describe('uuid fields and NOT NULL columns', () => {
       ],
     });
     expect(w.sql).toBe(
-      '(p.provider_id = any($1::uuid[])) and (not (p.status = $2::text)) and (coalesce(p.parent_post_id = $3::uuid, false)) and (coalesce(p.scheduled_time >= $4::timestamptz, false))',
+      '(p.provider_id = any($1::uuid[])) and (not (p.status = $2::text)) and (p.parent_post_id = $3::uuid) and (p.scheduled_time >= $4::timestamptz)',
     );
     expect(w.params).toEqual([[ID.toLowerCase()], 'cancelled', ID.toLowerCase(), '2031-01-01T00:00:00.000Z']);
   });

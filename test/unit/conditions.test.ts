@@ -58,7 +58,7 @@ describe('compileWhere', () => {
       { startIndex: 3 },
     );
     expect(out.sql).toBe(
-      `(coalesce(c.first_name ilike $3::text, false)) and ((coalesce(co.company_name = any($4::text[]), false)) or (not ((coalesce((c.custom_fields->>'n1')::numeric between $5::numeric and $6::numeric, false)))))`,
+      `(c.first_name ilike $3::text) and ((co.company_name = any($4::text[])) or (not coalesce((c.custom_fields->>'n1')::numeric between $5::numeric and $6::numeric, false)))`,
     );
     expect(out.params).toEqual(['jo%', ['Acme', 'Globex'], 1, 5]);
     expect([...out.joins]).toEqual(['company']);
@@ -69,7 +69,7 @@ describe('compileWhere', () => {
       'not coalesce(c.first_name = $1::text, false)',
     );
     expect(compileWhere(catalog, { conditions: [{ field: 'contact.emails', operator: 'all', value: ['a', 'b'] }] }).sql).toBe(
-      'coalesce(c.emails @> $1::text[], false)',
+      'c.emails @> $1::text[]',
     );
     expect(compileWhere(catalog, { conditions: [{ field: 'contact.firstName', operator: 'IS EMPTY' }] }).sql).toBe(
       `(c.first_name is null or c.first_name = '')`,
@@ -95,6 +95,23 @@ describe('compileWhere', () => {
     expect(e.status).toBe(400);
     expect(e.code).toBe('validation_failed');
     expect(e.details?.[0]?.path).toBe(path);
+  });
+
+  it('pushes NOT down to the leaves (De Morgan), keeping un-negated positive leaves bare', () => {
+    const w = compileWhere(catalog, {
+      groupedCondition: {
+        operator: 'NOT',
+        conditions: [
+          { field: 'contact.firstName', operator: '==', value: 'a' },
+          { operator: 'OR', conditions: [{ field: 'contact.firstName', operator: '!=', value: 'b' }, { field: 'contact.firstName', operator: 'IS EMPTY' }] },
+          { operator: 'NOT', conditions: [{ field: 'contact.emails', operator: 'IN', value: ['x'] }] },
+        ],
+      },
+    });
+    // NOT(A AND (B OR C) AND NOT D) = ¬A OR (¬B AND ¬C) OR D
+    expect(w.sql).toBe(
+      `(not coalesce(c.first_name = $1::text, false)) or ((c.first_name = $2::text) and (not (c.first_name is null or c.first_name = ''))) or (c.emails && $3::text[])`,
+    );
   });
 
   it('limits nesting depth', () => {

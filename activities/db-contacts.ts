@@ -1,0 +1,72 @@
+/**
+ * Activities of bulk upserts: ingest one chunk of staged rows (read back from
+ * `contact_ingest_staging` by batch id, mapped through the source's field mapping, checked per
+ * row, written through db/contactIngest.ts) and drop the staged rows once the job ends.
+ *
+ * Re-running a chunk after a crash is harmless: identity resolution turns a second ingest of the
+ * same rows into updates of the same contacts.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { ingestContacts } from '../db/contactIngest.js';
+import { loadContactCatalog } from '../db/contactRead.js';
+import { dropStaged, readStaged } from '../db/contactStaging.js';
+import { mapRow, planFor, type ContactInput, type FieldMappingEntry } from '../domain/contactMapping.js';
+import type { ActivityDeps } from './deps.js';
+
+export interface IngestChunkInput {
+  workspaceId: string;
+  sourceId: string;
+  batchId: string;
+  /** Staged row range `from <= seq < to`. */
+  from: number;
+  to: number;
+  /** At most this many row errors are returned (the count is always exact). */
+  maxErrors: number;
+}
+
+export interface RowError {
+  row: number;
+  path: string;
+  message: string;
+}
+
+export interface IngestChunkResult {
+  rows: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+  errors: RowError[];
+}
+
+export function createContactActivities(deps: ActivityDeps) {
+  return {
+    async ingestStagedChunk(input: IngestChunkInput): Promise<IngestChunkResult> {
+      const src = await deps.pool.query<{ source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } }>(
+        `select source_meta from sources where id = $1 and workspace_id = $2`,
+        [input.sourceId, input.workspaceId],
+      );
+      if (!src.rows[0]) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
+      const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
+      const plan = planFor(catalog, src.rows[0].source_meta?.config?.fieldMapping);
+      const staged = await readStaged(deps.pool, input.batchId, input.from, input.to);
+      const inputs: ContactInput[] = [];
+      const errors: RowError[] = [];
+      let failed = 0;
+      for (const { seq, data } of staged) {
+        const m = mapRow(data, catalog, plan, `/contactsData/${seq}`);
+        if (m.input) inputs.push(m.input);
+        else {
+          failed++;
+          for (const e of m.errors) if (errors.length < input.maxErrors) errors.push({ row: seq, path: e.path, message: e.message });
+        }
+      }
+      const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
+      return { rows: staged.length, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
+    },
+
+    async dropStagedRows(input: { batchId: string }): Promise<void> {
+      await dropStaged(deps.pool, input.batchId);
+    },
+  };
+}

@@ -1,0 +1,155 @@
+/** Request and response shapes of the Contacts group (API-SPEC "Contacts", DESIGN §3-4). */
+import { Type, type Static } from '@sinclair/typebox';
+import { Condition, GroupedCondition, JobAccepted, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+
+export const CompanySummary = Type.Object(
+  {
+    id: Type.String(),
+    companyName: Type.Union([Type.String(), Type.Null()]),
+    companyWebsite: Type.Union([Type.String(), Type.Null()]),
+    companyIndustry: Type.Union([Type.String(), Type.Null()]),
+    companyHeadcount: Type.Union([Type.String(), Type.Null()], { description: 'Range `<min>-<max>`' }),
+    companyPronet: Type.Union([Type.String(), Type.Null()]),
+  },
+);
+
+export const ContactSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Stable contact id (not a source id)' }),
+    firstName: Type.Union([Type.String(), Type.Null()]),
+    lastName: Type.Union([Type.String(), Type.Null()]),
+    fullName: Type.Union([Type.String(), Type.Null()]),
+    title: Type.Union([Type.String(), Type.Null()], { description: 'Job title (`contact.jobTitle`)' }),
+    pronet: Type.Union([Type.String(), Type.Null()], { description: 'Professional-network profile URL' }),
+    emails: Type.Array(Type.String()),
+    workEmail: Type.Union([Type.String(), Type.Null()], { description: 'Primary email (`contact.workEmail`)' }),
+    sources: Type.Array(Type.String(), { description: 'Ids of the sources the contact came from' }),
+    companies: Type.Array(Type.String(), { description: 'Company ids' }),
+    primaryCompanyId: Type.Union([Type.String(), Type.Null()]),
+    company: Type.Union([CompanySummary, Type.Null()]),
+    customFields: Type.Record(Type.String(), Type.Unknown(), { description: 'Custom field id → value' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+);
+export type ContactJson = Static<typeof ContactSchema>;
+
+/** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
+export const ContactItem = Type.Union([ContactSchema, Type.Object({ id: Type.String() }, { additionalProperties: true })]);
+
+export const ContactResponse = Type.Object({ data: ContactSchema });
+export const ContactList = Type.Object({ data: Type.Array(ContactSchema) });
+export const ContactPage = Type.Object({ data: Type.Array(ContactItem), meta: Type.Ref(PaginationMeta) });
+
+export const ContactIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+export const SourceIdParams = Type.Object({ sourceId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+export const SegmentIdParams = Type.Object({ segmentId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
+
+export const BulkFetchBody = Type.Object(
+  { contactIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100 }) },
+  { additionalProperties: false },
+);
+
+const Fields = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+  minItems: 1,
+  maxItems: 200,
+  description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
+});
+const Conditions = Type.Array(Type.Ref(Condition), { maxItems: 200, description: 'AND-ed with `groupedCondition`' });
+const Sort = Type.Array(
+  Type.Object(
+    { field: Type.String({ minLength: 1 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },
+    { additionalProperties: false },
+  ),
+  { maxItems: 5, description: 'Sort keys; the contact id breaks ties. Default: creation order' },
+);
+const Limit = Type.Integer({ minimum: 1, maximum: 1000, default: 100 });
+
+export const FilterContactsBody = Type.Object(
+  {
+    fields: Type.Optional(Fields),
+    conditions: Type.Optional(Conditions),
+    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    limit: Type.Optional(Limit),
+    paginationToken: Type.Optional(PaginationToken),
+    sort: Type.Optional(Sort),
+  },
+  { additionalProperties: false },
+);
+export type FilterContactsBody = Static<typeof FilterContactsBody>;
+
+export const BySegmentBody = Type.Object(
+  {
+    fields: Fields,
+    conditions: Type.Optional(Conditions),
+    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    limit: Type.Optional(Limit),
+    paginationToken: Type.Optional(PaginationToken),
+    sort: Type.Optional(Sort),
+  },
+  { additionalProperties: false },
+);
+
+export const UniqueValuesBody = Type.Object(
+  {
+    groupByField: Type.String({ minLength: 1, description: 'A field path from `GET /schema/contact`' }),
+    conditions: Type.Optional(Conditions),
+    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+export const UniqueValuesResponse = Type.Object({
+  data: Type.Array(Type.Object({ value: Type.Unknown(), count: Type.Integer() })),
+});
+
+const NullableString = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
+export const PatchContactBody = Type.Object(
+  {
+    firstName: Type.Optional(NullableString),
+    lastName: Type.Optional(NullableString),
+    fullName: Type.Optional(NullableString),
+    title: Type.Optional(NullableString),
+    pronet: Type.Optional(NullableString),
+    workEmail: Type.Optional(NullableString),
+    emails: Type.Optional(Type.Array(Type.String({ maxLength: 320 }), { maxItems: 50 })),
+    company: Type.Optional(
+      Type.Object(
+        {
+          companyName: Type.Optional(NullableString),
+          companyWebsite: Type.Optional(NullableString),
+          companyIndustry: Type.Optional(NullableString),
+          companyHeadcount: Type.Optional(NullableString),
+          companyPronet: Type.Optional(NullableString),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    customFields: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Custom field id → value; null removes the value' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type PatchContactBody = Static<typeof PatchContactBody>;
+
+export const ContactDeleted = Type.Object({ data: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) });
+
+export const UpsertContactBody = Type.Record(Type.String({ maxLength: 300 }), Type.Unknown(), {
+  maxProperties: 500,
+  description:
+    'Row keyed by `contact.<name>` / `company.<name>` / `contact.customFields.<id>` paths, or by the columns of the source\'s `sourceMeta.config.fieldMapping`; `_ORIGIN_` (tracing) and `_ROW_KEY_` (stable row key) are kept',
+});
+
+/** Largest batch one request may stage (bounded by the body size limit too). */
+export const MAX_BULK_ROWS = 100_000;
+
+export const BulkUpsertBody = Type.Object(
+  {
+    contactsData: Type.Array(Type.Record(Type.String({ maxLength: 300 }), Type.Unknown()), { minItems: 1, maxItems: MAX_BULK_ROWS }),
+    segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
+  },
+  { additionalProperties: false },
+);
+export type BulkUpsertBody = Static<typeof BulkUpsertBody>;
+
+export { JobAccepted };

@@ -1,0 +1,49 @@
+/** Shapes of the contact-side Schema endpoints (`/schema/contact…`). */
+import { Type } from '@sinclair/typebox';
+
+const FIELD_TYPES = ['string', 'number', 'date', 'boolean', 'multi'] as const;
+const FieldType = Type.Union(FIELD_TYPES.map((t) => Type.Literal(t)));
+const Option = Type.Object({ label: Type.String(), value: Type.Unknown() });
+
+export const ContactSchemaItem = Type.Object({
+  writeAccessPath: Type.String({ description: 'Used in `fields`, conditions, sort, `groupByField` and field mappings' }),
+  readAccessPath: Type.String({ description: 'Where the value sits in a contact item (`company.companyName`, `customFields.<id>`)' }),
+  type: FieldType,
+  label: Type.String(),
+  filteringSupported: Type.Boolean(),
+  writable: Type.Boolean(),
+  custom: Type.Boolean(),
+  options: Type.Optional(Type.Array(Option)),
+});
+
+export const ContactSchemaResponse = Type.Object({
+  data: Type.Array(ContactSchemaItem),
+  meta: Type.Object({ operators: Type.Record(Type.String(), Type.Array(Type.String())), groupOperators: Type.Array(Type.String()) }),
+});
+
+export const CreateCustomFieldBody = Type.Object(
+  {
+    label: Type.String({ minLength: 1, maxLength: 200 }),
+    type: FieldType,
+    options: Type.Optional(
+      Type.Array(
+        Type.Object({ label: Type.String({ minLength: 1, maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number()]) }, { additionalProperties: false }),
+        { maxItems: 500, description: 'Allowed values (string, number and multi fields); values are checked on write' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomFieldResponse = Type.Object({ data: ContactSchemaItem });
+
+export const OptionsQuery = Type.Object(
+  {
+    field: Type.String({ minLength: 1, maxLength: 300, description: 'A `writeAccessPath` of `GET /schema/contact`' }),
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'Keep values containing this text (case-insensitive)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const OptionsResponse = Type.Object({ data: Type.Array(Option), meta: Type.Object({ source: Type.Union([Type.Literal('definition'), Type.Literal('values')]) }) });

@@ -1,0 +1,216 @@
+/**
+ * Reading contacts: the workspace's field catalog, full Contact items by id, and the one list
+ * query behind filter-contacts, by-segment and unique-values (conditions → SQL through
+ * domain/conditions.ts, keyset pages through domain/pagination.ts). Only active contacts are
+ * ever returned.
+ */
+import {
+  compileFields,
+  compileGroupBy,
+  compileSort,
+  compileWhere,
+  keysetPredicate,
+  outputValue,
+  Params,
+  reverseOrder,
+  type CompiledWhere,
+} from '../domain/conditions.js';
+import { contactCatalog, joinSql, type ContactCatalog, type CustomFieldDef } from '../domain/contactCatalog.js';
+import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
+import { isUuid } from '../domain/ids.js';
+import type { Queryable } from './pool.js';
+
+export async function loadContactCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
+  const r = await q.query<CustomFieldDef>(
+    `select id, label, type, options from custom_field_definitions where workspace_id = $1 order by created_at, id`,
+    [workspaceId],
+  );
+  return contactCatalog(r.rows);
+}
+
+export interface CompanyJson {
+  id: string;
+  companyName: string | null;
+  companyWebsite: string | null;
+  companyIndustry: string | null;
+  companyHeadcount: string | null;
+  companyPronet: string | null;
+}
+
+export interface ContactJson {
+  id: string;
+  firstName: string | null;
+  lastName: string | null;
+  fullName: string | null;
+  title: string | null;
+  pronet: string | null;
+  emails: string[];
+  workEmail: string | null;
+  sources: string[];
+  companies: string[];
+  primaryCompanyId: string | null;
+  company: CompanyJson | null;
+  customFields: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface ContactRow {
+  id: string;
+  first_name: string | null;
+  last_name: string | null;
+  full_name: string | null;
+  title: string | null;
+  pronet: string | null;
+  emails: string[];
+  work_email: string | null;
+  custom_fields: Record<string, unknown>;
+  primary_company_id: string | null;
+  company_ids: string[];
+  created_at: Date;
+  updated_at: Date;
+  company_name: string | null;
+  company_website: string | null;
+  company_industry: string | null;
+  company_headcount: string | null;
+  company_pronet: string | null;
+  sources: string[];
+}
+
+function contactJson(r: ContactRow): ContactJson {
+  return {
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    fullName: r.full_name,
+    title: r.title,
+    pronet: r.pronet,
+    emails: r.emails ?? [],
+    workEmail: r.work_email,
+    sources: r.sources ?? [],
+    companies: r.company_ids ?? [],
+    primaryCompanyId: r.primary_company_id,
+    company: r.primary_company_id
+      ? {
+          id: r.primary_company_id,
+          companyName: r.company_name,
+          companyWebsite: r.company_website,
+          companyIndustry: r.company_industry,
+          companyHeadcount: r.company_headcount,
+          companyPronet: r.company_pronet,
+        }
+      : null,
+    customFields: r.custom_fields ?? {},
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+/** Active contacts of the workspace by id, in the order of `ids`; unknown/foreign/deleted ids are absent. */
+export async function fetchContacts(q: Queryable, workspaceId: string, ids: string[]): Promise<ContactJson[]> {
+  const valid = [...new Set(ids.filter(isUuid).map((s) => s.toLowerCase()))];
+  if (!valid.length) return [];
+  const r = await q.query<ContactRow>(
+    `select c.id, c.first_name, c.last_name, c.full_name, c.title, c.pronet, c.emails, c.work_email, c.custom_fields,
+            c.primary_company_id, c.company_ids::text[] as company_ids, c.created_at, c.updated_at,
+            co.company_name, co.company_website, co.company_industry, co.company_headcount, co.company_pronet,
+            array(select cs.source_id::text from contact_sources cs where cs.contact_id = c.id group by cs.source_id order by min(cs.first_seen), cs.source_id) as sources
+     from contacts c left join companies co on co.id = c.primary_company_id
+     where c.workspace_id = $1 and c.id = any($2::uuid[]) and c.status = 'active'`,
+    [workspaceId, valid],
+  );
+  const byId = new Map(r.rows.map((row) => [row.id, contactJson(row)]));
+  return valid.map((id) => byId.get(id)).filter((c): c is ContactJson => !!c);
+}
+
+export interface ListInput {
+  fields?: string[];
+  conditions?: unknown;
+  groupedCondition?: unknown;
+  limit?: number;
+  paginationToken?: string;
+  sort?: unknown;
+}
+
+export interface ListOptions {
+  workspaceId: string;
+  catalog: ContactCatalog;
+  secret: string;
+  /** Extra restriction (segment membership) built on the shared parameter collector. */
+  scope?: (params: Params) => CompiledWhere;
+  /** What the token is bound to beside the body (e.g. the segment id). */
+  scopeKey?: string;
+}
+
+export interface Page {
+  data: Record<string, unknown>[];
+  meta: { totalRecords: number; previousToken: string; nextToken: string };
+}
+
+/** One page of active contacts matching the body, with keyset tokens bound to the query. */
+export async function listContacts(q: Queryable, body: ListInput, opts: ListOptions): Promise<Page> {
+  const { catalog } = opts;
+  const params = new Params();
+  const ws = params.add(opts.workspaceId, 'uuid');
+  const scope = opts.scope?.(params);
+  const where = compileWhere(catalog, body, { params });
+  const sort = compileSort(catalog, body.sort);
+  const projection = body.fields ? compileFields(catalog, body.fields) : null;
+  const limit = body.limit ?? 100;
+  const fingerprint = queryFingerprint({
+    scope: opts.scopeKey ?? 'all',
+    conditions: body.conditions ?? null,
+    groupedCondition: body.groupedCondition ?? null,
+    sort: body.sort ?? null,
+    fields: body.fields ?? null,
+  });
+  const token = body.paginationToken ? decodeToken(opts.secret, fingerprint, body.paginationToken) : undefined;
+  const joins = new Set([...(scope?.joins ?? []), ...where.joins, ...sort.joins, ...(projection?.joins ?? [])]);
+  const filter = `c.workspace_id = ${ws} and c.status = 'active' and (${scope?.sql ?? 'true'}) and (${where.sql})`;
+  const countParams = [...params.values];
+  const keyset = token ? keysetPredicate(sort, token.after, token.dir, params) : 'true';
+  const select = [projection?.select ?? 'c.id as "id"', sort.select].join(', ');
+  const rowsSql = `select ${select} from contacts c ${joinSql(joins)} where ${filter} and (${keyset})
+     order by ${token?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limit + 1}`;
+  // Joins only matter for the count when a condition uses them.
+  const countJoins = new Set([...(scope?.joins ?? []), ...where.joins]);
+  const [rows, count] = await Promise.all([
+    q.query<Record<string, unknown>>(rowsSql, params.values),
+    q.query<{ n: number }>(`select count(*)::int as n from contacts c ${joinSql(countJoins)} where ${filter}`, countParams),
+  ]);
+  const page = pageMeta({
+    secret: opts.secret,
+    fingerprint,
+    rows: rows.rows,
+    limit,
+    totalRecords: count.rows[0]!.n,
+    keyOf: sort.keyOf,
+    from: token,
+  });
+  if (projection) return { data: page.data.map((r) => projection.shape(r)), meta: page.meta };
+  const full = await fetchContacts(q, opts.workspaceId, page.data.map((r) => String(r.id)));
+  return { data: full as unknown as Record<string, unknown>[], meta: page.meta };
+}
+
+/** Distinct values of one field over the matching active contacts, most frequent first. */
+export async function uniqueValues(
+  q: Queryable,
+  body: { groupByField: string; conditions?: unknown; groupedCondition?: unknown; limit?: number },
+  opts: { workspaceId: string; catalog: ContactCatalog },
+): Promise<{ value: unknown; count: number }[]> {
+  const params = new Params();
+  const ws = params.add(opts.workspaceId, 'uuid');
+  const where = compileWhere(opts.catalog, body, { params });
+  const group = compileGroupBy(opts.catalog, body.groupByField);
+  const joins = new Set([...where.joins, ...group.joins]);
+  const r = await q.query<{ value: unknown; count: number }>(
+    `select v as value, count(*)::int as count
+     from (select ${group.sql} as v from contacts c ${joinSql(joins)}
+           where c.workspace_id = ${ws} and c.status = 'active' and (${where.sql})) t
+     where v is not null
+     group by v order by count(*) desc, v asc limit ${body.limit ?? 100}`,
+    params.values,
+  );
+  const type = group.field.type === 'multi' ? 'string' : group.field.type;
+  return r.rows.map((row) => ({ value: outputValue(type, row.value), count: row.count }));
+}
