@@ -10,20 +10,32 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Idempotency key reused with another request', 429: 'Rate limited', 500: 'Server error', 503: 'Not ready',
 };
 
-/** TypeBox emits `$ref: "Condition"`; OpenAPI wants `#/components/schemas/Condition`, and no `$id`s. */
+/**
+ * TypeBox emits `$ref: "Condition"`; OpenAPI wants `#/components/schemas/Condition`. Every schema
+ * carrying an `$id` (shared ones, and recursive ones TypeBox names itself) becomes a component.
+ */
+const extraComponents = new Map<string, unknown>();
 function toOpenApiSchema(schema: unknown): unknown {
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
+  const walk = (v: unknown, top: boolean): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x, false));
     if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    if (!top && typeof o.$id === 'string') {
+      if (!extraComponents.has(o.$id)) {
+        extraComponents.set(o.$id, null);
+        extraComponents.set(o.$id, walk(o, true));
+      }
+      return { $ref: `#/components/schemas/${o.$id}` };
+    }
     const out: Record<string, unknown> = {};
-    for (const [k, val] of Object.entries(v)) {
+    for (const [k, val] of Object.entries(o)) {
       if (k === '$id') continue;
       if (k === '$ref' && typeof val === 'string' && !val.startsWith('#')) out[k] = `#/components/schemas/${val}`;
-      else out[k] = walk(val);
+      else out[k] = walk(val, false);
     }
     return out;
   };
-  return walk(refShared(schema, false));
+  return walk(refShared(schema, false), true);
 }
 
 function isSchema(v: unknown): v is TSchema {
@@ -83,7 +95,10 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     tags: [...tags].map((name) => ({ name })),
     paths,
     components: {
-      schemas: Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema({ ...s, $id: undefined })])),
+      schemas: {
+        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema({ ...s, $id: undefined })])),
+        ...Object.fromEntries(extraComponents),
+      },
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
         Bearer: { type: 'http', scheme: 'bearer' },
