@@ -4,6 +4,7 @@
  *
  *   npx tsx bench/posts-filter.ts [N]
  */
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { pino } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
@@ -93,4 +94,6 @@ try {
   if (process.env.BENCH_KEEP_DB === '1') console.log(`kept database ${dbName}`);
   else await admin.query(`drop database if exists ${dbName} with (force)`);
   await admin.end();
+  // The migrator leaves a schema snapshot named after the database in the working directory.
+  rmSync(`.snapshot-${dbName}.json`, { force: true });
 }
