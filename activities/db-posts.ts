@@ -37,8 +37,11 @@ export interface RepostChild {
   provider: Provider;
 }
 
-/** Clock skew tolerated between the workflow's timer and the database's time. */
-const DUE_SLACK_MS = 1000;
+/**
+ * How early a claim may come: the workflow wakes a few seconds before `scheduledTime` (its
+ * provider step holds the request until then), plus clock skew.
+ */
+const DUE_SLACK_MS = 5000;
 
 async function refreshPostStatus(tx: PoolClient, postId: string): Promise<string> {
   const rows = await tx.query<{ status: ScheduleRowStatus }>(`select status from post_schedules where post_id = $1`, [postId]);

@@ -14,7 +14,7 @@ import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
 import type { ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
-import { FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
+import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
 import { microblogAdapter } from './providers/microblog.js';
@@ -33,6 +33,8 @@ export interface PublishStepInput {
   workspaceId: string;
   postId: string;
   step: PublishStep;
+  /** The creating request is held until this time (ISO 8601); media uploads happen before. */
+  notBefore?: string;
 }
 
 export interface DispatchInput {
@@ -46,6 +48,7 @@ const SA_WORKSPACE = defineSearchAttributeKey('WorkspaceId', 'KEYWORD');
 const SA_POST = defineSearchAttributeKey('PostId', 'KEYWORD');
 const SA_JOB_TYPE = defineSearchAttributeKey('JobType', 'KEYWORD');
 const DISPATCH_CONCURRENCY = 32;
+const DISPATCH_CHUNK = 1000;
 
 const adapters: Record<'microblog' | 'pronet', SocialAdapter> = { microblog: microblogAdapter, pronet: pronetAdapter };
 const PERMANENT = new Set(['invalid_input', 'credentials_revoked', 'outcome_unknown']);
@@ -197,6 +200,8 @@ export function createPublishingActivities(deps: ActivityDeps) {
         }
         let sent = false;
         op.beforeSend = async () => {
+          const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           await pool.query(
             `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, started_at, updated_at)
              values ($1, $2, $3, 'sending', 1, now(), now())
@@ -222,52 +227,64 @@ export function createPublishingActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Starts, or re-signals, the publish workflow of every still-scheduled row of a batch, earliest
-     * first, with bounded parallelism. `signalWithStart` makes this idempotent: a running workflow
-     * of the row's id gets the new schedule, a closed or missing one is started. Progress is
-     * heartbeated, so a retried dispatch resumes where it stopped.
+     * Starts, or re-signals, the publish workflow of every row of a batch that is due within the
+     * dispatch horizon and has none yet, earliest first, with bounded parallelism. Rows further
+     * out wait in the table (the batch workflow comes back for them), so a large far-future
+     * batch does not load the cluster with sleeping workflows. `signalWithStart` makes this
+     * idempotent: a running workflow of the row's id gets the new schedule, a closed or missing
+     * one is started; `dispatched_at` marks the rows done.
      */
-    async dispatchScheduleBatch(input: DispatchInput): Promise<{ dispatched: number }> {
-      const rows = await pool.query<{ id: string; post_id: string; n: number; scheduled_time: Date; external_post: boolean }>(
-        `select s.id, s.post_id, s.n, s.scheduled_time, p.external_post
-           from post_schedules s join posts p on p.id = s.post_id
-          where s.batch_id = $1 and s.status = 'scheduled'
-          order by s.scheduled_time, s.id`,
+    async dispatchScheduleBatch(input: DispatchInput): Promise<{ dispatched: number; nextDispatchAt: string | null }> {
+      const ctx = Context.current();
+      const c = await temporal();
+      let dispatched = 0;
+      for (;;) {
+        const rows = await pool.query<{ id: string; post_id: string; n: number; scheduled_time: Date; external_post: boolean }>(
+          `select s.id, s.post_id, s.n, s.scheduled_time, p.external_post
+             from post_schedules s join posts p on p.id = s.post_id
+            where s.batch_id = $1 and s.status = 'scheduled' and s.dispatched_at is null
+              and s.scheduled_time <= now() + make_interval(secs => $2)
+            order by s.scheduled_time, s.id
+            limit $3`,
+          [input.batchId, DISPATCH_HORIZON_MS / 1000, DISPATCH_CHUNK],
+        );
+        const list = rows.rows;
+        if (!list.length) break;
+        let next = 0;
+        const worker = async () => {
+          for (;;) {
+            // A cancelled dispatch (worker shutting down, batch terminated) stops; the retry resumes from the marks.
+            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('dispatch cancelled');
+            const i = next++;
+            if (i >= list.length) return;
+            const r = list[i]!;
+            await c.workflow.signalWithStart(r.external_post ? 'externalReplyWorkflow' : 'publishPostWorkflow', {
+              workflowId: publishWorkflowId(r.post_id, r.n),
+              taskQueue: input.taskQueue,
+              args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
+              signal: 'schedule',
+              signalArgs: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }],
+              workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+              typedSearchAttributes: new TypedSearchAttributes([
+                { key: SA_WORKSPACE, value: input.workspaceId },
+                { key: SA_POST, value: r.post_id },
+                { key: SA_JOB_TYPE, value: r.external_post ? 'external-reply' : 'publish' },
+              ]),
+              memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
+            });
+            ctx.heartbeat(dispatched + i);
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(DISPATCH_CONCURRENCY, list.length) }, worker));
+        await pool.query(`update post_schedules set dispatched_at = now() where id = any($1::uuid[])`, [list.map((r) => r.id)]);
+        dispatched += list.length;
+      }
+      const later = await pool.query<{ first: Date | null }>(
+        `select min(scheduled_time) as first from post_schedules where batch_id = $1 and status = 'scheduled' and dispatched_at is null`,
         [input.batchId],
       );
-      const ctx = Context.current();
-      const resumeAt = Number(ctx.info.heartbeatDetails ?? 0) || 0;
-      const c = await temporal();
-      const list = rows.rows;
-      let next = resumeAt;
-      let finished = resumeAt;
-      const doneFlags = new Uint8Array(list.length);
-      const worker = async () => {
-        for (;;) {
-          const i = next++;
-          if (i >= list.length) return;
-          const r = list[i]!;
-          await c.workflow.signalWithStart(r.external_post ? 'externalReplyWorkflow' : 'publishPostWorkflow', {
-            workflowId: publishWorkflowId(r.post_id, r.n),
-            taskQueue: input.taskQueue,
-            args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
-            signal: 'schedule',
-            signalArgs: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }],
-            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-            typedSearchAttributes: new TypedSearchAttributes([
-              { key: SA_WORKSPACE, value: input.workspaceId },
-              { key: SA_POST, value: r.post_id },
-              { key: SA_JOB_TYPE, value: r.external_post ? 'external-reply' : 'publish' },
-            ]),
-            memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
-          });
-          doneFlags[i] = 1;
-          while (finished < list.length && doneFlags[finished]) finished++;
-          ctx.heartbeat(finished);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(DISPATCH_CONCURRENCY, list.length) }, worker));
-      return { dispatched: list.length - resumeAt };
+      const first = later.rows[0]?.first;
+      return { dispatched, nextDispatchAt: first ? new Date(first.getTime() - DISPATCH_HORIZON_MS).toISOString() : null };
     },
   };
 }

@@ -10,6 +10,12 @@ export const publishWorkflowId = (postId: string, n: number): string => `publish
 export const repostWorkflowId = (parentPostId: string): string => `repost-${parentPostId}`;
 export const scheduleBatchWorkflowId = (batchId: string): string => `schedule-batch-${batchId}`;
 
+/**
+ * A schedule row gets its (durably sleeping) publish workflow once it is due within this
+ * horizon; rows further out wait in the table until their batch workflow comes back for them.
+ */
+export const DISPATCH_HORIZON_MS = 15 * 60_000;
+
 /** Task queue of the activities that call a network; its worker bounds concurrency per network. */
 export function providerTaskQueue(baseQueue: string, provider: Provider): string {
   return `${baseQueue}-${provider === 'microblog' ? 'microblog' : 'pronet'}`;

@@ -40,6 +40,7 @@ export async function externalReplyWorkflow(input: PublishWorkflowInput): Promis
         workspaceId: input.workspaceId,
         postId: input.postId,
         step: { kind: 'main', scheduleId: due.scheduleId },
+        notBefore: due.scheduledTime,
       });
       state.externalId = c.externalId;
       await db.finishSchedule({

@@ -45,7 +45,7 @@ export async function publishPostWorkflow(input: PublishWorkflowInput): Promise<
     const provider = providerActivities(input.taskQueue, plan.provider);
     let main;
     try {
-      main = await provider.publishStep({ workspaceId: input.workspaceId, postId: input.postId, step: { kind: 'main', scheduleId: due.scheduleId } });
+      main = await provider.publishStep({ workspaceId: input.workspaceId, postId: input.postId, step: { kind: 'main', scheduleId: due.scheduleId }, notBefore: due.scheduledTime });
     } catch (err) {
       state.phase = 'failed';
       state.error = publishError(err, plan.provider);

@@ -6,7 +6,7 @@
  */
 import { sleep } from '@temporalio/workflow';
 import type { PostError } from '../domain/social.js';
-import { db, providerActivities, publishError } from './scheduling.js';
+import { PUBLISH_LEAD_MS, db, providerActivities, publishError } from './scheduling.js';
 
 export interface RepostChainInput {
   workspaceId: string;
@@ -28,7 +28,7 @@ export async function repostChainWorkflow(input: RepostChainInput): Promise<Repo
     children.map(async (child): Promise<RepostChildResult> => {
       let at = child.scheduledTime;
       for (;;) {
-        const ms = Date.parse(at) - Date.now();
+        const ms = Date.parse(at) - PUBLISH_LEAD_MS - Date.now();
         if (ms > 0) await sleep(ms);
         const claim = await db.claimRepostChild({ postId: child.postId });
         if (claim.status === 'not_due') {
@@ -43,6 +43,7 @@ export async function repostChainWorkflow(input: RepostChainInput): Promise<Repo
           workspaceId: input.workspaceId,
           postId: child.postId,
           step: { kind: 'reshare' },
+          notBefore: at,
         });
         await db.finishRepostChild({ postId: child.postId, outcome: { status: 'published', externalId: r.externalId, externalUrl: r.externalUrl, threadExternalIds: [] } });
         return { postId: child.postId, status: 'published', externalId: r.externalId };

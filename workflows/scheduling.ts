@@ -11,6 +11,7 @@ import {
   defineQuery,
   defineSignal,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -31,6 +32,13 @@ export interface ScheduleSignal {
   scheduledTime: string;
 }
 
+/**
+ * The workflow wakes this long before `scheduledTime` to claim the row and hand the step to the
+ * provider worker (media uploads included); the provider activity then holds the creating
+ * request until `scheduledTime` (`notBefore`), so queueing latency does not make posts late.
+ */
+export const PUBLISH_LEAD_MS = 3000;
+
 export const scheduleSignal = defineSignal<[ScheduleSignal]>('schedule');
 export const unscheduleSignal = defineSignal<[{ scheduleId: string }]>('unschedule');
 
@@ -46,7 +54,8 @@ export const stateQuery = defineQuery<PublishState>('state');
 
 export type PublishResult = Pick<PublishState, 'phase' | 'externalId' | 'threadExternalIds' | 'error'>;
 
-export const db = proxyActivities<Activities>({
+/** Short database transitions run as local activities: fewer round trips through the cluster. */
+export const db = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -124,7 +133,7 @@ export class ScheduleBox {
       await condition(() => this.current !== undefined || this.cancelled);
       if (this.cancelled) return null;
       const target = this.current!;
-      const ms = Date.parse(target.scheduledTime) - Date.now();
+      const ms = Date.parse(target.scheduledTime) - PUBLISH_LEAD_MS - Date.now();
       if (ms <= 0) return target;
       const changed = await condition(() => this.current !== target || this.cancelled, ms);
       if (!changed) return target;
