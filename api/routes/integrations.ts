@@ -5,6 +5,7 @@
  * and the integration disappears from reads and lists.
  */
 import { v7 as uuidv7 } from 'uuid';
+import { assertOutboundUrl } from '../../activities/outbound.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
@@ -58,6 +59,8 @@ export const integrationRoutes = [
     errors: [400, 401, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
+      // The adapters call this URL with the account's token: public addresses only (or allow-listed).
+      if (body.apiBaseUrl) await assertOutboundUrl(body.apiBaseUrl, deps.config.outboundAllowList, '/apiBaseUrl');
       const id = uuidv7();
       const blob = encryptCredentials(body.credentials, deps.config.encryptionKey, id);
       const r = await deps.pool.query<IntegrationRow>(

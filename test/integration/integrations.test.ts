@@ -50,6 +50,10 @@ describe('integrations', () => {
     const extra = await connect(ws.apiKey, { provider: 'pronet', name: 'x', externalAccountId: '1', credentials: { a: 1 }, secret: 1 });
     expect(extra.status).toBe(400);
     expect(extra.body.error.details[0].path).toBe('/secret');
+    const internal = await connect(ws.apiKey, { provider: 'pronet', name: 'x', externalAccountId: '1', credentials: { a: 1 }, apiBaseUrl: 'http://10.0.0.8/api' });
+    expect(internal.status).toBe(400);
+    expect(internal.body.error.code).toBe('url_not_allowed');
+    expect(internal.body.error.details[0].path).toBe('/apiBaseUrl');
   });
 
   it('filters connected accounts by provider with pagination, and disconnects', async () => {
