@@ -185,7 +185,8 @@ function compileNode(
     const childNegated = op === 'NOT' ? !negated : negated;
     const kids = node.conditions.map((c, i) => compileNode(catalog, c, `${ptr}/conditions/${i}`, params, joins, state, depth + 1, childNegated));
     const wrap = kids.map((k) => `(${k})`);
-    const conj = op === 'OR' ? !negated : op === 'AND' ? negated : true; // true → OR
+    // Joined with OR: an un-negated OR, a negated AND (¬(a∧b) = ¬a∨¬b), an un-negated NOT (¬a∨¬b).
+    const conj = op === 'AND' ? negated : !negated;
     if (kids.length === 1) return kids[0]!;
     return wrap.join(conj ? ' or ' : ' and ');
   }

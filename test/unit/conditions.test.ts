@@ -114,6 +114,14 @@ describe('compileWhere', () => {
     );
   });
 
+  it('turns NOT(NOT(a, b)) back into a AND b', () => {
+    const a = { field: 'contact.firstName', operator: '==', value: 'a' };
+    const b = { field: 'contact.emails', operator: 'IN', value: ['x'] };
+    expect(compileWhere(catalog, { groupedCondition: { operator: 'NOT', conditions: [{ operator: 'NOT', conditions: [a, b] }] } }).sql).toBe(
+      '(c.first_name = $1::text) and (c.emails && $2::text[])',
+    );
+  });
+
   it('limits nesting depth', () => {
     let g: any = { field: 'contact.firstName', operator: '==', value: 'a' };
     for (let i = 0; i < 10; i++) g = { operator: 'AND', conditions: [g] };
