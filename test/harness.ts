@@ -11,14 +11,13 @@
  * `workerMode: 'process'` runs the worker as a child process that `killWorker()` SIGKILLs and
  * `startWorker()` starts again, for tests of crashes between activities.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { pino } from 'pino';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
 import { startApiServer, type ApiServer } from '../api/server.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
@@ -173,9 +172,15 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     async recordHistory(workflowId, name) {
       const file = join(ROOT_DIR, 'test', 'replay', 'histories', `${name}.json`);
       if (existsSync(file) && process.env.RECORD_HISTORIES !== '1') return;
-      const history = await api.deps.temporal.workflow.getHandle(workflowId).fetchHistory();
+      // The CLI writes the canonical JSON form of a history (what replay and the Temporal UI read).
+      const out = spawnSync(
+        join(ROOT_DIR, '.tools', 'bin', 'temporal'),
+        ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', config.temporal.address, '--namespace', config.temporal.namespace],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      if (out.status !== 0) throw new Error(`temporal workflow show failed: ${out.stderr}`);
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, historyToJSON(history));
+      writeFileSync(file, out.stdout);
     },
     async close() {
       await stopWorker();

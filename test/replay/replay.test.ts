@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { DeterminismViolationError } from '@temporalio/workflow';
 
 const root = join(import.meta.dirname, 'histories');
 
@@ -26,9 +26,20 @@ describe('workflow replay', () => {
   });
   for (const file of histories) {
     it(`replays ${relative(root, file)}`, async () => {
-      const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
+      const history: unknown = JSON.parse(readFileSync(file, 'utf8'));
       const workflowId = relative(root, file).replace(/\.json$/, '');
       await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, replayName: workflowId }, history, workflowId);
     });
   }
+
+  it('detects a history that the current code would not produce', async () => {
+    const file = histories.find((f) => readFileSync(f, 'utf8').includes('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED'));
+    expect(file).toBeTruthy();
+    const history = JSON.parse(readFileSync(file!, 'utf8')) as { events: Array<Record<string, any>> };
+    const scheduled = history.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')!;
+    scheduled.activityTaskScheduledEventAttributes.activityType.name = 'anActivityNoWorkflowCalls';
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, replayName: 'tampered' }, history, 'tampered'),
+    ).rejects.toBeInstanceOf(DeterminismViolationError);
+  });
 });
