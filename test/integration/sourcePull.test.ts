@@ -224,6 +224,11 @@ describe('dataset provider', () => {
     const job = await app.waitForJob(jobId!, key, 60_000);
     expect(job.jobStatus).toBe('completed');
     expect(job.jobResponsePayload).toMatchObject({ sourceId, numberOfPastDaysToSync: 7, fetched: 3 });
+    const child = await app.deps.temporal.workflow.getHandle(`source-pull-${jobId}`).describe();
+    expect(child.parentExecution?.workflowId).toMatch(new RegExp(`^source-refresh-${sourceId}`));
+    const parent = app.deps.temporal.workflow.getHandle(child.parentExecution!.workflowId);
+    expect(await parent.result()).toEqual({ jobId, jobStatus: 'completed' });
+    await app.recordHistory(child.parentExecution!.workflowId, 'sourcePull/scheduled-refresh');
     await app.http('PATCH', `/sources/${sourceId}`, { apiKey: key, body: { runFrequency: null } });
   });
 });
