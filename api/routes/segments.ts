@@ -11,6 +11,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ensureDefaultSegment } from '../../db/segments.js';
 import type { Queryable } from '../../db/pool.js';
+import { loadContactCatalog } from '../../db/contactRead.js';
 import { findInWorkspace } from '../../db/scoping.js';
 import { isUuid } from '../../domain/ids.js';
 import { conflict, invalidField, notFound } from '../../domain/errors.js';
@@ -28,7 +29,6 @@ import {
   SegmentSearchQuery,
   type SegmentJson,
 } from '../schemas/segments.js';
-import { workspaceCatalog } from './sources.js';
 
 interface SegmentRow extends Record<string, unknown> {
   id: string;
@@ -85,7 +85,7 @@ async function checkSources(q: Queryable, workspaceId: string, ids: string[]): P
 
 async function checkConditions(q: Queryable, workspaceId: string, body: { conditions?: unknown; groupedCondition?: unknown }): Promise<void> {
   if (body.conditions === undefined && (body.groupedCondition === undefined || body.groupedCondition === null)) return;
-  validateSegmentConditions(await workspaceCatalog(q, workspaceId), body);
+  validateSegmentConditions(await loadContactCatalog(q, workspaceId), body);
 }
 
 export const segmentRoutes = [

@@ -9,7 +9,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import { catalogOf, compileWhere, type CatalogField } from '../../domain/conditions.js';
-import { contactCatalog, type ContactCatalog, type CustomFieldDef } from '../../domain/contactCatalog.js';
+import { contactCatalog, type ContactCatalog } from '../../domain/contactCatalog.js';
 import { badRequest, conflict, invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { validateRunFrequency, type RunFrequency } from '../../domain/runFrequency.js';
@@ -22,6 +22,7 @@ import {
   type SourceType,
 } from '../../domain/sourceRules.js';
 import { isUuid } from '../../domain/ids.js';
+import { loadContactCatalog } from '../../db/contactRead.js';
 import { findInWorkspace } from '../../db/scoping.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import type { Queryable } from '../../db/pool.js';
@@ -80,11 +81,6 @@ export function sourceJson(r: SourceRow): SourceJson {
   };
 }
 
-/** The workspace's contact catalog (built-in paths + custom fields): field-mapping targets. */
-export async function workspaceCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
-  const r = await q.query<CustomFieldDef>(`select id, label, type, options from custom_field_definitions where workspace_id = $1`, [workspaceId]);
-  return contactCatalog(r.rows);
-}
 const inCatalog = (c: ContactCatalog) => (path: string) => !!c.get(path)?.write;
 
 function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
@@ -239,7 +235,7 @@ export const sourceRoutes = [
     errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
-      const catalog = await workspaceCatalog(deps.pool, auth.workspaceId);
+      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const norm = validateSourceInput(body, inCatalog(catalog));
       if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
       const { row } = await insertOrFind(deps.pool, auth.workspaceId, norm, false);
@@ -306,7 +302,7 @@ export const sourceRoutes = [
     errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
-      const catalog = await workspaceCatalog(deps.pool, auth.workspaceId);
+      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const items = body.sources.map((s, i) => ({ norm: validateSourceInput(s, inCatalog(catalog), `/sources/${i}`), segmentId: s.segmentId }));
       for (const segId of new Set(items.map((i) => i.segmentId).filter((x): x is string => !!x))) {
         await assertSegment(deps.pool, auth.workspaceId, segId);
@@ -367,7 +363,7 @@ export const sourceRoutes = [
         if (seen.has(s.id)) throw invalidField(`/sources/${i}/id`, 'appears twice');
         seen.add(s.id);
       });
-      const catalog = await workspaceCatalog(deps.pool, auth.workspaceId);
+      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const plans: PatchPlan[] = [];
       for (const [i, s] of body.sources.entries()) {
         const row = await loadSource(deps.pool, auth.workspaceId, s.id);
@@ -446,7 +442,7 @@ export const sourceRoutes = [
     errors: [400, 401, 404, 409, 500],
     handler: async ({ params, body, auth, deps }) => {
       const row = await loadSource(deps.pool, auth.workspaceId, params.id);
-      const catalog = body.sourceMeta !== undefined ? await workspaceCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
+      const catalog = body.sourceMeta !== undefined ? await loadContactCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
       const plan = planPatch(row, body, catalog, '');
       return { data: sourceJson(await applyPatch(deps, plan)) };
     },

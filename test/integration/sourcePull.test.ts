@@ -120,6 +120,18 @@ describe('dataset provider', () => {
     expect(until - since).toBe(7 * 24 * HOUR);
     expect((await contactsOf(app, ws, sourceId)).map((r) => r.pronet_key)).toEqual(['pronet.com/in/fan-1', 'pronet.com/in/fan-2', 'pronet.com/in/fan-3']);
     expect((await app.http('GET', `/segments/${seg}`, { apiKey: key })).body.data.attributes.segmentSources).toEqual([sourceId]);
+    // Visible through the contacts API: the segment's members, and each contact names its source.
+    const members = await app.http('POST', `/contacts/by-segment/${seg}`, {
+      apiKey: key,
+      body: { fields: ['contact.fullName', 'contact.pronet', 'company.companyName'], limit: 10 },
+    });
+    expect(members.status, JSON.stringify(members.body)).toBe(200);
+    expect(members.body.meta.totalRecords).toBe(3);
+    expect(members.body.data.map((c: any) => c.fullName).sort()).toEqual(['Ann Fan', 'Bob Fan', 'Cid Old']);
+    expect(members.body.data.find((c: any) => c.fullName === 'Ann Fan')).toMatchObject({ pronet: 'https://pronet.com/in/fan-1', company: { companyName: 'Acme' } });
+    const one = await app.http('GET', `/contacts/${members.body.data[0].id}`, { apiKey: key });
+    expect(one.body.data.sources).toContain(sourceId);
+    expect((await app.http('POST', `/contacts/by-segment/${seg}`, { apiKey: otherKey, body: { fields: ['contact.fullName'] } })).status).toBe(404);
   });
 
   it('one person from two sources is one contact with both sources; deleted contacts are not revived', async () => {
