@@ -225,6 +225,8 @@ async function importKind(
     }
     const noCompany = [null, ...DENORMALIZED.map(() => null)];
     const companyUrlIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'company_pronet_url');
+    const titleIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'member_job_title');
+    const titles = new Set<string>();
     const directColumns = ['id', ...stagingColumns(kind), ...(kind === 'people' ? ['company_id', ...DENORMALIZED.map((d) => d.person)] : [])];
     const directLine = (r: StagedRecord) =>
       copyLine([r.id], kind === 'people' ? [...r.values, ...(companies.get(r.values[companyUrlIndex] as string) ?? noCompany)] : r.values);
@@ -292,6 +294,10 @@ async function importKind(
           seen.add(h);
         }
         batch.push({ seq: seq++, id: uuidv7(), values: rec.values, line, direct: first });
+        if (kind === 'people') {
+          const title = rec.values[titleIndex];
+          if (typeof title === 'string') titles.add(title);
+        }
       } catch (e) {
         if (e instanceof RecordError) fail(line, e.message);
         else throw e;
@@ -348,6 +354,10 @@ async function importKind(
     await inFlight;
     await flush(batch);
     opts.onProgress?.({ kind, file, bytesRead: totalBytes, totalBytes, rows: loaded });
+    if (kind === 'people' && titles.size) {
+      // the distinct titles LIKE searches run against (db/discoverySearch.ts)
+      await client.query(`insert into ds_people_titles (title) select unnest($1::text[]) on conflict do nothing`, [[...titles]]);
+    }
   } finally {
     try {
       for (const ix of dropped) await client.query(ix.def);

@@ -52,6 +52,17 @@ export interface SearchPage {
 
 export const V2_DEFAULT_LIMIT = 25;
 export const V2_MAX_LIMIT = 1000;
+/** Planner statistics of the row counts, refreshed every minute. */
+const rowEstimates = new Map<string, { at: number; n: Promise<number> }>();
+function tableRows(pool: Pool, table: 'ds_people' | 'ds_companies'): Promise<number> {
+  const key = `${(pool as { options?: { connectionString?: string } }).options?.connectionString ?? ''}|${table}`;
+  const hit = rowEstimates.get(key);
+  if (hit && Date.now() - hit.at < 60_000) return hit.n;
+  const n = pool.query<{ n: number }>(`select greatest(reltuples, 0)::float8 as n from pg_class where oid = $1::regclass`, [table]).then((r) => Number(r.rows[0]?.n ?? 0));
+  n.catch(() => rowEstimates.delete(key));
+  rowEstimates.set(key, { at: Date.now(), n });
+  return n;
+}
 
 const isGroup = (n: unknown): n is { operator: string; conditions: unknown[] } => typeof n === 'object' && n !== null && 'conditions' in n;
 
@@ -60,6 +71,11 @@ function personOnly(node: unknown): boolean {
   if (isGroup(node)) return node.conditions.every(personOnly);
   return typeof (node as { field?: unknown }).field === 'string' && (node as { field: string }).field.startsWith(PERSON_PREFIX);
 }
+
+/** Fields whose LIKE is evaluated on a table of their distinct values (kept by the importer). */
+const LIKE_LOOKUPS: Record<string, { column: string; table: string; value: string }> = {
+  'dsContact.member_job_title': { column: 'p.member_job_title', table: 'ds_people_titles', value: 'title' },
+};
 
 /** Operators whose negation is another operator (so a negated leaf stays one leaf). */
 const NEGATED: Record<string, string> = {
@@ -75,6 +91,14 @@ const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
  */
 function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, params: Params): string {
   const l = leaf as Condition;
+  const lookup = LIKE_LOOKUPS[l.field];
+  const likeOp = normOp(l.operator);
+  if (lookup && (likeOp === 'LIKE' || likeOp === 'NOT LIKE')) {
+    // same ILIKE, evaluated on the distinct values (validated by the compiler pass before)
+    const positive = likeOp === 'LIKE' ? !negated : negated;
+    const pred = `${lookup.column} = any(array(select ${lookup.value} from ${lookup.table} where ${lookup.value} ilike ${params.add(l.value, 'text')}))`;
+    return positive ? pred : `not coalesce(${pred}, false)`;
+  }
   if (negated) {
     const op = NEGATED[normOp(l.operator)];
     const type = catalog.get(l.field)?.type;
@@ -196,20 +220,28 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     from = decodeToken(secret, fingerprint, input.paginationToken);
     keyset = keysetPredicate(sort, from.after, from.dir, c.params);
   }
-  const order = from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
   const limitPh = c.params.add(limit + 1, 'int');
   const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
-  const pageSql = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from} where (${c.where}) and (${keyset}) order by ${order} limit ${limitPh}`;
   // The count needs only the joins its WHERE uses.
   const countFrom = entity === 'contact' && !/\bc\./.test(c.where) ? 'ds_people p' : c.from;
   const countSql = `select count(*)::int as n from ${countFrom} where ${c.where}`;
-  const [rows, count] = await Promise.all([pool.query(pageSql, c.params.values), pool.query<{ n: number }>(countSql, c.whereParams)]);
+  const total = (await pool.query<{ n: number }>(countSql, c.whereParams)).rows[0]!.n;
+  // Walking the primary key reads about limit × rows / total rows before the page is full;
+  // sorting the matches reads `total`. The exact count (not the planner's estimate) picks the
+  // cheaper: sparse matches are read through the filter's indexes and sorted (ordering by the
+  // id's text form, which sorts exactly like the uuid, keeps the planner off the primary key).
+  const rowsInTable = await tableRows(pool, entity === 'contact' ? 'ds_people' : 'ds_companies');
+  const sparse = total * total * 4 < (limit + 1) * rowsInTable;
+  const dir = from?.dir === 'prev' ? 'desc' : 'asc';
+  const order = sparse ? `(${catalog.idSql})::text collate "C" ${dir}` : from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
+  const pageSql = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from} where (${c.where}) and (${keyset}) order by ${order} limit ${limitPh}`;
+  const rows = total === 0 ? { rows: [] as Record<string, unknown>[] } : await pool.query(pageSql, c.params.values);
   const page = pageMeta({
     secret,
     fingerprint,
     rows: rows.rows,
     limit,
-    totalRecords: count.rows[0]!.n,
+    totalRecords: total,
     keyOf: (r) => sort.keyOf(r),
     from,
   });
