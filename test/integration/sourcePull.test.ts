@@ -238,9 +238,9 @@ describe('dataset provider', () => {
     expect(job.jobResponsePayload).toMatchObject({ sourceId, numberOfPastDaysToSync: 7, fetched: 3 });
     const child = await app.deps.temporal.workflow.getHandle(`source-pull-${jobId}`).describe();
     expect(child.parentExecution?.workflowId).toMatch(new RegExp(`^source-refresh-${sourceId}`));
-    const parent = app.deps.temporal.workflow.getHandle(child.parentExecution!.workflowId);
-    expect(await parent.result()).toEqual({ jobId, jobStatus: 'completed' });
-    await app.recordHistory(child.parentExecution!.workflowId, 'sourcePull/scheduled-refresh');
+    const parentId = child.parentExecution!.workflowId!;
+    expect(await app.deps.temporal.workflow.getHandle(parentId).result()).toEqual({ jobId, jobStatus: 'completed' });
+    await app.recordHistory(parentId, 'sourcePull/scheduled-refresh');
     await app.http('PATCH', `/sources/${sourceId}`, { apiKey: key, body: { runFrequency: null } });
   });
 });
