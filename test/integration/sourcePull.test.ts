@@ -334,4 +334,27 @@ describe('http provider against the fake listening provider', () => {
     expect(job.jobResponsePayload).toMatchObject({ fetched: 1, updated: 1 });
     expect(fake.requests.slice(n0).map((r) => r.answeredWith)).toEqual(['timeout', 200]);
   });
+  it('a running pull reports its status and can be cancelled; the source ends failed', async () => {
+    const id = 'https://www.pronet.com/in/http-slow';
+    fake.setAudience(id, [person(1, 1)]);
+    const sourceId = await createSource(app, key, { sourceType: 'pronetInbound', sourceIdentifier: id });
+    fake.script({ delayMs: 1500 }, { delayMs: 1500 }, { delayMs: 1500 }, { delayMs: 1500 });
+    const res = await app.http('POST', `/sources/pull-contacts-from-source/${sourceId}`, { apiKey: key, body: {} });
+    expect(res.status).toBe(202);
+    let status = await app.http('GET', `/jobs/${res.body.jobId}`, { apiKey: key });
+    for (let i = 0; i < 50 && status.body.data.jobStatus !== 'running'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await app.http('GET', `/jobs/${res.body.jobId}`, { apiKey: key });
+    }
+    expect(status.body.data).toMatchObject({ type: 'source-pull', jobStatus: 'running', progress: { completed: 0 } });
+    const cancelled = await app.http('POST', `/jobs/${res.body.jobId}/cancel`, { apiKey: key });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(cancelled.body.data.jobStatus).toBe('cancelled');
+    let refresh: string | null = null;
+    for (let i = 0; i < 50 && refresh !== 'failed'; i++) {
+      refresh = (await app.http('GET', `/sources/${sourceId}`, { apiKey: key })).body.data.attributes.refreshStatus;
+      if (refresh !== 'failed') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(refresh).toBe('failed');
+  });
 });
