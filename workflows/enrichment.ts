@@ -1,16 +1,17 @@
 /**
  * Contact enrichment (`POST /contacts/unified-data-api`): the requested slices run in parallel;
  * each walks its providers in the planned waterfall order, one activity per (slice, provider),
- * until one finds data. A finished slice is charged at once by how many providers were tried
- * (`enrich:<jobId>:<slice>`, so never twice); the balance must cover the request's maximum price
- * before any provider is called, else the job fails with `insufficient_credits`.
+ * until one finds data. Once all are done, one local activity charges each slice that found data
+ * by how many providers were tried (`enrich:<jobId>:<slice>`, so never twice) and builds the
+ * result; the balance must cover the request's maximum price before any provider is called, else
+ * the job fails with `insufficient_credits`.
  *
  * The plan (lookup, providers, timeouts, retries) was fixed by the API at acceptance, so a
  * configuration change never alters a running job's history.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SettledSlice } from '../domain/enrichment.js';
+import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SliceOutcome } from '../domain/enrichment.js';
 import { jobFailure, runJob, type JobInput } from './job.js';
 
 export interface EnrichmentWorkflowInput {
@@ -50,10 +51,10 @@ function failedOutcome(err: unknown): { outcome: AttemptOutcome; error: string }
   return { outcome: 'unavailable', error: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) };
 }
 
-async function runSlice(input: EnrichmentWorkflowInput & JobInput, slice: EnrichmentSlice): Promise<SettledSlice> {
+async function runSlice(input: EnrichmentWorkflowInput & JobInput, slice: EnrichmentSlice): Promise<SliceOutcome> {
   const { plan } = input;
   const attempts: AttemptRecord[] = [];
-  let data: SettledSlice['data'];
+  let data: SliceOutcome['data'];
   for (const p of plan.slices[slice] ?? []) {
     const started = Date.now();
     try {
@@ -76,8 +77,7 @@ async function runSlice(input: EnrichmentWorkflowInput & JobInput, slice: Enrich
       attempts.push({ provider: p.provider, durationMs: Date.now() - started, ...failedOutcome(err) });
     }
   }
-  const charge = await local.enrichmentSettleSlice({ workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable, slice, attempts });
-  return { slice, attempts, ...(data ? { data } : {}), credits: charge.credits, ...(charge.chargeError ? { chargeError: charge.chargeError } : {}) };
+  return { slice, attempts, ...(data ? { data } : {}) };
 }
 
 export async function enrichmentWorkflow(input: EnrichmentWorkflowInput & JobInput): Promise<EnrichmentResult> {
@@ -91,13 +91,13 @@ export async function enrichmentWorkflow(input: EnrichmentWorkflowInput & JobInp
       }
     }
     let done = 0;
-    const settled = await Promise.all(
+    const outcomes = await Promise.all(
       slices.map(async (slice) => {
-        const s = await runSlice(input, slice);
+        const o = await runSlice(input, slice);
         job.setProgress(++done, slices.length);
-        return s;
+        return o;
       }),
     );
-    return local.enrichmentAssemble(settled);
+    return local.enrichmentSettle({ workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable, slices: outcomes });
   });
 }

@@ -7,10 +7,10 @@
  *   (`provider_rate_limited` with `nextRetryDelay` = the provider's `Retry-After`,
  *   `provider_unavailable`, `provider_timeout`) are retried by the activity's retry policy, then
  *   the provider is skipped.
- * - `enrichmentSettleSlice`: charges a finished slice by how many providers were tried, once per
- *   (job, slice) whatever the retries (`enrich:<jobId>:<slice>`); a balance that ran out since
- *   the job started withholds the slice's data instead of handing it out unpaid.
- * - `enrichmentAssemble`: the `jobResponsePayload` from the settled slices.
+ * - `enrichmentSettle`: charges each slice that found data by how many providers were tried, once
+ *   per (job, slice) whatever the retries (`enrich:<jobId>:<slice>`), and builds the
+ *   `jobResponsePayload`; a balance that ran out since the job started withholds the slice's data
+ *   instead of handing it out unpaid.
  *
  * Providers are looked up by name in the worker's enrichment configuration, so credentials never
  * travel through workflow history.
@@ -32,6 +32,7 @@ import {
   type EnrichmentSlice,
   type ResolvedProvider,
   type SettledSlice,
+  type SliceOutcome,
 } from '../../domain/enrichment.js';
 import { ApiError } from '../../domain/errors.js';
 import type { ActivityDeps } from '../deps.js';
@@ -54,17 +55,11 @@ export interface EnrichmentAttemptResult {
   data?: AnySliceData;
 }
 
-export interface SettleSliceInput {
+export interface SettleInput {
   workspaceId: string;
   jobId: string;
   billable: boolean;
-  slice: EnrichmentSlice;
-  attempts: AttemptRecord[];
-}
-
-export interface SettleSliceResult {
-  credits: number;
-  chargeError?: string;
+  slices: SliceOutcome[];
 }
 
 export function createEnrichmentProvider(cfg: ResolvedProvider, deps: Pick<ActivityDeps, 'pool' | 'config'>, maxRetryAfterMs: number): EnrichmentProvider {
@@ -124,29 +119,38 @@ export function createEnrichmentActivities(deps: ActivityDeps) {
       }
     },
 
-    async enrichmentSettleSlice(input: SettleSliceInput): Promise<SettleSliceResult> {
-      const amount = slicePrice(input);
-      if (amount === 0) return { credits: 0 };
-      const found = input.attempts.find((a) => a.outcome === 'found');
-      try {
-        await debitCredits(deps.pool, {
-          workspaceId: input.workspaceId,
-          amount,
-          idempotencyKey: sliceDebitKey(input.jobId, input.slice),
-          reason: `enrichment ${input.slice}`,
-          jobId: input.jobId,
-          billable: input.billable,
-          metadata: { slice: input.slice, provider: found?.provider ?? null, providersTried: providersTried(input) },
-        });
-        // A key already charged (an earlier run of this activity) reports that same charge.
-        return { credits: input.billable ? amount : 0 };
-      } catch (e) {
-        if (e instanceof ApiError && e.code === 'insufficient_credits') return { credits: 0, chargeError: e.message };
-        throw e;
+    /**
+     * Charges every slice that found data (its own key `enrich:<jobId>:<slice>`, so a retried
+     * activity never charges twice) and builds the job's result.
+     */
+    async enrichmentSettle(input: SettleInput): Promise<EnrichmentResult> {
+      const settled: SettledSlice[] = [];
+      for (const slice of input.slices) {
+        const amount = slicePrice(slice);
+        if (amount === 0) {
+          settled.push({ ...slice, credits: 0 });
+          continue;
+        }
+        const found = slice.attempts.find((a) => a.outcome === 'found');
+        try {
+          await debitCredits(deps.pool, {
+            workspaceId: input.workspaceId,
+            amount,
+            idempotencyKey: sliceDebitKey(input.jobId, slice.slice),
+            reason: `enrichment ${slice.slice}`,
+            jobId: input.jobId,
+            billable: input.billable,
+            metadata: { slice: slice.slice, provider: found?.provider ?? null, providersTried: providersTried(slice) },
+          });
+          // A key already charged (an earlier run of this activity) reports that same charge.
+          settled.push({ ...slice, credits: input.billable ? amount : 0 });
+        } catch (e) {
+          if (!(e instanceof ApiError && e.code === 'insufficient_credits')) throw e;
+          // The balance was spent elsewhere since the job started: the data is withheld, not given unpaid.
+          const { data: _withheld, ...rest } = slice;
+          settled.push({ ...rest, credits: 0, chargeError: e.message });
+        }
       }
-    },
-
-    async enrichmentAssemble(settled: SettledSlice[]): Promise<EnrichmentResult> {
       return assembleEnrichmentResult(settled);
     },
   };

@@ -16,6 +16,7 @@ import { debitCredits } from '../../db/credits.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
 import { createEnrichmentActivities } from '../../activities/providers/enrichment.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
+import type { EnrichmentResult } from '../../domain/enrichment.js';
 
 let app: TestApp;
 let alpha: FakeEnrichmentProvider;
@@ -430,25 +431,45 @@ describe('credits and webhooks', () => {
     expect(await balance(ws)).toBe(96);
   });
 
-  it('settling a slice twice (a retried activity) charges once', async () => {
-    const ws = await app.createWorkspace({ credits: 100 });
-    const acts = createEnrichmentActivities({ ...app.deps, log: app.deps.log });
+  it('settling twice (a retried activity) charges each slice once; a balance spent meanwhile withholds the data', async () => {
+    const ws = await app.createWorkspace({ credits: 25 });
+    const acts = createEnrichmentActivities(app.deps);
     const env = new MockActivityEnvironment();
     const jobId = uuidv7();
     const input = {
       workspaceId: ws.workspaceId,
       jobId,
       billable: true,
-      slice: 'phoneNumbers' as const,
-      attempts: [
-        { provider: 'alpha', outcome: 'not_found' as const, durationMs: 3 },
-        { provider: 'beta', outcome: 'found' as const, durationMs: 4 },
+      slices: [
+        {
+          slice: 'phoneNumbers' as const,
+          attempts: [
+            { provider: 'alpha', outcome: 'not_found' as const, durationMs: 3 },
+            { provider: 'beta', outcome: 'found' as const, durationMs: 4 },
+          ],
+          data: { phoneNumbers: [{ number: '+1 555 0101', type: 'mobile' }] },
+        },
+        { slice: 'emails' as const, attempts: [{ provider: 'alpha', outcome: 'found' as const, durationMs: 2 }], data: { emails: [{ email: 'a@b.example', status: 'valid' }] } },
       ],
     };
-    expect(await env.run(acts.enrichmentSettleSlice, input)).toEqual({ credits: 20 });
-    expect(await env.run(acts.enrichmentSettleSlice, input)).toEqual({ credits: 20 });
-    expect(await balance(ws)).toBe(80);
-    expect(await ledger(jobId)).toEqual([{ amount: -20, key: `enrich:${jobId}:phoneNumbers` }]);
+    const first = (await env.run(acts.enrichmentSettle, input)) as EnrichmentResult;
+    expect(first.slices.phoneNumbers).toMatchObject({ status: 'found', provider: 'beta', credits: 20 });
+    // 25 - 20 leaves 5: emails (4) is still covered.
+    expect(first.creditsCharged).toBe(24);
+    const again = await env.run(acts.enrichmentSettle, input);
+    expect(again).toEqual(first);
+    expect(await balance(ws)).toBe(1);
+    expect(await ledger(jobId)).toEqual([
+      { amount: -4, key: `enrich:${jobId}:emails` },
+      { amount: -20, key: `enrich:${jobId}:phoneNumbers` },
+    ]);
+
+    const other = uuidv7();
+    const short = (await env.run(acts.enrichmentSettle, { ...input, jobId: other })) as EnrichmentResult;
+    expect(short.slices.phoneNumbers).toMatchObject({ status: 'failed', provider: null, credits: 0, error: { code: 'insufficient_credits' } });
+    expect(short.phoneNumbers).toEqual([]);
+    expect(short.creditsCharged).toBe(0);
+    expect(await ledger(other)).toEqual([]);
   });
 });
 
