@@ -13,8 +13,8 @@ import { defineEntity, p } from '@mikro-orm/core';
 export const CONTACT_STATUSES = ['active', 'deleted'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 
-export const CUSTOM_FIELD_TYPES = ['string', 'number', 'date', 'boolean', 'multi'] as const;
-export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
+import type { CustomFieldType } from '../domain/contactCatalog.js';
+export { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../domain/contactCatalog.js';
 
 export const Contact = defineEntity({
   name: 'Contact',

@@ -5,32 +5,17 @@
  */
 import { defineEntity, p } from '@mikro-orm/core';
 
-export const SOURCE_TYPES = [
-  'pronetInbound',
-  'pronetOutbound',
-  'pronetPost',
-  'pronetKeywordSearch',
-  'pronetJobPosting',
-  'importFromWebhook',
-] as const;
-export type SourceType = (typeof SOURCE_TYPES)[number];
+import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
+import type { RunFrequency } from '../domain/runFrequency.js';
 
-export const REFRESH_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
-export type RefreshStatus = (typeof REFRESH_STATUSES)[number];
-
-export interface FieldMappingEntry {
-  sourceFieldName: string;
-  targetFieldName: string;
-}
+// The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
+export { REFRESH_STATUSES, SOURCE_TYPES } from '../domain/sourceRules.js';
+export type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
+export type { RunFrequency } from '../domain/runFrequency.js';
 
 export interface SourceMeta {
   config?: { fieldMapping?: FieldMappingEntry[]; [k: string]: unknown };
   [k: string]: unknown;
-}
-
-export interface RunFrequency {
-  numberOfPastDaysToSync?: string;
-  periodicInterval?: string;
 }
 
 export const Source = defineEntity({
@@ -46,7 +31,7 @@ export const Source = defineEntity({
     normalisedIdentifier: p.text(),
     sourceMeta: p.json<SourceMeta>().default({} as never),
     runFrequency: p.json<RunFrequency>().nullable(),
-    refreshStatus: p.string().$type<RefreshStatus>().nullable(),
+    refreshStatus: p.string().$type<Exclude<RefreshStatus, null>>().nullable(),
     /** Temporal Schedule id while a runFrequency is set. */
     scheduleId: p.text().nullable(),
     createdAt: p.datetime(),

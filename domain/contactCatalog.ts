@@ -8,7 +8,8 @@
  */
 import { catalogOf, type CatalogField, type FieldCatalog, type FieldType } from './conditions.js';
 
-export type CustomFieldType = 'string' | 'number' | 'date' | 'boolean' | 'multi';
+export const CUSTOM_FIELD_TYPES = ['string', 'number', 'date', 'boolean', 'multi'] as const;
+export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
 
 export interface CustomFieldDef {
   id: string;

@@ -12,6 +12,7 @@ import { canonicalJson } from './pagination.js';
 import type { ErrorDetail } from './errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity.js';
 import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
+import type { FieldMappingEntry } from './sourceRules.js';
 
 export const ORIGIN_KEY = '_ORIGIN_';
 export const ROW_KEY = '_ROW_KEY_';
@@ -48,10 +49,7 @@ export interface MappingPlan {
   unknownKeys: 'reject' | 'ignore';
 }
 
-export interface FieldMappingEntry {
-  sourceFieldName: string;
-  targetFieldName: string;
-}
+export type { FieldMappingEntry } from './sourceRules.js';
 
 /**
  * The plan for a source: its field mapping when it has one (unmapped columns are ignored, catalog

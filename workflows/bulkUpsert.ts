@@ -34,7 +34,9 @@ export interface BulkUpsertResult extends BulkUpsertTotals {
   processedRows: number;
 }
 
-export const DEFAULT_CHUNK = 10_000;
+export const DEFAULT_CHUNK = 5_000;
+/** Chunks processed at once. */
+export const PARALLEL_CHUNKS = 2;
 export const MAX_REPORTED_ERRORS = 500;
 
 const { ingestStagedChunk, dropStagedRows } = proxyActivities<Activities>({
@@ -57,21 +59,30 @@ export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInp
   const result = await runJob(last ? input : { ...input, webhook: null }, async (job) => {
     job.setProgress(offset, input.totalRows);
     while (offset < end) {
-      const to = Math.min(offset + chunk, end);
-      const r: IngestChunkResult = await ingestStagedChunk({
-        workspaceId: input.workspaceId,
-        sourceId: input.sourceId,
-        batchId: input.batchId,
-        from: offset,
-        to,
-        maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
-      });
-      totals.created += r.created;
-      totals.updated += r.updated;
-      totals.skippedDeleted += r.skipped;
-      totals.failed += r.failed;
-      totals.errors.push(...r.errors);
-      offset = to;
+      // Two chunks in flight: one is read and mapped while the other is written (the ingest path
+      // serialises writes of a workspace itself).
+      const wave: { from: number; to: number }[] = [];
+      for (let from = offset; from < end && wave.length < PARALLEL_CHUNKS; from += chunk) wave.push({ from, to: Math.min(from + chunk, end) });
+      const results: IngestChunkResult[] = await Promise.all(
+        wave.map((w) =>
+          ingestStagedChunk({
+            workspaceId: input.workspaceId,
+            sourceId: input.sourceId,
+            batchId: input.batchId,
+            from: w.from,
+            to: w.to,
+            maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
+          }),
+        ),
+      );
+      for (const r of results) {
+        totals.created += r.created;
+        totals.updated += r.updated;
+        totals.skippedDeleted += r.skipped;
+        totals.failed += r.failed;
+        totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+      }
+      offset = wave[wave.length - 1]!.to;
       job.setProgress(offset, input.totalRows);
       job.setPartial(view());
     }

@@ -1,8 +1,10 @@
 /** Shapes of the contact-side Schema endpoints (`/schema/contact…`). */
 import { Type } from '@sinclair/typebox';
+import { CUSTOM_FIELD_TYPES } from '../../domain/contactCatalog.js';
+import { OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 
-const FIELD_TYPES = ['string', 'number', 'date', 'boolean', 'multi'] as const;
-const FieldType = Type.Union(FIELD_TYPES.map((t) => Type.Literal(t)));
+const FieldType = Type.Union(Object.keys(OPERATORS_BY_TYPE).map((t) => Type.Literal(t)));
+const CustomFieldType = Type.Union(CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)));
 const Option = Type.Object({ label: Type.String(), value: Type.Unknown() });
 
 export const ContactSchemaItem = Type.Object({
@@ -24,7 +26,7 @@ export const ContactSchemaResponse = Type.Object({
 export const CreateCustomFieldBody = Type.Object(
   {
     label: Type.String({ minLength: 1, maxLength: 200 }),
-    type: FieldType,
+    type: CustomFieldType,
     options: Type.Optional(
       Type.Array(
         Type.Object({ label: Type.String({ minLength: 1, maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number()]) }, { additionalProperties: false }),

@@ -1,0 +1,240 @@
+/**
+ * Bulk-upsert benchmark on the local stack. The API and the worker run as separate processes
+ * (their peak RSS is read from /proc at the end). Three ways to load the same generated rows:
+ *
+ * 1. end to end: one `POST /contacts/{sourceId}/bulk-upsert-contacts` with every row (202 →
+ *    job completed → `filter-contacts` sees them all), identity resolution and companies included;
+ * 2. one by one through the ORM (`em.create(Contact) + flush` per row; contacts only), on the
+ *    first `--orm-rows` rows (row-by-row is slow; the rate is what matters);
+ * 3. plain `COPY` of the contact columns into `contacts` (no resolution, no companies).
+ *
+ *   npx tsx bench/bulk-upsert.ts [--rows 100000] [--orm-rows 5000]
+ *
+ * Uses a database of its own (`bench_contacts`, dropped at the end) and its own task queue. API
+ * and worker run with `--max-old-space-size=256 --max-semi-space-size=4` (BENCH_NODE_FLAGS).
+ * Targets: end to end ≥ 20,000 rows/s; peak RSS of API and worker < 500 MB.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { v7 as uuidv7 } from 'uuid';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { ROOT_DIR, loadConfig } from '../domain/config.js';
+import { migrate, openOrm } from '../db/orm.js';
+import { Contact } from '../db/contacts.js';
+import { createWorkspace } from '../db/workspaces.js';
+import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
+import { WORKFLOWS_PATH } from '../worker/worker.js';
+
+const { values: args } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '100000' },
+    'orm-rows': { type: 'string', default: '5000' },
+  },
+});
+const ROWS = Number(args.rows);
+const ORM_ROWS = Math.min(Number(args['orm-rows']), ROWS);
+const DB = 'bench_contacts';
+const say = (m: string) => console.log(`[bench] ${m}`);
+const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+
+// --- database ---------------------------------------------------------------------------------
+const base = loadConfig();
+const adminUrl = new URL(base.databaseUrl);
+adminUrl.pathname = '/postgres';
+const admin = new pg.Client({ connectionString: adminUrl.toString() });
+await admin.connect();
+await admin.query(`drop database if exists ${DB} with (force)`);
+await admin.query(`create database ${DB}`);
+const dbUrl = new URL(base.databaseUrl);
+dbUrl.pathname = `/${DB}`;
+const orm = await openOrm(dbUrl.toString());
+await migrate(orm);
+const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 4 });
+
+// --- API and worker processes -------------------------------------------------------------------
+say('bundling workflows');
+const dir = mkdtempSync(join(tmpdir(), 'bench-contacts-'));
+const bundlePath = join(dir, 'workflows.js');
+writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined })).code);
+const port = 20000 + Math.floor(Math.random() * 20000);
+const env = {
+  ...process.env,
+  DATABASE_URL: dbUrl.toString(),
+  PORT: String(port),
+  TEMPORAL_TASK_QUEUE: `bench-contacts-${Date.now()}`,
+  WORKFLOW_BUNDLE_PATH: bundlePath,
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
+  LOG_LEVEL: 'warn',
+};
+// Bounded V8 heaps: without them V8 lets a process grow lazily far past its live data (the idle
+// worker alone reaches ~370 MB). The same flags belong on production API/worker processes.
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-old-space-size=256 --max-semi-space-size=4').split(' ').filter(Boolean);
+function start(script: string): Promise<ChildProcess> {
+  const child = fork(join(ROOT_DIR, script), [], { env, execArgv: [...NODE_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => (m === 'ready' ? resolve(child) : reject(new Error(`${script}: ${String(m)}`))));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+const [apiProc, workerProc] = await Promise.all([start('api/main.ts'), start('worker/main.ts')]);
+const peakRss = (p: ChildProcess) => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+};
+
+const baseUrl = `http://127.0.0.1:${port}`;
+const ws = await createWorkspace(pool, { name: 'bench-contacts' });
+async function http(method: string, path: string, body?: unknown) {
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers: { 'x-api-key': ws.apiKey, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+// --- rows ---------------------------------------------------------------------------------------
+const MAPPING = [
+  ['First Name', 'contact.firstName'],
+  ['Last Name', 'contact.lastName'],
+  ['Email', 'contact.workEmail'],
+  ['Profile', 'contact.pronet'],
+  ['Title', 'contact.jobTitle'],
+  ['Company', 'company.companyName'],
+  ['Website', 'company.companyWebsite'],
+  ['Industry', 'company.companyIndustry'],
+].map(([sourceFieldName, targetFieldName]) => ({ sourceFieldName, targetFieldName }));
+const TITLES = ['VP Sales', 'CTO', 'Software Engineer', 'Account Executive', 'Head of Marketing'];
+const INDUSTRIES = ['Software', 'Energy', 'Media', 'Retail', 'Finance'];
+const rows = Array.from({ length: ROWS }, (_, i) => ({
+  'First Name': `First${i}`,
+  'Last Name': `Last${i % 7919}`,
+  Email: `person${i}@company${i % 5000}.example.com`,
+  Profile: `https://www.pronet.com/in/person-${i.toString(36)}`,
+  Title: TITLES[i % TITLES.length],
+  Company: `Company ${i % 5000}`,
+  Website: `https://company${i % 5000}.example.com`,
+  Industry: INDUSTRIES[(i % 5000) % INDUSTRIES.length],
+}));
+
+// --- 1. end to end ------------------------------------------------------------------------------
+const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench', sourceMeta: { config: { fieldMapping: MAPPING } } });
+if (src.status !== 200) throw new Error(JSON.stringify(src.body));
+say(`end to end: ${ROWS} rows in one bulk-upsert-contacts request`);
+const t0 = performance.now();
+const accepted = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: rows });
+if (accepted.status !== 202) throw new Error(JSON.stringify(accepted.body));
+const tAccepted = performance.now();
+let job: any;
+for (;;) {
+  job = (await http('GET', `/jobs/${accepted.body.jobId}`)).body.data;
+  if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
+  await new Promise((r) => setTimeout(r, 100));
+}
+const tDone = performance.now();
+const listed = await http('POST', '/contacts/filter-contacts', { fields: ['contact.workEmail', 'company.companyName'], limit: 1 });
+const tQueryable = performance.now();
+if (job.jobStatus !== 'completed' || listed.body.meta.totalRecords !== ROWS)
+  throw new Error(`job ${job.jobStatus} ${JSON.stringify(job.error)}; ${listed.body.meta?.totalRecords} contacts queryable`);
+const e2eMs = tQueryable - t0;
+say(`  202 after ${Math.round(tAccepted - t0)} ms; job completed after ${Math.round(tDone - t0)} ms; all ${ROWS} queryable after ${Math.round(e2eMs)} ms`);
+say(`  result: ${JSON.stringify({ ...job.jobResponsePayload, errors: job.jobResponsePayload.errors.length })}`);
+
+// Re-sending the same rows: identity resolution finds every contact, nothing changes.
+const t2 = performance.now();
+const again = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: rows });
+for (;;) {
+  job = (await http('GET', `/jobs/${again.body.jobId}`)).body.data;
+  if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
+  await new Promise((r) => setTimeout(r, 100));
+}
+const resendMs = performance.now() - t2;
+const count = await pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [ws.workspaceId]);
+say(`  re-sent: ${JSON.stringify({ created: job.jobResponsePayload.created, updated: job.jobResponsePayload.updated })} in ${Math.round(resendMs)} ms; contacts stored: ${count.rows[0].n}`);
+const apiRss = peakRss(apiProc);
+const workerRss = peakRss(workerProc);
+
+// --- 2. one by one through the ORM --------------------------------------------------------------
+say(`ORM one by one: ${ORM_ROWS} rows`);
+const ormWs = await createWorkspace(pool, { name: 'bench-orm' });
+const t3 = performance.now();
+for (let i = 0; i < ORM_ROWS; i++) {
+  const r = rows[i]!;
+  const em = orm.em.fork();
+  const email = normalizeEmail(r.Email)!;
+  em.create(Contact, {
+    id: uuidv7(),
+    workspaceId: ormWs.workspaceId,
+    firstName: r['First Name'],
+    lastName: r['Last Name'],
+    fullName: `${r['First Name']} ${r['Last Name']}`,
+    title: r.Title,
+    pronet: r.Profile,
+    pronetKey: normalizeProfileUrl(r.Profile),
+    emails: [email],
+    workEmail: email,
+    customFields: {},
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  });
+  await em.flush();
+}
+const ormMs = performance.now() - t3;
+
+// --- 3. plain COPY ------------------------------------------------------------------------------
+say(`plain COPY: ${ROWS} rows`);
+const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
+const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n');
+const t4 = performance.now();
+const client = await pool.connect();
+try {
+  const stream = client.query(
+    copyFrom(`copy contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, created_at, updated_at) from stdin`),
+  );
+  const now = new Date().toISOString();
+  async function* lines() {
+    for (let i = 0; i < ROWS; i += 5000) {
+      let s = '';
+      for (const r of rows.slice(i, i + 5000)) {
+        const email = normalizeEmail(r.Email)!;
+        s += [uuidv7(), copyWs.workspaceId, r['First Name'], r['Last Name'], `${r['First Name']} ${r['Last Name']}`, r.Title!, r.Profile, normalizeProfileUrl(r.Profile)!, `{${email}}`, email, now, now].map(esc).join('\t') + '\n';
+      }
+      yield s;
+    }
+  }
+  await pipeline(Readable.from(lines()), stream);
+} finally {
+  client.release();
+}
+const copyMs = performance.now() - t4;
+
+// --- report -------------------------------------------------------------------------------------
+const e2eRate = rate(ROWS, e2eMs);
+const ormRate = rate(ORM_ROWS, ormMs);
+const copyRate = rate(ROWS, copyMs);
+console.log('');
+console.log(`rows                               ${ROWS}`);
+console.log(`end to end (202 → completed → queryable)  ${Math.round(e2eMs)} ms   ${e2eRate} rows/s   (target ≥ 20000)`);
+console.log(`re-send of the same rows (all updates)     ${Math.round(resendMs)} ms   ${rate(ROWS, resendMs)} rows/s`);
+console.log(`ORM one by one (${ORM_ROWS} rows)              ${Math.round(ormMs)} ms   ${ormRate} rows/s`);
+console.log(`plain COPY                                 ${Math.round(copyMs)} ms   ${copyRate} rows/s`);
+console.log(`ratios: end to end / ORM one by one = ${(e2eRate / ormRate).toFixed(1)}x; end to end / plain COPY = ${(e2eRate / copyRate).toFixed(2)}x`);
+console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: ${NODE_FLAGS.join(' ')})`);
+
+// --- cleanup ------------------------------------------------------------------------------------
+for (const p of [apiProc, workerProc]) p.kill('SIGTERM');
+await Promise.all([apiProc, workerProc].map((p) => new Promise((r) => (p.exitCode !== null ? r(null) : p.once('exit', r)))));
+await pool.end();
+await orm.close();
+await admin.query(`drop database if exists ${DB} with (force)`);
+await admin.end();
+rmSync(dir, { recursive: true, force: true });
+process.exit(0);
