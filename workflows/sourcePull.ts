@@ -15,8 +15,8 @@ import { runJob, type JobInput } from './job.js';
 
 export const SOURCE_PULL_JOB_TYPE = 'source-pull';
 /** People per provider page; one activity fetches and ingests one page. */
-export const PULL_PAGE_SIZE = 200;
-/** Upper bound of pages per pull (200,000 people) so a history stays far below its limits. */
+export const PULL_PAGE_SIZE = 500;
+/** Upper bound of pages per pull (500,000 people) so a history stays far below its limits. */
 export const MAX_PULL_PAGES = 1000;
 
 export interface SourcePullInput {

@@ -101,6 +101,3 @@ export function listeningConfigFromEnv(env: NodeJS.ProcessEnv): ListeningConfig 
     },
   };
 }
-
-/** People per provider page (one activity call fetches and ingests one page). */
-export const LISTENING_PAGE_SIZE = 200;

@@ -276,14 +276,14 @@ describe('http provider against the fake listening provider', () => {
 
   it('pages through the audience (2 pages) and ingests it', async () => {
     const id = 'https://www.pronet.com/in/http-owner';
-    fake.setAudience(id, [...Array.from({ length: 230 }, (_, i) => person(i, 1 + (i % 20))), person(999, 48)]);
+    fake.setAudience(id, [...Array.from({ length: 530 }, (_, i) => person(i, 1 + (i % 20))), person(9999, 48)]);
     const sourceId = await createSource(app, key, { sourceType: 'pronetInbound', sourceIdentifier: id });
     const { jobId, job } = await pull(app, key, sourceId);
     expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
-    expect(job.jobResponsePayload).toMatchObject({ provider: 'http', pages: 2, fetched: 230, created: 230 });
-    expect((await contactsOf(app, ws, sourceId))).toHaveLength(230);
+    expect(job.jobResponsePayload).toMatchObject({ provider: 'http', pages: 2, fetched: 530, created: 530 });
+    expect((await contactsOf(app, ws, sourceId))).toHaveLength(530);
     const reqs = fake.requests.filter((r) => r.body?.sourceIdentifier === id);
-    expect(reqs.map((r) => [r.body!.limit, r.body!.cursor === null])).toEqual([[200, true], [200, false]]);
+    expect(reqs.map((r) => [r.body!.limit, r.body!.cursor === null])).toEqual([[500, true], [500, false]]);
     expect(reqs[0]!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
     await app.recordHistory(`source-pull-${jobId}`, 'sourcePull/http-two-pages');
   });
