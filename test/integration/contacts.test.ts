@@ -438,6 +438,26 @@ describe('bulk upsert', () => {
     expect((await get(`/contacts/${bulk3.id}`, ws.apiKey)).status).toBe(404);
   });
 
+  it('merges rows of one batch that are the same person (profile, then email)', async () => {
+    const ws = await app.createWorkspace();
+    const src = await createSource({ sourceType: 'importFromWebhook', sourceIdentifier: 'dupes', sourceMeta: { config: { fieldMapping: MAPPING } } }, ws.apiKey);
+    const data = [
+      { 'First Name': 'Dup', Profile: 'https://pronet.com/in/dup', Email: 'dup@a.com', Title: 'First' },
+      { 'First Name': 'Other', Profile: 'https://pronet.com/in/other', Email: 'other@a.com' },
+      { Profile: 'pronet.com/in/DUP/', Title: 'Second' },
+      { Email: 'DUP@a.com', Company: 'Dup Co', 'Last Name': null, Website: '' },
+    ];
+    const r = await post(`/contacts/${src}/bulk-upsert-contacts`, { contactsData: data }, ws.apiKey);
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const job = await app.waitForJob(r.body.jobId, ws.apiKey);
+    expect(job.jobResponsePayload).toMatchObject({ created: 2, failed: 0 });
+    const all = await post('/contacts/filter-contacts', { fields: ['contact.firstName', 'contact.jobTitle', 'company.companyName'] }, ws.apiKey);
+    expect(all.body.data.map(({ id: _id, ...c }: any) => c)).toEqual([
+      { firstName: 'Dup', title: 'Second', company: { companyName: 'Dup Co' } },
+      { firstName: 'Other', title: null, company: { companyName: null } },
+    ]);
+  });
+
   it('rejects a mapping column absent from every row, bad targets, unknown keys, bad bodies; 404 for unknown sources and segments', async () => {
     expect400(await post(`/contacts/${importSource}/bulk-upsert-contacts`, { contactsData: [{ 'First Name': 'A' }] }), '/contactsData', /sourceFieldName Last Name/);
     await app.pool.query(`update sources set source_meta = $2 where id = $1`, [importSource, { config: { fieldMapping: [...MAPPING, { sourceFieldName: 'Shoe', targetFieldName: 'contact.shoeSize' }] } }]);

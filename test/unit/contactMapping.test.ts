@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { contactCatalog } from '../../domain/contactCatalog.js';
+import { checkFieldMapping, companyKey, mapRow, planFor } from '../../domain/contactMapping.js';
+
+const SCORE = '01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a';
+const TAGS = '01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3b';
+const catalog = contactCatalog([
+  { id: SCORE, label: 'Score', type: 'number' },
+  { id: TAGS, label: 'Tags', type: 'multi', options: [{ label: 'A', value: 'a' }, { label: 'B', value: 'b' }] },
+]);
+const direct = planFor(catalog, undefined);
+const mapped = planFor(catalog, [
+  { sourceFieldName: 'Mail', targetFieldName: 'contact.workEmail' },
+  { sourceFieldName: 'URL', targetFieldName: 'contact.pronet' },
+  { sourceFieldName: 'Tags', targetFieldName: `contact.customFields.${TAGS}` },
+]);
+
+describe('mapRow', () => {
+  it('normalises values, derives fullName and the work email, keys the row by profile', () => {
+    const { input, errors } = mapRow(
+      { 'contact.firstName': ' Ann ', 'contact.lastName': 'Lee', 'contact.emails': 'A@X.com; b@y.com', 'contact.pronet': 'https://www.pronet.com/in/Ann/', _ORIGIN_: 'zap' },
+      catalog,
+      direct,
+      '/row',
+    );
+    expect(errors).toEqual([]);
+    expect(input).toEqual({
+      rowKey: 'p:pronet.com/in/ann',
+      origin: 'zap',
+      firstName: 'Ann',
+      lastName: 'Lee',
+      fullName: 'Ann Lee',
+      emails: ['a@x.com', 'b@y.com'],
+      workEmail: 'a@x.com',
+      pronet: 'https://www.pronet.com/in/Ann/',
+      pronetKey: 'pronet.com/in/ann',
+    });
+  });
+
+  it('keys by _ROW_KEY_, else email, else a content hash that is stable', () => {
+    expect(mapRow({ 'contact.firstName': 'A', _ROW_KEY_: 7 }, catalog, direct, '').input!.rowKey).toBe('k:7');
+    expect(mapRow({ 'contact.workEmail': 'x@y.com' }, catalog, direct, '').input!.rowKey).toBe('e:x@y.com');
+    const h1 = mapRow({ 'contact.firstName': 'A' }, catalog, direct, '').input!.rowKey;
+    expect(h1).toMatch(/^h:/);
+    expect(mapRow({ 'contact.firstName': 'A', _ORIGIN_: 'other' }, catalog, direct, '').input!.rowKey).toBe(h1);
+  });
+
+  it('translates mapped columns, ignores unmapped ones, and type-checks custom values against options', () => {
+    const ok = mapRow({ Mail: 'm@x.com', URL: 'pronet.com/in/m', Tags: 'a, b', Junk: 1 }, catalog, mapped, '/contactsData/3');
+    expect(ok.input).toMatchObject({ workEmail: 'm@x.com', customFields: { [TAGS]: ['a', 'b'] } });
+    const bad = mapRow({ Mail: 'nope', Tags: ['a', 'z'] }, catalog, mapped, '/contactsData/3');
+    expect(bad.input).toBeNull();
+    expect(bad.errors).toEqual([
+      { path: '/contactsData/3/Mail', message: 'nope is not an email address' },
+      { path: '/contactsData/3/Tags', message: 'z is not one of a, b' },
+    ]);
+  });
+
+  it('rejects unknown and read-only keys without a mapping; empty values mean "no value"', () => {
+    expect(mapRow({ 'contact.nope': 1 }, catalog, direct, '').errors[0]!.path).toBe('/contact.nope');
+    expect(mapRow({ 'contact.updatedAt': 'x' }, catalog, direct, '').errors[0]!.message).toMatch(/read-only/);
+    expect(mapRow({ [`contact.customFields.${SCORE}`]: 'ten' }, catalog, direct, '').errors[0]!.message).toBe('must be a number');
+    expect(mapRow({ 'contact.firstName': '', 'contact.lastName': null }, catalog, direct, '').input).toMatchObject({ origin: null });
+    expect(mapRow({ 'contact.firstName': '' }, catalog, direct, '').input!.firstName).toBeUndefined();
+  });
+});
+
+describe('field mappings and company keys', () => {
+  it('names bad mapping targets', () => {
+    expect(checkFieldMapping(catalog, [{ sourceFieldName: 'a', targetFieldName: 'contact.x' }, { sourceFieldName: 'b', targetFieldName: 'contact.createdAt' }], '/m')).toEqual([
+      { path: '/m/0/targetFieldName', message: 'unknown field contact.x; see GET /schema/contact' },
+      { path: '/m/1/targetFieldName', message: 'contact.createdAt is read-only' },
+    ]);
+  });
+  it('keys companies by domain, else by name', () => {
+    expect(companyKey({ companyName: 'Acme', companyWebsite: 'https://www.Acme.com/x' })).toBe('d:acme.com');
+    expect(companyKey({ companyName: ' Acme Inc ' })).toBe('n:acme inc');
+    expect(companyKey({})).toBeNull();
+  });
+});
