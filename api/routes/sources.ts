@@ -148,6 +148,14 @@ function planPatch(row: SourceRow, patch: { sourceMeta?: Record<string, unknown>
 /** Applies a validated PATCH: the schedule first (idempotent), then the row. */
 async function applyPatch(deps: AppDeps, plan: PatchPlan): Promise<SourceRow> {
   const { row } = plan;
+  if (plan.normalisedIdentifier) {
+    // Checked before the schedule changes, so a refused PATCH leaves nothing behind.
+    const clash = await deps.pool.query(
+      `select 1 from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3 and id <> $4`,
+      [row.workspace_id, row.source_type, plan.normalisedIdentifier, row.id],
+    );
+    if (clash.rowCount) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
+  }
   let scheduleId = row.schedule_id;
   let runFrequency: RunFrequency | null | undefined;
   if (plan.runFrequency === null) {

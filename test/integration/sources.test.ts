@@ -146,6 +146,12 @@ describe('GET and PATCH /sources/{id}', () => {
     expect(r.body.data.attributes.sourceMeta).toEqual({ keyword: 'funding round', authorTitle: 'CEO' });
     expect400(await patch(`/sources/${id}`, { sourceMeta: { keyword: 'no' } }), '/sourceMeta/keyword');
     expect400(await patch(`/sources/${id}`, { sourceIdentifier: 'x' }), '/sourceIdentifier');
+    // Changing the search into one the workspace already has is a conflict.
+    await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'other round' } });
+    const clash = await patch(`/sources/${id}`, { sourceMeta: { keyword: 'Other Round', authorTitle: null } });
+    expect(clash.status).toBe(409);
+    expect(clash.body.error.code).toBe('source_exists');
+    expect((await get(`/sources/${id}`)).body.data.attributes.sourceMeta.keyword).toBe('funding round');
   });
 
   it('runFrequency creates, updates and deletes the Temporal Schedule', async () => {
