@@ -72,6 +72,9 @@ export const RECORD_COLUMNS: Record<DatasetKind, ColumnSpec[]> = {
   posts: POST_COLUMNS,
 };
 
+const KNOWN_KEYS = Object.fromEntries(Object.entries(RECORD_COLUMNS).map(([k, cols]) => [k, new Set(cols.map((c) => c.key))])) as Record<DatasetKind, Set<string>>;
+const KEY_INDEX = Object.fromEntries(Object.entries(RECORD_COLUMNS).map(([k, cols]) => [k, new Map(cols.map((c, i) => [c.key, i]))])) as Record<DatasetKind, Map<string, number>>;
+
 /**
  * Columns of the staging row, in COPY order: the record's columns, plus `company_domain` for
  * companies (derived from the website).
@@ -177,11 +180,11 @@ export function parseRecord(kind: DatasetKind, raw: unknown, fromCsv = false): P
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new RecordError('record must be a JSON object');
   const o = raw as Raw;
   const specs = RECORD_COLUMNS[kind];
-  for (const key of Object.keys(o)) {
-    if (!specs.some((s) => s.key === key)) throw new RecordError(`unknown field ${key}`);
-  }
+  const known = KNOWN_KEYS[kind];
+  for (const key in o) if (!known.has(key)) throw new RecordError(`unknown field ${key}`);
   const values = specs.map((s) => convert(s, o[s.key], fromCsv));
-  const get = (key: string) => values[specs.findIndex((s) => s.key === key)];
+  const index = KEY_INDEX[kind];
+  const get = (key: string) => values[index.get(key)!];
   if (kind === 'companies') {
     const size = get('size_range');
     if (size !== null) {
@@ -205,25 +208,35 @@ export function parseRecord(kind: DatasetKind, raw: unknown, fromCsv = false): P
 // ---------------------------------------------------------------------------------------------
 // COPY text format
 
+const COPY_SPECIAL = /[\\\t\n\r]/;
 function copyEscape(s: string): string {
+  if (!COPY_SPECIAL.test(s)) return s;
   return s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }
 
+const ARRAY_SPECIAL = /[\\"]/;
 function pgArrayLiteral(items: string[]): string {
-  return `{${items.map((x) => `"${x.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+  let out = '{';
+  for (let i = 0; i < items.length; i++) {
+    const x = items[i]!;
+    out += `${i ? ',' : ''}"${ARRAY_SPECIAL.test(x) ? x.replace(/[\\"]/g, (c) => `\\${c}`) : x}"`;
+  }
+  return `${out}}`;
 }
 
 /** One line of `COPY … FROM STDIN` text format (tab-separated, `\N` for null), newline included. */
 export function copyLine(prefix: (string | number)[], values: Cell[]): string {
-  const cells: string[] = prefix.map((p) => copyEscape(String(p)));
+  let line = '';
+  for (let i = 0; i < prefix.length; i++) line += `${i ? '\t' : ''}${copyEscape(String(prefix[i]))}`;
   for (const v of values) {
-    if (v === null) cells.push('\\N');
-    else if (typeof v === 'string') cells.push(copyEscape(v));
-    else if (typeof v === 'number' || typeof v === 'boolean') cells.push(String(v));
-    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) cells.push(copyEscape(pgArrayLiteral(v as string[])));
-    else cells.push(copyEscape(JSON.stringify(v)));
+    line += line ? '\t' : '';
+    if (v === null) line += '\\N';
+    else if (typeof v === 'string') line += copyEscape(v);
+    else if (typeof v === 'number' || typeof v === 'boolean') line += String(v);
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) line += copyEscape(pgArrayLiteral(v as string[]));
+    else line += copyEscape(JSON.stringify(v));
   }
-  return `${cells.join('\t')}\n`;
+  return `${line}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   b-tree indexes are on that expression;
  * - verified contacts are ranked by seniority, then experience: a partial index in rank order;
  * - verified company names are matched case-insensitively;
- * - person filters of company searches (seniority, country) are covered with company_id;
+ * - person filters of company searches (seniority, country) are covered with company_id
+ *   (country by the country/seniority/experience index);
  * - `LIKE` on job titles goes through the distinct titles (`ds_people_titles`, kept by the importer);
  * - the company attributes contact searches filter on most (industry, size range, headcount,
  *   HQ country) are copied onto ds_people, so those filters need no join.
@@ -36,7 +37,6 @@ export class Migration20261121020100_dataset_search extends Migration {
     this.addSql(`drop index if exists ds_people_seniority`);
     this.addSql(`create index ds_people_seniority on ds_people(member_seniority) include (company_id)`);
     this.addSql(`drop index if exists ds_people_country`);
-    this.addSql(`create index ds_people_country on ds_people(member_location_country) include (company_id)`);
     // LIKE on job titles runs against the distinct titles (few, compared with people) and then
     // looks the matching titles up in a b-tree: far cheaper than a trigram scan of 1M rows
     this.addSql(`create table ds_people_titles (title text primary key)`);

@@ -472,6 +472,7 @@ describe('import-verified-companies', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     const job = await app.waitForJob(res.body.jobId, key);
     expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+    await app.recordHistory(`import-verified-companies-${res.body.jobId}`, 'importVerifiedCompanies/with-segment');
     const expectedContacts = chosen.reduce((n, c) => n + Math.min(2, c.people.filter((p) => p.rec.verified).length), 0);
     expect(job.jobResponsePayload).toMatchObject({
       companies: { requested: 4, imported: 3, created: 3, updated: 0, notFound: [unverified.id] },
@@ -485,6 +486,7 @@ describe('import-verified-companies', () => {
     // re-import updates, never duplicates
     const again = await post('/discovery-search/import-verified-companies', { companyIds: chosen.map((c) => c.id) });
     const job2 = await app.waitForJob(again.body.jobId, key);
+    await app.recordHistory(`import-verified-companies-${again.body.jobId}`, 'importVerifiedCompanies/companies-only');
     expect(job2.jobResponsePayload.companies).toMatchObject({ imported: 3, created: 0, updated: 3 });
     // foreign segment → 404
     const other = await app.createWorkspace();
