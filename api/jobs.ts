@@ -3,7 +3,7 @@
  * type and workflow; the workflow holds the state. `GET /jobs/{jobId}` queries the workflow while
  * it runs and reads its result once it closed; the API keeps no copy of progress.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../domain/errors.js';
@@ -104,9 +104,16 @@ function failureOf(err: unknown): { error: JobError; partial: unknown } {
 }
 
 async function viewOf(handle: WorkflowHandle): Promise<{ view: JobView; closedAt: Date | null }> {
-  const desc = await handle.describe();
-  const status = desc.status.name;
   const empty = { completed: 0, total: 0, percent: 0 };
+  let desc;
+  try {
+    desc = await handle.describe();
+  } catch (e) {
+    // The jobs row is written just before the workflow starts: in between, the job is queued.
+    if (e instanceof WorkflowNotFoundError) return { view: { jobStatus: 'queued', progress: empty, jobResponsePayload: null, error: null }, closedAt: null };
+    throw e;
+  }
+  const status = desc.status.name;
   if (status === 'RUNNING') {
     try {
       return { view: await handle.query<JobView>('status'), closedAt: null };
