@@ -111,6 +111,8 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
   const explicitKey = r[ROW_KEY];
   if (!isEmpty(explicitKey) && typeof explicitKey !== 'string' && typeof explicitKey !== 'number')
     errors.push({ path: `${ptr}/${ROW_KEY}`, message: 'must be a string' });
+  if (!errors.length && !assignments.some((a) => !isEmpty(a.value)))
+    errors.push({ path: ptr || '/', message: 'has no value for any contact field' });
   if (errors.length) return { input: null, errors };
 
   if (input.workEmail) input.emails = dedupe([input.workEmail, ...(input.emails ?? [])]);

@@ -6,7 +6,7 @@
  * deliver the webhook. Very long batches continue as new every CHUNKS_PER_RUN chunks with their
  * running totals.
  */
-import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { IngestChunkResult, RowError } from '../activities/db-contacts.js';
 import { runJob, type JobInput } from './job.js';
@@ -58,33 +58,39 @@ export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInp
   // An intermediate run answers the status query like the job but leaves the webhook to the last run.
   const result = await runJob(last ? input : { ...input, webhook: null }, async (job) => {
     job.setProgress(offset, input.totalRows);
-    while (offset < end) {
-      // Two chunks in flight: one is read and mapped while the other is written (the ingest path
-      // serialises writes of a workspace itself).
-      const wave: { from: number; to: number }[] = [];
-      for (let from = offset; from < end && wave.length < PARALLEL_CHUNKS; from += chunk) wave.push({ from, to: Math.min(from + chunk, end) });
-      const results: IngestChunkResult[] = await Promise.all(
-        wave.map((w) =>
-          ingestStagedChunk({
-            workspaceId: input.workspaceId,
-            sourceId: input.sourceId,
-            batchId: input.batchId,
-            from: w.from,
-            to: w.to,
-            maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
-          }),
-        ),
-      );
-      for (const r of results) {
-        totals.created += r.created;
-        totals.updated += r.updated;
-        totals.skippedDeleted += r.skipped;
-        totals.failed += r.failed;
-        totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+    try {
+      while (offset < end) {
+        // Two chunks in flight: one is read and mapped while the other is written (the ingest path
+        // serialises writes of a workspace itself).
+        const wave: { from: number; to: number }[] = [];
+        for (let from = offset; from < end && wave.length < PARALLEL_CHUNKS; from += chunk) wave.push({ from, to: Math.min(from + chunk, end) });
+        const results: IngestChunkResult[] = await Promise.all(
+          wave.map((w) =>
+            ingestStagedChunk({
+              workspaceId: input.workspaceId,
+              sourceId: input.sourceId,
+              batchId: input.batchId,
+              from: w.from,
+              to: w.to,
+              maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
+            }),
+          ),
+        );
+        for (const r of results) {
+          totals.created += r.created;
+          totals.updated += r.updated;
+          totals.skippedDeleted += r.skipped;
+          totals.failed += r.failed;
+          totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+        }
+        offset = wave[wave.length - 1]!.to;
+        job.setProgress(offset, input.totalRows);
+        job.setPartial(view());
       }
-      offset = wave[wave.length - 1]!.to;
-      job.setProgress(offset, input.totalRows);
-      job.setPartial(view());
+    } catch (err) {
+      // A failed or cancelled job leaves no staged rows behind.
+      await CancellationScope.nonCancellable(() => dropStagedRows({ batchId: input.batchId }));
+      throw err;
     }
     if (last) await dropStagedRows({ batchId: input.batchId });
     return view();

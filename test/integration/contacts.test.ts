@@ -181,6 +181,8 @@ describe('single upsert, identity resolution, read, update, delete', () => {
     expect400(await post(`/contacts/${listenSource}`, { 'contact.workEmail': 'not-an-email' }), '/contact.workEmail');
     expect400(await post(`/contacts/${listenSource}`, { 'contact.createdAt': '2026-01-01' }), '/contact.createdAt', /read-only/);
     expect400(await post(`/contacts/${importSource}`, { Email: 'bad' }), '/Email');
+    expect400(await post(`/contacts/${listenSource}`, { _ORIGIN_: 'x' }), '/', /no value/);
+    expect400(await post(`/contacts/${importSource}`, { Unmapped: 'only' }), '/', /no value/);
     expect((await post(`/contacts/${otherSource}`, { 'contact.firstName': 'X' })).status).toBe(404);
     expect((await post(`/contacts/01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a`, { 'contact.firstName': 'X' })).status).toBe(404);
     expect((await post(`/contacts/not-a-uuid`, { 'contact.firstName': 'X' })).status).toBe(404);
