@@ -1,0 +1,136 @@
+/** Pure rules of the discovery search and the dataset tools. */
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../domain/errors.js';
+import { CsvRecordReader, RecordError, copyLine, parseCsvRecord, parseRecord } from '../../domain/datasetRecords.js';
+import {
+  VERIFIED_INPUTS,
+  contactSearchCatalog,
+  companySearchCatalog,
+  parseAmount,
+  parseVerifiedInput,
+  v2SchemaItems,
+  verifiedSchemaItems,
+  verifiedSchemaMeta,
+} from '../../domain/discoveryCatalog.js';
+import { discoveryCharge } from '../../domain/pricing.js';
+
+const fails = (fn: () => unknown, path: string) => {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ApiError);
+    expect((e as ApiError).status).toBe(400);
+    expect((e as ApiError).details?.[0]?.path).toBe(path);
+    return;
+  }
+  throw new Error('expected a 400');
+};
+
+describe('verified input mapping', () => {
+  it('parses every documented input', () => {
+    const f = parseVerifiedInput('contact', [
+      { sourceFieldName: 'numberOfContactsToPull', userInput: 40 },
+      { sourceFieldName: 'companyIndustryInclude', userInput: ['Banking', 'Banking', 'Retail'] },
+      { sourceFieldName: 'companyHeadcountRange', userInput: ['11-50', '10001+'] },
+      { sourceFieldName: 'companyRevenue', userInput: { min: '1.5M', max: '2B', include_unknown_revenue: true } },
+      { sourceFieldName: 'companyNameInclude', userInput: ['Acme Inc'] },
+      { sourceFieldName: 'companyWebsiteInclude', userInput: ['https://www.Acme.com/about'] },
+      { sourceFieldName: 'jobTitleInclude', userInput: ['VP Sales'] },
+      { sourceFieldName: 'seniorityInclude', userInput: ['VP'] },
+      { sourceFieldName: 'countryInclude', userInput: ['Germany'] },
+    ]);
+    expect(f).toEqual({
+      pull: 40,
+      industries: ['Banking', 'Retail'],
+      headcountRanges: [[11, 50], [10001, Number.MAX_SAFE_INTEGER]],
+      revenue: { min: 1_500_000, max: 2_000_000_000, includeUnknown: true },
+      names: ['acme inc'],
+      domains: ['acme.com'],
+      titles: ['VP Sales'],
+      seniorities: ['VP'],
+      countries: ['Germany'],
+    });
+  });
+
+  it('enforces the list limits and names the entry', () => {
+    const list = (n: number) => Array.from({ length: n }, (_, i) => `c${i}.com`);
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyNameInclude', userInput: list(501) }]), '/inputFieldMapping/0/userInput');
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyWebsiteInclude', userInput: list(501) }]), '/inputFieldMapping/0/userInput');
+    fails(
+      () => parseVerifiedInput('company', [{ sourceFieldName: 'companyNameInclude', userInput: list(250) }, { sourceFieldName: 'companyWebsiteInclude', userInput: list(251) }]),
+      '/inputFieldMapping',
+    );
+    expect(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyNameInclude', userInput: list(250) }, { sourceFieldName: 'companyWebsiteInclude', userInput: list(250) }])).not.toThrow();
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'seniorityInclude', userInput: ['VP'] }]), '/inputFieldMapping/0/sourceFieldName');
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyIndustryInclude', userInput: ['A'] }, { sourceFieldName: 'companyIndustryInclude', userInput: ['B'] }]), '/inputFieldMapping/1/sourceFieldName');
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 0 }]), '/inputFieldMapping/0/userInput');
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyRevenue', userInput: { min: '5', max: '1' } }]), '/inputFieldMapping/0/userInput/min');
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyRevenue', userInput: { minimum: '5' } }]), '/inputFieldMapping/0/userInput/minimum');
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyWebsiteInclude', userInput: ['not a site'] }]), '/inputFieldMapping/0/userInput/0');
+  });
+
+  it('parses amounts', () => {
+    expect(parseAmount('5000000', '/x')).toBe(5_000_000);
+    expect(parseAmount('750k', '/x')).toBe(750_000);
+    expect(parseAmount('$2,500,000', '/x')).toBe(2_500_000);
+    expect(parseAmount('', '/x')).toBeNull();
+    fails(() => parseAmount('lots', '/x'), '/x');
+  });
+
+  it('every example input parses', () => {
+    for (const entity of ['company', 'contact'] as const)
+      for (const d of VERIFIED_INPUTS[entity]) expect(() => parseVerifiedInput(entity, [{ sourceFieldName: d.name, userInput: d.exampleUserInput }])).not.toThrow();
+  });
+});
+
+describe('catalogs', () => {
+  it('v2 catalogs list the spec paths; company search offers person paths for filtering only', () => {
+    const names = v2SchemaItems('contact').map((i) => i.name);
+    for (const p of ['dsContact.member_job_title', 'dsContact.member_full_name', 'dsCompany.industry', 'dsCompany.company_name', 'dsCompany.size_range'])
+      expect(names).toContain(p);
+    expect(contactSearchCatalog.get('dsCompany.industry')!.output).toEqual(['company', 'companyIndustry']);
+    expect(companySearchCatalog.get('dsCompany.size_range')!.output).toEqual(['companyHeadcount']);
+    expect(v2SchemaItems('company').find((i) => i.name === 'dsContact.member_seniority')!.selectable).toBe(false);
+  });
+
+  it('verified items carry every property of the spec', () => {
+    const items = verifiedSchemaItems('company', () => ({ options: [{ label: 'x', value: 'x' }], hasMore: true }));
+    const revenue = items.find((i) => i.name === 'companyRevenue')!;
+    expect(revenue.childFields.map((c) => c.name)).toEqual(['companyRevenue.min', 'companyRevenue.max', 'companyRevenue.include_unknown_revenue']);
+    expect(revenue.childFields.every((c) => c.parentField === 'companyRevenue')).toBe(true);
+    const industry = items.find((i) => i.name === 'companyIndustryInclude')!;
+    expect(industry).toMatchObject({ writeAccessPath: 'companyIndustryInclude', optionsLink: '/schema/verified-discovery/company/options?field=companyIndustryInclude', hasMoreOptions: true });
+    expect(verifiedSchemaMeta('contact')).toMatchObject({ schemaVersion: 'verified-v1', groupsOrder: ['Limits', 'Contact', 'Company'] });
+  });
+
+  it('prices rows', () => {
+    expect(discoveryCharge('find-contacts-v2', 7)).toBe(7);
+    expect(discoveryCharge('find-verified-contacts', 3)).toBe(12);
+    expect(discoveryCharge('find-verified-companies', 0)).toBe(0);
+  });
+});
+
+describe('dataset records', () => {
+  it('normalises and validates', () => {
+    const r = parseRecord('companies', { company_pronet_url: 'HTTPS://www.pronet.com/company/Acme/', company_website: 'https://www.acme.io/x', technologies: ['A', 'A', ' B '] });
+    expect(r.key).toBe('pronet.com/company/acme');
+    expect(r.values[r.values.length - 1]).toBe('acme.io');
+    expect(() => parseRecord('companies', { company_pronet_url: 'x/y', size_range: '50-10' })).toThrow(RecordError);
+    expect(() => parseRecord('people', { member_pronet_url: 'pronet.com/in/a', member_emails: [{ email: 'a@b.co', status: 'valid', extra: 1 }] })).toThrow(/unknown property extra/);
+    expect(() => parseRecord('people', { member_full_name: 'x' })).toThrow(/member_pronet_url is required/);
+  });
+
+  it('encodes COPY text lines with escapes, arrays and nulls', () => {
+    expect(copyLine([1, 'id'], ['a\tb\\c\nd', null, ['x"y', 'z'], 3, true, '[{"e":1}]'])).toBe('1\tid\ta\\tb\\\\c\\nd\t\\N\t{"x\\\\"y","z"}\t3\ttrue\t[{"e":1}]\n');
+  });
+
+  it('reads CSV records across lines', () => {
+    expect(parseCsvRecord('a,"b,c","d ""q"""')).toEqual(['a', 'b,c', 'd "q"']);
+    expect(parseCsvRecord('a,"open')).toBeNull();
+    expect(parseCsvRecord('a,,')).toEqual(['a', '', '']);
+    const r = new CsvRecordReader();
+    expect(r.push('1,"two')).toBeNull();
+    expect(r.push('lines",3')).toEqual(['1', 'two\nlines', '3']);
+    expect(r.unterminated).toBe(false);
+  });
+});
