@@ -121,12 +121,12 @@ async function main() {
     if (!values.people && !values.companies && !values.posts) throw new Error('name at least one of --companies, --people, --posts');
     if (values.format && values.format !== 'jsonl' && values.format !== 'csv') throw new Error('--format must be jsonl or csv');
     const config = loadConfig();
-    const orm = await openOrm(config.databaseUrl);
+    const orm = await openOrm(config.databaseUrl, { logger: () => {} });
     await migrate(orm);
     await orm.close();
     const pool = createPool(config.databaseUrl, 2);
     const bars = new cliProgress.MultiBar(
-      { format: '{kind} [{bar}] {percentage}% | {rows} rows | ETA {eta}s', hideCursor: true },
+      { format: '[{bar}] {percentage}% | {rows} rows | ETA {eta}s', hideCursor: true },
       cliProgress.Presets.shades_classic,
     );
     const byKind = new Map<string, cliProgress.SingleBar>();
@@ -138,7 +138,7 @@ async function main() {
           format: values.format as 'jsonl' | 'csv' | undefined,
           onProgress: (p) => {
             let bar = byKind.get(p.kind);
-            if (!bar) byKind.set(p.kind, (bar = bars.create(p.totalBytes, 0, { kind: p.kind.padEnd(9), rows: 0 })));
+            if (!bar) byKind.set(p.kind, (bar = bars.create(p.totalBytes, 0, { rows: 0 }, { format: `${p.kind.padEnd(9)} [{bar}] {percentage}% | {rows} rows | ETA {eta}s` })));
             bar.update(p.bytesRead, { rows: p.rows });
           },
         },
