@@ -123,7 +123,7 @@ const prepared = new WeakSet<object>();
 
 async function ensureStage(client: PoolClient): Promise<void> {
   if (prepared.has(client)) return;
-  await client.query(`create temp table if not exists ingest_stage (
+  await client.query(`create temp table if not exists contact_ingest_stage (
     contact_id uuid not null,
     is_new boolean not null,
     first_name text, last_name text, full_name text, title text,
@@ -133,7 +133,8 @@ async function ensureStage(client: PoolClient): Promise<void> {
     custom_fields jsonb,
     company_id uuid,
     origin text,
-    row_keys text[] not null
+    new_row_keys text[] not null,
+    known_row_keys text[] not null
   ) on commit delete rows`);
   prepared.add(client);
 }
@@ -194,14 +195,16 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
     : null;
   if (emails.length) await client.query('set local enable_seqscan = on');
   const byRowKeyRes = await client.query<Hit & { row_key: string }>(
-    `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs join contacts c on c.id = cs.contact_id
+    `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs left join contacts c on c.id = cs.contact_id
      where cs.source_id = $1 and cs.row_key = any($2::text[])`,
     [sourceId, rowKeys],
   );
+  // Row keys this source already has: their links are updated, the others plainly inserted.
+  const knownRowKeys = new Set(byRowKeyRes.rows.map((r) => r.row_key));
   const hitByPronet = new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []);
   const hitsByEmail = new Map<string, Hit[]>();
   for (const r of byEmailRes?.rows ?? []) hitsByEmail.set(r.email, [...(hitsByEmail.get(r.email) ?? []), r]);
-  const hitByRowKey = new Map(byRowKeyRes.rows.map((r) => [r.row_key, r]));
+  const hitByRowKey = new Map(byRowKeyRes.rows.filter((r) => r.id).map((r) => [r.row_key, r]));
   const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
 
   const byContact = new Map<string, Group>();
@@ -259,13 +262,14 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
           copyText(g.customFields ? JSON.stringify(g.customFields) : null),
           copyText(g.companyId),
           copyText(g.origin),
-          copyArray([...g.rowKeys]),
+          copyArray([...g.rowKeys].filter((k) => !knownRowKeys.has(k))),
+          copyArray([...g.rowKeys].filter((k) => knownRowKeys.has(k))),
         ].join('\t'),
       );
     }
     const stream = client.query(
       copyFrom(
-        `copy ingest_stage (contact_id, is_new, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, row_keys) from stdin`,
+        `copy contact_ingest_stage (contact_id, is_new, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, new_row_keys, known_row_keys) from stdin`,
       ),
     );
     await pipeline(Readable.from([lines.join('\n') + '\n']), stream);
@@ -275,25 +279,30 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
                              primary_company_id, company_ids, created_at, updated_at)
        select contact_id, $1, 'active', first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, coalesce(custom_fields, '{}'),
               company_id, case when company_id is null then '{}'::uuid[] else array[company_id] end, $2, $2
-       from ingest_stage where is_new`,
+       from contact_ingest_stage where is_new`,
       [workspaceId, now],
     );
     // Only contacts whose stored values change are written (a re-sent row costs no update).
     const sets = Object.entries(UPDATE_EXPRESSIONS);
     await client.query(
       `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = $1
-       from ingest_stage s where c.id = s.contact_id and not s.is_new
+       from contact_ingest_stage s where c.id = s.contact_id and not s.is_new
          and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
       [now],
     );
     await client.query(
       `insert into contact_sources (source_id, row_key, contact_id, origin, first_seen, last_seen)
-       select $1, rk, s.contact_id, s.origin, $2, $2 from ingest_stage s cross join unnest(s.row_keys) rk
-       on conflict (source_id, row_key) do update set contact_id = excluded.contact_id,
-         origin = coalesce(excluded.origin, contact_sources.origin), last_seen = excluded.last_seen`,
+       select $1, rk, s.contact_id, s.origin, $2, $2 from contact_ingest_stage s cross join unnest(s.new_row_keys) rk`,
       [sourceId, now],
     );
-    await client.query(`truncate ingest_stage`);
+    if (knownRowKeys.size)
+      await client.query(
+        `update contact_sources cs set contact_id = s.contact_id, origin = coalesce(s.origin, cs.origin), last_seen = $2
+         from (select s.contact_id, s.origin, rk from contact_ingest_stage s cross join unnest(s.known_row_keys) rk) s
+         where cs.source_id = $1 and cs.row_key = s.rk`,
+        [sourceId, now],
+      );
+    await client.query(`truncate contact_ingest_stage`);
   }
 
   // --- outcome per input ------------------------------------------------------------------
