@@ -13,6 +13,14 @@ import { Migration } from '@mikro-orm/migrations';
  * - the company attributes contact searches filter on most (industry, size range, headcount,
  *   HQ country) are copied onto ds_people, so those filters need no join.
  */
+/**
+ * Title and seniority are the usual anchors of a people search: their indexes carry the other
+ * common filter columns, so counting a combination (title + country, seniority + industry, …)
+ * is an index-only scan instead of one heap visit per candidate row.
+ */
+const SENIORITY_COVERS = 'company_id, member_location_country, company_industry, company_size_range, company_employee_count, company_hq_country, verified';
+const TITLE_COVERS = `company_id, member_location_country, member_seniority, member_years_experience, company_industry, company_size_range, company_employee_count, company_hq_country, verified`;
+
 export class Migration20261121020100_dataset_search extends Migration {
   override name = 'Migration20261121020100_dataset_search';
 
@@ -35,14 +43,14 @@ export class Migration20261121020100_dataset_search extends Migration {
     this.addSql(`create index ds_companies_founded_year_num on ds_companies(((founded_year)::numeric))`);
     // person filters of company searches read company_id from the index alone
     this.addSql(`drop index if exists ds_people_seniority`);
-    this.addSql(`create index ds_people_seniority on ds_people(member_seniority) include (company_id)`);
+    this.addSql(`create index ds_people_seniority on ds_people(member_seniority) include (${SENIORITY_COVERS})`);
     this.addSql(`drop index if exists ds_people_country`);
     // LIKE on job titles runs against the distinct titles (few, compared with people) and then
     // looks the matching titles up in a b-tree: far cheaper than a trigram scan of 1M rows
     this.addSql(`create table ds_people_titles (title text primary key)`);
     this.addSql(`create index ds_people_titles_trgm on ds_people_titles using gin (title gin_trgm_ops)`);
     this.addSql(`drop index if exists ds_people_title_trgm`);
-    this.addSql(`create index ds_people_title on ds_people(member_job_title) include (company_id)`);
+    this.addSql(`create index ds_people_title on ds_people(member_job_title) include (${TITLE_COVERS})`);
     // most people searches filter on the country; with seniority and experience next to it,
     // the common combinations are answered from this index
     this.addSql(`create index ds_people_country_seniority_years on ds_people(member_location_country, member_seniority, ((member_years_experience)::numeric)) include (company_id)`);
