@@ -137,7 +137,7 @@ let job: any;
 for (;;) {
   job = (await http('GET', `/jobs/${accepted.body.jobId}`)).body.data;
   if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
-  await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 250));
 }
 const tDone = performance.now();
 const listed = await http('POST', '/contacts/filter-contacts', { fields: ['contact.workEmail', 'company.companyName'], limit: 1 });
@@ -154,7 +154,7 @@ const again = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-cont
 for (;;) {
   job = (await http('GET', `/jobs/${again.body.jobId}`)).body.data;
   if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
-  await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 250));
 }
 const resendMs = performance.now() - t2;
 const count = await pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [ws.workspaceId]);

@@ -34,7 +34,7 @@ export interface BulkUpsertResult extends BulkUpsertTotals {
   processedRows: number;
 }
 
-export const DEFAULT_CHUNK = 5_000;
+export const DEFAULT_CHUNK = 10_000;
 /** Chunks processed at once. */
 export const PARALLEL_CHUNKS = 2;
 export const MAX_REPORTED_ERRORS = 500;
