@@ -51,6 +51,29 @@ const DISPATCH_CONCURRENCY = 32;
 const DISPATCH_CHUNK = 1000;
 
 const adapters: Record<'microblog' | 'pronet', SocialAdapter> = { microblog: microblogAdapter, pronet: pronetAdapter };
+
+/**
+ * Network calls in flight per network and worker process. The provider task queues' slot count
+ * is higher because a step mostly waits for `notBefore`; this bounds what the network sees.
+ */
+export const MAX_CALLS_PER_NETWORK = 20;
+
+class Limiter {
+  private active = 0;
+  private waiting: Array<() => void> = [];
+  constructor(private readonly max: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) await new Promise<void>((r) => this.waiting.push(r));
+    else this.active++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
 const PERMANENT = new Set(['invalid_input', 'credentials_revoked', 'outcome_unknown']);
 
 /** A typed provider failure as the Temporal failure the workflow decides on (by `type` alone). */
@@ -74,6 +97,7 @@ interface StepContext {
 export function createPublishingActivities(deps: ActivityDeps) {
   const { pool, storage, config } = deps;
   let client: Promise<Client> | undefined;
+  const limiters = { microblog: new Limiter(MAX_CALLS_PER_NETWORK), pronet: new Limiter(MAX_CALLS_PER_NETWORK) };
   const temporal = () =>
     (client ??= Connection.connect({ address: config.temporal.address }).then((connection) => new Client({ connection, namespace: config.temporal.namespace })));
 
@@ -195,8 +219,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
           ]);
           return res;
         };
+        const limiter = limiters[networkOf(acct.provider)];
         if (rec?.state === 'sending') {
-          return await done(await reconcile(adapter, acct, op, rec.started_at, 'the previous attempt ended without an answer'));
+          return await done(await limiter.run(() => reconcile(adapter, acct, op, rec.started_at, 'the previous attempt ended without an answer')));
         }
         let sent = false;
         op.beforeSend = async () => {
@@ -211,7 +236,10 @@ export function createPublishingActivities(deps: ActivityDeps) {
           sent = true;
         };
         try {
-          return await done(await createOnce(adapter, acct, op, new Date()));
+          // Wait for `notBefore` outside the limiter: only the network calls count against it.
+          const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
+          if (wait > 0 && op.media.length === 0) await new Promise((r) => setTimeout(r, wait));
+          return await done(await limiter.run(() => createOnce(adapter, acct, op, new Date())));
         } catch (e) {
           // An answer from the network means nothing was created: a retry may send again.
           if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {

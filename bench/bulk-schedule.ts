@@ -62,6 +62,8 @@ const config = loadConfig({
   DATABASE_URL: dbUrl.toString(),
   TEMPORAL_TASK_QUEUE: taskQueue,
   RATE_LIMIT_PER_MINUTE: '1000000',
+  // The fake X server listens on loopback.
+  OUTBOUND_ALLOW_LIST: '127.0.0.1',
   BODY_LIMIT_BYTES: String(50 * 1024 * 1024),
 });
 
@@ -84,6 +86,7 @@ const http = async (path: string, body: unknown) => {
   return { status: res.status, body: (await res.json()) as any };
 };
 const integ = await http('/integrations', { provider: 'microblog', name: 'bench', externalAccountId: '4242', credentials: { accessToken: 'bench-token' }, apiBaseUrl: x.url });
+if (integ.status !== 200) throw new Error(`connecting the integration answered ${integ.status}: ${JSON.stringify(integ.body)}`);
 const providerId: string = integ.body.data.id;
 
 say(`creating ${ROWS} drafts`);

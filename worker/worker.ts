@@ -13,9 +13,10 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 /** Extra task queues: suffix → per-queue options (activity concurrency per network). */
 export const TASK_QUEUES: Record<string, Partial<WorkerOptions>> = {
   '': { maxConcurrentActivityTaskExecutions: 100, maxConcurrentWorkflowTaskExecutions: 100 },
-  // Provider calls of scheduled publishing: at most this many in flight per network per worker.
-  microblog: { maxConcurrentActivityTaskExecutions: 20 },
-  pronet: { maxConcurrentActivityTaskExecutions: 20 },
+  // Scheduled publishing steps per network per worker (they mostly wait for scheduledTime; the
+  // network calls themselves are limited to MAX_CALLS_PER_NETWORK in activities/publishing.ts).
+  microblog: { maxConcurrentActivityTaskExecutions: 300 },
+  pronet: { maxConcurrentActivityTaskExecutions: 300 },
 };
 
 export function taskQueueName(config: Config, suffix = ''): string {
