@@ -23,6 +23,7 @@ import {
   COMPANY_PREFIX,
   DEFAULT_FIELDS,
   JOIN_SQL,
+  PERSON_COPIES,
   PERSON_PREFIX,
   SENIORITY_RANK_SQL,
   VERIFIED_DEFAULT_FIELDS,
@@ -268,9 +269,11 @@ export interface VerifiedSearchInput {
 
 function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Params): string {
   const w: string[] = [entity === 'company' ? 'c.verified' : 'p.verified'];
-  if (f.industries) w.push(`c.industry = any(${params.add(f.industries, 'text[]')})`);
+  // for people, the company's industry, headcount and country are read from their copies on ds_people
+  const co = (column: 'industry' | 'employee_count' | 'hq_country') => (entity === 'contact' ? `p.${PERSON_COPIES[column]}` : `c.${column}`);
+  if (f.industries) w.push(`${co('industry')} = any(${params.add(f.industries, 'text[]')})`);
   if (f.headcountRanges)
-    w.push(`(${f.headcountRanges.map(([lo, hi]) => `c.employee_count between ${params.add(lo, 'int')} and ${params.add(Math.min(hi, 2147483647), 'int')}`).join(' or ')})`);
+    w.push(`(${f.headcountRanges.map(([lo, hi]) => `${co('employee_count')} between ${params.add(lo, 'int')} and ${params.add(Math.min(hi, 2147483647), 'int')}`).join(' or ')})`);
   if (f.revenue) {
     const r: string[] = [];
     if (f.revenue.min !== null) r.push(`c.revenue_max >= ${params.add(f.revenue.min, 'bigint')}`);
@@ -283,10 +286,14 @@ function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Para
   if (f.domains) nameOrSite.push(`c.company_domain = any(${params.add(f.domains, 'text[]')})`);
   // a company listed by name or by website is wanted: the two lists add up
   if (nameOrSite.length) w.push(`(${nameOrSite.join(' or ')})`);
-  if (f.companyCountries) w.push(`c.hq_country = any(${params.add(f.companyCountries, 'text[]')})`);
+  if (f.companyCountries) w.push(`${co('hq_country')} = any(${params.add(f.companyCountries, 'text[]')})`);
   if (f.technologies) w.push(`c.technologies && ${params.add(f.technologies, 'text[]')}`);
   if (entity === 'contact') {
-    if (f.titles) w.push(`(${f.titles.map((t) => `p.member_job_title ilike ${params.add(`%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`, 'text')}`).join(' or ')})`);
+    // titles containing a term: matched on the distinct titles, then looked up (see LIKE_LOOKUPS)
+    if (f.titles) {
+      const patterns = f.titles.map((t) => `%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+      w.push(`p.member_job_title = any(array(select title from ds_people_titles where title ilike any(${params.add(patterns, 'text[]')})))`);
+    }
     if (f.seniorities) w.push(`p.member_seniority = any(${params.add(f.seniorities, 'text[]')})`);
     if (f.countries) w.push(`p.member_location_country = any(${params.add(f.countries, 'text[]')})`);
   }
