@@ -33,8 +33,8 @@ export async function livePublishRows(db: Queryable, postIds: string[]): Promise
 /**
  * Replaces the schedule rows of the posts in `rows` (grouped by post, in order: row n of a post
  * is its n-th entry) with new rows of batch `batchId`, marks the posts `scheduled` at their
- * earliest time and aligns their repost children. Returns the old rows no new row replaces
- * (their workflows are told to stop).
+ * earliest time and aligns their repost children. Returns the replaced rows that had a
+ * workflow (their workflows are told to stop waiting for them).
  */
 export async function replaceSchedules(db: Queryable, workspaceId: string, batchId: string, rows: NewScheduleRow[]): Promise<{ stale: ReplacedRow[]; inserted: number }> {
   const postIds = [...new Set(rows.map((r) => r.postId))];
@@ -47,11 +47,13 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
     ids.push(uuidv7());
     ns.push(n);
   }
-  const old = await db.query<{ id: string; post_id: string; n: number }>(
-    `delete from post_schedules where post_id = any($1::uuid[]) returning id, post_id, n`,
+  const old = await db.query<{ id: string; post_id: string; n: number; dispatched: boolean }>(
+    `delete from post_schedules where post_id = any($1::uuid[]) returning id, post_id, n, dispatched_at is not null as dispatched`,
     [postIds],
   );
-  const stale = old.rows.filter((o) => o.n >= (counts.get(o.post_id) ?? 0)).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
+  // Replaced rows that already have a workflow: it is told to stop waiting for the old row (a
+  // workflow that already got the new row ignores that; one that stops is started again for it).
+  const stale = old.rows.filter((o) => o.dispatched).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
   await db.query(
     `insert into post_schedules (id, post_id, workspace_id, provider_id, scheduled_time, automation, workflow_id, status, n, batch_id, created_at, updated_at)
      select u.id, u.post_id, $1, u.provider_id, u.scheduled_time, u.automation, u.workflow_id, 'scheduled', u.n, $2, now(), now()
