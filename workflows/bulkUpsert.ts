@@ -6,16 +6,18 @@
  * deliver the webhook. Very long batches continue as new every CHUNKS_PER_RUN chunks with their
  * running totals.
  */
-import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { IngestChunkResult, RowError } from '../activities/db-contacts.js';
-import { runJob, type JobInput } from './job.js';
+import { jobStatusQuery, runJob, type JobInput, type JobTracker, type JobView } from './job.js';
 
 export interface BulkUpsertInput {
   sourceId: string;
   batchId: string;
   totalRows: number;
   chunkSize?: number;
+  /** Chunks one run processes before it continues as new (default CHUNKS_PER_RUN). */
+  chunksPerRun?: number;
   /** Set when continuing as new: where to resume and the totals so far. */
   resume?: { offset: number; totals: BulkUpsertTotals };
 }
@@ -47,54 +49,83 @@ const { ingestStagedChunk, dropStagedRows } = proxyActivities<Activities>({
 /** Chunks one run processes before it continues as new (keeps each history small). */
 export const CHUNKS_PER_RUN = 200;
 
+/** Ingests staged rows [offset, end) two chunks at a time; on failure the staged rows are dropped. */
+async function processRange(input: BulkUpsertInput & JobInput, from: number, end: number, totals: BulkUpsertTotals, job: JobTracker): Promise<number> {
+  const chunk = input.chunkSize ?? DEFAULT_CHUNK;
+  let offset = from;
+  const view = (): BulkUpsertResult => ({ sourceId: input.sourceId, totalRows: input.totalRows, processedRows: offset, ...totals });
+  job.setProgress(offset, input.totalRows);
+  try {
+    while (offset < end) {
+      // Two chunks in flight: one is read and mapped while the other is written (the ingest path
+      // serialises writes of a workspace itself).
+      const wave: { from: number; to: number }[] = [];
+      for (let f = offset; f < end && wave.length < PARALLEL_CHUNKS; f += chunk) wave.push({ from: f, to: Math.min(f + chunk, end) });
+      const results: IngestChunkResult[] = await Promise.all(
+        wave.map((w) =>
+          ingestStagedChunk({
+            workspaceId: input.workspaceId,
+            sourceId: input.sourceId,
+            batchId: input.batchId,
+            from: w.from,
+            to: w.to,
+            maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
+          }),
+        ),
+      );
+      for (const r of results) {
+        totals.created += r.created;
+        totals.updated += r.updated;
+        totals.skippedDeleted += r.skipped;
+        totals.failed += r.failed;
+        totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+      }
+      offset = wave[wave.length - 1]!.to;
+      job.setProgress(offset, input.totalRows);
+      job.setPartial(view());
+    }
+  } catch (err) {
+    // A failed or cancelled job leaves no staged rows behind.
+    await CancellationScope.nonCancellable(() => dropStagedRows({ batchId: input.batchId }));
+    throw err;
+  }
+  return offset;
+}
+
 export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInput): Promise<BulkUpsertResult> {
   const chunk = input.chunkSize ?? DEFAULT_CHUNK;
   const start = input.resume?.offset ?? 0;
-  const end = Math.min(input.totalRows, start + chunk * CHUNKS_PER_RUN);
-  const last = end >= input.totalRows;
-  let offset = start;
+  const end = Math.min(input.totalRows, start + chunk * (input.chunksPerRun ?? CHUNKS_PER_RUN));
   const totals: BulkUpsertTotals = input.resume?.totals ?? { created: 0, updated: 0, skippedDeleted: 0, failed: 0, errors: [] };
-  const view = (): BulkUpsertResult => ({ sourceId: input.sourceId, totalRows: input.totalRows, processedRows: offset, ...totals });
-  // An intermediate run answers the status query like the job but leaves the webhook to the last run.
-  const result = await runJob(last ? input : { ...input, webhook: null }, async (job) => {
-    job.setProgress(offset, input.totalRows);
-    try {
-      while (offset < end) {
-        // Two chunks in flight: one is read and mapped while the other is written (the ingest path
-        // serialises writes of a workspace itself).
-        const wave: { from: number; to: number }[] = [];
-        for (let from = offset; from < end && wave.length < PARALLEL_CHUNKS; from += chunk) wave.push({ from, to: Math.min(from + chunk, end) });
-        const results: IngestChunkResult[] = await Promise.all(
-          wave.map((w) =>
-            ingestStagedChunk({
-              workspaceId: input.workspaceId,
-              sourceId: input.sourceId,
-              batchId: input.batchId,
-              from: w.from,
-              to: w.to,
-              maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
-            }),
-          ),
-        );
-        for (const r of results) {
-          totals.created += r.created;
-          totals.updated += r.updated;
-          totals.skippedDeleted += r.skipped;
-          totals.failed += r.failed;
-          totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
-        }
-        offset = wave[wave.length - 1]!.to;
-        job.setProgress(offset, input.totalRows);
-        job.setPartial(view());
-      }
-    } catch (err) {
-      // A failed or cancelled job leaves no staged rows behind.
-      await CancellationScope.nonCancellable(() => dropStagedRows({ batchId: input.batchId }));
+  if (end >= input.totalRows) {
+    // The last (often only) run: runJob reports the outcome and delivers the webhook.
+    return runJob(input, async (job) => {
+      const offset = await processRange(input, start, end, totals, job);
+      await dropStagedRows({ batchId: input.batchId });
+      return { sourceId: input.sourceId, totalRows: input.totalRows, processedRows: offset, ...totals };
+    });
+  }
+  // An intermediate run answers the job's status query as running, then continues as new; a
+  // failure is reported through runJob like any job failure.
+  const status: JobView = { jobStatus: 'running', progress: { completed: start, total: input.totalRows, percent: 0 }, jobResponsePayload: null, error: null };
+  setHandler(jobStatusQuery, () => status);
+  const tracker: JobTracker = {
+    setProgress(completed, total) {
+      if (total !== undefined) status.progress.total = total;
+      status.progress.completed = completed;
+      status.progress.percent = status.progress.total ? Math.floor((100 * completed) / status.progress.total) : 0;
+    },
+    setPartial(payload) {
+      status.jobResponsePayload = payload;
+    },
+  };
+  let offset: number;
+  try {
+    offset = await processRange(input, start, end, totals, tracker);
+  } catch (err) {
+    return runJob(input, async () => {
       throw err;
-    }
-    if (last) await dropStagedRows({ batchId: input.batchId });
-    return view();
-  });
-  if (!last) return continueAsNew<typeof bulkUpsertContactsWorkflow>({ ...input, resume: { offset, totals } });
-  return result;
+    });
+  }
+  return continueAsNew<typeof bulkUpsertContactsWorkflow>({ ...input, resume: { offset, totals } });
 }

@@ -8,6 +8,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
+import { startJob } from '../../api/jobs.js';
+import { stageRows } from '../../db/contactStaging.js';
 
 let app: TestApp;
 let key: string;
@@ -458,6 +460,31 @@ describe('bulk upsert', () => {
       { firstName: 'Dup', title: 'Second', company: { companyName: 'Dup Co' } },
       { firstName: 'Other', title: null, company: { companyName: null } },
     ]);
+  });
+
+  it('processes chunks two at a time and continues as new with its running totals', async () => {
+    const ws = await app.createWorkspace();
+    const src = await createSource({ sourceType: 'importFromWebhook', sourceIdentifier: 'can', sourceMeta: { config: { fieldMapping: MAPPING } } }, ws.apiKey);
+    const data: Record<string, unknown>[] = rows(25);
+    data[7] = { Email: 'broken' };
+    const batchId = '01a1ff4e-c0b3-77cc-8dc5-' + Date.now().toString(16).padStart(12, '0').slice(-12);
+    await stageRows(app.pool, batchId, data);
+    const accepted = await startJob(app.deps, {
+      workspaceId: ws.workspaceId,
+      type: 'bulk-upsert',
+      workflowType: 'bulkUpsertContactsWorkflow',
+      args: { sourceId: src, batchId, totalRows: data.length, chunkSize: 2, chunksPerRun: 4 },
+    });
+    const job = await app.waitForJob(accepted.jobId, ws.apiKey);
+    expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+    expect(job.jobResponsePayload).toMatchObject({ totalRows: 25, processedRows: 25, created: 24, failed: 1 });
+    expect(job.jobResponsePayload.errors).toEqual([{ row: 7, path: '/contactsData/7/Email', message: 'broken is not an email address' }]);
+    const runs = await app.deps.temporal.workflow.list({ query: `WorkflowId = 'bulk-upsert-${accepted.jobId}'` });
+    let n = 0;
+    for await (const _ of runs) n++;
+    expect(n).toBe(4); // 13 chunks, 4 per run
+    expect((await app.pool.query(`select count(*)::int as n from contact_ingest_staging where batch_id = $1`, [batchId])).rows[0].n).toBe(0);
+    await app.recordHistory(`bulk-upsert-${accepted.jobId}`, 'bulkUpsert/last-run-after-continue-as-new');
   });
 
   it('rejects a mapping column absent from every row, bad targets, unknown keys, bad bodies; 404 for unknown sources and segments', async () => {
