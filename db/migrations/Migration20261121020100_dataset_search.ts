@@ -28,7 +28,7 @@ export class Migration20261121020100_dataset_search extends Migration {
     // copies of the company's attributes on each person (kept in sync by the dataset importer)
     this.addSql(`alter table ds_people add column company_industry text, add column company_size_range text,
       add column company_employee_count int, add column company_hq_country text`);
-    this.addSql(`create index ds_people_company_industry on ds_people(company_industry)`);
+    this.addSql(`create index ds_people_company_industry on ds_people(company_industry) include (company_id, member_seniority, member_location_country)`);
     this.addSql(`create index ds_people_company_size_range on ds_people(company_size_range)`);
     this.addSql(`create index ds_people_company_employee_count_num on ds_people(((company_employee_count)::numeric))`);
     this.addSql(`create index ds_people_company_hq_country on ds_people(company_hq_country)`);
