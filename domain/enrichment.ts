@@ -361,6 +361,11 @@ export interface EnrichmentRequest {
 export interface PlannedProvider {
   provider: string;
   timeoutMs: number;
+  /**
+   * Answered inside the worker (the `dataset` provider reads PostgreSQL): run as a local
+   * activity, without a task-queue round trip. Remote providers run as regular activities.
+   */
+  local: boolean;
 }
 
 /**
@@ -458,7 +463,7 @@ export function planEnrichment(req: EnrichmentRequest, config: EnrichmentConfig)
         [{ path: '/pronet', message: `required for ${slice} with the configured providers` }],
       );
     }
-    slices[slice] = usable.map((p) => ({ provider: p.name, timeoutMs: p.timeoutMs }));
+    slices[slice] = usable.map((p) => ({ provider: p.name, timeoutMs: p.timeoutMs, local: p.type === 'dataset' }));
     maxCredits += enrichmentSlicePrice(slice, usable.length);
   }
   return { lookup, slices, retry: { ...config.retry }, postsLimit: config.postsLimit, maxCredits };

@@ -25,8 +25,9 @@ const local = proxyLocalActivities<Activities>({
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 });
 
+/** One (slice, provider) call: a local activity for in-worker providers, else a regular one. */
 function attemptActivity(plan: EnrichmentPlan, p: PlannedProvider) {
-  return proxyActivities<Activities>({
+  const options = {
     // The adapter gives up at the provider's timeout; the margin covers the activity's own work.
     startToCloseTimeout: p.timeoutMs + 2000,
     retry: {
@@ -35,7 +36,8 @@ function attemptActivity(plan: EnrichmentPlan, p: PlannedProvider) {
       maximumInterval: plan.retry.maxIntervalMs,
       backoffCoefficient: 2,
     },
-  }).enrichmentAttempt;
+  };
+  return (p.local ? proxyLocalActivities<Activities>(options) : proxyActivities<Activities>(options)).enrichmentAttempt;
 }
 
 /** What a failed attempt means: the activity names it in the failure's details. */

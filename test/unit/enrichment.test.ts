@@ -87,7 +87,10 @@ describe('request rules', () => {
     const plan = planEnrichment({ fields: ['emails', 'phoneNumbers', 'basic_contact_data'], pronet: 'https://www.Pronet.example/in/Jane-Doe/?x=1' }, config);
     expect(plan.lookup).toMatchObject({ pronetKey: 'pronet.example/in/jane-doe' });
     expect(plan.slices.emails!.map((p) => p.provider)).toEqual(['dataset', 'alpha', 'beta']);
-    expect(plan.slices.phoneNumbers!.map((p) => p.provider)).toEqual(['beta', 'dataset']);
+    expect(plan.slices.phoneNumbers).toEqual([
+      { provider: 'beta', timeoutMs: 5000, local: false },
+      { provider: 'dataset', timeoutMs: 5000, local: true },
+    ]);
     expect(Object.keys(plan.slices)).toEqual(['basic_contact_data', 'emails', 'phoneNumbers']);
     // emails 3 providers → 6, phones 2 providers → 20, contact 1
     expect(plan.maxCredits).toBe(27);
