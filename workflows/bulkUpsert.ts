@@ -56,33 +56,44 @@ async function processRange(input: BulkUpsertInput & JobInput, from: number, end
   const view = (): BulkUpsertResult => ({ sourceId: input.sourceId, totalRows: input.totalRows, processedRows: offset, ...totals });
   job.setProgress(offset, input.totalRows);
   try {
-    while (offset < end) {
-      // Two chunks in flight: one is read and mapped while the other is written (the ingest path
-      // serialises writes of a workspace itself).
-      const wave: { from: number; to: number }[] = [];
-      for (let f = offset; f < end && wave.length < PARALLEL_CHUNKS; f += chunk) wave.push({ from: f, to: Math.min(f + chunk, end) });
-      const results: IngestChunkResult[] = await Promise.all(
-        wave.map((w) =>
-          ingestStagedChunk({
-            workspaceId: input.workspaceId,
-            sourceId: input.sourceId,
-            batchId: input.batchId,
-            from: w.from,
-            to: w.to,
-            maxErrors: MAX_REPORTED_ERRORS - totals.errors.length,
-          }),
-        ),
+    // A sliding window of chunks in flight: while one chunk is written (the ingest path serialises
+    // the writes of a workspace), the next is read and mapped. Totals advance in row order.
+    let next = offset;
+    const inflight = new Map<number, Promise<{ from: number; to: number; r: IngestChunkResult }>>();
+    const finished = new Map<number, { to: number; r: IngestChunkResult }>();
+    const launch = () => {
+      const from = next;
+      const to = Math.min(from + chunk, end);
+      next = to;
+      inflight.set(
+        from,
+        ingestStagedChunk({
+          workspaceId: input.workspaceId,
+          sourceId: input.sourceId,
+          batchId: input.batchId,
+          from,
+          to,
+          maxErrors: MAX_REPORTED_ERRORS,
+        }).then((r) => ({ from, to, r })),
       );
-      for (const r of results) {
-        totals.created += r.created;
-        totals.updated += r.updated;
-        totals.skippedDeleted += r.skipped;
-        totals.failed += r.failed;
-        totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+    };
+    while (next < end && inflight.size < PARALLEL_CHUNKS) launch();
+    while (inflight.size) {
+      const done = await Promise.race(inflight.values());
+      inflight.delete(done.from);
+      finished.set(done.from, done);
+      for (let f = finished.get(offset); f; f = finished.get(offset)) {
+        finished.delete(offset);
+        totals.created += f.r.created;
+        totals.updated += f.r.updated;
+        totals.skippedDeleted += f.r.skipped;
+        totals.failed += f.r.failed;
+        totals.errors.push(...f.r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+        offset = f.to;
       }
-      offset = wave[wave.length - 1]!.to;
       job.setProgress(offset, input.totalRows);
       job.setPartial(view());
+      if (next < end) launch();
     }
   } catch (err) {
     // A failed or cancelled job leaves no staged rows behind.
