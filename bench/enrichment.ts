@@ -8,6 +8,10 @@
  *
  *   npx tsx bench/enrichment.ts [--jobs 1000] [--rate 40] [--people 5000]
  *
+ * Runs against the local stack (or the services named by DATABASE_URL / TEMPORAL_ADDRESS). The
+ * Temporal dev server's SQLite settings bound the throughput of the whole stack: start it with
+ * `--sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal`.
+ *
  * Uses a database of its own (`bench_enrichment`, dropped at the end) and its own task queue;
  * the worker process is stopped at the end.
  */
@@ -20,7 +24,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR, loadConfig } from '../domain/config.js';
-import { migrate, openOrm } from '../db/orm.js';
+import { migrate, openOrm, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
@@ -48,7 +52,7 @@ await admin.query(`drop database if exists ${DB} with (force)`);
 await admin.query(`create database ${DB}`);
 const dbUrl = new URL(base.databaseUrl);
 dbUrl.pathname = `/${DB}`;
-const orm = await openOrm(dbUrl.toString());
+const orm = await openOrm(dbUrl.toString(), { logger: () => {}, migrations: { ...ormOptions(dbUrl.toString()).migrations, snapshotOnMigrate: false } });
 await migrate(orm);
 await orm.close();
 
