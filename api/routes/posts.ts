@@ -12,6 +12,9 @@ import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Prov
 import { unknownMedia } from '../../db/media.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import { cancelRepostChildren, findPost, POST_COLUMNS, postJson, replaceRepostChildren, type PostRow } from '../../db/posts.js';
+import { cancelSchedules, livePublishRows, type ReplacedRow } from '../../db/schedules.js';
+import { publishWorkflowId } from '../../domain/publishing.js';
+import type { AppDeps } from '../deps.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -51,6 +54,13 @@ async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdat
   const post = isUuid(id) ? await findPost(db, workspaceId, id, forUpdate) : undefined;
   if (!post) throw notFound('Post', id);
   return post;
+}
+
+/** Tells the publish workflows of cancelled rows to stop waiting (they would find the row cancelled anyway). */
+async function stopWaitingWorkflows(deps: AppDeps, rows: ReplacedRow[]): Promise<void> {
+  await Promise.all(
+    rows.map((r) => deps.temporal.workflow.getHandle(publishWorkflowId(r.postId, r.n)).signal('unschedule', { scheduleId: r.id }).catch(() => undefined)),
+  );
 }
 
 async function kindOf(db: Queryable, integrationId: string): Promise<Provider> {
@@ -235,7 +245,8 @@ export const postRoutes = [
     tag: 'Social publishing',
     summary: 'Delete a post',
     description:
-      'Removes the post with its repost children. A scheduled or publishing post answers 409 (unschedule it first).',
+      'A scheduled post is cancelled: its waiting publishes are cancelled (their workflows stop), it is kept with status `cancelled` ' +
+      'and its unpublished repost children are cancelled. A post being published answers 409. Any other post is removed with its repost children.',
     params: IdParams,
     responses: { 200: PostDeleted },
     errors: [401, 404, 409, 500],
@@ -243,11 +254,23 @@ export const postRoutes = [
       const post = await loadPost(deps.pool, auth.workspaceId, params.id);
       if (post.status === 'publishing') throw conflict('The post is being published right now; try again in a moment', 'post_publishing');
       if (post.status === 'scheduled') {
-        throw conflict('The post is scheduled: unschedule it first (POST /v1/posts/{id}/unschedule)', 'post_scheduled');
+        const cancelled = await withTransaction(deps.pool, async (tx) => {
+          const locked = await loadPost(tx, auth.workspaceId, post.id, true);
+          if (locked.status !== 'scheduled' || (await livePublishRows(tx, [post.id])).length) {
+            throw conflict('The post started publishing meanwhile', 'post_publishing');
+          }
+          // The waiting rows are cancelled: a publish workflow that wakes up finds nothing to claim.
+          const rows = await cancelSchedules(tx, post.id);
+          await tx.query(`update posts set status = 'cancelled', scheduled_time = null, updated_at = now() where id = $1`, [post.id]);
+          await cancelRepostChildren(tx, post.id);
+          return rows;
+        });
+        await stopWaitingWorkflows(deps, cancelled);
+        return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
       }
       const r = await deps.pool.query(`delete from posts where id = $1 and workspace_id = $2 and status not in ('scheduled','publishing')`, [post.id, auth.workspaceId]);
       if (!r.rowCount) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
-      return { data: { id: post.id, deleted: true as const } };
+      return { data: { id: post.id, deleted: true as const, status: 'deleted' as const } };
     },
   }),
 ];

@@ -119,5 +119,11 @@ export type RepostingBody = Static<typeof RepostingBody>;
 
 export const PostResponse = DataOf(Post);
 export const PostPage = PageOf(Post);
-export const PostDeleted = DataOf(Type.Object({ id: Type.String(), deleted: Type.Literal(true) }));
+export const PostDeleted = DataOf(
+  Type.Object({
+    id: Type.String(),
+    deleted: Type.Literal(true),
+    status: Type.Union([Type.Literal('deleted'), Type.Literal('cancelled')], { description: '`cancelled`: a scheduled post, kept with that status; `deleted`: removed' }),
+  }),
+);
 export const PostIdParams = Type.Object({ postId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
+import { scheduleBatchWorkflowId } from '../../domain/publishing.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -82,7 +83,7 @@ describe('draft posts', () => {
 
     const del = await app.http('DELETE', `/v1/posts/${post.id}`, { apiKey: ws.apiKey });
     expect(del.status).toBe(200);
-    expect(del.body.data).toEqual({ id: post.id, deleted: true });
+    expect(del.body.data).toEqual({ id: post.id, deleted: true, status: 'deleted' });
     expect((await app.http('GET', `/v1/posts/${post.id}`, { apiKey: ws.apiKey })).status).toBe(404);
   });
 
@@ -126,8 +127,44 @@ describe('draft posts', () => {
     const r = await app.http('PATCH', `/v1/posts/${p.id}`, { apiKey: ws.apiKey, body: { content: 'b' } });
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('post_not_editable');
-    const d = await app.http('DELETE', `/v1/posts/${p.id}`, { apiKey: ws.apiKey });
-    expect(d.status).toBe(409);
+  });
+
+  it('DELETE of a scheduled post cancels its publishes and its repost children', async () => {
+    const ws = await app.createWorkspace({ plan: 'enterprise' });
+    const x = await connect(ws, 'microblog', 'main');
+    const other = await connect(ws, 'microblog', 'other');
+    const p = (await draft(ws, { providerId: x, content: 'launch day' })).body.data;
+    const rp = await app.http('POST', `/v1/posts/${p.id}/reposting`, { apiKey: ws.apiKey, body: { reposting: { enable: true, reposts: [{ providerId: other, scheduleInSecs: 300 }] } } });
+    expect(rp.status).toBe(200);
+    const at = new Date(Date.now() + 3600_000).toISOString();
+    const sched = await app.http('POST', '/v1/posts/bulk-schedule', { apiKey: ws.apiKey, body: { posts: [{ postId: p.id, schedules: [{ providerId: x, scheduledTime: at }] }] } });
+    expect(sched.status, JSON.stringify(sched.body)).toBe(200);
+    expect((await app.http('GET', `/v1/posts/${p.id}`, { apiKey: ws.apiKey })).body.data.status).toBe('scheduled');
+    const childBefore = (await app.pool.query(`select status from posts where parent_post_id = $1`, [p.id])).rows;
+    expect(childBefore).toEqual([{ status: 'scheduled' }]);
+
+    const del = await app.http('DELETE', `/v1/posts/${p.id}`, { apiKey: ws.apiKey });
+    expect(del.status).toBe(200);
+    expect(del.body.data).toEqual({ id: p.id, deleted: true, status: 'cancelled' });
+    const got = await app.http('GET', `/v1/posts/${p.id}`, { apiKey: ws.apiKey });
+    expect(got.body.data).toMatchObject({ status: 'cancelled', scheduledTime: null });
+    const rows = await app.pool.query(`select status from post_schedules where post_id = $1`, [p.id]);
+    expect(rows.rows).toEqual([{ status: 'cancelled' }]);
+    expect((await app.pool.query(`select status from posts where parent_post_id = $1`, [p.id])).rows).toEqual([{ status: 'cancelled' }]);
+
+    // A post whose publish is under way cannot be deleted.
+    const q = (await draft(ws, { providerId: x, content: 'second' })).body.data;
+    await app.http('POST', '/v1/posts/bulk-schedule', { apiKey: ws.apiKey, body: { posts: [{ postId: q.id, schedules: [{ providerId: x, scheduledTime: at }] }] } });
+    await app.pool.query(`update post_schedules set status = 'publishing' where post_id = $1`, [q.id]);
+    const busy = await app.http('DELETE', `/v1/posts/${q.id}`, { apiKey: ws.apiKey });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.code).toBe('post_publishing');
+
+    // No worker runs in this file: end the dispatch workflows the schedules started.
+    const batches = await app.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where workspace_id = $1`, [ws.workspaceId]);
+    for (const b of batches.rows) {
+      await app.deps.temporal.workflow.getHandle(scheduleBatchWorkflowId(b.batch_id)).terminate('test cleanup').catch(() => undefined);
+    }
   });
 
   it('answers 404 for posts of another workspace', async () => {
