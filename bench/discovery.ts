@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../domain/config.js';
 import { importDataset } from '../db/datasetImport.js';
 import { createPool } from '../db/pool.js';
-import { migrate, openOrm } from '../db/orm.js';
+import { migrate, openOrm, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { generateFiles } from '../scripts/dataset.js';
@@ -105,7 +105,7 @@ async function main() {
   }
   await admin.end();
   const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(DB), PORT: '0', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'silent' });
-  const orm = await openOrm(config.databaseUrl, { logger: () => {} });
+  const orm = await openOrm(config.databaseUrl, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
   await migrate(orm);
   await orm.close();
 

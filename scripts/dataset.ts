@@ -16,7 +16,7 @@ import { loadConfig } from '../domain/config.js';
 import { generateDataset } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from '../db/datasetImport.js';
 import { createPool } from '../db/pool.js';
-import { openOrm, migrate } from '../db/orm.js';
+import { openOrm, migrate, ormOptions } from '../db/orm.js';
 
 const USAGE = `usage:
   npm run dataset -- generate --people N --companies M [--seed S] [--out DIR]
@@ -121,7 +121,7 @@ async function main() {
     if (!values.people && !values.companies && !values.posts) throw new Error('name at least one of --companies, --people, --posts');
     if (values.format && values.format !== 'jsonl' && values.format !== 'csv') throw new Error('--format must be jsonl or csv');
     const config = loadConfig();
-    const orm = await openOrm(config.databaseUrl, { logger: () => {} });
+    const orm = await openOrm(config.databaseUrl, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
     await migrate(orm);
     await orm.close();
     const pool = createPool(config.databaseUrl, 2);

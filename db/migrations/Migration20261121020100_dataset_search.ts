@@ -51,9 +51,9 @@ export class Migration20261121020100_dataset_search extends Migration {
     this.addSql(`create index ds_people_titles_trgm on ds_people_titles using gin (title gin_trgm_ops)`);
     this.addSql(`drop index if exists ds_people_title_trgm`);
     this.addSql(`create index ds_people_title on ds_people(member_job_title) include (${TITLE_COVERS})`);
-    // most people searches filter on the country; with seniority and experience next to it,
-    // the common combinations are answered from this index
-    this.addSql(`create index ds_people_country_seniority_years on ds_people(member_location_country, member_seniority, ((member_years_experience)::numeric)) include (company_id)`);
+    // most people searches filter on the country; with seniority and experience next to it
+    // (and the skills carried along), the common combinations are answered from this index
+    this.addSql(`create index ds_people_country_seniority_years on ds_people(member_location_country, member_seniority, ((member_years_experience)::numeric)) include (company_id, member_skills)`);
     this.addSql(`create index ds_companies_lower_name on ds_companies(lower(company_name)) where verified`);
     this.addSql(`drop index if exists ds_people_verified`);
     this.addSql(`create index ds_people_verified_rank on ds_people(
