@@ -79,6 +79,7 @@ export interface SafeRequestOptions {
   method?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** Deadline of the whole exchange, redirects and body included (default 10 s). */
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
@@ -88,9 +89,10 @@ export interface SafeRequestOptions {
 /** One HTTP exchange through the filtering agent; follows redirects, re-checking each hop. */
 export async function safeRequest(raw: string, opts: SafeRequestOptions): Promise<SafeResponse> {
   let current = raw;
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
   for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
     const url = await checkOutboundUrl(current, opts.allowList);
-    const res = await requestOnce(url, opts);
+    const res = await requestOnce(url, opts, deadline);
     const location = res.headers.location;
     if (res.status >= 300 && res.status < 400 && location) {
       current = new URL(location, url).toString();
@@ -101,13 +103,15 @@ export async function safeRequest(raw: string, opts: SafeRequestOptions): Promis
   throw new OutboundBlockedError('too many redirects');
 }
 
-function requestOnce(url: URL, opts: SafeRequestOptions): Promise<SafeResponse> {
+function requestOnce(url: URL, opts: SafeRequestOptions, deadline: number): Promise<SafeResponse> {
   const allowIPAddressList = opts.allowList.filter((e) => ipaddr.isValid(e.split('/')[0]!));
   const agent = useAgent(url.toString(), { allowIPAddressList, keepAlive: false });
   const lib = url.protocol === 'https:' ? https : http;
   const maxBytes = opts.maxBytes ?? 10 * 1024 * 1024;
   return new Promise((resolve, reject) => {
-    const req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent, timeout: opts.timeoutMs ?? 10_000 }, (res) => {
+    const remaining = Math.max(1, deadline - Date.now());
+    const timer = setTimeout(() => req.destroy(new Error(`timed out after ${opts.timeoutMs ?? 10_000} ms`)), remaining);
+    const req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -118,11 +122,16 @@ function requestOnce(url: URL, opts: SafeRequestOptions): Promise<SafeResponse> 
         }
         chunks.push(c);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+      });
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`timed out after ${opts.timeoutMs ?? 10_000} ms`)));
-    req.on('error', (e) => reject(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : e));
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      reject(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : e);
+    });
     if (opts.body) req.write(opts.body);
     req.end();
   });

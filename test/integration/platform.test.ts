@@ -173,6 +173,22 @@ describe('outbound URL guard', () => {
   });
 });
 
+describe('outbound deadline', () => {
+  it('enforces one deadline over the whole exchange, even while bytes keep trickling in', async () => {
+    const server = await listen((_req, res) => {
+      res.writeHead(200);
+      const tick = setInterval(() => res.write('x'), 100);
+      res.on('close', () => clearInterval(tick));
+    });
+    const port = (server.address() as { port: number }).port;
+    const started = Date.now();
+    await expect(safeRequest(`http://127.0.0.1:${port}/`, { allowList: ['127.0.0.1'], timeoutMs: 600 })).rejects.toThrow(/timed out/);
+    expect(Date.now() - started).toBeLessThan(3000);
+    server.closeAllConnections();
+    server.close();
+  });
+});
+
 describe('webhooks', () => {
   it('signs deliveries with Standard Webhooks headers and passes the caller headers', async () => {
     const ws = await app.createWorkspace();
