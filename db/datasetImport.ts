@@ -225,6 +225,13 @@ async function importKind(
   let dropped: { name: string; def: string }[] = [];
   let droppedFks: { conname: string; def: string }[] = [];
   let indexStarted = 0;
+  let droppedKeys: { conname: string; def: string }[] = [];
+  let keysRestored = false;
+  const restoreKeys = async (c: PoolClient) => {
+    if (keysRestored) return;
+    keysRestored = true;
+    for (const k of droppedKeys) await c.query(`alter table ${TABLE[kind]} add constraint "${k.conname}" ${k.def}`);
+  };
   const fail = (line: number, message: string) => {
     rejected++;
     report.errorCount++;
@@ -259,6 +266,17 @@ async function importKind(
         )
       ).rows;
       for (const fk of droppedFks) await client.query(`alter table ${table} drop constraint "${fk.conname}"`);
+      // People and posts are referenced by nothing: their primary and unique keys go too, and a
+      // key repeated in the file waits until the keys are back (it is then upserted, in order).
+      if (kind !== 'companies') {
+        droppedKeys = (
+          await client.query<{ conname: string; def: string }>(
+            `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass and contype in ('p', 'u') order by contype`,
+            [table],
+          )
+        ).rows;
+        for (const k of droppedKeys) await client.query(`alter table ${table} drop constraint "${k.conname}"`);
+      }
     }
     const upsert = upsertSql(kind);
     // Loading into an empty table, a second connection COPYs batches in parallel (the database
@@ -341,7 +359,12 @@ async function importKind(
     // a batch with a repeated key waits until every earlier batch is in, so the last one wins.
     const lanes = [client, ...(helper ? [helper] : [])].map((c) => ({ c, busy: Promise.resolve() as Promise<void> }));
     let next = 0;
+    const later: StagedRecord[] = [];
     const schedule = async (b: StagedRecord[]) => {
+      if (droppedKeys.length) {
+        for (const r of b) if (!r.direct) later.push(r);
+        b = b.filter((r) => r.direct);
+      }
       if (lanes.length > 1 && b.every((r) => r.direct)) {
         const lane = lanes[next++ % lanes.length]!;
         await lane.busy;
@@ -421,6 +444,11 @@ async function importKind(
     if (csv.unterminated) fail(recordStart, 'unterminated quoted field at end of file');
     await schedule(batch);
     await Promise.all(lanes.map((l) => l.busy));
+    if (droppedKeys.length) {
+      await restoreKeys(client);
+      // repeated keys, in file order, now that the unique key is back: the last one wins
+      for (let i = 0; i < later.length; i += batchSize) await flush(client, later.slice(i, i + batchSize));
+    }
     opts.onProgress?.({ kind, file, bytesRead: totalBytes, totalBytes, rows: loaded });
     if (kind === 'people' && titles.size) {
       // the distinct titles LIKE searches run against (db/discoverySearch.ts)
@@ -429,6 +457,7 @@ async function importKind(
   } finally {
     try {
       indexStarted = Date.now();
+      await restoreKeys(client);
       // two connections build the indexes side by side, largest (GIN) first
       const queue = [...dropped].sort((a, b) => Number(/using gin/i.test(b.def)) - Number(/using gin/i.test(a.def)));
       const builders = [client, ...(helper ? [helper] : [])].map(async (c) => {

@@ -159,8 +159,14 @@ describe('dataset import', () => {
       // the indexes dropped for the load are back, and the foreign key
       const ix = (await t.pool.query(`select count(*)::int as n from pg_indexes where tablename = 'ds_people'`)).rows[0].n;
       const fk = (await t.pool.query(`select count(*)::int as n from pg_constraint where conrelid = 'ds_people'::regclass and contype = 'f'`)).rows[0].n;
+      const keys = (await t.pool.query(`select string_agg(contype::text, '' order by contype) as k from pg_constraint where conrelid = 'ds_people'::regclass and contype in ('p', 'u')`)).rows[0].k;
       expect(ix).toBeGreaterThan(10);
       expect(fk).toBe(1);
+      expect(keys).toBe('pu');
+      // a second import into the now non-empty table upserts through the restored keys
+      const again = await importDataset(t.pool, { people: file('gp2.jsonl', ps.slice(0, 50).join('\n')) });
+      expect(again.errorCount).toBe(0);
+      expect((await t.pool.query(`select count(*)::int as n from ds_people`)).rows[0].n).toBe(3000);
     } finally {
       await t.close();
     }
