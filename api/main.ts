@@ -11,3 +11,4 @@ const stop = async () => {
 };
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
+process.once('disconnect', stop);

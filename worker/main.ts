@@ -19,6 +19,8 @@ const stop = async () => {
 };
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
+// Started by `npm start` or a test: go when the parent goes, never linger as an orphan.
+process.once('disconnect', stop);
 log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue) }, 'worker running');
 process.send?.('ready');
 await set.run();

@@ -10,6 +10,7 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  ContinueAsNew,
   defineQuery,
   isCancellation,
   proxyActivities,
@@ -101,6 +102,8 @@ export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Prom
     await notify(input, view);
     return result;
   } catch (err) {
+    // Continuing as new is how a long job hands over to its next run, not a failure.
+    if (err instanceof ContinueAsNew) throw err;
     if (isCancellation(err)) {
       view.jobStatus = 'cancelled';
       view.error = { code: 'cancelled', message: 'The job was cancelled' };
