@@ -118,8 +118,10 @@ async function viewOf(handle: WorkflowHandle): Promise<{ view: JobView; closedAt
     try {
       return { view: await handle.query<JobView>('status'), closedAt: null };
     } catch {
-      // Not picked up by a worker yet: the status handler is not registered.
-      return { view: { jobStatus: 'queued', progress: empty, jobResponsePayload: null, error: null }, closedAt: null };
+      // No worker answers right now (none started yet, or all restarting). A workflow whose first
+      // task has completed is under way; progress is unknown until a worker answers again.
+      const pickedUp = (desc.historyLength ?? 0) > 3;
+      return { view: { jobStatus: pickedUp ? 'running' : 'queued', progress: empty, jobResponsePayload: null, error: null }, closedAt: null };
     }
   }
   const closedAt = desc.closeTime ?? null;

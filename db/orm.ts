@@ -10,7 +10,8 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}): O
     clientUrl: databaseUrl,
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList, transactional: true, allOrNothing: true },
+    // Hand-written migrations: no schema snapshot files are written into the tree.
+    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, snapshotOnMigrate: false },
     // Entities are fetched per request; nothing relies on lazy global identity maps.
     allowGlobalContext: false,
     debug: false,

@@ -129,7 +129,9 @@ async function startPostgres(): Promise<StackStatus> {
   const pid = daemon(
     'postgres',
     bin.postgres,
-    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', 'fsync=on', '-c', 'synchronous_commit=off'],
+    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', 'synchronous_commit=off',
+      // Bulk loads (dataset import, bulk upsert) write a lot of WAL: fewer checkpoints, compressed pages.
+      '-c', 'max_wal_size=4GB', '-c', 'wal_compression=on', '-c', 'checkpoint_timeout=15min'],
     {},
     ids,
   );

@@ -15,7 +15,6 @@ import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
 import pg from 'pg';
 import { pino } from 'pino';
 import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
@@ -106,8 +105,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   const startWorker = async () => {
     if (opts.workerMode === 'none') return;
     if (opts.workerMode === 'process') {
-      const tsx = createRequire(import.meta.url).resolve('tsx/cli');
-      child = fork(tsx, [join(ROOT_DIR, 'worker', 'main.ts')], { env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      // The worker itself is the child (tsx as a loader, not a launcher), so SIGKILL hits it.
+      child = fork(join(ROOT_DIR, 'worker', 'main.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       await new Promise<void>((resolve, reject) => {
         child!.once('message', () => resolve());
         child!.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
