@@ -41,7 +41,7 @@ export interface RepostChild {
  * How early a claim may come: the workflow wakes a few seconds before `scheduledTime` (its
  * provider step holds the request until then), plus clock skew.
  */
-const DUE_SLACK_MS = 5000;
+const DUE_SLACK_MS = 15_000;
 
 async function refreshPostStatus(tx: PoolClient, postId: string): Promise<string> {
   const rows = await tx.query<{ status: ScheduleRowStatus }>(`select status from post_schedules where post_id = $1`, [postId]);

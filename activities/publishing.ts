@@ -202,8 +202,8 @@ export function createPublishingActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 2000);
       try {
-        const prev = await pool.query<{ state: string; external_id: string | null; external_url: string | null; started_at: Date }>(
-          `select state, external_id, external_url, started_at from publish_attempts where step_key = $1`,
+        const prev = await pool.query<{ state: string; external_id: string | null; external_url: string | null }>(
+          `select state, external_id, external_url from publish_attempts where step_key = $1`,
           [key],
         );
         const rec = prev.rows[0];
@@ -211,6 +211,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         const { account: acct, op } = await stepContext(input);
         provider = acct.provider;
         const adapter = adapters[networkOf(acct.provider)];
+        const attempt = ctx.info.attempt;
         const done = async (res: Published) => {
           await pool.query(`update publish_attempts set state = 'done', external_id = $2, external_url = $3, updated_at = now() where step_key = $1`, [
             key,
@@ -219,20 +220,33 @@ export function createPublishingActivities(deps: ActivityDeps) {
           ]);
           return res;
         };
+        // This attempt takes the step over; an older attempt still running will not send.
+        const own = await pool.query<{ state: string; external_id: string | null; external_url: string | null; started_at: Date }>(
+          `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, owner_attempt, started_at, updated_at)
+           values ($1, $2, $3, 'pending', 0, $4, now(), now())
+           on conflict (step_key) do update set owner_attempt = $4, updated_at = now() where publish_attempts.state <> 'done'
+           returning state, external_id, external_url, started_at`,
+          [key, input.workspaceId, input.postId, attempt],
+        );
+        const cur = own.rows[0];
+        if (!cur) {
+          const d = await pool.query<{ external_id: string; external_url: string }>(`select external_id, external_url from publish_attempts where step_key = $1`, [key]);
+          return { externalId: d.rows[0]!.external_id, externalUrl: d.rows[0]!.external_url };
+        }
         const limiter = limiters[networkOf(acct.provider)];
-        if (rec?.state === 'sending') {
-          return await done(await limiter.run(() => reconcile(adapter, acct, op, rec.started_at, 'the previous attempt ended without an answer')));
+        if (cur.state === 'sending') {
+          return await done(await limiter.run(() => reconcile(adapter, acct, op, cur.started_at, 'a previous attempt ended without an answer')));
         }
         let sent = false;
         op.beforeSend = async () => {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          await pool.query(
-            `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, started_at, updated_at)
-             values ($1, $2, $3, 'sending', 1, now(), now())
-             on conflict (step_key) do update set state = 'sending', attempts = publish_attempts.attempts + 1, started_at = now(), updated_at = now()`,
-            [key, input.workspaceId, input.postId],
+          const mine = await pool.query(
+            `update publish_attempts set state = 'sending', attempts = attempts + 1, started_at = now(), updated_at = now()
+              where step_key = $1 and owner_attempt = $2 and state in ('pending','failed')`,
+            [key, attempt],
           );
+          if (!mine.rowCount) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
         try {
@@ -243,7 +257,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         } catch (e) {
           // An answer from the network means nothing was created: a retry may send again.
           if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {
-            await pool.query(`update publish_attempts set state = 'failed', updated_at = now() where step_key = $1`, [key]);
+            await pool.query(`update publish_attempts set state = 'failed', updated_at = now() where step_key = $1 and owner_attempt = $2`, [key, attempt]);
           }
           throw e;
         }

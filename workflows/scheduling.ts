@@ -37,7 +37,7 @@ export interface ScheduleSignal {
  * provider worker (media uploads included); the provider activity then holds the creating
  * request until `scheduledTime` (`notBefore`), so queueing latency does not make posts late.
  */
-export const PUBLISH_LEAD_MS = 3000;
+export const PUBLISH_LEAD_MS = 10_000;
 
 export const scheduleSignal = defineSignal<[ScheduleSignal]>('schedule');
 export const unscheduleSignal = defineSignal<[{ scheduleId: string }]>('unschedule');
@@ -69,7 +69,8 @@ export function providerActivities(taskQueue: string, provider: Provider) {
   return proxyActivities<Activities>({
     taskQueue: `${taskQueue}-${provider === 'microblog' ? 'microblog' : 'pronet'}`,
     startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '10 seconds',
+    // Longer than the wait for scheduledTime a step may do plus the SDK's heartbeat throttling.
+    heartbeatTimeout: '30 seconds',
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,

@@ -69,7 +69,8 @@ async function settled(id: string, timeoutMs: number) {
 }
 
 it('a worker down across scheduledTime still publishes exactly once', async () => {
-  const at = inSecs(12);
+  // Later than the workflow's early wake-up (10 s before scheduledTime), so the worker dies before the claim.
+  const at = inSecs(20);
   const id = await draftAndSchedule('survives a restart', at);
   await expect.poll(async () => (await app.deps.temporal.workflow.getHandle(`publish-${id}-0`).describe().catch(() => null))?.status.name, { timeout: 10_000 }).toBe('RUNNING');
   await killWorker();
