@@ -7,7 +7,6 @@
  * Verified searches rank (see VERIFIED_RANKING_DOC) and page by page number.
  */
 import {
-  OPERATORS_BY_TYPE,
   Params,
   compileFields,
   type Condition,
@@ -78,17 +77,11 @@ const LIKE_LOOKUPS: Record<string, { column: string; table: string; value: strin
   'dsContact.member_job_title': { column: 'p.member_job_title', table: 'ds_people_titles', value: 'title' },
 };
 
-/** Operators whose negation is another operator (so a negated leaf stays one leaf). */
-const NEGATED: Record<string, string> = {
-  '==': '!=', '!=': '==', LIKE: 'NOT LIKE', 'NOT LIKE': 'LIKE', IN: 'NOT IN', 'NOT IN': 'IN', 'IS EMPTY': 'IS NOT EMPTY', 'IS NOT EMPTY': 'IS EMPTY',
-};
 const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
 
 /**
- * A leaf compiled by the shared compiler. The compiler makes every leaf two-valued
- * (`coalesce(<pred>, false)`); in a positive position of a negation-free formula a NULL leaf
- * acts exactly like false, so the bare predicate is equivalent there — and only the bare
- * predicate lets PostgreSQL use the trigram, b-tree and GIN indexes.
+ * A leaf compiled by the shared compiler, which keeps a positive leaf bare (so PostgreSQL can use
+ * the trigram, b-tree and GIN indexes) and puts a negated one in negation normal form.
  */
 function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, params: Params): string {
   const l = leaf as Condition;
@@ -100,28 +93,8 @@ function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, p
     const pred = `${lookup.column} = any(array(select ${lookup.value} from ${lookup.table} where ${lookup.value} ilike ${params.add(l.value, 'text')}))`;
     return positive ? pred : `not coalesce(${pred}, false)`;
   }
-  if (negated) {
-    const op = NEGATED[normOp(l.operator)];
-    const type = catalog.get(l.field)?.type;
-    if (op && type && OPERATORS_BY_TYPE[type].includes(op)) return compileWhere(catalog, { conditions: [{ ...l, operator: op }] }, { params }).sql;
-    return `not (${compileWhere(catalog, { conditions: [l] }, { params }).sql})`;
-  }
-  const sql = compileWhere(catalog, { conditions: [l] }, { params }).sql;
-  const m = /^coalesce\(([\s\S]*), false\)$/.exec(sql);
-  return m && balanced(m[1]!) ? m[1]! : sql;
-}
-
-/** True when parentheses in `s` are balanced (so a stripped wrapper really was the outer one). */
-function balanced(s: string): boolean {
-  let depth = 0;
-  let quote = false;
-  for (const ch of s) {
-    if (ch === "'") quote = !quote;
-    if (quote) continue;
-    if (ch === '(') depth++;
-    if (ch === ')' && --depth < 0) return false;
-  }
-  return depth === 0;
+  const input = negated ? { groupedCondition: { operator: 'NOT' as const, conditions: [l] } } : { conditions: [l] };
+  return compileWhere(catalog, input, { params }).sql;
 }
 
 /**
