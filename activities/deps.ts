@@ -1,4 +1,5 @@
 /** What activities may touch; created once per worker process. */
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import type { MikroORM } from '../db/orm.js';
@@ -10,5 +11,7 @@ export interface ActivityDeps {
   orm: MikroORM;
   pool: Pool;
   storage: ObjectStore;
+  /** For activities that start or signal other workflows (schedule dispatch). */
+  temporal: Client;
   log: Logger;
 }

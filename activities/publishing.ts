@@ -10,8 +10,9 @@
  * may send. A `done` step answers from the record.
  */
 import { Context } from '@temporalio/activity';
-import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
-import { ApplicationFailure, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
@@ -44,9 +45,6 @@ export interface DispatchInput {
   taskQueue: string;
 }
 
-const SA_WORKSPACE = defineSearchAttributeKey('WorkspaceId', 'KEYWORD');
-const SA_POST = defineSearchAttributeKey('PostId', 'KEYWORD');
-const SA_JOB_TYPE = defineSearchAttributeKey('JobType', 'KEYWORD');
 const DISPATCH_CONCURRENCY = 32;
 const DISPATCH_CHUNK = 1000;
 
@@ -96,10 +94,7 @@ interface StepContext {
 
 export function createPublishingActivities(deps: ActivityDeps) {
   const { pool, storage, config } = deps;
-  let client: Promise<Client> | undefined;
   const limiters = { microblog: new Limiter(MAX_CALLS_PER_NETWORK), pronet: new Limiter(MAX_CALLS_PER_NETWORK) };
-  const temporal = () =>
-    (client ??= Connection.connect({ address: config.temporal.address }).then((connection) => new Client({ connection, namespace: config.temporal.namespace })));
 
   function mediaSource(fileName: string, contentType: string, size: number): MediaSource {
     return {
@@ -278,7 +273,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
      */
     async dispatchScheduleBatch(input: DispatchInput): Promise<{ dispatched: number; nextDispatchAt: string | null }> {
       const ctx = Context.current();
-      const c = await temporal();
+      const c = deps.temporal;
       let dispatched = 0;
       for (;;) {
         const rows = await pool.query<{ id: string; post_id: string; n: number; scheduled_time: Date; external_post: boolean }>(
@@ -308,9 +303,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
               signalArgs: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }],
               workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
               typedSearchAttributes: new TypedSearchAttributes([
-                { key: SA_WORKSPACE, value: input.workspaceId },
-                { key: SA_POST, value: r.post_id },
-                { key: SA_JOB_TYPE, value: r.external_post ? 'external-reply' : 'publish' },
+                { key: SA.WorkspaceId, value: input.workspaceId },
+                { key: SA.PostId, value: r.post_id },
+                { key: SA.JobType, value: r.external_post ? 'external-reply' : 'publish' },
               ]),
               memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
             });

@@ -4,18 +4,12 @@
  * it runs and reads its result once it closed; the API keeps no copy of progress.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure, TypedSearchAttributes, defineSearchAttributeKey } from '@temporalio/common';
+import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../domain/errors.js';
 import type { JobError, JobInput, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
-
-export const SA = {
-  WorkspaceId: defineSearchAttributeKey('WorkspaceId', 'KEYWORD'),
-  JobType: defineSearchAttributeKey('JobType', 'KEYWORD'),
-  PostId: defineSearchAttributeKey('PostId', 'KEYWORD'),
-  SourceId: defineSearchAttributeKey('SourceId', 'KEYWORD'),
-};
 
 export interface StartJobOptions<A extends object> {
   workspaceId: string;

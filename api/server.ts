@@ -1,6 +1,5 @@
 /** Creates the API's dependencies and an HTTP server; used by `api/main.ts`, `npm start` and tests. */
 import type { Server } from 'node:http';
-import { Connection, Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
@@ -17,9 +16,7 @@ export interface ApiServer {
 export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } });
   const stores = await openStores(config, { poolMax: 20 });
-  const connection = await Connection.connect({ address: config.temporal.address });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
-  const deps: AppDeps = { config, log, temporal, ...stores };
+  const deps: AppDeps = { config, log, ...stores };
   await stores.storage.ensureBucket();
   const app = createApp(deps);
   const server = app.listen(opts.port ?? config.port, config.host);
@@ -37,7 +34,6 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     async close() {
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections?.();
-      await connection.close();
       await stores.close();
     },
   };

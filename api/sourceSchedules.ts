@@ -10,7 +10,7 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } 
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { SourceRefreshInput } from '../workflows/sourcePull.js';
 import type { AppDeps } from './deps.js';
-import { SA } from './jobs.js';
+import { SA } from '../domain/searchAttributes.js';
 
 export const sourceScheduleId = (sourceId: string) => `source-refresh-${sourceId}`;
 

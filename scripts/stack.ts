@@ -19,8 +19,7 @@ const DATA = process.env.DATA_DIR ?? join(ROOT_DIR, '.data');
 const LOGS = join(DATA, 'logs');
 const TOOLS = join(ROOT_DIR, '.tools', 'bin');
 
-/** Search attributes the workflows set, registered with the dev server at start. */
-export const SEARCH_ATTRIBUTES = ['WorkspaceId', 'JobType', 'PostId', 'SourceId'] as const;
+import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
 
 type ServiceName = 'postgres' | 'temporal' | 'minio';
 export interface StackStatus {

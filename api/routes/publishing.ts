@@ -8,7 +8,7 @@
 import { TypedSearchAttributes } from '@temporalio/common';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppDeps } from '../deps.js';
-import { SA } from '../jobs.js';
+import { SA } from '../../domain/searchAttributes.js';
 import { ApiError, conflict, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
 import { contentProblem, publishWorkflowId, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';

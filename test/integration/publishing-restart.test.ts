@@ -4,7 +4,6 @@
  * once, and a worker killed while the network holds its answer does not post twice (the retry
  * finds the `sending` record and looks the tweet up).
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { FakeX } from '../fakes/x.js';
@@ -33,23 +32,6 @@ afterAll(async () => {
   await x.close();
 });
 
-/**
- * Kills the worker for real: the harness forks the tsx CLI, which runs the worker as a child of
- * its own; SIGKILL on the CLI can leave that process polling. Only processes of this test's own
- * task queue are touched.
- */
-async function killWorker(): Promise<void> {
-  await app.killWorker();
-  const marker = `TEMPORAL_TASK_QUEUE=${app.config.temporal.taskQueue}`;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(marker) && Number(pid) !== process.pid) process.kill(Number(pid), 'SIGKILL');
-    } catch {
-      /* gone, or not ours to read */
-    }
-  }
-}
-
 async function draftAndSchedule(content: string, at: string): Promise<string> {
   const d = await app.http('POST', '/v1/posts', { apiKey, body: { providerId: account, content } });
   expect(d.status).toBe(200);
@@ -73,7 +55,7 @@ it('a worker down across scheduledTime still publishes exactly once', async () =
   const at = inSecs(20);
   const id = await draftAndSchedule('survives a restart', at);
   await expect.poll(async () => (await app.deps.temporal.workflow.getHandle(`publish-${id}-0`).describe().catch(() => null))?.status.name, { timeout: 10_000 }).toBe('RUNNING');
-  await killWorker();
+  await app.killWorker();
   expect(Date.now()).toBeLessThan(Date.parse(at));
   await sleep(Math.max(0, Date.parse(at) - Date.now()) + 1500);
   expect(x.calls('POST /2/tweets')).toHaveLength(0);
@@ -88,7 +70,7 @@ it('a worker killed while the network holds the answer does not post twice', asy
   x.inject('POST /2/tweets', { timeoutMs: 8000, afterCommit: true });
   const id = await draftAndSchedule('killed mid-call', inSecs(2));
   await expect.poll(() => x.calls('POST /2/tweets').filter((c) => (c.body as { text: string }).text === 'killed mid-call').length, { timeout: 20_000 }).toBe(1);
-  await killWorker();
+  await app.killWorker();
   await app.startWorker();
   const p = await settled(id, 60_000);
   expect(p.status).toBe('published');
