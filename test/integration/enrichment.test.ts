@@ -205,6 +205,20 @@ describe('provider waterfall', () => {
     await app.recordHistory(`enrichment-${jobId}`, 'enrichment/third-provider-after-4xx');
   });
 
+  it('an answer that breaks the contract skips the provider: emails found third, charged 6', async () => {
+    const ws = await app.createWorkspace({ credits: 100 });
+    const who = person('garbled');
+    beta.script('emails', { status: 200, body: { found: true, data: { emails: [{ mail: 'x@acme.com' }] } } });
+    gamma.setData(who, 'emails', { emails: [{ email: 'garbled@acme.com', status: 'valid' }] });
+    const jobId = await enrich(ws, { fields: ['emails'], pronet: who });
+    const p = (await app.waitForJob(jobId, ws.apiKey)).jobResponsePayload;
+    expect(outcomes(p.slices.emails)).toEqual(['alpha:not_found', 'beta:rejected', 'gamma:found']);
+    expect(p.slices.emails.attempts[1].error).toMatch(/provider_bad_response: beta: invalid emails data/);
+    expect(beta.requestsFor(who)).toHaveLength(1);
+    expect(p.creditsCharged).toBe(6);
+    expect(await balance(ws)).toBe(94);
+  });
+
   it('no hit anywhere: not_found, nothing charged', async () => {
     const ws = await app.createWorkspace({ credits: 100 });
     const who = person('nobody');
