@@ -168,6 +168,8 @@ async function startTemporal(): Promise<StackStatus> {
   mkdirSync(DATA, { recursive: true });
   const args = ['server', 'start-dev', '--db-filename', join(DATA, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(port),
     '--ui-port', String(EMBEDDED.temporalUiPort), '--log-level', 'warn',
+    // SQLite in WAL mode: starting a workflow takes ~8 ms instead of ~27 ms (bench/enrichment.ts).
+    '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
     // Publishing and polling fire many short timers; a dev server's default limits are low.
     '--dynamic-config-value', 'limit.maxIDLength=255',
     '--dynamic-config-value', 'frontend.namespaceRPS=20000',
