@@ -6,6 +6,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
     globalSetup: ['test/globalSetup.ts'],
+    setupFiles: ['test/setup.ts'],
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -16,17 +16,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { pino } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR, loadConfig } from '../domain/config.js';
-import { migrate, openOrm } from '../db/orm.js';
 import { openStores } from '../db/connect.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { WORKFLOWS_PATH, createWorkers } from '../worker/worker.js';
 import { FakeX } from '../test/fakes/x.js';
+import { dropDatabase, freshDatabase, percentile, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,21 +39,8 @@ const SAMPLE = Math.min(Number(args.sample), ROWS);
 const DUE_IN_S = Number(args['due-in']);
 const DB = 'bench_publishing';
 const log = pino({ level: 'silent' });
-const say = (m: string) => console.log(`[bench] ${m}`);
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-const base = loadConfig();
-const adminUrl = new URL(base.databaseUrl);
-adminUrl.pathname = '/postgres';
-const admin = new pg.Client({ connectionString: adminUrl.toString() });
-await admin.connect();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.query(`create database ${DB}`);
-const dbUrl = new URL(base.databaseUrl);
-dbUrl.pathname = `/${DB}`;
-const orm = await openOrm(dbUrl.toString());
-await migrate(orm);
-await orm.close();
+const dbUrl = new URL(await freshDatabase(DB));
 
 const taskQueue = `bench-publishing-${Date.now()}`;
 const config = loadConfig({
@@ -127,9 +113,9 @@ console.log(`bulk-schedule response       ${(responseMs / 1000).toFixed(2)} s   
 console.log(`schedule rows written        ${started.rows[0]!.n}`);
 console.log(`sample published             ${lateness.length} / ${SAMPLE}   duplicates ${dupes}`);
 if (lateness.length) {
-  console.log(`publish lateness p50         ${pct(lateness, 50)} ms`);
-  console.log(`publish lateness p95         ${pct(lateness, 95)} ms`);
-  console.log(`publish lateness p99         ${pct(lateness, 99)} ms   (target ≤ 2000 ms)`);
+  console.log(`publish lateness p50         ${percentile(lateness, 50)} ms`);
+  console.log(`publish lateness p95         ${percentile(lateness, 95)} ms`);
+  console.log(`publish lateness p99         ${percentile(lateness, 99)} ms   (target ≤ 2000 ms)`);
   console.log(`publish lateness max         ${lateness.at(-1)} ms`);
 }
 console.log('');
@@ -147,6 +133,5 @@ try {
 await api.close();
 await stores.close();
 await x.close();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.end();
+await dropDatabase(DB);
 process.exit(0);

@@ -26,11 +26,12 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR, loadConfig } from '../domain/config.js';
-import { migrate, openOrm } from '../db/orm.js';
+import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
+import { dropDatabase, freshDatabase, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,21 +42,11 @@ const { values: args } = parseArgs({
 const ROWS = Number(args.rows);
 const ORM_ROWS = Math.min(Number(args['orm-rows']), ROWS);
 const DB = 'bench_contacts';
-const say = (m: string) => console.log(`[bench] ${m}`);
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
 
 // --- database ---------------------------------------------------------------------------------
-const base = loadConfig();
-const adminUrl = new URL(base.databaseUrl);
-adminUrl.pathname = '/postgres';
-const admin = new pg.Client({ connectionString: adminUrl.toString() });
-await admin.connect();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.query(`create database ${DB}`);
-const dbUrl = new URL(base.databaseUrl);
-dbUrl.pathname = `/${DB}`;
+const dbUrl = new URL(await freshDatabase(DB));
 const orm = await openOrm(dbUrl.toString());
-await migrate(orm);
 const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 4 });
 
 // --- API and worker processes -------------------------------------------------------------------
@@ -238,7 +229,6 @@ await orm.close(true);
 process.on('uncaughtException', (e) => {
   if (!/terminating connection/.test(String(e))) throw e;
 });
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.end();
+await dropDatabase(DB);
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

@@ -24,10 +24,10 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR, loadConfig } from '../domain/config.js';
-import { migrate, openOrm, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
+import { dropDatabase, freshDatabase, percentile, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,21 +40,8 @@ const JOBS = Number(args.jobs);
 const RATE = Number(args.rate);
 const PEOPLE = Math.max(Number(args.people), 1);
 const DB = 'bench_enrichment';
-const say = (m: string) => console.log(`[bench] ${m}`);
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
-const base = loadConfig();
-const adminUrl = new URL(base.databaseUrl);
-adminUrl.pathname = '/postgres';
-const admin = new pg.Client({ connectionString: adminUrl.toString() });
-await admin.connect();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.query(`create database ${DB}`);
-const dbUrl = new URL(base.databaseUrl);
-dbUrl.pathname = `/${DB}`;
-const orm = await openOrm(dbUrl.toString(), { logger: () => {}, migrations: { ...ormOptions(dbUrl.toString()).migrations, snapshotOnMigrate: false } });
-await migrate(orm);
-await orm.close();
+const dbUrl = new URL(await freshDatabase(DB));
 
 const env: NodeJS.ProcessEnv = {
   ...process.env,
@@ -150,11 +137,11 @@ console.log('');
 console.log(`enrichment jobs              ${JOBS} (basic_contact_data + emails, dataset provider), sent at ${RATE}/s`);
 console.log(`all slices found             ${completions.filter((c) => c.found).length} / ${JOBS}`);
 console.log(`credits charged              ${completions.reduce((s, c) => s + c.credits, 0)} (expected ${JOBS * 5}); balance left ${balance.rows[0]!.balance}`);
-console.log(`accept latency p50           ${pct(accept, 50).toFixed(1)} ms`);
-console.log(`accept latency p95           ${pct(accept, 95).toFixed(1)} ms   (target ≤ 50 ms)`);
+console.log(`accept latency p50           ${percentile(accept, 50).toFixed(1)} ms`);
+console.log(`accept latency p95           ${percentile(accept, 95).toFixed(1)} ms   (target ≤ 50 ms)`);
 console.log(`accept latency max           ${accept.at(-1)!.toFixed(1)} ms`);
-console.log(`completion p50               ${pct(done, 50)} ms`);
-console.log(`completion p95               ${pct(done, 95)} ms   (target ≤ 2000 ms)`);
+console.log(`completion p50               ${percentile(done, 50)} ms`);
+console.log(`completion p95               ${percentile(done, 95)} ms   (target ≤ 2000 ms)`);
 console.log(`completion max               ${done.at(-1)} ms`);
 console.log(`throughput                   ${(JOBS / total).toFixed(1)} jobs/s over ${total.toFixed(1)} s`);
 console.log('');
@@ -162,6 +149,5 @@ console.log('');
 worker.kill('SIGTERM');
 await new Promise((r) => worker.once('exit', r));
 await api.close();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.end();
+await dropDatabase(DB);
 process.exit(0);

@@ -17,32 +17,20 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { loadConfig } from '../domain/config.js';
-import { migrate, openOrm } from '../db/orm.js';
 import { openStores } from '../db/connect.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { WORKFLOWS_PATH, createWorkers } from '../worker/worker.js';
 import type { ListeningPerson } from '../activities/providers/listening.js';
 import { startFakeListeningProvider } from '../test/fakes/listeningProvider.js';
+import { dropDatabase, freshDatabase, say } from './lib.js';
 
 const { values: args } = parseArgs({ options: { people: { type: 'string', default: '20000' } } });
 const N = Number(args.people);
 const DB = 'bench_source_pull';
 const log = pino({ level: 'silent' });
-const say = (m: string) => console.log(`[bench] ${m}`);
 
-const base = loadConfig();
-const adminUrl = new URL(base.databaseUrl);
-adminUrl.pathname = '/postgres';
-const admin = new pg.Client({ connectionString: adminUrl.toString() });
-await admin.connect();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.query(`create database ${DB}`);
-const dbUrl = new URL(base.databaseUrl);
-dbUrl.pathname = `/${DB}`;
-const orm = await openOrm(dbUrl.toString());
-await migrate(orm);
-await orm.close();
+const dbUrl = new URL(await freshDatabase(DB));
 
 const fake = await startFakeListeningProvider();
 say('bundling workflows');
@@ -143,5 +131,4 @@ for (const r of results) {
 console.log('');
 
 await fake.close();
-await admin.query(`drop database if exists ${DB} with (force)`);
-await admin.end();
+await dropDatabase(DB);

@@ -330,14 +330,14 @@ export function generateCompany(seed: number, i: number): DsCompanyRecord {
 }
 
 /** The part of a company that people placement needs, and the weight that makes big companies employ more people. */
-export interface CompanyStub {
+export interface CompanyPick {
   url: string;
   name: string;
   domain: string;
   country: string;
   weight: number;
 }
-export function companyStub(c: DsCompanyRecord): CompanyStub {
+export function companyPick(c: DsCompanyRecord): CompanyPick {
   return {
     url: c.company_pronet_url,
     name: c.company_name,
@@ -349,12 +349,12 @@ export function companyStub(c: DsCompanyRecord): CompanyStub {
 
 export class CompanyPicker {
   private cum: number[];
-  constructor(readonly stubs: CompanyStub[]) {
-    this.cum = cumulate(stubs.map((s) => s.weight));
+  constructor(readonly picks: CompanyPick[]) {
+    this.cum = cumulate(picks.map((s) => s.weight));
   }
-  pick(r: Rng): CompanyStub | null {
-    if (!this.stubs.length) return null;
-    return this.stubs[bisect(this.cum, r.next() * this.cum[this.cum.length - 1]!)]!;
+  pick(r: Rng): CompanyPick | null {
+    if (!this.picks.length) return null;
+    return this.picks[bisect(this.cum, r.next() * this.cum[this.cum.length - 1]!)]!;
   }
 }
 
@@ -481,13 +481,13 @@ export interface GenerateOptions {
 export function* generateDataset(opts: GenerateOptions): Generator<
   { kind: 'company'; record: DsCompanyRecord } | { kind: 'person'; record: DsPersonRecord; posts: DsPostRecord[] }
 > {
-  const stubs: CompanyStub[] = [];
+  const picks: CompanyPick[] = [];
   for (let i = 0; i < opts.companies; i++) {
     const record = generateCompany(opts.seed, i);
-    stubs.push(companyStub(record));
+    picks.push(companyPick(record));
     yield { kind: 'company', record };
   }
-  const picker = new CompanyPicker(stubs);
+  const picker = new CompanyPicker(picks);
   for (let i = 0; i < opts.people; i++) {
     const record = generatePerson(opts.seed, i, picker);
     yield { kind: 'person', record, posts: generatePosts(opts.seed, i, record, opts.people) };

@@ -58,6 +58,7 @@ export interface TestAppOptions {
 
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
+
 function dbUrl(base: string, name: string): string {
   const u = new URL(base);
   u.pathname = `/${name}`;

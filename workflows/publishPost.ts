@@ -7,89 +7,61 @@
  * of a post with reposting enabled starts the repost chain.
  */
 import { ParentClosePolicy, sleep, startChild } from '@temporalio/workflow';
-import {
-  ScheduleBox,
-  db,
-  initialState,
-  providerActivities,
-  publishError,
-  resultOf,
-  type PublishResult,
-  type PublishWorkflowInput,
-} from './scheduling.js';
+import { claimWhenDue, db, initialState, providerActivities, publishError, resultOf, type PublishResult, type PublishWorkflowInput } from './scheduling.js';
 import { repostChainWorkflow } from './repostChain.js';
 
 export async function publishPostWorkflow(input: PublishWorkflowInput): Promise<PublishResult> {
   const state = initialState();
-  const box = new ScheduleBox(state);
-  for (;;) {
-    const due = await box.waitUntilDue();
-    if (!due) {
-      state.phase = 'cancelled';
-      return resultOf(state);
-    }
-    const claim = await db.claimSchedule({ scheduleId: due.scheduleId, postId: input.postId, n: input.n });
-    if (claim.status === 'not_due') {
-      box.setTime(due.scheduleId, claim.scheduledTime);
-      continue;
-    }
-    if (claim.status !== 'claimed') {
-      // Replaced by a newer row whose signal may already be here: go on with that one.
-      if (box.replaced(due)) continue;
-      state.phase = claim.status === 'superseded' ? 'superseded' : claim.status === 'done' ? state.phase : 'cancelled';
-      return resultOf(state);
-    }
-
-    const { plan } = claim;
-    state.phase = 'publishing';
-    const provider = providerActivities(input.taskQueue, plan.provider);
-    let main;
-    try {
-      main = await provider.publishStep({ workspaceId: input.workspaceId, postId: input.postId, step: { kind: 'main', scheduleId: due.scheduleId }, notBefore: due.scheduledTime });
-    } catch (err) {
-      state.phase = 'failed';
-      state.error = publishError(err, plan.provider);
-      await db.finishSchedule({ scheduleId: due.scheduleId, postId: input.postId, n: input.n, outcome: { status: 'failed', error: state.error } });
-      return resultOf(state);
-    }
-    state.externalId = main.externalId;
-
-    const threadCount = plan.externalPost ? 0 : plan.threadCount;
-    let parent = main.externalId;
-    for (let i = 0; i < threadCount; i++) {
-      if (plan.threadDelaySecs > 0) await sleep(plan.threadDelaySecs * 1000);
-      try {
-        const item = await provider.publishStep({
-          workspaceId: input.workspaceId,
-          postId: input.postId,
-          step: { kind: 'thread', scheduleId: due.scheduleId, index: i, parentExternalId: parent },
-        });
-        state.threadExternalIds.push(item.externalId);
-        // microblog threads are a reply chain; pronet thread items are all comments on the post.
-        if (plan.provider === 'microblog') parent = item.externalId;
-      } catch (err) {
-        const e = publishError(err, plan.provider);
-        state.error = { ...e, message: `thread item ${i}: ${e.message}` };
-        break;
-      }
-    }
-
-    await db.finishSchedule({
-      scheduleId: due.scheduleId,
-      postId: input.postId,
-      n: input.n,
-      outcome: { status: 'published', externalId: main.externalId, externalUrl: main.externalUrl, threadExternalIds: state.threadExternalIds, error: state.error },
-    });
-    state.phase = 'published';
-
-    if (plan.repostChain) {
-      await startChild(repostChainWorkflow, {
-        workflowId: `repost-${input.postId}`,
-        args: [{ workspaceId: input.workspaceId, postId: input.postId, taskQueue: input.taskQueue }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        searchAttributes: { WorkspaceId: [input.workspaceId], PostId: [input.postId], JobType: ['repost-chain'] },
-      });
-    }
+  const claimed = await claimWhenDue(input, state);
+  if (!claimed) return resultOf(state);
+  const { due, plan } = claimed;
+  const provider = providerActivities(input.taskQueue, plan.provider);
+  let main;
+  try {
+    main = await provider.publishStep({ workspaceId: input.workspaceId, postId: input.postId, step: { kind: 'main', scheduleId: due.scheduleId }, notBefore: due.scheduledTime });
+  } catch (err) {
+    state.phase = 'failed';
+    state.error = publishError(err, plan.provider);
+    await db.finishSchedule({ scheduleId: due.scheduleId, postId: input.postId, n: input.n, outcome: { status: 'failed', error: state.error } });
     return resultOf(state);
   }
+  state.externalId = main.externalId;
+
+  const threadCount = plan.externalPost ? 0 : plan.threadCount;
+  let parent = main.externalId;
+  for (let i = 0; i < threadCount; i++) {
+    if (plan.threadDelaySecs > 0) await sleep(plan.threadDelaySecs * 1000);
+    try {
+      const item = await provider.publishStep({
+        workspaceId: input.workspaceId,
+        postId: input.postId,
+        step: { kind: 'thread', scheduleId: due.scheduleId, index: i, parentExternalId: parent },
+      });
+      state.threadExternalIds.push(item.externalId);
+      // microblog threads are a reply chain; pronet thread items are all comments on the post.
+      if (plan.provider === 'microblog') parent = item.externalId;
+    } catch (err) {
+      const e = publishError(err, plan.provider);
+      state.error = { ...e, message: `thread item ${i}: ${e.message}` };
+      break;
+    }
+  }
+
+  await db.finishSchedule({
+    scheduleId: due.scheduleId,
+    postId: input.postId,
+    n: input.n,
+    outcome: { status: 'published', externalId: main.externalId, externalUrl: main.externalUrl, threadExternalIds: state.threadExternalIds, error: state.error },
+  });
+  state.phase = 'published';
+
+  if (plan.repostChain) {
+    await startChild(repostChainWorkflow, {
+      workflowId: `repost-${input.postId}`,
+      args: [{ workspaceId: input.workspaceId, postId: input.postId, taskQueue: input.taskQueue }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      searchAttributes: { WorkspaceId: [input.workspaceId], PostId: [input.postId], JobType: ['repost-chain'] },
+    });
+  }
+  return resultOf(state);
 }

@@ -152,3 +152,35 @@ export function initialState(): PublishState {
 }
 
 export const resultOf = (s: PublishState): PublishResult => ({ phase: s.phase, externalId: s.externalId, threadExternalIds: s.threadExternalIds, error: s.error });
+
+type Claimed = Extract<Awaited<ReturnType<typeof db.claimSchedule>>, { status: 'claimed' }>;
+
+/**
+ * The start every scheduled publish shares: wait until the row is due, then claim it in the
+ * database (exactly once). Returns the due schedule and its publish plan with the state set to
+ * `publishing`, or null when the workflow is done (unscheduled, superseded, already handled).
+ */
+export async function claimWhenDue(input: PublishWorkflowInput, state: PublishState): Promise<{ due: ScheduleSignal; plan: Claimed['plan'] } | null> {
+  const box = new ScheduleBox(state);
+  for (;;) {
+    const due = await box.waitUntilDue();
+    if (!due) {
+      state.phase = 'cancelled';
+      return null;
+    }
+    const claim = await db.claimSchedule({ scheduleId: due.scheduleId, postId: input.postId, n: input.n });
+    if (claim.status === 'not_due') {
+      box.setTime(due.scheduleId, claim.scheduledTime);
+      continue;
+    }
+    if (claim.status !== 'claimed') {
+      // Replaced by a newer row whose signal may already be here: go on with that one.
+      if (box.replaced(due)) continue;
+      state.phase = claim.status === 'superseded' ? 'superseded' : claim.status === 'done' ? state.phase : 'cancelled';
+      return null;
+    }
+    state.phase = 'publishing';
+    return { due, plan: claim.plan };
+  }
+}
+
