@@ -1,7 +1,15 @@
 /** What every benchmark shares: a fresh migrated database of its own, percentiles, output. */
 import pg from 'pg';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../domain/config.js';
 import { openOrm, migrate } from '../db/orm.js';
+
+// Benchmarks print their figures; the SDK's INFO lines (worker state changes) would bury them.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  /* already installed */
+}
 
 export const say = (m: string) => console.log(`[bench] ${m}`);
 
