@@ -130,7 +130,10 @@ async function startPostgres(): Promise<StackStatus> {
     bin.postgres,
     ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', 'synchronous_commit=off',
       // Bulk loads (dataset import, bulk upsert) write a lot of WAL: fewer checkpoints, compressed pages.
-      '-c', 'max_wal_size=4GB', '-c', 'wal_compression=on', '-c', 'checkpoint_timeout=15min'],
+      '-c', 'max_wal_size=4GB', '-c', 'wal_compression=on', '-c', 'checkpoint_timeout=15min',
+      // Index builds after a bulk load (dataset import) sort in memory instead of on disk, and
+      // with no replica to feed, index builds and loads into new tables skip the WAL.
+      '-c', 'maintenance_work_mem=1GB', '-c', 'wal_level=minimal', '-c', 'max_wal_senders=0'],
     {},
     ids,
   );
