@@ -20,7 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { v7 as uuidv7 } from 'uuid';
-import type { Pool, PoolClient } from './pool.js';
+import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
 
 export type IngestMode = 'automated' | 'explicit';
@@ -41,21 +41,12 @@ export interface IngestResult {
   skipped: number;
 }
 
-interface Group {
+/** Rows of one batch that are the same person, merged; the fields are those of a ContactInput. */
+interface Group extends Omit<ContactInput, 'rowKey' | 'emails'> {
   first: number;
   members: number[];
   rowKeys: Set<string>;
-  origin: string | null;
-  firstName?: string;
-  lastName?: string;
-  fullName?: string;
-  title?: string;
-  pronet?: string;
-  pronetKey?: string;
   emails: string[];
-  workEmail?: string;
-  customFields?: Record<string, unknown>;
-  company?: CompanyInput;
   contactId?: string;
   isNew?: boolean;
   skip?: boolean;
@@ -149,19 +140,8 @@ function copyArray(xs: string[]): string {
 }
 
 /** Ingests a batch on its own transaction. */
-export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const out = await ingestContactsWith(client, inputs, opts);
-    await client.query('commit');
-    return out;
-  } catch (e) {
-    await client.query('rollback').catch(() => {});
-    throw e;
-  } finally {
-    client.release();
-  }
+export function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
+  return withTransaction(pool, (client) => ingestContactsWith(client, inputs, opts));
 }
 
 /** Ingests a batch inside the caller's open transaction on `client`. */

@@ -6,6 +6,7 @@
  * the client's timeout).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { readBody } from './http.js';
 import type { AddressInfo } from 'node:net';
 import type { HttpEnrichRequest } from '../../activities/providers/enrichment-http.js';
 import type { AnySliceData, EnrichmentSlice } from '../../domain/enrichment.js';
@@ -32,15 +33,6 @@ export interface FakeEnrichmentProvider {
   /** Responses for the next requests of a slice, in order, before normal answers resume. */
   script(slice: EnrichmentSlice, ...responses: ScriptedResponse[]): void;
   close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 const personKey = (raw: string) => (raw.includes('@') ? raw.toLowerCase() : (normalizeProfileUrl(raw) ?? raw));

@@ -6,6 +6,7 @@
  * client's timeout).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { readBody } from './http.js';
 import type { AddressInfo } from 'node:net';
 import type { ListeningPerson } from '../../activities/providers/listening.js';
 import type { AudienceRequest } from '../../activities/providers/listening-http.js';
@@ -33,15 +34,6 @@ export interface FakeListeningProvider {
   script(...responses: ScriptedResponse[]): void;
   reset(): void;
   close(): Promise<void>;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 export async function startFakeListeningProvider(opts: { apiKey?: string } = {}): Promise<FakeListeningProvider> {
