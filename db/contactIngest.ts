@@ -13,8 +13,15 @@
  *
  * Set-based: identities are looked up with three indexed queries per batch, resolved in memory,
  * the resolved rows are COPYed into a temp table, and a handful of INSERT … SELECT / UPDATE …
- * FROM statements apply them. Ingests of one workspace are serialised by an advisory lock, so the
- * lookups cannot race another ingest into duplicates.
+ * FROM statements apply them.
+ *
+ * Concurrency: companies are upserted first, in a short transaction of their own serialised per
+ * workspace. The contacts are then written optimistically, without the workspace's ingest lock,
+ * so two chunks of one import use both cores; just before commit, under the lock, the identity
+ * keys of the batch are looked up again, and if another ingest committed a contact (or a key on
+ * one) the batch did not see, the transaction is rolled back and the batch redone with the lock
+ * held from the first lookup (as are unique-key and deadlock conflicts). The outcome is always
+ * that of some serial order of the ingests.
  */
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -58,9 +65,10 @@ const SCALARS = ['firstName', 'lastName', 'fullName', 'title', 'pronet', 'pronet
 
 function absorb(g: Group, x: Partial<Group> & { emails?: string[] }): void {
   for (const k of SCALARS) if (x[k] !== undefined) g[k] = x[k];
-  if (x.emails?.length) g.emails = [...new Set([...g.emails, ...x.emails])];
-  if (x.customFields) g.customFields = { ...g.customFields, ...x.customFields };
-  if (x.company) g.company = { ...g.company, ...x.company };
+  // Copies only when merging: the first row of a group lends its values (they are never mutated).
+  if (x.emails?.length) g.emails = g.emails.length ? [...new Set([...g.emails, ...x.emails])] : x.emails;
+  if (x.customFields) g.customFields = g.customFields ? { ...g.customFields, ...x.customFields } : x.customFields;
+  if (x.company) g.company = g.company ? { ...g.company, ...x.company } : x.company;
   if (x.origin) g.origin = x.origin;
 }
 
@@ -130,6 +138,28 @@ async function ensureStage(client: PoolClient): Promise<void> {
   prepared.add(client);
 }
 
+/**
+ * Runs the email probes with sequential scans off: the contacts table grows faster than its
+ * statistics during an import, and without the nudge the planner may compare every email with
+ * every contact instead of probing the GIN index once per email (`emails && $batch` degrades too).
+ */
+async function withoutSeqScan<T>(client: PoolClient, fn: () => Promise<T>): Promise<T> {
+  await client.query('set local enable_seqscan = off');
+  try {
+    return await fn();
+  } finally {
+    await client.query('set local enable_seqscan = on');
+  }
+}
+
+/** A group's row keys: [new to the source, already linked]. */
+function splitRowKeys(rowKeys: Set<string>, known: Set<string>): [string[], string[]] {
+  if (!known.size) return [[...rowKeys], []];
+  const fresh: string[] = [], linked: string[] = [];
+  for (const k of rowKeys) (known.has(k) ? linked : fresh).push(k);
+  return [fresh, linked];
+}
+
 /** COPY text format: `\N` for null, backslash escapes. */
 function copyText(v: string | null | undefined): string {
   if (v === null || v === undefined) return '\\N';
@@ -139,20 +169,46 @@ function copyArray(xs: string[]): string {
   return copyText(`{${xs.map((x) => `"${x.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`);
 }
 
-/** Ingests a batch on its own transaction. */
-export function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
-  return withTransaction(pool, (client) => ingestContactsWith(client, inputs, opts));
+/** Raised by the optimistic pass when another ingest committed an identity the batch did not see. */
+class IngestConflict extends Error {}
+
+/** Unique violation, deadlock: a concurrent ingest wrote the same identity. */
+const isConflict = (e: unknown) => e instanceof IngestConflict || ['23505', '40P01'].includes((e as { code?: string }).code ?? '');
+
+const ingestLock = (client: PoolClient, workspaceId: string) =>
+  client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
+
+/**
+ * Ingests a batch: companies first, then the contacts optimistically, and on a conflict with a
+ * concurrent ingest once more under the workspace's ingest lock (see the header).
+ */
+export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
+  if (inputs.length === 0) return { rows: [], created: 0, updated: 0, skipped: 0 };
+  const groups = groupRows(inputs);
+  await withTransaction(pool, (client) => upsertCompanies(client, opts.workspaceId, groups));
+  // A batch redone starts again from its rows (the first pass changes its groups).
+  const companyIds = groups.map((g) => g.companyId);
+  const grouped = () => groupRows(inputs).map((g, i) => Object.assign(g, { companyId: companyIds[i] }));
+  try {
+    return await withTransaction(pool, (client) => applyContacts(client, inputs.length, groups, opts, 'optimistic'));
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+  }
+  // Under the lock only a deadlock with an optimistic ingest can still interrupt a batch.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await withTransaction(pool, (client) => applyContacts(client, inputs.length, grouped(), opts, 'locked'));
+    } catch (e) {
+      if (attempt >= 3 || !isConflict(e)) throw e;
+    }
+  }
 }
 
-/** Ingests a batch inside the caller's open transaction on `client`. */
-export async function ingestContactsWith(client: PoolClient, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
+async function applyContacts(client: PoolClient, size: number, groups: Group[], opts: IngestOptions, concurrency: 'optimistic' | 'locked'): Promise<IngestResult> {
   const { workspaceId, sourceId } = opts;
-  const result: IngestResult = { rows: new Array(inputs.length), created: 0, updated: 0, skipped: 0 };
-  if (inputs.length === 0) return result;
-  await client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
+  const result: IngestResult = { rows: new Array(size), created: 0, updated: 0, skipped: 0 };
+  if (concurrency === 'locked') await ingestLock(client, workspaceId);
   await ensureStage(client);
-
-  let groups = groupRows(inputs);
 
   // --- identity lookups -------------------------------------------------------------------
   const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
@@ -162,18 +218,15 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
   const byPronetRes = pronetKeys.length
     ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, pronetKeys])
     : null;
-  // The contacts table grows faster than its statistics during an import; without a nudge the
-  // planner may compare every email with every contact instead of probing the GIN index.
-  if (emails.length) await client.query('set local enable_seqscan = off');
   const byEmailRes = emails.length
-    ? await client.query<Hit & { email: string }>(
-        // One GIN probe per email (a single `emails && $batch` degrades to a sequential scan).
-        `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
-         join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
-        [workspaceId, emails],
+    ? await withoutSeqScan(client, () =>
+        client.query<Hit & { email: string }>(
+          `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
+           join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
+          [workspaceId, emails],
+        ),
       )
     : null;
-  if (emails.length) await client.query('set local enable_seqscan = on');
   const byRowKeyRes = await client.query<Hit & { row_key: string }>(
     `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs left join contacts c on c.id = cs.contact_id
      where cs.source_id = $1 and cs.row_key = any($2::text[])`,
@@ -188,7 +241,6 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
   const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
 
   const byContact = new Map<string, Group>();
-  const status = new Map<string, string>();
   for (const g of groups) {
     let hit: Hit | undefined = g.pronetKey ? hitByPronet.get(g.pronetKey) : undefined;
     if (!hit) for (const e of g.emails) { hit = hitsByEmail.get(e)?.find((h) => fits(h, g)); if (hit) break; }
@@ -199,11 +251,11 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
       byContact.set(g.contactId, g);
       continue;
     }
-    status.set(hit.id, hit.status);
     const other = byContact.get(hit.id);
     if (other) {
       // Two groups of the batch reach the same stored contact: one update.
       absorb(other, g);
+      if (g.companyId) other.companyId = g.companyId;
       other.members.push(...g.members);
       for (const k of g.rowKeys) other.rowKeys.add(k);
       g.mergedInto = other;
@@ -218,9 +270,6 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
   // A pronet key may move to a contact matched by email only when no other contact holds it.
   for (const g of groups) if (g.pronetKey && !g.isNew && hitByPronet.get(g.pronetKey) && hitByPronet.get(g.pronetKey)!.id !== g.contactId) g.pronetKey = undefined;
   const live = groups.filter((g) => !g.skip);
-
-  // --- companies --------------------------------------------------------------------------
-  await upsertCompanies(client, workspaceId, live);
 
   // --- apply ------------------------------------------------------------------------------
   const now = new Date();
@@ -242,8 +291,7 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
           copyText(g.customFields ? JSON.stringify(g.customFields) : null),
           copyText(g.companyId),
           copyText(g.origin),
-          copyArray([...g.rowKeys].filter((k) => !knownRowKeys.has(k))),
-          copyArray([...g.rowKeys].filter((k) => knownRowKeys.has(k))),
+          ...splitRowKeys(g.rowKeys, knownRowKeys).map(copyArray),
         ].join('\t'),
       );
     }
@@ -282,7 +330,42 @@ export async function ingestContactsWith(client: PoolClient, inputs: ContactInpu
          where cs.source_id = $1 and cs.row_key = s.rk`,
         [sourceId, now],
       );
-    await client.query(`truncate contact_ingest_stage`);
+  }
+
+  if (concurrency === 'optimistic') {
+    // Under the lock, each identity key must resolve to the contact its own group wrote, or to a
+    // contact it resolved to at lookup time (`earlier`); anything else was committed by a
+    // concurrent ingest.
+    // (Lookup hits on contacts this batch writes are left out of the parameters: at worst that
+    // reports a conflict that was none, and the batch is redone under the lock.)
+    await ingestLock(client, workspaceId);
+    const written = new Set(live.map((g) => g.contactId));
+    const earlier: [string, string][] = [];
+    for (const r of byPronetRes?.rows ?? []) if (!written.has(r.id)) earlier.push([`p:${r.pronet_key}`, r.id]);
+    for (const r of byEmailRes?.rows ?? []) if (!written.has(r.id)) earlier.push([`e:${r.email}`, r.id]);
+    for (const r of byRowKeyRes.rows) if (r.id && !written.has(r.id)) earlier.push([`r:${r.row_key}`, r.id]);
+    const unexpected = await withoutSeqScan(client, () =>
+      client.query(
+        `with now_seen(k, id) as (
+           select 'p:' || pronet_key, id from contacts where workspace_id = $1 and pronet_key = any($2::text[])
+           union all
+           select 'e:' || e.email, c.id from unnest($3::text[]) e(email) join contacts c on c.workspace_id = $1 and c.emails @> array[e.email]
+           union all
+           select 'r:' || row_key, contact_id from contact_sources where source_id = $4 and row_key = any($5::text[])
+         ), expected(k, id) as (
+           select 'p:' || pronet_key, contact_id from contact_ingest_stage where pronet_key is not null
+           union all
+           select 'e:' || e, contact_id from contact_ingest_stage, unnest(emails) e
+           union all
+           select 'r:' || r, contact_id from contact_ingest_stage, unnest(new_row_keys || known_row_keys) r
+           union all
+           select * from unnest($6::text[], $7::uuid[])
+         )
+         select k, id from now_seen except select k, id from expected limit 1`,
+        [workspaceId, pronetKeys, emails, sourceId, rowKeys, earlier.map(([k]) => k), earlier.map(([, id]) => id)],
+      ),
+    );
+    if (unexpected.rowCount) throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
   }
 
   // --- outcome per input ------------------------------------------------------------------
@@ -300,38 +383,50 @@ interface CompanyRow {
   id: string;
   company_key: string;
   lname: string | null;
+  /** Stored values of an existing company, to skip writes that change nothing. */
+  stored?: Record<(typeof COMPANY_COLUMNS)[number], string | null>;
 }
 
-/** Resolves each group's company (by domain key, else name) and upserts the companies. */
+const COMPANY_COLUMNS = ['company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet'] as const;
+
+/**
+ * Resolves each group's company (by domain key, else name) and upserts the companies. Upserts of
+ * one workspace are serialised (a lookup must see the companies a concurrent upsert creates).
+ */
 async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
-  const withCompany = groups.filter((g) => companyKey(g.company));
+  const withCompany: { g: Group; key: string }[] = [];
+  for (const g of groups) {
+    const key = companyKey(g.company);
+    if (key) withCompany.push({ g, key });
+  }
   if (!withCompany.length) return;
+  await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
   const keys = new Set<string>();
   const names = new Set<string>();
-  for (const g of withCompany) {
-    keys.add(companyKey(g.company)!);
+  for (const { g, key } of withCompany) {
+    keys.add(key);
     const n = g.company!.companyName?.trim().toLowerCase();
     if (n) {
       names.add(n);
       keys.add(`n:${n}`);
     }
   }
-  const found = await client.query<CompanyRow>(
-    `select id, company_key, lower(company_name) as lname from companies
+  const found = await client.query<Omit<CompanyRow, 'stored'> & NonNullable<CompanyRow['stored']>>(
+    `select id, lower(company_name) as lname, ${COMPANY_COLUMNS.join(', ')} from companies
      where workspace_id = $1 and (company_key = any($2::text[]) or lower(company_name) = any($3::text[]))
      order by created_at, id`,
     [workspaceId, [...keys], [...names]],
   );
   const byKey = new Map<string, CompanyRow>();
   const byName = new Map<string, CompanyRow>();
-  for (const r of found.rows) {
+  for (const f of found.rows) {
+    const r: CompanyRow = { id: f.id, company_key: f.company_key, lname: f.lname, stored: f };
     byKey.set(r.company_key, r);
     if (r.lname && !byName.has(r.lname)) byName.set(r.lname, r);
   }
   // Final state per company id: merged fields and key.
-  const upserts = new Map<string, { key: string; c: CompanyInput; domain: string | null }>();
-  for (const g of withCompany) {
-    const key = companyKey(g.company)!;
+  const upserts = new Map<string, { key: string; c: CompanyInput; domain: string | null; stored?: CompanyRow['stored'] }>();
+  for (const { g, key } of withCompany) {
     const lname = g.company!.companyName?.trim().toLowerCase();
     let row = byKey.get(key);
     if (!row && key.startsWith('d:') && lname) {
@@ -353,13 +448,20 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     const prev = upserts.get(row.id);
     upserts.set(row.id, {
       key: row.company_key,
-      c: { ...prev?.c, ...g.company },
+      c: prev ? { ...prev.c, ...g.company } : g.company!,
       domain: row.company_key.startsWith('d:') ? row.company_key.slice(2) : null,
+      stored: row.stored,
     });
   }
   const ids: string[] = [], ks: string[] = [], nm: (string | null)[] = [], ws: (string | null)[] = [], dm: (string | null)[] = [],
     ind: (string | null)[] = [], hc: (string | null)[] = [], pr: (string | null)[] = [];
   for (const [id, u] of upserts) {
+    if (u.stored) {
+      const st = u.stored;
+      const next = [u.key, u.c.companyName ?? st.company_name, u.c.companyWebsite ?? st.company_website, u.domain ?? st.company_domain,
+        u.c.companyIndustry ?? st.company_industry, u.c.companyHeadcount ?? st.company_headcount, u.c.companyPronet ?? st.company_pronet];
+      if (COMPANY_COLUMNS.every((col, i) => st[col] === next[i])) continue;
+    }
     ids.push(id);
     ks.push(u.key);
     nm.push(u.c.companyName ?? null);
@@ -369,6 +471,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     hc.push(u.c.companyHeadcount ?? null);
     pr.push(u.c.companyPronet ?? null);
   }
+  if (!ids.length) return;
   const now = new Date();
   await client.query(
     `insert into companies (id, workspace_id, company_key, company_name, company_website, company_domain, company_industry, company_headcount, company_pronet, created_at, updated_at)

@@ -45,6 +45,8 @@ export interface ContactInput {
 /** Which row key feeds which catalog field. */
 export interface MappingPlan {
   entries: { sourceKey: string; field: ContactField }[];
+  /** The source keys of `entries`. */
+  mappedKeys: Set<string>;
   /** Keys that are neither mapped nor catalog paths: `reject` (400) or `ignore`. */
   unknownKeys: 'reject' | 'ignore';
 }
@@ -61,7 +63,7 @@ export function planFor(catalog: ContactCatalog, fieldMapping: FieldMappingEntry
     const field = catalog.get(m.targetFieldName);
     if (field?.write) entries.push({ sourceKey: m.sourceFieldName, field });
   }
-  return { entries, unknownKeys: fieldMapping && fieldMapping.length ? 'ignore' : 'reject' };
+  return { entries, mappedKeys: new Set(entries.map((e) => e.sourceKey)), unknownKeys: fieldMapping && fieldMapping.length ? 'ignore' : 'reject' };
 }
 
 /** Checks a field mapping against the catalog; returns the failures (JSON pointers under `base`). */
@@ -87,13 +89,13 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return { input: null, errors: [{ path: ptr, message: 'must be an object' }] };
   const r = row as Record<string, unknown>;
   const input: Omit<ContactInput, 'rowKey'> = { origin: null };
-  const mappedKeys = new Set(plan.entries.map((e) => e.sourceKey));
-  const assignments: { field: ContactField; value: unknown; ptr: string }[] = [];
-  for (const e of plan.entries) if (e.sourceKey in r) assignments.push({ field: e.field, value: r[e.sourceKey], ptr: `${ptr}/${escapePointer(e.sourceKey)}` });
-  for (const [k, v] of Object.entries(r)) {
-    if (k === ORIGIN_KEY || k === ROW_KEY || mappedKeys.has(k)) continue;
+  // Pointers are built only for errors: this runs once per imported row.
+  const assignments: { field: ContactField; value: unknown; key: string }[] = [];
+  for (const e of plan.entries) if (e.sourceKey in r) assignments.push({ field: e.field, value: r[e.sourceKey], key: e.sourceKey });
+  for (const k in r) {
+    if (k === ORIGIN_KEY || k === ROW_KEY || plan.mappedKeys.has(k)) continue;
     const field = catalog.get(k);
-    if (field?.write) assignments.push({ field, value: v, ptr: `${ptr}/${escapePointer(k)}` });
+    if (field?.write) assignments.push({ field, value: r[k], key: k });
     else if (field) errors.push({ path: `${ptr}/${escapePointer(k)}`, message: `${k} is read-only` });
     else if (plan.unknownKeys === 'reject')
       errors.push({ path: `${ptr}/${escapePointer(k)}`, message: `unknown field ${k}; keys are paths from GET /schema/contact` });
@@ -101,7 +103,7 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
   for (const a of assignments) {
     if (isEmpty(a.value)) continue;
     const err = assign(input, a.field.write!, a.value);
-    if (err) errors.push({ path: a.ptr, message: err });
+    if (err) errors.push({ path: `${ptr}/${escapePointer(a.key)}`, message: err });
   }
   const origin = r[ORIGIN_KEY];
   if (!isEmpty(origin)) {
@@ -184,12 +186,12 @@ function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unk
     if (s === null) return 'must be a string';
     if (s.length > 2000) return 'must not be longer than 2000 characters';
     if (target.key === 'companyWebsite' && !normalizeDomain(s)) return 'must be a website URL or domain';
-    input.company = { ...input.company, [target.key]: s };
+    (input.company ??= {})[target.key] = s;
     return null;
   }
   const checked = customValue(target, v);
   if (typeof checked === 'object' && checked !== null && 'error' in checked) return String((checked as { error: unknown }).error);
-  input.customFields = { ...input.customFields, [target.id]: checked };
+  (input.customFields ??= {})[target.id] = checked;
   return null;
 }
 

@@ -1,7 +1,8 @@
 /**
- * Creates the Temporal workers of one process: the main task queue (jobs, DB and credit
- * activities, webhooks) plus one queue per social network, whose activity concurrency bounds
- * how hard each network is called. The API and tests start workflows on these queues.
+ * Creates the Temporal workers of one process: the main task queue (workflows; jobs, DB and
+ * credit activities, webhooks) plus one activity-only queue per social network, whose activity
+ * concurrency bounds how hard each network is called. Workflows run on the main queue only, so
+ * the process holds one workflow thread (and its copy of the bundle), not one per queue.
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +44,7 @@ export async function createWorkers(
         namespace: deps.config.temporal.namespace,
         taskQueue: taskQueueName(deps.config, suffix),
         activities,
-        ...workflowSource,
+        ...(suffix === '' ? workflowSource : {}),
         shutdownGraceTime: '5 seconds',
         ...extra,
       }),
