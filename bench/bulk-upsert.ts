@@ -11,7 +11,8 @@
  *   npx tsx bench/bulk-upsert.ts [--rows 100000] [--orm-rows 5000]
  *
  * Uses a database of its own (`bench_contacts`, dropped at the end) and its own task queue. API
- * and worker run with `--max-old-space-size=256 --max-semi-space-size=4` (BENCH_NODE_FLAGS).
+ * and worker run with the flags `npm start` gives them (PROCESS_NODE_FLAGS; BENCH_NODE_FLAGS
+ * overrides).
  * Targets: end to end ≥ 20,000 rows/s; peak RSS of API and worker < 500 MB.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -25,7 +26,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { ROOT_DIR, loadConfig } from '../domain/config.js';
+import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
@@ -65,9 +66,7 @@ const env = {
   BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
   LOG_LEVEL: 'warn',
 };
-// Bounded V8 heaps: without them V8 lets a process grow lazily far past its live data (the idle
-// worker alone reaches ~370 MB). The same flags belong on production API/worker processes.
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '--max-old-space-size=256 --max-semi-space-size=4').split(' ').filter(Boolean);
+const NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
 function start(script: string): Promise<ChildProcess> {
   const child = fork(join(ROOT_DIR, script), [], { env, execArgv: [...NODE_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {

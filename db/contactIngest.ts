@@ -26,7 +26,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7Source } from '../domain/ids.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
 
@@ -118,10 +118,12 @@ const UPDATE_EXPRESSIONS: Record<string, string> = {
   deleted_at: 'null::timestamptz',
 };
 
-const prepared = new WeakSet<object>();
-
+/**
+ * The session's stage table. Created on every batch ("if not exists" costs a catalog look-up):
+ * remembering it per pooled connection would be wrong after a rolled-back batch, whose rollback
+ * also drops a table it created.
+ */
 async function ensureStage(client: PoolClient): Promise<void> {
-  if (prepared.has(client)) return;
   await client.query(`create temp table if not exists contact_ingest_stage (
     contact_id uuid not null,
     is_new boolean not null,
@@ -135,7 +137,6 @@ async function ensureStage(client: PoolClient): Promise<void> {
     new_row_keys text[] not null,
     known_row_keys text[] not null
   ) on commit delete rows`);
-  prepared.add(client);
 }
 
 /**
@@ -161,12 +162,15 @@ function splitRowKeys(rowKeys: Set<string>, known: Set<string>): [string[], stri
 }
 
 /** COPY text format: `\N` for null, backslash escapes. */
+const COPY_SPECIAL = /[\\\t\n\r]/;
 function copyText(v: string | null | undefined): string {
   if (v === null || v === undefined) return '\\N';
+  if (!COPY_SPECIAL.test(v)) return v;
   return v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
 }
+const ARRAY_SPECIAL = /[\\"]/;
 function copyArray(xs: string[]): string {
-  return copyText(`{${xs.map((x) => `"${x.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`);
+  return copyText(`{${xs.map((x) => `"${ARRAY_SPECIAL.test(x) ? x.replace(/\\/g, '\\\\').replace(/"/g, '\\"') : x}"`).join(',')}}`);
 }
 
 /** Raised by the optimistic pass when another ingest committed an identity the batch did not see. */
@@ -240,13 +244,14 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const hitByRowKey = new Map(byRowKeyRes.rows.filter((r) => r.id).map((r) => [r.row_key, r]));
   const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
 
+  const newId = uuidv7Source(groups.length);
   const byContact = new Map<string, Group>();
   for (const g of groups) {
     let hit: Hit | undefined = g.pronetKey ? hitByPronet.get(g.pronetKey) : undefined;
     if (!hit) for (const e of g.emails) { hit = hitsByEmail.get(e)?.find((h) => fits(h, g)); if (hit) break; }
     if (!hit) for (const k of g.rowKeys) { const h = hitByRowKey.get(k); if (fits(h, g)) { hit = h; break; } }
     if (!hit) {
-      g.contactId = uuidv7();
+      g.contactId = newId();
       g.isNew = true;
       byContact.set(g.contactId, g);
       continue;
@@ -417,6 +422,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
      order by created_at, id`,
     [workspaceId, [...keys], [...names]],
   );
+  const newId = uuidv7Source(withCompany.length);
   const byKey = new Map<string, CompanyRow>();
   const byName = new Map<string, CompanyRow>();
   for (const f of found.rows) {
@@ -436,7 +442,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     }
     if (!row && key.startsWith('n:')) row = byName.get(key.slice(2));
     if (!row) {
-      row = { id: uuidv7(), company_key: key, lname: lname ?? null };
+      row = { id: newId(), company_key: key, lname: lname ?? null };
     }
     if (row.company_key.startsWith('n:') && key.startsWith('d:')) {
       byKey.delete(row.company_key);

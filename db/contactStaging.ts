@@ -1,7 +1,7 @@
 /**
- * Claim check of bulk upserts: the API COPYs the request's rows into `contact_ingest_staging`
- * under a batch id and passes only that id to the workflow, whose activities read the rows back
- * in chunks and drop them when the job ends.
+ * Claim check of bulk upserts: the API COPYs the request's rows (as JSON text) into
+ * `contact_ingest_staging` under a batch id and passes only that id to the workflow, whose
+ * activities read the rows back in chunks and drop them when the job ends.
  */
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -30,11 +30,11 @@ export async function stageRows(pool: Pool, batchId: string, rows: unknown[]): P
 
 /** Rows with `from <= seq < to`, in order. */
 export async function readStaged(pool: Pool, batchId: string, from: number, to: number): Promise<{ seq: number; data: unknown }[]> {
-  const r = await pool.query<{ seq: number; data: unknown }>(
+  const r = await pool.query<{ seq: number; data: string }>(
     `select seq, data from contact_ingest_staging where batch_id = $1 and seq >= $2 and seq < $3 order by seq`,
     [batchId, from, to],
   );
-  return r.rows;
+  return r.rows.map(({ seq, data }) => ({ seq, data: JSON.parse(data) as unknown }));
 }
 
 export async function dropStaged(pool: Pool, batchId: string): Promise<void> {

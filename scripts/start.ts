@@ -6,7 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT_DIR, loadConfig } from '../domain/config.js';
+import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
 import { startStack } from './stack.js';
 import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
 import { Connection } from '@temporalio/client';
@@ -39,10 +39,9 @@ if (!demo) {
 }
 await pool.end();
 
-const NODE_FLAGS = ['--max-old-space-size=256', '--max-semi-space-size=4', '--import', 'tsx'];
+const NODE_FLAGS = [...PROCESS_NODE_FLAGS, '--import', 'tsx'];
 const children: ChildProcess[] = [];
 function spawnChild(entry: string): Promise<void> {
-  // A capped heap keeps each process well under 500 MB RSS during large imports (bench/bulk-upsert.ts).
   const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: NODE_FLAGS });
   children.push(child);
   child.once('exit', (code, signal) => {
