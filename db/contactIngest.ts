@@ -338,36 +338,32 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   }
 
   if (concurrency === 'optimistic') {
-    // Under the lock, each identity key must resolve to the contact its own group wrote, or to a
-    // contact it resolved to at lookup time (`earlier`); anything else was committed by a
-    // concurrent ingest.
-    // (Lookup hits on contacts this batch writes are left out of the parameters: at worst that
-    // reports a conflict that was none, and the batch is redone under the lock.)
+    // Under the lock, each email and each already-linked row key of the batch must resolve to
+    // the contact its own group wrote, or to a contact it resolved to at lookup time (`earlier`);
+    // anything else was committed meanwhile by another ingest. Profile keys and new row keys
+    // need no second look: their unique indexes already made a concurrent writer of the same
+    // key collide with this batch. (Lookup hits on contacts this batch writes are left out of
+    // `earlier`: at worst that reports a conflict that was none, and the batch is redone.)
     await ingestLock(client, workspaceId);
     const written = new Set(live.map((g) => g.contactId));
     const earlier: [string, string][] = [];
-    for (const r of byPronetRes?.rows ?? []) if (!written.has(r.id)) earlier.push([`p:${r.pronet_key}`, r.id]);
     for (const r of byEmailRes?.rows ?? []) if (!written.has(r.id)) earlier.push([`e:${r.email}`, r.id]);
     for (const r of byRowKeyRes.rows) if (r.id && !written.has(r.id)) earlier.push([`r:${r.row_key}`, r.id]);
     const unexpected = await withoutSeqScan(client, () =>
       client.query(
         `with now_seen(k, id) as (
-           select 'p:' || pronet_key, id from contacts where workspace_id = $1 and pronet_key = any($2::text[])
+           select 'e:' || e.email, c.id from unnest($2::text[]) e(email) join contacts c on c.workspace_id = $1 and c.emails @> array[e.email]
            union all
-           select 'e:' || e.email, c.id from unnest($3::text[]) e(email) join contacts c on c.workspace_id = $1 and c.emails @> array[e.email]
-           union all
-           select 'r:' || row_key, contact_id from contact_sources where source_id = $4 and row_key = any($5::text[])
+           select 'r:' || row_key, contact_id from contact_sources where source_id = $3 and row_key = any($4::text[])
          ), expected(k, id) as (
-           select 'p:' || pronet_key, contact_id from contact_ingest_stage where pronet_key is not null
-           union all
            select 'e:' || e, contact_id from contact_ingest_stage, unnest(emails) e
            union all
-           select 'r:' || r, contact_id from contact_ingest_stage, unnest(new_row_keys || known_row_keys) r
+           select 'r:' || r, contact_id from contact_ingest_stage, unnest(known_row_keys) r
            union all
-           select * from unnest($6::text[], $7::uuid[])
+           select * from unnest($5::text[], $6::uuid[])
          )
          select k, id from now_seen except select k, id from expected limit 1`,
-        [workspaceId, pronetKeys, emails, sourceId, rowKeys, earlier.map(([k]) => k), earlier.map(([, id]) => id)],
+        [workspaceId, emails, sourceId, [...knownRowKeys], earlier.map(([k]) => k), earlier.map(([, id]) => id)],
       ),
     );
     if (unexpected.rowCount) throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
