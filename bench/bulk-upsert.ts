@@ -32,7 +32,7 @@ import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { dropDatabase, freshDatabase, say } from './lib.js';
+import { cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -119,6 +119,7 @@ const rows = Array.from({ length: ROWS }, (_, i) => ({
 const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench', sourceMeta: { config: { fieldMapping: MAPPING } } });
 if (src.status !== 200) throw new Error(JSON.stringify(src.body));
 say(`end to end: ${ROWS} rows in one bulk-upsert-contacts request`);
+const cpu0 = cpuByProcess({ api: apiProc.pid, worker: workerProc.pid, bench: process.pid });
 const t0 = performance.now();
 const accepted = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: rows });
 if (accepted.status !== 202) throw new Error(JSON.stringify(accepted.body));
@@ -135,6 +136,7 @@ const tQueryable = performance.now();
 if (job.jobStatus !== 'completed' || listed.body.meta.totalRecords !== ROWS)
   throw new Error(`job ${job.jobStatus} ${JSON.stringify(job.error)}; ${listed.body.meta?.totalRecords} contacts queryable`);
 const e2eMs = tQueryable - t0;
+const e2eCpu = cpuSpent(cpu0, cpuByProcess({ api: apiProc.pid, worker: workerProc.pid, bench: process.pid }));
 say(`  202 after ${Math.round(tAccepted - t0)} ms; job completed after ${Math.round(tDone - t0)} ms; all ${ROWS} queryable after ${Math.round(e2eMs)} ms`);
 say(`  result: ${JSON.stringify({ ...job.jobResponsePayload, errors: job.jobResponsePayload.errors.length })}`);
 
@@ -217,6 +219,7 @@ console.log(`re-send of the same rows (all updates)     ${Math.round(resendMs)} 
 console.log(`ORM one by one (${ORM_ROWS} rows)              ${Math.round(ormMs)} ms   ${ormRate} rows/s`);
 console.log(`plain COPY                                 ${Math.round(copyMs)} ms   ${copyRate} rows/s`);
 console.log(`ratios: end to end / ORM one by one = ${(e2eRate / ormRate).toFixed(1)}x; end to end / plain COPY = ${(e2eRate / copyRate).toFixed(2)}x`);
+console.log(`CPU ms during end to end (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(e2eCpu)}`);
 console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: ${NODE_FLAGS.join(' ')})`);
 
 // --- cleanup ------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 /** What every benchmark shares: a fresh migrated database of its own, percentiles, output. */
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../domain/config.js';
@@ -48,4 +49,37 @@ export async function dropDatabase(name: string): Promise<void> {
   } finally {
     await admin.end();
   }
+}
+
+/**
+ * CPU time (ms, user + system) used so far by the processes of this machine, grouped: the given
+ * named pids, `postgres` (all its processes), `temporal`, and `other`. Subtract two readings to
+ * see where a run's CPU went (a 2-core machine saturates long before the database is "slow").
+ */
+export function cpuByProcess(named: Record<string, number | undefined>): Record<string, number> {
+  const byPid = new Map(Object.entries(named).map(([name, pid]) => [String(pid), name]));
+  const out: Record<string, number> = {};
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS);
+    const group = byPid.get(pid) ?? (command === 'postgres' || command === 'temporal' ? command : 'other');
+    out[group] = (out[group] ?? 0) + ms;
+  }
+  return out;
+}
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** `after - before` per group, rounded, groups below 50 ms left out. */
+export function cpuSpent(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) >= 50) out[k] = Math.round(v - (before[k] ?? 0));
+  return out;
 }

@@ -11,9 +11,9 @@
  *   skipped) but is by an explicit single upsert (`mode: 'explicit'`).
  * - The company is upserted by normalised website domain, else by name, and linked as primary.
  *
- * Set-based: identities are looked up with three indexed queries per batch, resolved in memory,
- * the resolved rows are COPYed into a temp table, and a handful of INSERT … SELECT / UPDATE …
- * FROM statements apply them.
+ * Set-based: identities are looked up with three indexed queries per batch and resolved in
+ * memory; new contacts and new source links are COPYed straight into their tables, matched
+ * contacts into a temp table from which two UPDATE … FROM statements merge them.
  *
  * Concurrency: companies are upserted first, in a short transaction of their own serialised per
  * workspace. The contacts are then written optimistically, without the workspace's ingest lock,
@@ -52,7 +52,8 @@ export interface IngestResult {
 interface Group extends Omit<ContactInput, 'rowKey' | 'emails'> {
   first: number;
   members: number[];
-  rowKeys: Set<string>;
+  /** Distinct; a row key belongs to one group. */
+  rowKeys: string[];
   emails: string[];
   contactId?: string;
   isNew?: boolean;
@@ -85,14 +86,14 @@ function groupRows(inputs: ContactInput[]): Group[] {
     if (!g) for (const e of inp.emails ?? []) if (compatible(byEmail.get(e), pk)) { g = byEmail.get(e); break; }
     if (!g && compatible(byRowKey.get(inp.rowKey), pk)) g = byRowKey.get(inp.rowKey);
     if (!g) {
-      g = { first: i, members: [], rowKeys: new Set(), origin: null, emails: [] };
+      g = { first: i, members: [], rowKeys: [], origin: null, emails: [] };
       groups.push(g);
     }
     g.members.push(i);
     absorb(g, inp as Partial<Group>);
     const prev = byRowKey.get(inp.rowKey);
-    if (prev && prev !== g) prev.rowKeys.delete(inp.rowKey);
-    g.rowKeys.add(inp.rowKey);
+    if (prev && prev !== g) prev.rowKeys.splice(prev.rowKeys.indexOf(inp.rowKey), 1);
+    if (prev !== g) g.rowKeys.push(inp.rowKey);
     byRowKey.set(inp.rowKey, g);
     if (g.pronetKey) byPronet.set(g.pronetKey, g);
     for (const e of g.emails) if (!byEmail.has(e)) byEmail.set(e, g);
@@ -126,7 +127,6 @@ const UPDATE_EXPRESSIONS: Record<string, string> = {
 async function ensureStage(client: PoolClient): Promise<void> {
   await client.query(`create temp table if not exists contact_ingest_stage (
     contact_id uuid not null,
-    is_new boolean not null,
     first_name text, last_name text, full_name text, title text,
     pronet text, pronet_key text,
     emails text[] not null,
@@ -134,7 +134,6 @@ async function ensureStage(client: PoolClient): Promise<void> {
     custom_fields jsonb,
     company_id uuid,
     origin text,
-    new_row_keys text[] not null,
     known_row_keys text[] not null
   ) on commit delete rows`);
 }
@@ -154,8 +153,8 @@ async function withoutSeqScan<T>(client: PoolClient, fn: () => Promise<T>): Prom
 }
 
 /** A group's row keys: [new to the source, already linked]. */
-function splitRowKeys(rowKeys: Set<string>, known: Set<string>): [string[], string[]] {
-  if (!known.size) return [[...rowKeys], []];
+function splitRowKeys(rowKeys: string[], known: Set<string>): [string[], string[]] {
+  if (!known.size) return [rowKeys, []];
   const fresh: string[] = [], linked: string[] = [];
   for (const k of rowKeys) (known.has(k) ? linked : fresh).push(k);
   return [fresh, linked];
@@ -171,6 +170,12 @@ function copyText(v: string | null | undefined): string {
 const ARRAY_SPECIAL = /[\\"]/;
 function copyArray(xs: string[]): string {
   return copyText(`{${xs.map((x) => `"${ARRAY_SPECIAL.test(x) ? x.replace(/\\/g, '\\\\').replace(/"/g, '\\"') : x}"`).join(',')}}`);
+}
+
+/** COPYs `lines` (COPY text format, without their newlines) into `target` (`table (columns)`). */
+async function copyInto(client: PoolClient, target: string, lines: string[]): Promise<void> {
+  if (!lines.length) return;
+  await pipeline(Readable.from([lines.join('\n') + '\n']), client.query(copyFrom(`copy ${target} from stdin`)));
 }
 
 /** Raised by the optimistic pass when another ingest committed an identity the batch did not see. */
@@ -217,7 +222,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   // --- identity lookups -------------------------------------------------------------------
   const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
   const emails = [...new Set(groups.flatMap((g) => g.emails))];
-  const rowKeys = [...new Set(groups.flatMap((g) => [...g.rowKeys]))];
+  const rowKeys = groups.flatMap((g) => g.rowKeys);
   type Hit = { id: string; pronet_key: string | null; status: string };
   const byPronetRes = pronetKeys.length
     ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, pronetKeys])
@@ -240,7 +245,11 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const knownRowKeys = new Set(byRowKeyRes.rows.map((r) => r.row_key));
   const hitByPronet = new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []);
   const hitsByEmail = new Map<string, Hit[]>();
-  for (const r of byEmailRes?.rows ?? []) hitsByEmail.set(r.email, [...(hitsByEmail.get(r.email) ?? []), r]);
+  for (const r of byEmailRes?.rows ?? []) {
+    const hits = hitsByEmail.get(r.email);
+    if (hits) hits.push(r);
+    else hitsByEmail.set(r.email, [r]);
+  }
   const hitByRowKey = new Map(byRowKeyRes.rows.filter((r) => r.id).map((r) => [r.row_key, r]));
   const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
 
@@ -262,7 +271,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
       absorb(other, g);
       if (g.companyId) other.companyId = g.companyId;
       other.members.push(...g.members);
-      for (const k of g.rowKeys) other.rowKeys.add(k);
+      other.rowKeys.push(...g.rowKeys);
       g.mergedInto = other;
       continue;
     }
@@ -277,56 +286,34 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const live = groups.filter((g) => !g.skip);
 
   // --- apply ------------------------------------------------------------------------------
+  // New contacts and new source links are COPYed straight into their tables; matched contacts
+  // go through the stage table, from which one UPDATE merges them.
   const now = new Date();
-  if (live.length) {
-    const lines: string[] = [];
-    for (const g of live) {
-      lines.push(
-        [
-          g.contactId!,
-          g.isNew ? 't' : 'f',
-          copyText(g.firstName),
-          copyText(g.lastName),
-          copyText(g.fullName),
-          copyText(g.title),
-          copyText(g.pronet),
-          copyText(g.pronetKey),
-          copyArray(g.emails),
-          copyText(g.workEmail),
-          copyText(g.customFields ? JSON.stringify(g.customFields) : null),
-          copyText(g.companyId),
-          copyText(g.origin),
-          ...splitRowKeys(g.rowKeys, knownRowKeys).map(copyArray),
-        ].join('\t'),
-      );
-    }
-    const stream = client.query(
-      copyFrom(
-        `copy contact_ingest_stage (contact_id, is_new, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, new_row_keys, known_row_keys) from stdin`,
-      ),
-    );
-    await pipeline(Readable.from([lines.join('\n') + '\n']), stream);
-
-    await client.query(
-      `insert into contacts (id, workspace_id, status, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields,
-                             primary_company_id, company_ids, created_at, updated_at)
-       select contact_id, $1, 'active', first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, coalesce(custom_fields, '{}'),
-              company_id, case when company_id is null then '{}'::uuid[] else array[company_id] end, $2, $2
-       from contact_ingest_stage where is_new`,
-      [workspaceId, now],
-    );
+  const stamp = now.toISOString();
+  const created: string[] = [];
+  const linked: string[] = [];
+  const matched: string[] = [];
+  for (const g of live) {
+    const [fresh, known] = splitRowKeys(g.rowKeys, knownRowKeys);
+    const origin = copyText(g.origin);
+    for (const k of fresh) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}\t${stamp}\t${stamp}`);
+    const person = [g.firstName, g.lastName, g.fullName, g.title, g.pronet, g.pronetKey].map(copyText).join('\t') + `\t${copyArray(g.emails)}\t${copyText(g.workEmail)}`;
+    const customFields = g.customFields ? copyText(JSON.stringify(g.customFields)) : null;
+    const companyId = copyText(g.companyId);
+    if (g.isNew) created.push(`${g.contactId}\t${workspaceId}\t${person}\t${customFields ?? '{}'}\t${companyId}\t{${g.companyId ?? ''}}\t${stamp}\t${stamp}`);
+    else matched.push(`${g.contactId}\t${person}\t${customFields ?? '\\N'}\t${companyId}\t${origin}\t${copyArray(known)}`);
+  }
+  await copyInto(client, 'contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, primary_company_id, company_ids, created_at, updated_at)', created);
+  await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin, first_seen, last_seen)', linked);
+  if (matched.length) {
+    await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, known_row_keys)', matched);
     // Only contacts whose stored values change are written (a re-sent row costs no update).
     const sets = Object.entries(UPDATE_EXPRESSIONS);
     await client.query(
       `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = $1
-       from contact_ingest_stage s where c.id = s.contact_id and not s.is_new
+       from contact_ingest_stage s where c.id = s.contact_id
          and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
       [now],
-    );
-    await client.query(
-      `insert into contact_sources (source_id, row_key, contact_id, origin, first_seen, last_seen)
-       select $1, rk, s.contact_id, s.origin, $2, $2 from contact_ingest_stage s cross join unnest(s.new_row_keys) rk`,
-      [sourceId, now],
     );
     if (knownRowKeys.size)
       await client.query(
@@ -353,6 +340,8 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
       client.query(
         `with now_seen(k, id) as (
            select 'e:' || e.email, c.id from unnest($2::text[]) e(email) join contacts c on c.workspace_id = $1 and c.emails @> array[e.email]
+           -- the contacts this transaction created are its own (those it updated are in the stage)
+           where c.xmin <> pg_current_xact_id()::xid or c.id in (select contact_id from contact_ingest_stage)
            union all
            select 'r:' || row_key, contact_id from contact_sources where source_id = $3 and row_key = any($4::text[])
          ), expected(k, id) as (
@@ -450,7 +439,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     const prev = upserts.get(row.id);
     upserts.set(row.id, {
       key: row.company_key,
-      c: prev ? { ...prev.c, ...g.company } : g.company!,
+      c: prev && !sameFields(prev.c, g.company!) ? { ...prev.c, ...g.company } : (prev?.c ?? g.company!),
       domain: row.company_key.startsWith('d:') ? row.company_key.slice(2) : null,
       stored: row.stored,
     });
@@ -498,12 +487,18 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
   );
 }
 
+/** Whether `b` adds nothing to `a` (most rows of a batch repeat their company as it is). */
+function sameFields(a: CompanyInput, b: CompanyInput): boolean {
+  for (const k in b) if (b[k as keyof CompanyInput] !== a[k as keyof CompanyInput]) return false;
+  return true;
+}
+
 /**
  * Upserts one company (matched like the ingest path: by domain, else by name) and returns its
  * id, or null when the input names no company. Runs on the caller's transaction.
  */
 export async function resolveCompany(client: PoolClient, workspaceId: string, company: CompanyInput): Promise<string | null> {
-  const g: Group = { first: 0, members: [], rowKeys: new Set(), origin: null, emails: [], company };
+  const g: Group = { first: 0, members: [], rowKeys: [], origin: null, emails: [], company };
   if (!companyKey(company)) return null;
   await upsertCompanies(client, workspaceId, [g]);
   return g.companyId ?? null;
