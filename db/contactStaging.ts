@@ -1,12 +1,18 @@
 /**
- * Claim check of bulk upserts: the API COPYs the request's rows (as JSON text) into
- * `contact_ingest_staging` under a batch id and passes only that id to the workflow, whose
- * activities read the rows back in chunks and drop them when the job ends.
+ * Claim check of bulk upserts: the API COPYs the request's rows into `contact_ingest_staging`
+ * under a batch id and passes only that id to the workflow, whose activities read the rows back
+ * in chunks and drop them when the job ends.
+ *
+ * Rows are staged in blocks of STAGING_BLOCK, each one JSON array (its first row's index is
+ * `seq`): a 100,000-row request is 100 table rows to write and index, not 100,000, and a chunk
+ * is read back with a few `JSON.parse` calls instead of one per row.
  */
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Pool } from './pool.js';
+
+export const STAGING_BLOCK = 1000;
 
 const escape = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
 
@@ -14,27 +20,27 @@ export async function stageRows(pool: Pool, batchId: string, rows: unknown[]): P
   const client = await pool.connect();
   try {
     const stream = client.query(copyFrom(`copy contact_ingest_staging (batch_id, seq, data) from stdin`));
-    async function* lines() {
-      const CH = 2000;
-      for (let i = 0; i < rows.length; i += CH) {
-        let s = '';
-        for (let j = i; j < Math.min(i + CH, rows.length); j++) s += `${batchId}\t${j}\t${escape(JSON.stringify(rows[j]))}\n`;
-        yield s;
-      }
+    async function* blocks() {
+      for (let i = 0; i < rows.length; i += STAGING_BLOCK) yield `${batchId}\t${i}\t${escape(JSON.stringify(rows.slice(i, i + STAGING_BLOCK)))}\n`;
     }
-    await pipeline(Readable.from(lines()), stream);
+    await pipeline(Readable.from(blocks()), stream);
   } finally {
     client.release();
   }
 }
 
-/** Rows with `from <= seq < to`, in order. */
+/** Rows with `from <= seq < to`, in order, each with its index in the request. */
 export async function readStaged(pool: Pool, batchId: string, from: number, to: number): Promise<{ seq: number; data: unknown }[]> {
   const r = await pool.query<{ seq: number; data: string }>(
-    `select seq, data from contact_ingest_staging where batch_id = $1 and seq >= $2 and seq < $3 order by seq`,
-    [batchId, from, to],
+    `select seq, data from contact_ingest_staging where batch_id = $1 and seq > $2::int - $4::int and seq < $3 order by seq`,
+    [batchId, from, to, STAGING_BLOCK],
   );
-  return r.rows.map(({ seq, data }) => ({ seq, data: JSON.parse(data) as unknown }));
+  const out: { seq: number; data: unknown }[] = [];
+  for (const block of r.rows) {
+    const rows = JSON.parse(block.data) as unknown[];
+    for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++) out.push({ seq: block.seq + i, data: rows[i] });
+  }
+  return out;
 }
 
 export async function dropStaged(pool: Pool, batchId: string): Promise<void> {
