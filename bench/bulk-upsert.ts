@@ -82,11 +82,12 @@ const peakRss = (p: ChildProcess) => {
 
 const baseUrl = `http://127.0.0.1:${port}`;
 const ws = await createWorkspace(pool, { name: 'bench-contacts' });
+/** `body` is sent as is when it is already a string (the import's JSON, serialised before the clock starts). */
 async function http(method: string, path: string, body?: unknown) {
   const res = await fetch(baseUrl + path, {
     method,
     headers: { 'x-api-key': ws.apiKey, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
 }
@@ -119,16 +120,20 @@ const rows = Array.from({ length: ROWS }, (_, i) => ({
 const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench', sourceMeta: { config: { fieldMapping: MAPPING } } });
 if (src.status !== 200) throw new Error(JSON.stringify(src.body));
 say(`end to end: ${ROWS} rows in one bulk-upsert-contacts request`);
+// The client's own JSON.stringify of 25 MB is not the service's time; the job is polled often
+// enough that its completion is seen within POLL_MS.
+const importBody = JSON.stringify({ contactsData: rows });
+const POLL_MS = 100;
 const cpu0 = cpuByProcess({ api: apiProc.pid, worker: workerProc.pid, bench: process.pid });
 const t0 = performance.now();
-const accepted = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: rows });
+const accepted = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, importBody);
 if (accepted.status !== 202) throw new Error(JSON.stringify(accepted.body));
 const tAccepted = performance.now();
 let job: any;
 for (;;) {
   job = (await http('GET', `/jobs/${accepted.body.jobId}`)).body.data;
   if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
-  await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, POLL_MS));
 }
 const tDone = performance.now();
 const listed = await http('POST', '/contacts/filter-contacts', { fields: ['contact.workEmail', 'company.companyName'], limit: 1 });
@@ -142,11 +147,11 @@ say(`  result: ${JSON.stringify({ ...job.jobResponsePayload, errors: job.jobResp
 
 // Re-sending the same rows: identity resolution finds every contact, nothing changes.
 const t2 = performance.now();
-const again = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: rows });
+const again = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, importBody);
 for (;;) {
   job = (await http('GET', `/jobs/${again.body.jobId}`)).body.data;
   if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
-  await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, POLL_MS));
 }
 const resendMs = performance.now() - t2;
 const count = await pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [ws.workspaceId]);
