@@ -17,11 +17,12 @@
  *
  * Concurrency: companies are upserted first, in a short transaction of their own serialised per
  * workspace. The contacts are then written optimistically, without the workspace's ingest lock,
- * so two chunks of one import use both cores; just before commit, under the lock, the identity
- * keys of the batch are looked up again, and if another ingest committed a contact (or a key on
- * one) the batch did not see, the transaction is rolled back and the batch redone with the lock
- * held from the first lookup (as are unique-key and deadlock conflicts). The outcome is always
- * that of some serial order of the ingests.
+ * so two chunks of one import use both cores; just before commit, under the lock, the batch's
+ * emails and already-linked row keys are looked up again (profile keys and new row keys are
+ * guarded by unique indexes), and if another ingest committed a contact (or a key on one) the
+ * batch did not see, the transaction is rolled back and the batch redone with the lock held from
+ * the first lookup (as after a unique-key or deadlock conflict). The outcome is always that of
+ * some serial order of the ingests. Companies of rows then skipped (deleted contacts) exist too.
  */
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -287,7 +288,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
 
   // --- apply ------------------------------------------------------------------------------
   // New contacts and new source links are COPYed straight into their tables; matched contacts
-  // go through the stage table, from which one UPDATE merges them.
+  // go through the stage table, from which UPDATEs merge them and re-point their links.
   const now = new Date();
   const stamp = now.toISOString();
   const created: string[] = [];
