@@ -2,7 +2,9 @@
  * Creates the Temporal workers of one process: the main task queue (workflows; jobs, DB and
  * credit activities, webhooks) plus one activity-only queue per social network, whose activity
  * concurrency bounds how hard each network is called. Workflows run on the main queue only, so
- * the process holds one workflow thread (and its copy of the bundle), not one per queue.
+ * the process holds one workflow thread (and its copy of the bundle), not one per queue; the SDK
+ * says so once per network queue at start ("No workflows registered, not polling for workflow
+ * tasks"), which is expected.
  */
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
