@@ -448,6 +448,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
   const ids: string[] = [], ks: string[] = [], nm: (string | null)[] = [], ws: (string | null)[] = [], dm: (string | null)[] = [],
     ind: (string | null)[] = [], hc: (string | null)[] = [], pr: (string | null)[] = [];
   for (const [id, u] of upserts) {
+    // A company whose stored values would not change is not written (read under the lock: current).
     if (u.stored) {
       const st = u.stored;
       const next = [u.key, u.c.companyName ?? st.company_name, u.c.companyWebsite ?? st.company_website, u.domain ?? st.company_domain,
@@ -477,13 +478,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
        company_industry = coalesce(excluded.company_industry, companies.company_industry),
        company_headcount = coalesce(excluded.company_headcount, companies.company_headcount),
        company_pronet = coalesce(excluded.company_pronet, companies.company_pronet),
-       updated_at = excluded.updated_at
-     where (companies.company_key, companies.company_name, companies.company_website, companies.company_domain,
-            companies.company_industry, companies.company_headcount, companies.company_pronet)
-       is distinct from (excluded.company_key, coalesce(excluded.company_name, companies.company_name),
-            coalesce(excluded.company_website, companies.company_website), coalesce(excluded.company_domain, companies.company_domain),
-            coalesce(excluded.company_industry, companies.company_industry), coalesce(excluded.company_headcount, companies.company_headcount),
-            coalesce(excluded.company_pronet, companies.company_pronet))`,
+       updated_at = excluded.updated_at`,
     [workspaceId, ids, ks, nm, ws, dm, ind, hc, pr, now],
   );
 }

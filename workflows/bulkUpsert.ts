@@ -6,10 +6,10 @@
  * deliver the webhook. Very long batches continue as new every CHUNKS_PER_RUN chunks with their
  * running totals.
  */
-import { CancellationScope, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { IngestChunkResult, RowError } from '../activities/db-contacts.js';
-import { jobStatusQuery, runJob, type JobInput, type JobTracker, type JobView } from './job.js';
+import { runJob, trackJob, type JobInput, type JobTracker } from './job.js';
 
 export interface BulkUpsertInput {
   sourceId: string;
@@ -118,18 +118,7 @@ export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInp
   }
   // An intermediate run answers the job's status query as running, then continues as new; a
   // failure is reported through runJob like any job failure.
-  const status: JobView = { jobStatus: 'running', progress: { completed: start, total: input.totalRows, percent: 0 }, jobResponsePayload: null, error: null };
-  setHandler(jobStatusQuery, () => status);
-  const tracker: JobTracker = {
-    setProgress(completed, total) {
-      if (total !== undefined) status.progress.total = total;
-      status.progress.completed = completed;
-      status.progress.percent = status.progress.total ? Math.floor((100 * completed) / status.progress.total) : 0;
-    },
-    setPartial(payload) {
-      status.jobResponsePayload = payload;
-    },
-  };
+  const tracker = trackJob({ jobStatus: 'running', progress: { completed: start, total: input.totalRows, percent: 0 }, jobResponsePayload: null, error: null });
   let offset: number;
   try {
     offset = await processRange(input, start, end, totals, tracker);

@@ -80,10 +80,13 @@ function describe(err: unknown): JobError {
   return { code: 'job_failed', message: err instanceof Error ? err.message : String(err) };
 }
 
-export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Promise<T>): Promise<T> {
-  const view: JobView = { jobStatus: 'running', progress: { completed: 0, total: 0, percent: 0 }, jobResponsePayload: null, error: null };
+/**
+ * Answers the `status` query from `view` and returns the tracker that updates it: `runJob` uses
+ * it, and so does an intermediate run of a job that continues as new (it reports `running`).
+ */
+export function trackJob(view: JobView): JobTracker {
   setHandler(jobStatusQuery, () => view);
-  const tracker: JobTracker = {
+  return {
     setProgress(completed, total) {
       if (total !== undefined) view.progress.total = total;
       view.progress.completed = completed;
@@ -93,6 +96,11 @@ export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Prom
       view.jobResponsePayload = payload;
     },
   };
+}
+
+export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Promise<T>): Promise<T> {
+  const view: JobView = { jobStatus: 'running', progress: { completed: 0, total: 0, percent: 0 }, jobResponsePayload: null, error: null };
+  const tracker = trackJob(view);
   try {
     const result = await body(tracker);
     view.jobStatus = 'completed';

@@ -78,17 +78,8 @@ export const FilterContactsBody = Type.Object(
 );
 export type FilterContactsBody = Static<typeof FilterContactsBody>;
 
-export const BySegmentBody = Type.Object(
-  {
-    fields: Fields,
-    conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
-    limit: Type.Optional(Limit),
-    paginationToken: Type.Optional(PaginationToken),
-    sort: Type.Optional(Sort),
-  },
-  { additionalProperties: false },
-);
+/** The filter body with `fields` required. */
+export const BySegmentBody = Type.Object({ ...FilterContactsBody.properties, fields: Fields }, { additionalProperties: false });
 
 export const UniqueValuesBody = Type.Object(
   {
