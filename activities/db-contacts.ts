@@ -53,8 +53,9 @@ export function createContactActivities(deps: ActivityDeps) {
       const inputs: ContactInput[] = [];
       const errors: RowError[] = [];
       let failed = 0;
-      for (const { seq, data } of staged) {
-        const m = mapRow(data, catalog, plan, `/contactsData/${seq}`);
+      for (let i = 0; i < staged.length; i++) {
+        const seq = input.from + i;
+        const m = mapRow(staged[i], catalog, plan, `/contactsData/${seq}`);
         if (m.input) inputs.push(m.input);
         else {
           failed++;

@@ -168,10 +168,17 @@ function copyText(v: string | null | undefined): string {
   if (!COPY_SPECIAL.test(v)) return v;
   return v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
 }
+/**
+ * A text[] literal (`{"a","b"}`), for COPY and for array parameters: node-postgres would build
+ * one by escaping each element apart, which on a 10,000-key look-up is most of its garbage.
+ */
 const ARRAY_SPECIAL = /[\\"]/;
-function copyArray(xs: string[]): string {
-  return copyText(`{${xs.map((x) => `"${ARRAY_SPECIAL.test(x) ? x.replace(/\\/g, '\\\\').replace(/"/g, '\\"') : x}"`).join(',')}}`);
+function textArray(xs: string[]): string {
+  if (!xs.length) return '{}';
+  if (!xs.some((x) => ARRAY_SPECIAL.test(x))) return `{"${xs.join('","')}"}`;
+  return `{${xs.map((x) => `"${x.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }
+const copyArray = (xs: string[]) => copyText(textArray(xs));
 
 /** COPYs `lines` (COPY text format, without their newlines) into `target` (`table (columns)`). */
 async function copyInto(client: PoolClient, target: string, lines: string[]): Promise<void> {
@@ -226,21 +233,21 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const rowKeys = groups.flatMap((g) => g.rowKeys);
   type Hit = { id: string; pronet_key: string | null; status: string };
   const byPronetRes = pronetKeys.length
-    ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, pronetKeys])
+    ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, textArray(pronetKeys)])
     : null;
   const byEmailRes = emails.length
     ? await withoutSeqScan(client, () =>
         client.query<Hit & { email: string }>(
           `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
            join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
-          [workspaceId, emails],
+          [workspaceId, textArray(emails)],
         ),
       )
     : null;
   const byRowKeyRes = await client.query<Hit & { row_key: string }>(
     `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs left join contacts c on c.id = cs.contact_id
      where cs.source_id = $1 and cs.row_key = any($2::text[])`,
-    [sourceId, rowKeys],
+    [sourceId, textArray(rowKeys)],
   );
   // Row keys this source already has: their links are updated, the others plainly inserted.
   const knownRowKeys = new Set(byRowKeyRes.rows.map((r) => r.row_key));
@@ -298,7 +305,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
     const [fresh, known] = splitRowKeys(g.rowKeys, knownRowKeys);
     const origin = copyText(g.origin);
     for (const k of fresh) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}\t${stamp}\t${stamp}`);
-    const person = [g.firstName, g.lastName, g.fullName, g.title, g.pronet, g.pronetKey].map(copyText).join('\t') + `\t${copyArray(g.emails)}\t${copyText(g.workEmail)}`;
+    const person = `${copyText(g.firstName)}\t${copyText(g.lastName)}\t${copyText(g.fullName)}\t${copyText(g.title)}\t${copyText(g.pronet)}\t${copyText(g.pronetKey)}\t${copyArray(g.emails)}\t${copyText(g.workEmail)}`;
     const customFields = g.customFields ? copyText(JSON.stringify(g.customFields)) : null;
     const companyId = copyText(g.companyId);
     if (g.isNew) created.push(`${g.contactId}\t${workspaceId}\t${person}\t${customFields ?? '{}'}\t${companyId}\t{${g.companyId ?? ''}}\t${stamp}\t${stamp}`);
@@ -353,7 +360,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
            select * from unnest($5::text[], $6::uuid[])
          )
          select k, id from now_seen except select k, id from expected limit 1`,
-        [workspaceId, emails, sourceId, [...knownRowKeys], earlier.map(([k]) => k), earlier.map(([, id]) => id)],
+        [workspaceId, textArray(emails), sourceId, textArray([...knownRowKeys]), textArray(earlier.map(([k]) => k)), earlier.map(([, id]) => id)],
       ),
     );
     if (unexpected.rowCount) throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
@@ -385,28 +392,28 @@ const COMPANY_COLUMNS = ['company_key', 'company_name', 'company_website', 'comp
  * one workspace are serialised (a lookup must see the companies a concurrent upsert creates).
  */
 async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
-  const withCompany: { g: Group; key: string }[] = [];
+  const withCompany: { g: Group; id: CompanyIdentity }[] = [];
+  const identities = new CompanyIdentities();
   for (const g of groups) {
-    const key = companyKey(g.company);
-    if (key) withCompany.push({ g, key });
+    const id = g.company && identities.of(g.company);
+    if (id) withCompany.push({ g, id });
   }
   if (!withCompany.length) return;
   await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
   const keys = new Set<string>();
   const names = new Set<string>();
-  for (const { g, key } of withCompany) {
-    keys.add(key);
-    const n = g.company!.companyName?.trim().toLowerCase();
-    if (n) {
-      names.add(n);
-      keys.add(`n:${n}`);
+  for (const { id } of withCompany) {
+    keys.add(id.key);
+    if (id.lname) {
+      names.add(id.lname);
+      keys.add(id.nameKey!);
     }
   }
   const found = await client.query<Omit<CompanyRow, 'stored'> & NonNullable<CompanyRow['stored']>>(
     `select id, lower(company_name) as lname, ${COMPANY_COLUMNS.join(', ')} from companies
      where workspace_id = $1 and (company_key = any($2::text[]) or lower(company_name) = any($3::text[]))
      order by created_at, id`,
-    [workspaceId, [...keys], [...names]],
+    [workspaceId, textArray([...keys]), textArray([...names])],
   );
   const newId = uuidv7Source(withCompany.length);
   const byKey = new Map<string, CompanyRow>();
@@ -416,20 +423,14 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     byKey.set(r.company_key, r);
     if (r.lname && !byName.has(r.lname)) byName.set(r.lname, r);
   }
-  // Final state per company id: merged fields and key.
-  const upserts = new Map<string, { key: string; c: CompanyInput; domain: string | null; stored?: CompanyRow['stored'] }>();
-  for (const { g, key } of withCompany) {
-    const lname = g.company!.companyName?.trim().toLowerCase();
+  // Final state per company id: its row (whose key a later domain may still upgrade) and merged fields.
+  const upserts = new Map<string, { row: CompanyRow; c: CompanyInput }>();
+  for (const { g, id: { key, lname, nameKey } } of withCompany) {
     let row = byKey.get(key);
-    if (!row && key.startsWith('d:') && lname) {
-      // A company first seen by name only takes the domain when it arrives.
-      const named = byKey.get(`n:${lname}`);
-      if (named) row = named;
-    }
+    // A company first seen by name only takes the domain when it arrives.
+    if (!row && key.startsWith('d:') && nameKey) row = byKey.get(nameKey);
     if (!row && key.startsWith('n:')) row = byName.get(key.slice(2));
-    if (!row) {
-      row = { id: newId(), company_key: key, lname: lname ?? null };
-    }
+    if (!row) row = { id: newId(), company_key: key, lname: lname ?? null };
     if (row.company_key.startsWith('n:') && key.startsWith('d:')) {
       byKey.delete(row.company_key);
       row.company_key = key;
@@ -438,31 +439,29 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     if (lname && !byName.has(lname)) byName.set(lname, row);
     g.companyId = row.id;
     const prev = upserts.get(row.id);
-    upserts.set(row.id, {
-      key: row.company_key,
-      c: prev && !sameFields(prev.c, g.company!) ? { ...prev.c, ...g.company } : (prev?.c ?? g.company!),
-      domain: row.company_key.startsWith('d:') ? row.company_key.slice(2) : null,
-      stored: row.stored,
-    });
+    if (!prev) upserts.set(row.id, { row, c: g.company! });
+    else if (!sameFields(prev.c, g.company!)) prev.c = { ...prev.c, ...g.company };
   }
   const ids: string[] = [], ks: string[] = [], nm: (string | null)[] = [], ws: (string | null)[] = [], dm: (string | null)[] = [],
     ind: (string | null)[] = [], hc: (string | null)[] = [], pr: (string | null)[] = [];
-  for (const [id, u] of upserts) {
+  for (const [id, { row, c }] of upserts) {
+    const key = row.company_key;
+    const domain = key.startsWith('d:') ? key.slice(2) : null;
     // A company whose stored values would not change is not written (read under the lock: current).
-    if (u.stored) {
-      const st = u.stored;
-      const next = [u.key, u.c.companyName ?? st.company_name, u.c.companyWebsite ?? st.company_website, u.domain ?? st.company_domain,
-        u.c.companyIndustry ?? st.company_industry, u.c.companyHeadcount ?? st.company_headcount, u.c.companyPronet ?? st.company_pronet];
+    if (row.stored) {
+      const st = row.stored;
+      const next = [key, c.companyName ?? st.company_name, c.companyWebsite ?? st.company_website, domain ?? st.company_domain,
+        c.companyIndustry ?? st.company_industry, c.companyHeadcount ?? st.company_headcount, c.companyPronet ?? st.company_pronet];
       if (COMPANY_COLUMNS.every((col, i) => st[col] === next[i])) continue;
     }
     ids.push(id);
-    ks.push(u.key);
-    nm.push(u.c.companyName ?? null);
-    ws.push(u.c.companyWebsite ?? null);
-    dm.push(u.domain);
-    ind.push(u.c.companyIndustry ?? null);
-    hc.push(u.c.companyHeadcount ?? null);
-    pr.push(u.c.companyPronet ?? null);
+    ks.push(key);
+    nm.push(c.companyName ?? null);
+    ws.push(c.companyWebsite ?? null);
+    dm.push(domain);
+    ind.push(c.companyIndustry ?? null);
+    hc.push(c.companyHeadcount ?? null);
+    pr.push(c.companyPronet ?? null);
   }
   if (!ids.length) return;
   const now = new Date();
@@ -483,10 +482,38 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
   );
 }
 
+const COMPANY_FIELDS = ['companyName', 'companyWebsite', 'companyIndustry', 'companyHeadcount', 'companyPronet'] as const;
+
 /** Whether `b` adds nothing to `a` (most rows of a batch repeat their company as it is). */
 function sameFields(a: CompanyInput, b: CompanyInput): boolean {
-  for (const k in b) if (b[k as keyof CompanyInput] !== a[k as keyof CompanyInput]) return false;
+  for (const k of COMPANY_FIELDS) if (b[k] !== undefined && b[k] !== a[k]) return false;
   return true;
+}
+
+interface CompanyIdentity {
+  /** companyKey(): `d:<domain>` or `n:<lower name>`. */
+  key: string;
+  /** Lower-cased trimmed name and its `n:` key, when the company has a name. */
+  lname?: string;
+  nameKey?: string;
+}
+
+/** The identity of each company input, worked out once per (website, name): most rows of a batch repeat a company. */
+class CompanyIdentities {
+  private readonly byWebsite = new Map<string, Map<string, CompanyIdentity | null>>();
+
+  of(c: CompanyInput): CompanyIdentity | null {
+    let byName = this.byWebsite.get(c.companyWebsite ?? '');
+    if (!byName) this.byWebsite.set(c.companyWebsite ?? '', (byName = new Map()));
+    let id = byName.get(c.companyName ?? '');
+    if (id === undefined) {
+      const key = companyKey(c);
+      const lname = c.companyName?.trim().toLowerCase() || undefined;
+      id = key ? { key, lname, nameKey: lname && `n:${lname}` } : null;
+      byName.set(c.companyName ?? '', id);
+    }
+    return id;
+  }
 }
 
 /**

@@ -29,16 +29,16 @@ export async function stageRows(pool: Pool, batchId: string, rows: unknown[]): P
   }
 }
 
-/** Rows with `from <= seq < to`, in order, each with its index in the request. */
-export async function readStaged(pool: Pool, batchId: string, from: number, to: number): Promise<{ seq: number; data: unknown }[]> {
+/** Rows with `from <= seq < to`, in order: element i is request row `from + i`. */
+export async function readStaged(pool: Pool, batchId: string, from: number, to: number): Promise<unknown[]> {
   const r = await pool.query<{ seq: number; data: string }>(
     `select seq, data from contact_ingest_staging where batch_id = $1 and seq > $2::int - $4::int and seq < $3 order by seq`,
     [batchId, from, to, STAGING_BLOCK],
   );
-  const out: { seq: number; data: unknown }[] = [];
+  const out: unknown[] = [];
   for (const block of r.rows) {
     const rows = JSON.parse(block.data) as unknown[];
-    for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++) out.push({ seq: block.seq + i, data: rows[i] });
+    for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++) out.push(rows[i]);
   }
   return out;
 }

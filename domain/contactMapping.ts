@@ -85,26 +85,31 @@ export interface MappedRow {
 const isEmpty = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
 
 export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan, ptr: string): MappedRow {
-  const errors: ErrorDetail[] = [];
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return { input: null, errors: [{ path: ptr, message: 'must be an object' }] };
   const r = row as Record<string, unknown>;
-  const input: Omit<ContactInput, 'rowKey'> = { origin: null };
-  // Pointers are built only for errors: this runs once per imported row.
-  const assignments: { field: ContactField; value: unknown; key: string }[] = [];
-  for (const e of plan.entries) if (e.sourceKey in r) assignments.push({ field: e.field, value: r[e.sourceKey], key: e.sourceKey });
+  // This runs once per imported row: no per-field objects, pointers built only for errors.
+  const input: ContactInput = { rowKey: '', origin: null };
+  const keyErrors: ErrorDetail[] = [];
+  let valueErrors: ErrorDetail[] | undefined;
+  let hasValue = false;
+  const apply = (field: ContactField, key: string) => {
+    const value = r[key];
+    if (isEmpty(value)) return;
+    hasValue = true;
+    const err = assign(input, field.write!, value);
+    if (err) (valueErrors ??= []).push({ path: `${ptr}/${escapePointer(key)}`, message: err });
+  };
+  for (const e of plan.entries) if (e.sourceKey in r) apply(e.field, e.sourceKey);
   for (const k in r) {
     if (k === ORIGIN_KEY || k === ROW_KEY || plan.mappedKeys.has(k)) continue;
     const field = catalog.get(k);
-    if (field?.write) assignments.push({ field, value: r[k], key: k });
-    else if (field) errors.push({ path: `${ptr}/${escapePointer(k)}`, message: `${k} is read-only` });
+    if (field?.write) apply(field, k);
+    else if (field) keyErrors.push({ path: `${ptr}/${escapePointer(k)}`, message: `${k} is read-only` });
     else if (plan.unknownKeys === 'reject')
-      errors.push({ path: `${ptr}/${escapePointer(k)}`, message: `unknown field ${k}; keys are paths from GET /schema/contact` });
+      keyErrors.push({ path: `${ptr}/${escapePointer(k)}`, message: `unknown field ${k}; keys are paths from GET /schema/contact` });
   }
-  for (const a of assignments) {
-    if (isEmpty(a.value)) continue;
-    const err = assign(input, a.field.write!, a.value);
-    if (err) errors.push({ path: `${ptr}/${escapePointer(a.key)}`, message: err });
-  }
+  // Key errors first, then value errors in field order.
+  const errors = valueErrors ? keyErrors.concat(valueErrors) : keyErrors;
   const origin = r[ORIGIN_KEY];
   if (!isEmpty(origin)) {
     if (typeof origin !== 'string') errors.push({ path: `${ptr}/${ORIGIN_KEY}`, message: 'must be a string' });
@@ -113,22 +118,21 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
   const explicitKey = r[ROW_KEY];
   if (!isEmpty(explicitKey) && typeof explicitKey !== 'string' && typeof explicitKey !== 'number')
     errors.push({ path: `${ptr}/${ROW_KEY}`, message: 'must be a string' });
-  if (!errors.length && !assignments.some((a) => !isEmpty(a.value)))
-    errors.push({ path: ptr || '/', message: 'has no value for any contact field' });
+  if (!errors.length && !hasValue) errors.push({ path: ptr || '/', message: 'has no value for any contact field' });
   if (errors.length) return { input: null, errors };
 
-  if (input.workEmail) input.emails = dedupe([input.workEmail, ...(input.emails ?? [])]);
+  if (input.workEmail) input.emails = input.emails ? dedupe([input.workEmail, ...input.emails]) : [input.workEmail];
   else if (input.emails?.length) input.workEmail = input.emails[0];
-  if (input.pronet) input.pronetKey = normalizeProfileUrl(input.pronet) ?? undefined;
-  if (!input.fullName && (input.firstName || input.lastName)) input.fullName = [input.firstName, input.lastName].filter(Boolean).join(' ');
-  const rowKey = !isEmpty(explicitKey)
+  if (!input.fullName && (input.firstName || input.lastName))
+    input.fullName = input.firstName && input.lastName ? `${input.firstName} ${input.lastName}` : (input.firstName || input.lastName);
+  input.rowKey = !isEmpty(explicitKey)
     ? `k:${String(explicitKey)}`
     : input.pronetKey
       ? `p:${input.pronetKey}`
       : input.emails?.length
         ? `e:${input.emails[0]}`
-        : `h:${createHash('sha1').update(canonicalJson({ ...input, origin: undefined })).digest('base64url')}`;
-  return { input: { rowKey, ...input }, errors };
+        : `h:${createHash('sha1').update(canonicalJson({ ...input, rowKey: undefined, origin: undefined })).digest('base64url')}`;
+  return { input, errors };
 }
 
 function dedupe(xs: string[]): string[] {
@@ -177,7 +181,11 @@ function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unk
       input.workEmail = e;
       return null;
     }
-    if (target.key === 'pronet' && !normalizeProfileUrl(s)) return 'must be a profile URL';
+    if (target.key === 'pronet') {
+      const key = normalizeProfileUrl(s);
+      if (!key) return 'must be a profile URL';
+      input.pronetKey = key;
+    }
     input[target.key] = s;
     return null;
   }
