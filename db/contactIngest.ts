@@ -180,10 +180,36 @@ function textArray(xs: string[]): string {
 }
 const copyArray = (xs: string[]) => copyText(textArray(xs));
 
-/** COPYs `lines` (COPY text format, without their newlines) into `target` (`table (columns)`). */
-async function copyInto(client: PoolClient, target: string, lines: string[]): Promise<void> {
-  if (!lines.length) return;
-  await pipeline(Readable.from([lines.join('\n') + '\n']), client.query(copyFrom(`copy ${target} from stdin`)));
+/**
+ * COPY text data, built line by line into one buffer: each line dies young instead of living on
+ * (through every young-generation collection) until a final join.
+ */
+class CopyData {
+  private buf = Buffer.allocUnsafe(1 << 20);
+  private length = 0;
+  lines = 0;
+
+  push(line: string): void {
+    const need = this.length + line.length * 3 + 1;
+    if (need > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+      this.buf.copy(grown, 0, 0, this.length);
+      this.buf = grown;
+    }
+    this.length += this.buf.write(line, this.length);
+    this.buf[this.length++] = 0x0a;
+    this.lines++;
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+/** COPYs `data` into `target` (`table (columns)`). */
+async function copyInto(client: PoolClient, target: string, data: CopyData): Promise<void> {
+  if (!data.lines) return;
+  await pipeline(Readable.from([data.bytes()]), client.query(copyFrom(`copy ${target} from stdin`)));
 }
 
 /** Raised by the optimistic pass when another ingest committed an identity the batch did not see. */
@@ -194,6 +220,60 @@ const isConflict = (e: unknown) => e instanceof IngestConflict || ['23505', '40P
 
 const ingestLock = (client: PoolClient, workspaceId: string) =>
   client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
+
+/**
+ * The identity log (`contact_identity_log`): every ingest, under the workspace's ingest lock and
+ * so in commit order, appends the emails and row keys it wrote. An optimistic ingest notes the
+ * log's end before its look-ups; before it commits it reads what was appended since, and any
+ * email or row key (of its source) in common means another ingest may have written a contact it
+ * did not see: it is redone under the lock. Entries are kept LOG_KEEP_MS; a batch that spent
+ * more than LOG_TRUST_MS between look-up and check does not trust the log and is redone.
+ */
+const LOG_KEEP_MS = 15 * 60_000;
+const LOG_TRUST_MS = 5 * 60_000;
+
+interface LogPosition {
+  seq: string;
+  at: number;
+}
+
+async function identityLogPosition(client: PoolClient, workspaceId: string): Promise<LogPosition> {
+  const r = await client.query<{ seq: string }>(`select coalesce(max(seq), 0) as seq from contact_identity_log where workspace_id = $1`, [workspaceId]);
+  return { seq: r.rows[0]!.seq, at: Date.now() };
+}
+
+async function checkIdentityLog(client: PoolClient, since: LogPosition, batch: { workspaceId: string; sourceId: string; emails: string[]; rowKeys: string[] }): Promise<void> {
+  if (Date.now() - since.at > LOG_TRUST_MS) throw new IngestConflict('the batch took too long to trust the identity log');
+  const recent = await client.query<{ source_id: string | null; emails: string[]; row_keys: string[] }>(
+    `select source_id, emails, row_keys from contact_identity_log where workspace_id = $1 and seq > $2`,
+    [batch.workspaceId, since.seq],
+  );
+  if (!recent.rowCount) return;
+  const emails = new Set(batch.emails);
+  const rowKeys = new Set(batch.rowKeys);
+  for (const r of recent.rows)
+    if (r.emails.some((e) => emails.has(e)) || (r.source_id === batch.sourceId && r.row_keys.some((k) => rowKeys.has(k))))
+      throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
+}
+
+/** Appends identities written by this transaction (`emails`, `rowKeys`: text[] literals); the caller holds the ingest lock. */
+async function logIdentities(client: PoolClient, workspaceId: string, sourceId: string | null, emails: string, rowKeys: string): Promise<void> {
+  await client.query(
+    `with expired as (delete from contact_identity_log where workspace_id = $1 and logged_at < clock_timestamp() - $5::int * interval '1 millisecond')
+     insert into contact_identity_log (workspace_id, source_id, emails, row_keys) values ($1, $2, $3, $4)`,
+    [workspaceId, sourceId, emails, rowKeys, LOG_KEEP_MS],
+  );
+}
+
+/**
+ * For writers outside the ingest path that change a contact's emails (PATCH): takes the ingest
+ * lock and logs the emails, so that an ingest in flight that looked them up earlier is redone.
+ */
+export async function logEmailWrite(client: PoolClient, workspaceId: string, emails: string[]): Promise<void> {
+  if (!emails.length) return;
+  await ingestLock(client, workspaceId);
+  await logIdentities(client, workspaceId, null, textArray(emails), '{}');
+}
 
 /**
  * Ingests a batch: companies first, then the contacts optimistically, and on a conflict with a
@@ -225,12 +305,16 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const { workspaceId, sourceId } = opts;
   const result: IngestResult = { rows: new Array(size), created: 0, updated: 0, skipped: 0 };
   if (concurrency === 'locked') await ingestLock(client, workspaceId);
+  // Optimistic: what other ingests commit after this point is checked against the batch before it commits.
+  const since = concurrency === 'optimistic' ? await identityLogPosition(client, workspaceId) : null;
   await ensureStage(client);
 
   // --- identity lookups -------------------------------------------------------------------
   const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
   const emails = [...new Set(groups.flatMap((g) => g.emails))];
   const rowKeys = groups.flatMap((g) => g.rowKeys);
+  const emailList = textArray(emails);
+  const rowKeyList = textArray(rowKeys);
   type Hit = { id: string; pronet_key: string | null; status: string };
   const byPronetRes = pronetKeys.length
     ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, textArray(pronetKeys)])
@@ -240,14 +324,14 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
         client.query<Hit & { email: string }>(
           `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
            join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
-          [workspaceId, textArray(emails)],
+          [workspaceId, emailList],
         ),
       )
     : null;
   const byRowKeyRes = await client.query<Hit & { row_key: string }>(
     `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs left join contacts c on c.id = cs.contact_id
      where cs.source_id = $1 and cs.row_key = any($2::text[])`,
-    [sourceId, textArray(rowKeys)],
+    [sourceId, rowKeyList],
   );
   // Row keys this source already has: their links are updated, the others plainly inserted.
   const knownRowKeys = new Set(byRowKeyRes.rows.map((r) => r.row_key));
@@ -298,9 +382,9 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   // go through the stage table, from which UPDATEs merge them and re-point their links.
   const now = new Date();
   const stamp = now.toISOString();
-  const created: string[] = [];
-  const linked: string[] = [];
-  const matched: string[] = [];
+  const created = new CopyData();
+  const linked = new CopyData();
+  const matched = new CopyData();
   for (const g of live) {
     const [fresh, known] = splitRowKeys(g.rowKeys, knownRowKeys);
     const origin = copyText(g.origin);
@@ -313,7 +397,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   }
   await copyInto(client, 'contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, primary_company_id, company_ids, created_at, updated_at)', created);
   await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin, first_seen, last_seen)', linked);
-  if (matched.length) {
+  if (matched.lines) {
     await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, known_row_keys)', matched);
     // Only contacts whose stored values change are written (a re-sent row costs no update).
     const sets = Object.entries(UPDATE_EXPRESSIONS);
@@ -332,39 +416,13 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
       );
   }
 
-  if (concurrency === 'optimistic') {
-    // Under the lock, each email and each already-linked row key of the batch must resolve to
-    // the contact its own group wrote, or to a contact it resolved to at lookup time (`earlier`);
-    // anything else was committed meanwhile by another ingest. Profile keys and new row keys
-    // need no second look: their unique indexes already made a concurrent writer of the same
-    // key collide with this batch. (Lookup hits on contacts this batch writes are left out of
-    // `earlier`: at worst that reports a conflict that was none, and the batch is redone.)
+  if (since) {
     await ingestLock(client, workspaceId);
-    const written = new Set(live.map((g) => g.contactId));
-    const earlier: [string, string][] = [];
-    for (const r of byEmailRes?.rows ?? []) if (!written.has(r.id)) earlier.push([`e:${r.email}`, r.id]);
-    for (const r of byRowKeyRes.rows) if (r.id && !written.has(r.id)) earlier.push([`r:${r.row_key}`, r.id]);
-    const unexpected = await withoutSeqScan(client, () =>
-      client.query(
-        `with now_seen(k, id) as (
-           select 'e:' || e.email, c.id from unnest($2::text[]) e(email) join contacts c on c.workspace_id = $1 and c.emails @> array[e.email]
-           -- the contacts this transaction created are its own (those it updated are in the stage)
-           where c.xmin <> pg_current_xact_id()::xid or c.id in (select contact_id from contact_ingest_stage)
-           union all
-           select 'r:' || row_key, contact_id from contact_sources where source_id = $3 and row_key = any($4::text[])
-         ), expected(k, id) as (
-           select 'e:' || e, contact_id from contact_ingest_stage, unnest(emails) e
-           union all
-           select 'r:' || r, contact_id from contact_ingest_stage, unnest(known_row_keys) r
-           union all
-           select * from unnest($5::text[], $6::uuid[])
-         )
-         select k, id from now_seen except select k, id from expected limit 1`,
-        [workspaceId, textArray(emails), sourceId, textArray([...knownRowKeys]), textArray(earlier.map(([k]) => k)), earlier.map(([, id]) => id)],
-      ),
-    );
-    if (unexpected.rowCount) throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
+    await checkIdentityLog(client, since, { workspaceId, sourceId, emails, rowKeys });
   }
+  // Under the lock (held until commit): the identities this batch wrote, for the optimistic
+  // ingests that looked theirs up before it commits.
+  await logIdentities(client, workspaceId, sourceId, emailList, rowKeyList);
 
   // --- outcome per input ------------------------------------------------------------------
   for (const g of groups) {

@@ -7,7 +7,7 @@ import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/
 import { customValue } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
-import { resolveCompany } from './contactIngest.js';
+import { logEmailWrite, resolveCompany } from './contactIngest.js';
 import { withTransaction, type Pool } from './pool.js';
 
 export interface ContactPatch {
@@ -117,6 +117,9 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
       sets.push(`company_ids = case when $${params.length}::uuid is null or $${params.length}::uuid = any(company_ids) then company_ids else company_ids || $${params.length}::uuid end`);
     }
     if (!sets.length) return;
+    // An ingest in flight that looked these emails up before this write is redone (db/contactIngest.ts).
+    const written = [...(emails ?? []), ...(work ? [work] : [])];
+    if (written.length) await logEmailWrite(client, workspaceId, written);
     try {
       await client.query(`update contacts set ${sets.join(', ')}, updated_at = now() where id = $1 and workspace_id = $2`, params);
     } catch (e) {

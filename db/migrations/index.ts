@@ -14,5 +14,6 @@ import { Migration20261121062000_publish_attempt_owner } from './Migration202611
 import { Migration20261121070000_staging_text } from './Migration20261121070000_staging_text.js';
 import { Migration20261121071000_staging_blocks } from './Migration20261121071000_staging_blocks.js';
 import { Migration20261121080000_ingest_no_fk } from './Migration20261121080000_ingest_no_fk.js';
+import { Migration20261121081000_identity_log } from './Migration20261121081000_identity_log.js';
 
-export const migrationsList = [Migration20261121000000_platform, Migration20261121010000_contacts, Migration20261121020000_dataset, Migration20261121020100_dataset_search, Migration20261121030000_social, Migration20261121060000_publishing, Migration20261121061000_publishing_dispatch, Migration20261121062000_publish_attempt_owner, Migration20261121070000_staging_text, Migration20261121071000_staging_blocks, Migration20261121080000_ingest_no_fk];
+export const migrationsList = [Migration20261121000000_platform, Migration20261121010000_contacts, Migration20261121020000_dataset, Migration20261121020100_dataset_search, Migration20261121030000_social, Migration20261121060000_publishing, Migration20261121061000_publishing_dispatch, Migration20261121062000_publish_attempt_owner, Migration20261121070000_staging_text, Migration20261121071000_staging_blocks, Migration20261121080000_ingest_no_fk, Migration20261121081000_identity_log];
