@@ -379,40 +379,40 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
 
   // --- apply ------------------------------------------------------------------------------
   // New contacts and new source links are COPYed straight into their tables; matched contacts
-  // go through the stage table, from which UPDATEs merge them and re-point their links.
-  const now = new Date();
-  const stamp = now.toISOString();
+  // go through the stage table, from which UPDATEs merge them and re-point their links. Times
+  // are the database's now() (the columns' defaults): one clock, and no value to parse per row.
   const created = new CopyData();
   const linked = new CopyData();
   const matched = new CopyData();
+  // custom_fields is left to its default ('{}') when no new contact of the batch has any.
+  const createdCustom = live.some((g) => g.isNew && g.customFields);
   for (const g of live) {
     const [fresh, known] = splitRowKeys(g.rowKeys, knownRowKeys);
     const origin = copyText(g.origin);
-    for (const k of fresh) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}\t${stamp}\t${stamp}`);
+    for (const k of fresh) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}`);
     const person = `${copyText(g.firstName)}\t${copyText(g.lastName)}\t${copyText(g.fullName)}\t${copyText(g.title)}\t${copyText(g.pronet)}\t${copyText(g.pronetKey)}\t${copyArray(g.emails)}\t${copyText(g.workEmail)}`;
     const customFields = g.customFields ? copyText(JSON.stringify(g.customFields)) : null;
     const companyId = copyText(g.companyId);
-    if (g.isNew) created.push(`${g.contactId}\t${workspaceId}\t${person}\t${customFields ?? '{}'}\t${companyId}\t{${g.companyId ?? ''}}\t${stamp}\t${stamp}`);
+    if (g.isNew) created.push(`${g.contactId}\t${workspaceId}\t${person}\t${createdCustom ? `${customFields ?? '{}'}\t` : ''}${companyId}\t{${g.companyId ?? ''}}`);
     else matched.push(`${g.contactId}\t${person}\t${customFields ?? '\\N'}\t${companyId}\t${origin}\t${copyArray(known)}`);
   }
-  await copyInto(client, 'contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, primary_company_id, company_ids, created_at, updated_at)', created);
-  await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin, first_seen, last_seen)', linked);
+  await copyInto(client, `contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, ${createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids)`, created);
+  await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin)', linked);
   if (matched.lines) {
     await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, known_row_keys)', matched);
     // Only contacts whose stored values change are written (a re-sent row costs no update).
     const sets = Object.entries(UPDATE_EXPRESSIONS);
     await client.query(
-      `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = $1
+      `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = now()
        from contact_ingest_stage s where c.id = s.contact_id
          and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
-      [now],
     );
     if (knownRowKeys.size)
       await client.query(
-        `update contact_sources cs set contact_id = s.contact_id, origin = coalesce(s.origin, cs.origin), last_seen = $2
+        `update contact_sources cs set contact_id = s.contact_id, origin = coalesce(s.origin, cs.origin), last_seen = now()
          from (select s.contact_id, s.origin, rk from contact_ingest_stage s cross join unnest(s.known_row_keys) rk) s
          where cs.source_id = $1 and cs.row_key = s.rk`,
-        [sourceId, now],
+        [sourceId],
       );
   }
 
