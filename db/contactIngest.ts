@@ -28,6 +28,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { uuidv7Source } from '../domain/ids.js';
+import { packHashes, unpackHashes } from '../domain/hash53.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
 
@@ -223,11 +224,12 @@ const ingestLock = (client: PoolClient, workspaceId: string) =>
 
 /**
  * The identity log (`contact_identity_log`): every ingest, under the workspace's ingest lock and
- * so in commit order, appends the emails and row keys it wrote. An optimistic ingest notes the
- * log's end before its look-ups; before it commits it reads what was appended since, and any
- * email or row key (of its source) in common means another ingest may have written a contact it
- * did not see: it is redone under the lock. Entries are kept LOG_KEEP_MS; a batch that spent
- * more than LOG_TRUST_MS between look-up and check does not trust the log and is redone.
+ * so in commit order, appends (hashes of) the emails and row keys it wrote. An optimistic ingest
+ * notes the log's end before its look-ups; before it commits it reads what was appended since,
+ * and any email or row key (of its source) in common means another ingest may have written a
+ * contact it did not see: it is redone under the lock (as after a hash collision, harmlessly).
+ * Entries are kept LOG_KEEP_MS; a batch that spent more than LOG_TRUST_MS between look-up and
+ * check does not trust the log and is redone.
  */
 const LOG_KEEP_MS = 15 * 60_000;
 const LOG_TRUST_MS = 5 * 60_000;
@@ -237,31 +239,37 @@ interface LogPosition {
   at: number;
 }
 
+/** A batch's identities as the log stores them. */
+interface IdentityHashes {
+  emails: Buffer;
+  rowKeys: Buffer;
+}
+
 async function identityLogPosition(client: PoolClient, workspaceId: string): Promise<LogPosition> {
   const r = await client.query<{ seq: string }>(`select coalesce(max(seq), 0) as seq from contact_identity_log where workspace_id = $1`, [workspaceId]);
   return { seq: r.rows[0]!.seq, at: Date.now() };
 }
 
-async function checkIdentityLog(client: PoolClient, since: LogPosition, batch: { workspaceId: string; sourceId: string; emails: string[]; rowKeys: string[] }): Promise<void> {
+async function checkIdentityLog(client: PoolClient, since: LogPosition, workspaceId: string, sourceId: string, mine: IdentityHashes): Promise<void> {
   if (Date.now() - since.at > LOG_TRUST_MS) throw new IngestConflict('the batch took too long to trust the identity log');
-  const recent = await client.query<{ source_id: string | null; emails: string[]; row_keys: string[] }>(
-    `select source_id, emails, row_keys from contact_identity_log where workspace_id = $1 and seq > $2`,
-    [batch.workspaceId, since.seq],
+  const recent = await client.query<{ same_source: boolean; email_hashes: Buffer; row_key_hashes: Buffer }>(
+    `select source_id is not distinct from $3 as same_source, email_hashes, row_key_hashes from contact_identity_log where workspace_id = $1 and seq > $2`,
+    [workspaceId, since.seq, sourceId],
   );
   if (!recent.rowCount) return;
-  const emails = new Set(batch.emails);
-  const rowKeys = new Set(batch.rowKeys);
+  const emails = new Set(unpackHashes(mine.emails));
+  const rowKeys = new Set(unpackHashes(mine.rowKeys));
   for (const r of recent.rows)
-    if (r.emails.some((e) => emails.has(e)) || (r.source_id === batch.sourceId && r.row_keys.some((k) => rowKeys.has(k))))
+    if (unpackHashes(r.email_hashes).some((h) => emails.has(h)) || (r.same_source && unpackHashes(r.row_key_hashes).some((h) => rowKeys.has(h))))
       throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
 }
 
-/** Appends identities written by this transaction (`emails`, `rowKeys`: text[] literals); the caller holds the ingest lock. */
-async function logIdentities(client: PoolClient, workspaceId: string, sourceId: string | null, emails: string, rowKeys: string): Promise<void> {
+/** Appends the identities this transaction wrote; the caller holds the ingest lock. */
+async function logIdentities(client: PoolClient, workspaceId: string, sourceId: string | null, written: IdentityHashes): Promise<void> {
   await client.query(
     `with expired as (delete from contact_identity_log where workspace_id = $1 and logged_at < clock_timestamp() - $5::int * interval '1 millisecond')
-     insert into contact_identity_log (workspace_id, source_id, emails, row_keys) values ($1, $2, $3, $4)`,
-    [workspaceId, sourceId, emails, rowKeys, LOG_KEEP_MS],
+     insert into contact_identity_log (workspace_id, source_id, email_hashes, row_key_hashes) values ($1, $2, $3, $4)`,
+    [workspaceId, sourceId, written.emails, written.rowKeys, LOG_KEEP_MS],
   );
 }
 
@@ -272,7 +280,7 @@ async function logIdentities(client: PoolClient, workspaceId: string, sourceId: 
 export async function logEmailWrite(client: PoolClient, workspaceId: string, emails: string[]): Promise<void> {
   if (!emails.length) return;
   await ingestLock(client, workspaceId);
-  await logIdentities(client, workspaceId, null, textArray(emails), '{}');
+  await logIdentities(client, workspaceId, null, { emails: packHashes(emails), rowKeys: packHashes([]) });
 }
 
 /**
@@ -313,8 +321,6 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
   const emails = [...new Set(groups.flatMap((g) => g.emails))];
   const rowKeys = groups.flatMap((g) => g.rowKeys);
-  const emailList = textArray(emails);
-  const rowKeyList = textArray(rowKeys);
   type Hit = { id: string; pronet_key: string | null; status: string };
   const byPronetRes = pronetKeys.length
     ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, textArray(pronetKeys)])
@@ -324,14 +330,14 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
         client.query<Hit & { email: string }>(
           `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
            join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
-          [workspaceId, emailList],
+          [workspaceId, textArray(emails)],
         ),
       )
     : null;
   const byRowKeyRes = await client.query<Hit & { row_key: string }>(
     `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs left join contacts c on c.id = cs.contact_id
      where cs.source_id = $1 and cs.row_key = any($2::text[])`,
-    [sourceId, rowKeyList],
+    [sourceId, textArray(rowKeys)],
   );
   // Row keys this source already has: their links are updated, the others plainly inserted.
   const knownRowKeys = new Set(byRowKeyRes.rows.map((r) => r.row_key));
@@ -416,13 +422,14 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
       );
   }
 
+  const identities: IdentityHashes = { emails: packHashes(emails), rowKeys: packHashes(rowKeys) };
   if (since) {
     await ingestLock(client, workspaceId);
-    await checkIdentityLog(client, since, { workspaceId, sourceId, emails, rowKeys });
+    await checkIdentityLog(client, since, workspaceId, sourceId, identities);
   }
   // Under the lock (held until commit): the identities this batch wrote, for the optimistic
   // ingests that looked theirs up before it commits.
-  await logIdentities(client, workspaceId, sourceId, emailList, rowKeyList);
+  await logIdentities(client, workspaceId, sourceId, identities);
 
   // --- outcome per input ------------------------------------------------------------------
   for (const g of groups) {
