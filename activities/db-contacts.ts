@@ -49,21 +49,19 @@ export function createContactActivities(deps: ActivityDeps) {
       if (!src.rows[0]) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
       const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
       const plan = planFor(catalog, src.rows[0].source_meta?.config?.fieldMapping);
-      const staged = await readStaged(deps.pool, input.batchId, input.from, input.to);
       const inputs: ContactInput[] = [];
       const errors: RowError[] = [];
       let failed = 0;
-      for (let i = 0; i < staged.length; i++) {
-        const seq = input.from + i;
-        const m = mapRow(staged[i], catalog, plan, `/contactsData/${seq}`);
+      const rows = await readStaged(deps.pool, input.batchId, input.from, input.to, (row, seq) => {
+        const m = mapRow(row, catalog, plan, `/contactsData/${seq}`);
         if (m.input) inputs.push(m.input);
         else {
           failed++;
           for (const e of m.errors) if (errors.length < input.maxErrors) errors.push({ row: seq, path: e.path, message: e.message });
         }
-      }
+      });
       const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
-      return { rows: staged.length, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
+      return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
     },
 
     async dropStagedRows(input: { batchId: string }): Promise<void> {

@@ -30,18 +30,21 @@ export async function stageRows(pool: Pool, batchId: string, rows: unknown[]): P
   }
 }
 
-/** Rows with `from <= seq < to`, in order: element i is request row `from + i`. */
-export async function readStaged(pool: Pool, batchId: string, from: number, to: number): Promise<unknown[]> {
+/**
+ * Calls `visit` with each staged row `from <= seq < to`, in order. Blocks are parsed one at a
+ * time, so a block's raw rows are garbage before the next is parsed.
+ */
+export async function readStaged(pool: Pool, batchId: string, from: number, to: number, visit: (row: unknown, seq: number) => void): Promise<number> {
   const r = await pool.query<{ seq: number; data: string }>(
     `select seq, data from contact_ingest_staging where batch_id = $1 and seq > $2::int - $4::int and seq < $3 order by seq`,
     [batchId, from, to, STAGING_BLOCK],
   );
-  const out: unknown[] = [];
+  let count = 0;
   for (const block of r.rows) {
     const rows = JSON.parse(block.data) as unknown[];
-    for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++) out.push(rows[i]);
+    for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++, count++) visit(rows[i], block.seq + i);
   }
-  return out;
+  return count;
 }
 
 export async function dropStaged(pool: Pool, batchId: string): Promise<void> {
