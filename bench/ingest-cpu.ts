@@ -6,7 +6,11 @@
  * much the ingest path costs the worker.
  *
  *   npx tsx bench/ingest-cpu.ts [--rows 100000] [--repeat 3]
+ *
+ * Runs itself again with the worker's V8 flags (PROCESS_NODE_FLAGS) unless BENCH_NODE_FLAGS names others.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -14,8 +18,17 @@ import { createWorkspace } from '../db/workspaces.js';
 import { loadContactCatalog } from '../db/contactRead.js';
 import { ingestContacts } from '../db/contactIngest.js';
 import { mapRow, planFor, type ContactInput } from '../domain/contactMapping.js';
+import { PROCESS_NODE_FLAGS } from '../domain/config.js';
 import { cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
 
+if (!process.env.INGEST_CPU_CHILD) {
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
+  const child = spawnSync(process.execPath, [...flags, '--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, INGEST_CPU_CHILD: '1' },
+  });
+  process.exit(child.status ?? 1);
+}
 const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, repeat: { type: 'string', default: '3' } } });
 const ROWS = Number(args.rows);
 const CHUNK = 10_000;
@@ -66,6 +79,6 @@ for (let run = 1; run <= Number(args.repeat); run++) {
   say(`run ${run}: ${Math.round(ms)} ms wall; CPU ms ${JSON.stringify(cpu)}`);
 }
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-console.log(`ingest of ${ROWS} rows: median wall ${Math.round(med(runs.map((r) => r.ms)))} ms; median CPU ms: this process ${med(runs.map((r) => r.cpu.bench!))}, postgres ${med(runs.map((r) => r.cpu.postgres!))}; peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+console.log(`ingest of ${ROWS} rows: median wall ${Math.round(med(runs.map((r) => r.ms)))} ms; median CPU ms: this process ${med(runs.map((r) => r.cpu.bench!))}, postgres ${med(runs.map((r) => r.cpu.postgres!))}; peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (node flags: ${process.execArgv.filter((a) => a.startsWith('--max') || a.startsWith('--heap')).join(' ')})`);
 await pool.end();
 await dropDatabase(DB);
