@@ -17,12 +17,14 @@
  *
  * Concurrency: companies are upserted first, in a short transaction of their own serialised per
  * workspace. The contacts are then written optimistically, without the workspace's ingest lock,
- * so two chunks of one import use both cores; just before commit, under the lock, the batch's
- * emails and already-linked row keys are looked up again (profile keys and new row keys are
- * guarded by unique indexes), and if another ingest committed a contact (or a key on one) the
- * batch did not see, the transaction is rolled back and the batch redone with the lock held from
- * the first lookup (as after a unique-key or deadlock conflict). The outcome is always that of
- * some serial order of the ingests. Companies of rows then skipped (deleted contacts) exist too.
+ * so two chunks of one import use both cores; just before commit, under the lock, the batch
+ * reads the identity log (below) for emails or row keys that another ingest wrote since its
+ * look-ups (profile keys and new row keys are guarded by unique indexes), and if there are any
+ * the transaction is rolled back and the batch redone with the lock held from the first lookup
+ * (as after a unique-key or deadlock conflict). Between ingests, the outcome is that of some
+ * serial order. Not covered: a PATCH of a profile URL or a soft delete committed between a
+ * batch's look-up and its commit (the batch may re-set the old key or revive the contact).
+ * Companies of rows then skipped (deleted contacts) exist too.
  */
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -186,7 +188,7 @@ const copyArray = (xs: string[]) => copyText(textArray(xs));
  * (through every young-generation collection) until a final join.
  */
 class CopyData {
-  private buf = Buffer.allocUnsafe(1 << 20);
+  private buf = Buffer.allocUnsafe(1 << 16);
   private length = 0;
   lines = 0;
 
@@ -275,12 +277,18 @@ async function logIdentities(client: PoolClient, workspaceId: string, sourceId: 
 
 /**
  * For writers outside the ingest path that change a contact's emails (PATCH): takes the ingest
- * lock and logs the emails, so that an ingest in flight that looked them up earlier is redone.
+ * lock (before any row lock: ingests take it before writing contacts). Call logEmailWrite under it.
+ */
+export async function lockForEmailWrite(client: PoolClient, workspaceId: string): Promise<void> {
+  await ingestLock(client, workspaceId);
+}
+
+/**
+ * Logs emails added to or removed from a contact, so that an ingest in flight that looked them up
+ * earlier is redone. The caller holds the lock (lockForEmailWrite).
  */
 export async function logEmailWrite(client: PoolClient, workspaceId: string, emails: string[]): Promise<void> {
-  if (!emails.length) return;
-  await ingestLock(client, workspaceId);
-  await logIdentities(client, workspaceId, null, { emails: packHashes(emails), rowKeys: packHashes([]) });
+  if (emails.length) await logIdentities(client, workspaceId, null, { emails: packHashes(emails), rowKeys: packHashes([]) });
 }
 
 /**
@@ -299,7 +307,8 @@ export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: I
   } catch (e) {
     if (!isConflict(e)) throw e;
   }
-  // Under the lock only a deadlock with an optimistic ingest can still interrupt a batch.
+  // Under the lock a batch can still meet a deadlock with an optimistic ingest, or a unique
+  // violation from a PATCH of a profile URL (which takes no lock).
   for (let attempt = 1; ; attempt++) {
     try {
       return await withTransaction(pool, (client) => applyContacts(client, inputs.length, grouped(), opts, 'locked'));

@@ -7,7 +7,7 @@ import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/
 import { customValue } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
-import { logEmailWrite, resolveCompany } from './contactIngest.js';
+import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
 import { withTransaction, type Pool } from './pool.js';
 
 export interface ContactPatch {
@@ -81,9 +81,12 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
   }
   if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw invalidField('/company/companyWebsite', 'must be a website URL or domain');
 
+  const emailsChange = emails !== undefined || !!work;
   await withTransaction(pool, async (client) => {
-    const cur = await client.query<{ primary_company_id: string | null }>(
-      `select primary_company_id from contacts where id = $1 and workspace_id = $2 and status = 'active' for update`,
+    // An ingest in flight that looked up an email this write adds or removes is redone (db/contactIngest.ts).
+    if (emailsChange) await lockForEmailWrite(client, workspaceId);
+    const cur = await client.query<{ primary_company_id: string | null; emails: string[] }>(
+      `select primary_company_id, emails from contacts where id = $1 and workspace_id = $2 and status = 'active' for update`,
       [id, workspaceId],
     );
     if (!cur.rows[0]) throw notFound('Contact', id);
@@ -117,9 +120,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
       sets.push(`company_ids = case when $${params.length}::uuid is null or $${params.length}::uuid = any(company_ids) then company_ids else company_ids || $${params.length}::uuid end`);
     }
     if (!sets.length) return;
-    // An ingest in flight that looked these emails up before this write is redone (db/contactIngest.ts).
-    const written = [...(emails ?? []), ...(work ? [work] : [])];
-    if (written.length) await logEmailWrite(client, workspaceId, written);
+    if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.rows[0].emails, ...(emails ?? []), ...(work ? [work] : [])])]);
     try {
       await client.query(`update contacts set ${sets.join(', ')}, updated_at = now() where id = $1 and workspace_id = $2`, params);
     } catch (e) {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startJob } from '../../api/jobs.js';
 import { stageRows } from '../../db/contactStaging.js';
+import { hash53, unpackHashes } from '../../domain/hash53.js';
 
 let app: TestApp;
 let key: string;
@@ -220,6 +221,17 @@ describe('single upsert, identity resolution, read, update, delete', () => {
     expect400(await patch(`/contacts/${janeId}`, { workEmail: 'nope' }), '/workEmail');
     expect((await patch(`/contacts/${janeId}`, { firstName: 'X' }, otherKey)).status).toBe(404);
     expect((await patch(`/contacts/01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a`, { firstName: 'X' })).status).toBe(404);
+  });
+
+  it('a PATCH of emails logs the removed and the added ones for ingests in flight', async () => {
+    const c = (await post(`/contacts/${listenSource}`, { 'contact.pronet': 'https://pronet.com/in/relogged', 'contact.workEmail': 'old@relog.com' })).body.data;
+    const ws = (await app.pool.query(`select workspace_id from contacts where id = $1`, [c.id])).rows[0].workspace_id;
+    const before = (await app.pool.query(`select coalesce(max(seq), 0) as seq from contact_identity_log where workspace_id = $1`, [ws])).rows[0].seq;
+    const res = await patch(`/contacts/${c.id}`, { emails: ['new@relog.com'] });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const logged = await app.pool.query(`select email_hashes from contact_identity_log where workspace_id = $1 and seq > $2`, [ws, before]);
+    expect(logged.rowCount).toBe(1);
+    expect(new Set(unpackHashes(logged.rows[0].email_hashes))).toEqual(new Set([hash53('old@relog.com'), hash53('new@relog.com')]));
   });
 
   it('soft-deletes; deleted contacts are 404 and absent; an explicit single upsert revives them', async () => {
