@@ -33,7 +33,7 @@ import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
+import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -96,31 +96,10 @@ async function http(method: string, path: string, body?: unknown) {
 }
 
 // --- rows ---------------------------------------------------------------------------------------
-const MAPPING = [
-  ['First Name', 'contact.firstName'],
-  ['Last Name', 'contact.lastName'],
-  ['Email', 'contact.workEmail'],
-  ['Profile', 'contact.pronet'],
-  ['Title', 'contact.jobTitle'],
-  ['Company', 'company.companyName'],
-  ['Website', 'company.companyWebsite'],
-  ['Industry', 'company.companyIndustry'],
-].map(([sourceFieldName, targetFieldName]) => ({ sourceFieldName, targetFieldName }));
-const TITLES = ['VP Sales', 'CTO', 'Software Engineer', 'Account Executive', 'Head of Marketing'];
-const INDUSTRIES = ['Software', 'Energy', 'Media', 'Retail', 'Finance'];
-const rows = Array.from({ length: ROWS }, (_, i) => ({
-  'First Name': `First${i}`,
-  'Last Name': `Last${i % 7919}`,
-  Email: `person${i}@company${i % 5000}.example.com`,
-  Profile: `https://www.pronet.com/in/person-${i.toString(36)}`,
-  Title: TITLES[i % TITLES.length],
-  Company: `Company ${i % 5000}`,
-  Website: `https://company${i % 5000}.example.com`,
-  Industry: INDUSTRIES[(i % 5000) % INDUSTRIES.length],
-}));
+const rows = Array.from({ length: ROWS }, (_, i) => bulkRow(i));
 
 // --- 1. end to end ------------------------------------------------------------------------------
-const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench', sourceMeta: { config: { fieldMapping: MAPPING } } });
+const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } });
 if (src.status !== 200) throw new Error(JSON.stringify(src.body));
 // The client's own JSON.stringify of 25 MB is not the service's time; the job is polled often
 // enough that its completion is seen within POLL_MS.

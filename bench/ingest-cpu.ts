@@ -2,7 +2,7 @@
  * CPU of the worker's side of a bulk upsert, without Temporal or the API: the 100,000 generated
  * rows of bench/bulk-upsert.ts, staged as JSON blocks, are read back, mapped and ingested in
  * chunks of 10,000 (two at a time, as the workflow does) in this process. Prints this process's
- * CPU time (user + system) and the database's per run; a machine-noise-resistant view of how
+ * CPU time (user + system) and the database's per run: a steadier view than wall-clock rates of how
  * much the ingest path costs the worker.
  *
  *   npx tsx bench/ingest-cpu.ts [--rows 100000] [--repeat 3]
@@ -19,7 +19,7 @@ import { loadContactCatalog } from '../db/contactRead.js';
 import { ingestContacts } from '../db/contactIngest.js';
 import { mapRow, planFor, type ContactInput } from '../domain/contactMapping.js';
 import { PROCESS_NODE_FLAGS } from '../domain/config.js';
-import { cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
+import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
 
 if (!process.env.INGEST_CPU_CHILD) {
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
@@ -35,22 +35,11 @@ const CHUNK = 10_000;
 const DB = 'bench_ingest_cpu';
 const pool = new pg.Pool({ connectionString: await freshDatabase(DB), max: 4 });
 const ws = await createWorkspace(pool, { name: 'bench-ingest-cpu' });
-const MAPPING = [
-  ['First Name', 'contact.firstName'], ['Last Name', 'contact.lastName'], ['Email', 'contact.workEmail'], ['Profile', 'contact.pronet'],
-  ['Title', 'contact.jobTitle'], ['Company', 'company.companyName'], ['Website', 'company.companyWebsite'], ['Industry', 'company.companyIndustry'],
-].map(([sourceFieldName, targetFieldName]) => ({ sourceFieldName: sourceFieldName!, targetFieldName: targetFieldName! }));
-const TITLES = ['VP Sales', 'CTO', 'Software Engineer', 'Account Executive', 'Head of Marketing'];
-const INDUSTRIES = ['Software', 'Energy', 'Media', 'Retail', 'Finance'];
 const blocks: string[] = [];
-for (let b = 0; b < ROWS; b += 1000)
-  blocks.push(JSON.stringify(Array.from({ length: Math.min(1000, ROWS - b) }, (_, j) => {
-    const i = b + j;
-    return { 'First Name': `First${i}`, 'Last Name': `Last${i % 7919}`, Email: `person${i}@company${i % 5000}.example.com`, Profile: `https://www.pronet.com/in/person-${i.toString(36)}`,
-      Title: TITLES[i % 5], Company: `Company ${i % 5000}`, Website: `https://company${i % 5000}.example.com`, Industry: INDUSTRIES[(i % 5000) % 5] };
-  })));
+for (let b = 0; b < ROWS; b += 1000) blocks.push(JSON.stringify(Array.from({ length: Math.min(1000, ROWS - b) }, (_, j) => bulkRow(b + j))));
 const sourceId = uuidv7();
 const catalog = await loadContactCatalog(pool, ws.workspaceId);
-const plan = planFor(catalog, MAPPING);
+const plan = planFor(catalog, BULK_MAPPING);
 
 async function chunk(from: number): Promise<void> {
   const inputs: ContactInput[] = [];

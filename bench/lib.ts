@@ -83,3 +83,31 @@ export function cpuSpent(before: Record<string, number>, after: Record<string, n
   for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) >= 50) out[k] = Math.round(v - (before[k] ?? 0));
   return out;
 }
+
+// --- the generated import of the bulk-upsert benchmarks ------------------------------------------
+/** The source field mapping of the generated rows. */
+export const BULK_MAPPING = [
+  ['First Name', 'contact.firstName'],
+  ['Last Name', 'contact.lastName'],
+  ['Email', 'contact.workEmail'],
+  ['Profile', 'contact.pronet'],
+  ['Title', 'contact.jobTitle'],
+  ['Company', 'company.companyName'],
+  ['Website', 'company.companyWebsite'],
+  ['Industry', 'company.companyIndustry'],
+].map(([sourceFieldName, targetFieldName]) => ({ sourceFieldName: sourceFieldName!, targetFieldName: targetFieldName! }));
+
+const TITLES = ['VP Sales', 'CTO', 'Software Engineer', 'Account Executive', 'Head of Marketing'];
+const INDUSTRIES = ['Software', 'Energy', 'Media', 'Retail', 'Finance'];
+
+/** Row `i` of the generated import: distinct people, 5,000 companies, columns named as BULK_MAPPING says. */
+export const bulkRow = (i: number) => ({
+  'First Name': `First${i}`,
+  'Last Name': `Last${i % 7919}`,
+  Email: `person${i}@company${i % 5000}.example.com`,
+  Profile: `https://www.pronet.com/in/person-${i.toString(36)}`,
+  Title: TITLES[i % TITLES.length]!,
+  Company: `Company ${i % 5000}`,
+  Website: `https://company${i % 5000}.example.com`,
+  Industry: INDUSTRIES[(i % 5000) % INDUSTRIES.length]!,
+});

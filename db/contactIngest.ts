@@ -32,7 +32,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { uuidv7Source } from '../domain/ids.js';
 import { packHashes, unpackHashes } from '../domain/hash53.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
-import { companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
+import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
 
 export type IngestMode = 'automated' | 'explicit';
 
@@ -459,7 +459,7 @@ interface CompanyRow {
   stored?: Record<(typeof COMPANY_COLUMNS)[number], string | null>;
 }
 
-const COMPANY_COLUMNS = ['company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet'] as const;
+const COMPANY_COLUMNS = ['company_key', 'company_domain', ...Object.values(COMPANY_INPUT_COLUMNS)] as const;
 
 /**
  * Resolves each group's company (by domain key, else name) and upserts the companies. Upserts of
@@ -524,9 +524,8 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     // A company whose stored values would not change is not written (read under the lock: current).
     if (row.stored) {
       const st = row.stored;
-      const next = [key, c.companyName ?? st.company_name, c.companyWebsite ?? st.company_website, domain ?? st.company_domain,
-        c.companyIndustry ?? st.company_industry, c.companyHeadcount ?? st.company_headcount, c.companyPronet ?? st.company_pronet];
-      if (COMPANY_COLUMNS.every((col, i) => st[col] === next[i])) continue;
+      const same = (given: string | null | undefined, stored: string | null) => given === undefined || given === null || given === stored;
+      if (st.company_key === key && same(domain, st.company_domain) && COMPANY_INPUT_FIELDS.every((f) => same(c[f], st[COMPANY_INPUT_COLUMNS[f]]))) continue;
     }
     ids.push(id);
     ks.push(key);
@@ -556,11 +555,9 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
   );
 }
 
-const COMPANY_FIELDS = ['companyName', 'companyWebsite', 'companyIndustry', 'companyHeadcount', 'companyPronet'] as const;
-
 /** Whether `b` adds nothing to `a` (most rows of a batch repeat their company as it is). */
 function sameFields(a: CompanyInput, b: CompanyInput): boolean {
-  for (const k of COMPANY_FIELDS) if (b[k] !== undefined && b[k] !== a[k]) return false;
+  for (const k of COMPANY_INPUT_FIELDS) if (b[k] !== undefined && b[k] !== a[k]) return false;
   return true;
 }
 

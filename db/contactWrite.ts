@@ -4,7 +4,7 @@
  */
 import { conflict, invalidField, notFound } from '../domain/errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
-import { customValue } from '../domain/contactMapping.js';
+import { COMPANY_INPUT_COLUMNS, customValue, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
 import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
@@ -112,8 +112,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
       }
       const companyId = await resolveCompany(client, workspaceId, merged);
       if (companyId && cleared.length) {
-        const cols: Record<string, string> = { companyName: 'company_name', companyIndustry: 'company_industry', companyHeadcount: 'company_headcount', companyPronet: 'company_pronet', companyWebsite: 'company_website' };
-        await client.query(`update companies set ${cleared.map((k) => `${cols[k]} = null`).join(', ')}, updated_at = now() where id = $1`, [companyId]);
+        await client.query(`update companies set ${cleared.map((k) => `${COMPANY_INPUT_COLUMNS[k as keyof CompanyInput]} = null`).join(', ')}, updated_at = now() where id = $1`, [companyId]);
       }
       params.push(companyId);
       sets.push(`primary_company_id = $${params.length}::uuid`);

@@ -25,6 +25,16 @@ export interface CompanyInput {
   companyPronet?: string;
 }
 
+/** The companies column of each company input field. */
+export const COMPANY_INPUT_COLUMNS = {
+  companyName: 'company_name',
+  companyWebsite: 'company_website',
+  companyIndustry: 'company_industry',
+  companyHeadcount: 'company_headcount',
+  companyPronet: 'company_pronet',
+} as const satisfies Record<keyof CompanyInput, string>;
+export const COMPANY_INPUT_FIELDS = Object.keys(COMPANY_INPUT_COLUMNS) as (keyof CompanyInput)[];
+
 export interface ContactInput {
   /** Stable key of the row in its source: `_ROW_KEY_`, else `p:<pronet key>`, `e:<email>`, `h:<hash>`. */
   rowKey: string;
