@@ -60,6 +60,9 @@ export function createContactActivities(deps: ActivityDeps) {
           for (const e of m.errors) if (errors.length < input.maxErrors) errors.push({ row: seq, path: e.path, message: e.message });
         }
       });
+      // Never a silent partial import: rows the stage no longer holds fail the job.
+      if (rows !== input.to - input.from)
+        throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, 'staged_rows_missing');
       const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
       return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
     },

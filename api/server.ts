@@ -15,7 +15,7 @@ export interface ApiServer {
 
 export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } });
-  const stores = await openStores(config, { poolMax: 20 });
+  const stores = await openStores(config, { poolMax: 20, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
   const deps: AppDeps = { config, log, ...stores };
   await stores.storage.ensureBucket();
   const app = createApp(deps);

@@ -16,9 +16,18 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export async function openStores(config: Config, opts: { poolMax?: number } = {}): Promise<Stores> {
-  const orm = await openOrm(config.databaseUrl);
-  const pool = createPool(config.databaseUrl, opts.poolMax);
+export interface StoreOptions {
+  poolMax?: number;
+  /** Which process opens them: picks its `statement_timeout` (none for scripts and tools). */
+  role?: 'api' | 'worker';
+  /** Told about database connections that died; the process goes on (the query in flight fails). */
+  onConnectionError?: (err: Error) => void;
+}
+
+export async function openStores(config: Config, opts: StoreOptions = {}): Promise<Stores> {
+  const statementTimeoutMs = opts.role ? config.statementTimeoutMs[opts.role] : 0;
+  const orm = await openOrm(config.databaseUrl, {}, statementTimeoutMs);
+  const pool = createPool(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError });
   const storage = createObjectStore(config.s3);
   const connection = Connection.lazy({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });

@@ -5,7 +5,12 @@ import { migrationsList } from './migrations/index.js';
 
 export type { MikroORM } from '@mikro-orm/postgresql';
 
-export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}): Options {
+/**
+ * `statementTimeoutMs` becomes the server-side `statement_timeout` of every ORM connection. The
+ * ORM's pool already listens for 'error' on its clients (PostgreSqlConnection.handlePoolErrors),
+ * so a connection that dies fails its query without ending the process.
+ */
+export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, statementTimeoutMs = 0): Options {
   return {
     clientUrl: databaseUrl,
     entities,
@@ -16,12 +21,14 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}): O
     allowGlobalContext: false,
     debug: false,
     pool: { min: 0, max: Number(process.env.DB_POOL_MAX ?? 10) },
+    // Passed to pg.Pool, which sends it in each connection's startup packet.
+    ...(statementTimeoutMs ? { driverOptions: { statement_timeout: statementTimeoutMs } } : {}),
     ...extra,
   };
 }
 
-export async function openOrm(databaseUrl: string, extra: Partial<Options> = {}): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(databaseUrl, extra));
+export async function openOrm(databaseUrl: string, extra: Partial<Options> = {}, statementTimeoutMs = 0): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, extra, statementTimeoutMs));
 }
 
 export async function migrate(orm: MikroORM): Promise<void> {

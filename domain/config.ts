@@ -23,6 +23,12 @@ export interface Config {
   outboundAllowList: string[];
   logLevel: string;
   bodyLimitBytes: number;
+  /**
+   * Server-side `statement_timeout` (ms) of each process's database pools (0: none). The API's
+   * is short (a request never waits long on one statement); the worker's allows bulk statements
+   * (a 10,000-row ingest chunk, a discovery export) but still ends one that hangs.
+   */
+  statementTimeoutMs: { api: number; worker: number };
   /** The environment this configuration was read from; modules read their own settings here. */
   env: NodeJS.ProcessEnv;
 }
@@ -60,10 +66,23 @@ export const EMBEDDED = {
   minioPassword: 'minioadmin-secret',
 } as const;
 
+/** Ports of the embedded services, each overridable so a second stack can run beside the first. */
+export function stackPorts(env: NodeJS.ProcessEnv = process.env) {
+  const e = EMBEDDED;
+  return {
+    postgres: int(env.PG_PORT, e.postgresPort),
+    temporal: int(env.TEMPORAL_PORT, e.temporalPort),
+    temporalUi: int(env.TEMPORAL_UI_PORT, e.temporalUiPort),
+    minio: int(env.MINIO_PORT, e.minioPort),
+    minioConsole: int(env.MINIO_CONSOLE_PORT, e.minioConsolePort),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env.PORT, 3000);
   const host = env.HOST ?? '127.0.0.1';
   const e = EMBEDDED;
+  const ports = stackPorts(env);
   return {
     rootDir: ROOT_DIR,
     port,
@@ -71,15 +90,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
     databaseUrl:
       env.DATABASE_URL ??
-      `postgres://${e.postgresUser}:${e.postgresPassword}@127.0.0.1:${int(env.PG_PORT, e.postgresPort)}/${e.postgresDb}`,
+      `postgres://${e.postgresUser}:${e.postgresPassword}@127.0.0.1:${ports.postgres}/${e.postgresDb}`,
     temporal: {
-      address: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${e.temporalPort}`,
+      address: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`,
       namespace: env.TEMPORAL_NAMESPACE ?? 'default',
       taskQueue: env.TEMPORAL_TASK_QUEUE ?? 'contact-api',
-      uiUrl: env.TEMPORAL_UI_URL ?? `http://127.0.0.1:${e.temporalUiPort}`,
+      uiUrl: env.TEMPORAL_UI_URL ?? `http://127.0.0.1:${ports.temporalUi}`,
     },
     s3: {
-      endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${e.minioPort}`,
+      endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
       accessKey: env.S3_ACCESS_KEY ?? e.minioUser,
       secretKey: env.S3_SECRET_KEY ?? e.minioPassword,
       bucket: env.S3_BUCKET ?? 'media',
@@ -94,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     logLevel: env.LOG_LEVEL ?? 'info',
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
+    statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },
     env,
   };
 }

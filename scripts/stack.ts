@@ -13,15 +13,30 @@ import { createConnection } from 'node:net';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, chownSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { EMBEDDED, ROOT_DIR, loadConfig } from '../domain/config.js';
+import { EMBEDDED, ROOT_DIR, loadConfig, stackPorts } from '../domain/config.js';
 
-const DATA = process.env.DATA_DIR ?? join(ROOT_DIR, '.data');
-const LOGS = join(DATA, 'logs');
 const TOOLS = join(ROOT_DIR, '.tools', 'bin');
+
+/**
+ * Where one stack instance lives: its data folder (`DATA_DIR`, default `.data/`) and its ports
+ * (`PG_PORT`, `TEMPORAL_PORT`, `TEMPORAL_UI_PORT`, `MINIO_PORT`, `MINIO_CONSOLE_PORT`), so a
+ * second instance (the chaos tests') runs beside the developer's without touching it.
+ */
+export interface StackLayout {
+  data: string;
+  logs: string;
+  env: NodeJS.ProcessEnv;
+  ports: ReturnType<typeof stackPorts>;
+}
+
+export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
+  const data = env.DATA_DIR ?? join(ROOT_DIR, '.data');
+  return { data, logs: join(data, 'logs'), env, ports: stackPorts(env) };
+}
 
 import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
 
-type ServiceName = 'postgres' | 'temporal' | 'minio';
+export type ServiceName = 'postgres' | 'temporal' | 'minio';
 export interface StackStatus {
   service: ServiceName;
   external: boolean;
@@ -60,25 +75,25 @@ function pidAlive(pid: number): boolean {
 }
 
 /** Starts a daemon detached from this process, stdio to its log file, pid in `.data/NAME.pid`. */
-function daemon(name: ServiceName, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, ids?: { uid: number; gid: number }): number {
-  mkdirSync(LOGS, { recursive: true });
-  const logFile = join(LOGS, `${name}.log`);
+function daemon(l: StackLayout, name: ServiceName, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, ids?: { uid: number; gid: number }): number {
+  mkdirSync(l.logs, { recursive: true });
+  const logFile = join(l.logs, `${name}.log`);
   const fd = openSync(logFile, 'a');
   const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...env }, ...(ids ?? {}) });
   closeSync(fd);
   child.unref();
-  writeFileSync(join(DATA, `${name}.pid`), String(child.pid));
+  writeFileSync(join(l.data, `${name}.pid`), String(child.pid));
   return child.pid!;
 }
 
-async function waitFor(name: ServiceName, check: () => Promise<boolean>, pid: number | undefined, timeoutMs: number): Promise<void> {
+async function waitFor(l: StackLayout, name: ServiceName, check: () => Promise<boolean>, pid: number | undefined, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
     if (pid !== undefined && !pidAlive(pid)) break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  const log = join(LOGS, `${name}.log`);
+  const log = join(l.logs, `${name}.log`);
   throw new Error(`${name} did not become ready (log: ${log})\n${tail(log)}`);
 }
 
@@ -99,19 +114,19 @@ function pgUser(): { uid: number; gid: number } | undefined {
   return { uid: Number(r.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
-async function startPostgres(): Promise<StackStatus> {
-  const port = Number(process.env.PG_PORT ?? EMBEDDED.postgresPort);
-  const log = join(LOGS, 'postgres.log');
+async function startPostgres(l: StackLayout): Promise<StackStatus> {
+  const port = l.ports.postgres;
+  const log = join(l.logs, 'postgres.log');
   if (await portOpen(port)) return { service: 'postgres', external: false, running: true, startedNow: false, log };
-  const dir = join(DATA, 'postgres');
+  const dir = join(l.data, 'postgres');
   const ids = pgUser();
   const bin = await pgBinaries();
-  mkdirSync(LOGS, { recursive: true });
+  mkdirSync(l.logs, { recursive: true });
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     say('initialising PostgreSQL data folder');
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const pwFile = join(DATA, 'pg-password');
+    const pwFile = join(l.data, 'pg-password');
     writeFileSync(pwFile, EMBEDDED.postgresPassword);
     if (ids) {
       chownSync(dir, ids.uid, ids.gid);
@@ -126,9 +141,10 @@ async function startPostgres(): Promise<StackStatus> {
   }
   if (ids) chownSync(dir, ids.uid, ids.gid);
   const pid = daemon(
+    l,
     'postgres',
     bin.postgres,
-    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', 'synchronous_commit=off',
+    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', `synchronous_commit=${l.env.PG_SYNCHRONOUS_COMMIT ?? 'off'}`,
       // Bulk loads (dataset import, bulk upsert) write a lot of WAL: fewer checkpoints, compressed pages.
       '-c', 'max_wal_size=4GB', '-c', 'wal_compression=on', '-c', 'checkpoint_timeout=15min',
       // Index builds after a bulk load (dataset import) sort in memory instead of on disk, and
@@ -137,7 +153,7 @@ async function startPostgres(): Promise<StackStatus> {
     {},
     ids,
   );
-  await waitFor('postgres', () => portOpen(port), pid, 30_000);
+  await waitFor(l, 'postgres', () => portOpen(port), pid, 30_000);
   await ensureDatabase(port);
   return { service: 'postgres', external: false, running: true, startedNow: true, log };
 }
@@ -162,15 +178,15 @@ async function ensureDatabase(port: number): Promise<void> {
 }
 
 // ---------- Temporal ----------
-async function startTemporal(): Promise<StackStatus> {
-  const log = join(LOGS, 'temporal.log');
-  const port = EMBEDDED.temporalPort;
+async function startTemporal(l: StackLayout): Promise<StackStatus> {
+  const log = join(l.logs, 'temporal.log');
+  const port = l.ports.temporal;
   if (await portOpen(port)) return { service: 'temporal', external: false, running: true, startedNow: false, log };
   const bin = join(TOOLS, 'temporal');
   if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}: run node scripts/bootstrap.mjs`);
-  mkdirSync(DATA, { recursive: true });
-  const args = ['server', 'start-dev', '--db-filename', join(DATA, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(port),
-    '--ui-port', String(EMBEDDED.temporalUiPort), '--log-level', 'warn',
+  mkdirSync(l.data, { recursive: true });
+  const args = ['server', 'start-dev', '--db-filename', join(l.data, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(port),
+    '--ui-port', String(l.ports.temporalUi), '--log-level', 'warn',
     // SQLite in WAL mode: starting a workflow takes ~8 ms instead of ~27 ms (bench/enrichment.ts).
     '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
     // Publishing and polling fire many short timers; a dev server's default limits are low.
@@ -181,9 +197,9 @@ async function startTemporal(): Promise<StackStatus> {
     '--dynamic-config-value', 'matching.rps=20000',
     '--dynamic-config-value', 'frontend.namespaceCount=20000',
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`])];
-  const pid = daemon('temporal', bin, args);
-  await waitFor('temporal', () => portOpen(port), pid, 60_000);
-  await waitFor('temporal', () => portOpen(EMBEDDED.temporalUiPort), pid, 30_000);
+  const pid = daemon(l, 'temporal', bin, args);
+  await waitFor(l, 'temporal', () => portOpen(port), pid, 60_000);
+  await waitFor(l, 'temporal', () => portOpen(l.ports.temporalUi), pid, 30_000);
   return { service: 'temporal', external: false, running: true, startedNow: true, log };
 }
 
@@ -197,41 +213,51 @@ async function minioReady(port: number): Promise<boolean> {
   }
 }
 
-async function startMinio(): Promise<StackStatus> {
-  const log = join(LOGS, 'minio.log');
-  const port = EMBEDDED.minioPort;
+async function startMinio(l: StackLayout): Promise<StackStatus> {
+  const log = join(l.logs, 'minio.log');
+  const port = l.ports.minio;
   if (await minioReady(port)) return { service: 'minio', external: false, running: true, startedNow: false, log };
   const bin = join(TOOLS, 'minio');
   if (!existsSync(bin)) throw new Error(`MinIO missing at ${bin}: run node scripts/bootstrap.mjs`);
-  const dir = join(DATA, 'minio');
+  const dir = join(l.data, 'minio');
   mkdirSync(dir, { recursive: true });
-  const pid = daemon('minio', bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${EMBEDDED.minioConsolePort}`, '--quiet'], {
+  const pid = daemon(l, 'minio', bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${l.ports.minioConsole}`, '--quiet'], {
     MINIO_ROOT_USER: EMBEDDED.minioUser,
     MINIO_ROOT_PASSWORD: EMBEDDED.minioPassword,
     MINIO_BROWSER: 'on',
   });
-  await waitFor('minio', () => minioReady(port), pid, 60_000);
+  await waitFor(l, 'minio', () => minioReady(port), pid, 60_000);
   return { service: 'minio', external: false, running: true, startedNow: true, log };
 }
 
 /** Starts (or reuses) every embedded service the environment does not replace. */
 export async function startStack(env: NodeJS.ProcessEnv = process.env): Promise<StackStatus[]> {
+  const l = stackLayout(env);
   const out: StackStatus[] = [];
   const starts: Promise<StackStatus>[] = [];
   if (env.DATABASE_URL) out.push({ service: 'postgres', external: true, running: true, startedNow: false });
-  else starts.push(startPostgres());
+  else starts.push(startPostgres(l));
   if (env.TEMPORAL_ADDRESS) out.push({ service: 'temporal', external: true, running: true, startedNow: false });
-  else starts.push(startTemporal());
+  else starts.push(startTemporal(l));
   if (env.S3_ENDPOINT) out.push({ service: 'minio', external: true, running: true, startedNow: false });
-  else starts.push(startMinio());
+  else starts.push(startMinio(l));
   out.push(...(await Promise.all(starts)));
   return out;
 }
 
-export async function stopStack(only?: ServiceName[]): Promise<void> {
+/** The pid of a service this stack instance started (its pid file), if it is alive. */
+export function servicePid(name: ServiceName, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const pidFile = join(stackLayout(env).data, `${name}.pid`);
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  return pidAlive(pid) ? pid : undefined;
+}
+
+export async function stopStack(only?: ServiceName[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const l = stackLayout(env);
   for (const name of ['minio', 'temporal', 'postgres'] as ServiceName[]) {
     if (only && !only.includes(name)) continue;
-    const pidFile = join(DATA, `${name}.pid`);
+    const pidFile = join(l.data, `${name}.pid`);
     if (!existsSync(pidFile)) continue;
     const pid = Number(readFileSync(pidFile, 'utf8'));
     if (pidAlive(pid)) {
@@ -257,9 +283,10 @@ async function main() {
     await stopStack();
   } else if (cmd === 'status') {
     const c = loadConfig();
-    say(`postgres ${(await portOpen(Number(process.env.PG_PORT ?? EMBEDDED.postgresPort))) ? 'up' : 'down'}  ${c.databaseUrl}`);
-    say(`temporal ${(await portOpen(EMBEDDED.temporalPort)) ? 'up' : 'down'}  ${c.temporal.address}  UI ${c.temporal.uiUrl}`);
-    say(`minio    ${(await minioReady(EMBEDDED.minioPort)) ? 'up' : 'down'}  ${c.s3.endpoint}`);
+    const p = stackPorts(process.env);
+    say(`postgres ${(await portOpen(p.postgres)) ? 'up' : 'down'}  ${c.databaseUrl}`);
+    say(`temporal ${(await portOpen(p.temporal)) ? 'up' : 'down'}  ${c.temporal.address}  UI ${c.temporal.uiUrl}`);
+    say(`minio    ${(await minioReady(p.minio)) ? 'up' : 'down'}  ${c.s3.endpoint}`);
   } else {
     say('usage: npm run stack -- start|stop|status');
     process.exitCode = 2;

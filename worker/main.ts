@@ -9,7 +9,12 @@ const config = loadConfig();
 // The SDK's own logs (bundler output, state changes) only at warning level and above.
 Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') ?? 'WARN') });
 const log = pino({ level: config.logLevel, base: { svc: 'worker' } });
-const stores = await openStores(config, { poolMax: 20 });
+const stores = await openStores(config, {
+  poolMax: 20,
+  role: 'worker',
+  // The activity using the connection fails and Temporal retries it; the worker stays up.
+  onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost'),
+});
 const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined });
 const stop = async () => {
   log.info('worker shutting down');
