@@ -1,7 +1,8 @@
 /**
  * `npm start`: starts (or reuses) the stack, migrates, starts the API and the worker as child
- * processes, ensures a demo workspace, and prints where everything is. Ctrl-C stops API and
- * worker; the stack keeps running (`npm run stack -- stop` stops it) so the next start is warm.
+ * processes (restarted when they die), ensures a demo workspace, and prints where everything is.
+ * Ctrl-C stops API and worker; the stack keeps running (`npm run stack -- stop` stops it) so the
+ * next start is warm.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -40,33 +41,74 @@ if (!demo) {
 await pool.end();
 
 const NODE_FLAGS = [...PROCESS_NODE_FLAGS, '--import', 'tsx'];
-const children: ChildProcess[] = [];
-function spawnChild(entry: string): Promise<void> {
-  const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: NODE_FLAGS });
-  children.push(child);
-  child.once('exit', (code, signal) => {
-    if (!stopping) {
-      console.error(`${entry} exited (${code ?? signal}); stopping`);
-      void stop(1);
-    }
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', () => reject(new Error(`${entry} did not start`)));
-  });
+
+/**
+ * Supervision: a child that dies (a crash, an OOM kill) is logged with its exit code or signal
+ * and started again after a backoff that doubles with each death in quick succession (0.5 s up
+ * to 30 s; a child that ran a minute starts from 0.5 s again). The service never stops itself
+ * because one child died; only Ctrl-C / SIGTERM stop it.
+ */
+const RESTART_MIN_MS = 500;
+const RESTART_MAX_MS = 30_000;
+const HEALTHY_AFTER_MS = 60_000;
+
+interface Supervised {
+  entry: string;
+  child?: ChildProcess;
+  failures: number;
+  timer?: NodeJS.Timeout;
+  ready: Promise<void>;
 }
 
+const log = (msg: string) => console.error(`[start] ${new Date().toISOString()} ${msg}`);
 let stopping = false;
+const supervised: Supervised[] = [];
+
+function supervise(entry: string): Supervised {
+  let firstReady!: () => void;
+  const s: Supervised = { entry, failures: 0, ready: new Promise((r) => (firstReady = r)) };
+  supervised.push(s);
+  const launch = () => {
+    s.timer = undefined;
+    if (stopping) return;
+    const startedAt = Date.now();
+    const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: NODE_FLAGS });
+    s.child = child;
+    log(`${entry} started (pid ${child.pid})`);
+    child.once('message', () => {
+      log(`${entry} ready (pid ${child.pid})`);
+      firstReady();
+    });
+    // A fork that cannot even be spawned reports 'error' (and may never 'exit').
+    child.once('error', (err) => log(`${entry} (pid ${child.pid}) error: ${err.message}`));
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      if (Date.now() - startedAt >= HEALTHY_AFTER_MS) s.failures = 0;
+      const delay = Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** s.failures);
+      s.failures++;
+      const cause = signal ? `killed by ${signal}` : `exit code ${code}`;
+      log(`${entry} (pid ${child.pid}) died: ${cause}; restarting in ${(delay / 1000).toFixed(1)} s (death ${s.failures} in a row)`);
+      s.timer = setTimeout(launch, delay);
+    });
+  };
+  launch();
+  return s;
+}
+
 async function stop(code = 0) {
+  if (stopping) return;
   stopping = true;
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+  for (const s of supervised) clearTimeout(s.timer);
+  const running = supervised.map((s) => s.child).filter((c): c is ChildProcess => !!c && c.exitCode === null && c.signalCode === null);
+  const exited = running.map((c) => new Promise((r) => c.once('exit', r)));
+  for (const c of running) c.kill('SIGTERM');
+  await Promise.all(exited);
   process.exit(code);
 }
 process.once('SIGINT', () => void stop());
 process.once('SIGTERM', () => void stop());
 
-await Promise.all([spawnChild('worker/main.ts'), spawnChild('api/main.ts')]);
+await Promise.all([supervise('worker/main.ts').ready, supervise('api/main.ts').ready]);
 const secs = ((performance.now() - t0) / 1000).toFixed(1);
 console.log(`
 Ready in ${secs}s

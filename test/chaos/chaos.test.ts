@@ -4,7 +4,10 @@
  * doubled, and neither the API nor the worker process exits (a database failover must not
  * take the service down). Runs on a stack instance of its own (test/chaos/chaosStack.ts).
  */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../domain/config.js';
 import { startChaosStack, type ChaosStack } from './chaosStack.js';
 import { createWorkspace } from '../../db/workspaces.js';
 
@@ -124,4 +127,34 @@ it('PostgreSQL killed during a bulk upsert: every row once, API and worker stay 
   expectAppsAlive(pids);
   // The kill did reach clients the worker held (each logged, none fatal).
   expect(stack.logTail('worker', 1000)).toContain('database connection lost');
+});
+
+it('npm start restarts a child that dies, logs why, keeps the other, and stops cleanly on SIGTERM', { timeout: 120_000 }, async () => {
+  // `scripts/start.ts` against this stack, on a port and task queue of its own.
+  const port = String(40_000 + Math.floor(Math.random() * 20_000));
+  const start = spawn(process.execPath, ['--import', 'tsx', join(ROOT_DIR, 'scripts', 'start.ts')], {
+    env: { ...stack.env, PORT: port, TEMPORAL_TASK_QUEUE: `start-${stack.id}` },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  start.stdout.on('data', (d) => (out += d));
+  start.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => start.once('exit', (code) => r(code)));
+  try {
+    await until('npm start to be ready', async () => out.includes('Ready in'), 90_000);
+    const pidOf = (entry: string, what: 'started' | 'ready') => [...out.matchAll(new RegExp(`${entry} ${what} \\(pid (\\d+)\\)`, 'g'))].map((m) => Number(m[1]));
+    const [worker] = pidOf('worker/main.ts', 'ready');
+    const [api] = pidOf('api/main.ts', 'ready');
+    process.kill(worker!, 'SIGKILL');
+    await until('a new worker', async () => pidOf('worker/main.ts', 'ready').length === 2, 60_000);
+    expect(out).toContain(`worker/main.ts (pid ${worker}) died: killed by SIGKILL; restarting in 0.5 s`);
+    expect(pidOf('api/main.ts', 'started'), out).toEqual([api]);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    const [, worker2] = pidOf('worker/main.ts', 'ready');
+    start.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    for (const pid of [api!, worker2!]) expect(() => process.kill(pid, 0)).toThrow();
+  } finally {
+    if (start.exitCode === null) start.kill('SIGKILL');
+  }
 });
