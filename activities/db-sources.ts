@@ -64,7 +64,7 @@ export function listeningProvider(deps: ActivityDeps): ListeningProvider {
       nonRetryable: true,
     });
   }
-  return createHttpListeningProvider({ baseUrl: cfg.http.baseUrl, apiKey: cfg.http.apiKey, timeoutMs: cfg.http.timeoutMs });
+  return createHttpListeningProvider({ baseUrl: cfg.http.baseUrl, apiKey: cfg.http.apiKey, timeoutMs: cfg.http.timeoutMs, allowList: deps.config.outboundAllowList });
 }
 
 /** Provider failure → Temporal failure, decided by the failure's kind alone. */

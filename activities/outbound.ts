@@ -59,6 +59,58 @@ export async function checkOutboundUrl(raw: string, allowList: string[]): Promis
   return url;
 }
 
+/** The social networks' official API origins: what `PROVIDER_BASE_URL_ALLOW_LIST` allows by default. */
+export const OFFICIAL_PROVIDER_ORIGINS = ['https://api.x.com', 'https://api.twitter.com', 'https://api.linkedin.com'];
+
+/**
+ * The API base URLs a tenant may give an integration (`apiBaseUrl`): the operator's
+ * `PROVIDER_BASE_URL_ALLOW_LIST` (comma-separated origins such as `https://api.x.com`, or hosts /
+ * IPs, optionally with `:port`, matched on any scheme), by default the official origins only.
+ */
+export function providerBaseUrlAllowList(env: NodeJS.ProcessEnv): string[] {
+  const raw = env.PROVIDER_BASE_URL_ALLOW_LIST;
+  if (raw === undefined) return OFFICIAL_PROVIDER_ORIGINS;
+  return raw.split(',').map((e) => e.trim()).filter(Boolean);
+}
+
+/** Whether `raw` is an http(s) URL whose origin or host the allow-list names. */
+export function providerBaseUrlAllowed(raw: string, allowList: string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const sameIp = (a: string, b: string) => ipaddr.isValid(a) && ipaddr.isValid(b) && ipaddr.process(a).toString() === ipaddr.process(b).toString();
+  return allowList.some((entry) => {
+    const e = entry.toLowerCase();
+    if (e.includes('://')) {
+      try {
+        return new URL(e).origin === url.origin;
+      } catch {
+        return false;
+      }
+    }
+    if (ipaddr.isValid(e)) return sameIp(e, host);
+    const m = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(e);
+    if (!m) return false;
+    const [, h, port] = m;
+    if (port && port !== (url.port || (url.protocol === 'https:' ? '443' : '80'))) return false;
+    return h === host || sameIp(h!, host);
+  });
+}
+
+/** API-side check of an integration's `apiBaseUrl`: allow-listed by the operator and reachable. */
+export async function assertProviderBaseUrl(raw: string, env: NodeJS.ProcessEnv, outboundAllowList: string[], field: string): Promise<void> {
+  if (!providerBaseUrlAllowed(raw, providerBaseUrlAllowList(env))) {
+    const message = 'is not an API base URL this service allows (PROVIDER_BASE_URL_ALLOW_LIST)';
+    throw new ApiError(400, 'url_not_allowed', `${field}: ${message}`, [{ path: field, message }]);
+  }
+  await assertOutboundUrl(raw, outboundAllowList, field);
+}
+
 /** API-side check of a URL field: 400 naming the field. */
 export async function assertOutboundUrl(raw: string, allowList: string[], field: string): Promise<void> {
   try {
@@ -75,6 +127,33 @@ export interface SafeResponse {
   body: Buffer;
 }
 
+/** The body is larger than the caller accepts (the transfer is cut off there). */
+export class OutboundTooLargeError extends OutboundBlockedError {
+  constructor(readonly maxBytes: number) {
+    super(`response exceeds ${maxBytes} bytes`);
+    this.name = 'OutboundTooLargeError';
+  }
+}
+
+/**
+ * The request cannot be sent as given (a header name or value HTTP cannot carry, an invalid
+ * method): nothing was sent, and sending it again will never succeed.
+ */
+export class OutboundInvalidRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundInvalidRequestError';
+  }
+}
+
+/** The exchange did not finish within its deadline (`name` matches fetch's `TimeoutError`). */
+export class OutboundTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms`);
+    this.name = 'TimeoutError';
+  }
+}
+
 export interface SafeRequestOptions {
   method?: string;
   headers?: Record<string, string>;
@@ -83,6 +162,10 @@ export interface SafeRequestOptions {
   timeoutMs?: number;
   maxBytes?: number;
   maxRedirects?: number;
+  /** `manual` answers a 3xx as it is instead of following it (default `follow`). */
+  redirect?: 'follow' | 'manual';
+  /** Aborts the exchange (e.g. the activity was cancelled). */
+  signal?: AbortSignal;
   allowList: string[];
 }
 
@@ -94,8 +177,12 @@ export async function safeRequest(raw: string, opts: SafeRequestOptions): Promis
     const url = await checkOutboundUrl(current, opts.allowList);
     const res = await requestOnce(url, opts, deadline);
     const location = res.headers.location;
-    if (res.status >= 300 && res.status < 400 && location) {
-      current = new URL(location, url).toString();
+    if (opts.redirect !== 'manual' && res.status >= 300 && res.status < 400 && location) {
+      try {
+        current = new URL(location, url).toString();
+      } catch {
+        throw new OutboundBlockedError('redirects to an invalid URL');
+      }
       continue;
     }
     return res;
@@ -103,36 +190,138 @@ export async function safeRequest(raw: string, opts: SafeRequestOptions): Promis
   throw new OutboundBlockedError('too many redirects');
 }
 
+/**
+ * One request/response. Every way it can end (the request cannot be built, a socket or
+ * response error, the body ending or growing too large, the deadline, an abort) settles the
+ * promise exactly once and clears the timer; the timer exists only once the request does.
+ */
 function requestOnce(url: URL, opts: SafeRequestOptions, deadline: number): Promise<SafeResponse> {
   const allowIPAddressList = opts.allowList.filter((e) => ipaddr.isValid(e.split('/')[0]!));
-  const agent = useAgent(url.toString(), { allowIPAddressList, keepAlive: false });
   const lib = url.protocol === 'https:' ? https : http;
   const maxBytes = opts.maxBytes ?? 10 * 1024 * 1024;
   return new Promise((resolve, reject) => {
-    const remaining = Math.max(1, deadline - Date.now());
-    const timer = setTimeout(() => req.destroy(new Error(`timed out after ${opts.timeoutMs ?? 10_000} ms`)), remaining);
-    const req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent }, (res) => {
+    let timer: NodeJS.Timeout | undefined;
+    let req: http.ClientRequest | undefined;
+    let settled = false;
+    const onAbort = () => finish(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error('request aborted'));
+    function finish(err: Error | null, value?: SafeResponse) {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (err) {
+        req?.destroy();
+        reject(err);
+      } else resolve(value!);
+    }
+    if (opts.signal?.aborted) return onAbort();
+    try {
+      const agent = useAgent(url.toString(), { allowIPAddressList, keepAlive: false });
+      req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent });
+    } catch (e) {
+      // Node validates header names/values and the method synchronously, before any I/O.
+      return finish(new OutboundInvalidRequestError(`request cannot be sent: ${(e as Error).message}`));
+    }
+    const r = req;
+    timer = setTimeout(() => finish(new OutboundTimeoutError(opts.timeoutMs ?? 10_000)), Math.max(1, deadline - Date.now()));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    r.on('error', (e) => finish(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : e));
+    r.on('response', (res) => {
+      const declared = Number(res.headers['content-length']);
+      if (declared > maxBytes) return finish(new OutboundTooLargeError(maxBytes));
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > maxBytes) {
-          req.destroy(new OutboundBlockedError(`response exceeds ${maxBytes} bytes`));
-          return;
-        }
+        if (size > maxBytes) return finish(new OutboundTooLargeError(maxBytes));
         chunks.push(c);
       });
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
-      });
-      res.on('error', reject);
+      res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', (e) => finish(e));
+      res.on('close', () => finish(new Error('connection closed before the response ended')));
     });
-    req.on('error', (e) => {
-      clearTimeout(timer);
-      reject(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : e);
-    });
-    if (opts.body) req.write(opts.body);
-    req.end();
+    try {
+      if (opts.body) r.write(opts.body);
+      r.end();
+    } catch (e) {
+      finish(new OutboundInvalidRequestError(`request cannot be sent: ${(e as Error).message}`));
+    }
   });
+}
+
+/** Statuses whose answer has no body (the Response constructor refuses one). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+export interface OutboundFetchInit extends Omit<SafeRequestOptions, 'body'> {
+  body?: string | Buffer | FormData;
+}
+
+/**
+ * The fetch-like face of `safeRequest` for provider adapters: the same filtering agent and
+ * deadline, the whole (bounded) body buffered, answered as a WHATWG `Response`. Node's global
+ * fetch cannot take an `http.Agent`, so it would skip the connect-time address check.
+ */
+export async function outboundFetch(url: string, init: OutboundFetchInit): Promise<Response> {
+  let { body, headers } = init;
+  if (body instanceof FormData) {
+    // Let the platform encode the multipart body and its boundary, then send the bytes.
+    const encoded = new Request('http://form.invalid/', { method: 'POST', body });
+    headers = { ...headers, 'content-type': encoded.headers.get('content-type')! };
+    body = Buffer.from(await encoded.arrayBuffer());
+  }
+  const res = await safeRequest(url, { ...init, headers, body, redirect: init.redirect ?? 'manual', maxRedirects: init.maxRedirects ?? 0 });
+  if (res.status < 200 || res.status > 599) throw new OutboundInvalidResponseError(`answered with HTTP status ${res.status}`);
+  const out = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    for (const v of Array.isArray(value) ? value : [value ?? '']) {
+      try {
+        out.append(name, v);
+      } catch {
+        /* a header value Headers refuses is dropped, not fatal */
+      }
+    }
+  }
+  return new Response(NULL_BODY_STATUSES.has(res.status) ? null : res.body, { status: res.status, headers: out });
+}
+
+/** The server answered something that is not a usable HTTP response. */
+export class OutboundInvalidResponseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundInvalidResponseError';
+  }
+}
+
+/**
+ * A third party's own words, safe to show an API user: control characters and runs of white
+ * space collapsed, at most `max` characters. Null when nothing is left.
+ */
+export function shortReason(text: unknown, max = 200): string | null {
+  if (typeof text !== 'string') return null;
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim();
+  if (!clean) return null;
+  return clean.length > max ? `${clean.slice(0, max - 1)}\u2026` : clean;
+}
+
+/**
+ * The reason a provider gives in a JSON error body (`{error: {code, message}}`, `{error}`,
+ * `{message}`, `{code, message}`, `{title, detail}`), shortened; else the HTTP reason phrase.
+ * A body that is not JSON is never passed on: it may be an HTML page, a stack trace or anything.
+ */
+export function providerErrorReason(status: number, text: string): string {
+  let reason: string | null = null;
+  try {
+    const j = JSON.parse(text) as Record<string, unknown> | null;
+    if (j && typeof j === 'object') {
+      const err = j.error;
+      const pick = (o: Record<string, unknown>) =>
+        [o.code, o.message ?? o.detail ?? o.title].filter((v) => typeof v === 'string' && v).join(': ');
+      if (err && typeof err === 'object') reason = pick(err as Record<string, unknown>);
+      else if (typeof err === 'string') reason = err;
+      if (!reason) reason = pick(j);
+    }
+  } catch {
+    /* not JSON */
+  }
+  return shortReason(reason) ?? http.STATUS_CODES[status] ?? `HTTP ${status}`;
 }

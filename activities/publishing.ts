@@ -18,6 +18,7 @@ import { decryptCredentials } from '../domain/credentials.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
+import { providerBaseUrlAllowed, providerBaseUrlAllowList } from './outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
 import { pronetAdapter } from './providers/pronet.js';
 import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
@@ -136,7 +137,11 @@ export function createPublishingActivities(deps: ActivityDeps) {
     const creds = decryptCredentials(i.credentials_encrypted, config.encryptionKey, integrationId);
     const token = creds.accessToken;
     if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
-    return { provider: i.provider, externalAccountId: i.external_account_id, accessToken: token, apiBaseUrl: i.api_base_url };
+    // A base URL stored before the operator narrowed the allow-list is not called with the token.
+    if (i.api_base_url && !providerBaseUrlAllowed(i.api_base_url, providerBaseUrlAllowList(config.env))) {
+      throw new ProviderFailure('invalid_input', `integration ${integrationId}: its apiBaseUrl is not allowed by this service`, { code: 'provider_address_not_allowed' });
+    }
+    return { provider: i.provider, externalAccountId: i.external_account_id, accessToken: token, apiBaseUrl: i.api_base_url, allowList: config.outboundAllowList };
   }
 
   async function stepContext(input: PublishStepInput): Promise<StepContext> {

@@ -7,7 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import { v7 as uuidv7 } from 'uuid';
 import type { ActivityDeps } from './deps.js';
-import { OutboundBlockedError, safeRequest } from './outbound.js';
+import { OutboundBlockedError, OutboundInvalidRequestError, safeRequest } from './outbound.js';
 
 export interface DeliverWebhookInput {
   workspaceId: string;
@@ -32,7 +32,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
       const now = new Date();
       const signature = new Webhook(secret).sign(input.messageId, now, body);
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(input.headers)) if (!RESERVED.has(k.toLowerCase())) headers[k] = v;
+      for (const [k, v] of Object.entries(input.headers ?? {})) if (!RESERVED.has(k.toLowerCase())) headers[k] = String(v);
       Object.assign(headers, {
         'content-type': 'application/json',
         'user-agent': 'contact-data-api-webhooks/1',
@@ -53,6 +53,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
         if (e instanceof OutboundBlockedError) {
           await record(deps, input, attempt, statusCode, error, Date.now() - started);
           throw ApplicationFailure.nonRetryable(error, 'OutboundBlocked');
+        }
+        // Headers HTTP cannot carry (accepted before the API checked them): no retry will ever send them.
+        if (e instanceof OutboundInvalidRequestError) {
+          await record(deps, input, attempt, statusCode, error, Date.now() - started);
+          throw ApplicationFailure.nonRetryable(error, 'WebhookRequestInvalid');
         }
       }
       await record(deps, input, attempt, statusCode, error, Date.now() - started);

@@ -44,6 +44,8 @@ export interface TestApp {
   waitForJob(jobId: string, apiKey: string, timeoutMs?: number): Promise<any>;
   killWorker(): Promise<void>;
   startWorker(): Promise<void>;
+  /** `workerMode: 'process'`: the worker child's pid and whether it is still running (crash tests). */
+  workerProcess(): { pid: number | undefined; alive: boolean; exitCode: number | null; signal: NodeJS.Signals | null } | null;
   /** Saves a workflow's history for the replay tests (`test/replay/histories/<name>.json`). */
   recordHistory(workflowId: string, name: string): Promise<void>;
   close(): Promise<void>;
@@ -91,6 +93,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     DATABASE_URL: dbUrl(base.databaseUrl, dbName),
     TEMPORAL_TASK_QUEUE: `test-${dbName}`,
     OUTBOUND_ALLOW_LIST: '127.0.0.1,::1',
+    // Integrations may point their apiBaseUrl at the local fake networks.
+    PROVIDER_BASE_URL_ALLOW_LIST: '127.0.0.1,::1',
     RATE_LIMIT_PER_MINUTE: String(opts.rateLimitPerMinute ?? 1_000_000),
     PORT: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -169,6 +173,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     },
     killWorker: stopWorker,
     startWorker,
+    workerProcess: () => (child ? { pid: child.pid, alive: child.exitCode === null && child.signalCode === null, exitCode: child.exitCode, signal: child.signalCode } : null),
     async recordHistory(workflowId, name) {
       const file = join(ROOT_DIR, 'test', 'replay', 'histories', `${name}.json`);
       if (existsSync(file) && process.env.RECORD_HISTORIES !== '1') return;

@@ -10,7 +10,10 @@
  *
  * Status classification (domain/enrichment.ts classifyProviderStatus): 4xx other than 429 →
  * rejected; 429 → rate_limited with `Retry-After`; 5xx / network error → unavailable; no answer
- * within `timeoutMs` → timeout. Base URLs come from operator configuration, not from callers.
+ * within `timeoutMs` → timeout. Base URLs come from operator configuration, not from callers;
+ * calls go through the outbound filtering agent all the same (a private address needs
+ * OUTBOUND_ALLOW_LIST), redirects are not followed, and an error body reaches the job only as
+ * the provider's short JSON reason.
  */
 import {
   classifyProviderStatus,
@@ -20,7 +23,11 @@ import {
   type ResolvedProvider,
   type SliceDataOf,
 } from '../../domain/enrichment.js';
+import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, providerErrorReason } from '../outbound.js';
 import { EnrichmentProviderError, type EnrichmentProvider, type ProviderCallOptions } from './enrichment-provider.js';
+
+/** Largest answer accepted from a provider (a slice's data is a few KB). */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** The request body of the contract. */
 export interface HttpEnrichRequest {
@@ -37,6 +44,8 @@ export class HttpEnrichmentProvider implements EnrichmentProvider {
     private readonly env: NodeJS.ProcessEnv = process.env,
     /** Upper bound of a `Retry-After` worth waiting for; a longer one skips the provider. */
     private readonly maxRetryAfterMs = 30_000,
+    /** Private addresses the operator lets outbound calls reach (OUTBOUND_ALLOW_LIST). */
+    private readonly allowList: string[] = [],
   ) {
     this.name = cfg.name;
   }
@@ -67,11 +76,14 @@ export class HttpEnrichmentProvider implements EnrichmentProvider {
     let retryAfter: string | null;
     let text: string;
     try {
-      const res = await fetch(`${this.cfg.baseUrl}/v1/enrich`, {
+      // Through the filtering agent: the provider's address is checked when the socket connects.
+      const res = await outboundFetch(`${this.cfg.baseUrl}/v1/enrich`, {
         method: 'POST',
         headers,
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(opts.timeoutMs),
+        timeoutMs: opts.timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
+        allowList: this.allowList,
       });
       status = res.status;
       retryAfter = res.headers.get('retry-after');
@@ -81,12 +93,17 @@ export class HttpEnrichmentProvider implements EnrichmentProvider {
       if (err.name === 'TimeoutError' || err.name === 'AbortError') {
         throw new EnrichmentProviderError('timeout', `${this.name}: no answer within ${opts.timeoutMs} ms`);
       }
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new EnrichmentProviderError('unavailable', `${this.name}: ${cause?.code ?? cause?.message ?? err.message}`);
+      if (err instanceof OutboundTooLargeError) throw new EnrichmentProviderError('bad_response', `${this.name}: answer larger than ${MAX_ANSWER_BYTES} bytes`);
+      // A refused address or a request HTTP cannot carry (operator configuration): retrying cannot help.
+      if (err instanceof OutboundBlockedError) throw new EnrichmentProviderError('rejected', `${this.name}: address not allowed (${err.message})`);
+      if (err instanceof OutboundInvalidRequestError) throw new EnrichmentProviderError('rejected', `${this.name}: ${err.message}`);
+      const cause = (err as { code?: string; cause?: { code?: string } });
+      throw new EnrichmentProviderError('unavailable', `${this.name}: ${cause.code ?? cause.cause?.code ?? 'network error'}`);
     }
 
     const c = classifyProviderStatus(status, retryAfter, this.maxRetryAfterMs, Date.now());
-    const detail = text.slice(0, 200).replace(/\s+/g, ' ');
+    // The provider's JSON error reason, shortened; a body that is not JSON is never passed on.
+    const detail = status >= 200 && status < 300 ? '' : providerErrorReason(status, text);
     switch (c.kind) {
       case 'rejected':
         throw new EnrichmentProviderError('rejected', `${this.name}: HTTP ${status} ${detail}`);

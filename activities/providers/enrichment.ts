@@ -67,7 +67,7 @@ export function createEnrichmentProvider(cfg: ResolvedProvider, deps: Pick<Activ
     case 'dataset':
       return new DatasetEnrichmentProvider(cfg.name, deps.pool);
     case 'http':
-      return new HttpEnrichmentProvider(cfg, deps.config.env, maxRetryAfterMs);
+      return new HttpEnrichmentProvider(cfg, deps.config.env, maxRetryAfterMs, deps.config.outboundAllowList);
   }
 }
 

@@ -8,6 +8,7 @@
  * input (final), 429 rate limited (retry after `Retry-After`), 408/5xx, network errors and
  * timeouts transient (retry with backoff).
  */
+import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, providerErrorReason } from '../outbound.js';
 import {
   ListeningProviderError,
   type ListeningPage,
@@ -20,9 +21,12 @@ export interface HttpListeningOptions {
   baseUrl: string;
   apiKey: string;
   timeoutMs: number;
-  /** Injected for tests; defaults to the global fetch. */
-  fetchImpl?: typeof fetch;
+  /** Private addresses the operator lets outbound calls reach (OUTBOUND_ALLOW_LIST), checked at connect time. */
+  allowList: string[];
 }
+
+/** Largest page accepted from the provider. */
+const MAX_PAGE_BYTES = 20 * 1024 * 1024;
 
 /** Request body of `POST /v1/audience` (see docs/providers/listening.md). */
 export interface AudienceRequest {
@@ -69,17 +73,9 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Math.min(Math.max(ms, 1000), 15 * 60_000);
 }
 
+/** The provider's short JSON reason (never its raw body: it reaches the source's refresh error). */
 async function providerMessage(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
-  try {
-    const j = JSON.parse(text) as { error?: { message?: string; code?: string } | string; message?: string };
-    if (typeof j.error === 'object' && j.error?.message) return j.error.code ? `${j.error.code}: ${j.error.message}` : j.error.message;
-    if (typeof j.error === 'string') return j.error;
-    if (j.message) return j.message;
-  } catch {
-    /* not JSON */
-  }
-  return text.slice(0, 300) || res.statusText || `HTTP ${res.status}`;
+  return providerErrorReason(res.status, await res.text().catch(() => ''));
 }
 
 const s = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
@@ -118,14 +114,14 @@ function parsePerson(raw: unknown, i: number): ListeningPerson {
 }
 
 export function createHttpListeningProvider(opts: HttpListeningOptions): ListeningProvider {
-  const doFetch = opts.fetchImpl ?? fetch;
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/v1/audience`;
   return {
     name: 'http',
     async fetchAudience(query, page): Promise<ListeningPage> {
       let res: Response;
       try {
-        res = await doFetch(url, {
+        // Through the filtering agent: the provider's address is checked when the socket connects.
+        res = await outboundFetch(url, {
           method: 'POST',
           headers: {
             authorization: `Bearer ${opts.apiKey}`,
@@ -133,14 +129,21 @@ export function createHttpListeningProvider(opts: HttpListeningOptions): Listeni
             accept: 'application/json',
           },
           body: JSON.stringify(audienceRequest(query, page)),
-          signal: AbortSignal.timeout(opts.timeoutMs),
+          timeoutMs: opts.timeoutMs,
+          maxBytes: MAX_PAGE_BYTES,
+          allowList: opts.allowList,
         });
       } catch (e) {
         const err = e as Error;
+        if (err instanceof OutboundTooLargeError) throw new ListeningProviderError('transient', `listening provider answered more than ${MAX_PAGE_BYTES} bytes`);
+        // Operator configuration a retry cannot fix: an address not allowed, a request HTTP cannot carry.
+        if (err instanceof OutboundBlockedError) throw new ListeningProviderError('invalid_input', `listening provider address is not allowed: ${err.message}`);
+        if (err instanceof OutboundInvalidRequestError) throw new ListeningProviderError('invalid_input', `listening provider request cannot be sent: ${err.message}`);
         const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
+        const code = (err as { code?: string }).code;
         throw new ListeningProviderError(
           'transient',
-          timedOut ? `listening provider did not answer within ${opts.timeoutMs} ms` : `listening provider unreachable: ${err.message}`,
+          timedOut ? `listening provider did not answer within ${opts.timeoutMs} ms` : `listening provider unreachable: ${code ?? 'network error'}`,
         );
       }
       if (res.status === 401 || res.status === 403) {
@@ -159,8 +162,8 @@ export function createHttpListeningProvider(opts: HttpListeningOptions): Listeni
       let body: unknown;
       try {
         body = await res.json();
-      } catch (e) {
-        throw new ListeningProviderError('transient', `listening provider answered with a body that is not JSON: ${(e as Error).message}`, undefined, 200);
+      } catch {
+        throw new ListeningProviderError('transient', 'listening provider answered with a body that is not JSON', undefined, 200);
       }
       const b = body as { people?: unknown; nextCursor?: unknown };
       if (!Array.isArray(b.people)) throw new ListeningProviderError('transient', 'listening provider answer has no people array', undefined, 200);

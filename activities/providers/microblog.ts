@@ -19,6 +19,7 @@ import {
   failureFromStatus,
   httpCall,
   jsonBody,
+  shortReason,
   type CreateOp,
   type MediaSource,
   type Published,
@@ -36,9 +37,9 @@ const auth = (a: SocialAccount) => ({ authorization: `Bearer ${a.accessToken}` }
 export const tweetUrl = (id: string) => `https://x.com/i/status/${id}`;
 
 function reason(body: Record<string, unknown>): string {
-  const errors = body.errors as Array<{ message?: string }> | undefined;
-  const parts = [body.title, body.detail, ...(errors ?? []).map((e) => e.message)].filter((v) => typeof v === 'string' && v);
-  return parts.length ? parts.join(': ') : 'request failed';
+  const errors = Array.isArray(body.errors) ? (body.errors as Array<{ message?: unknown } | null>) : [];
+  const parts = [body.title, body.detail, ...errors.map((e) => e?.message)].filter((v) => typeof v === 'string' && v);
+  return shortReason(parts.join(': ')) ?? 'request failed';
 }
 
 async function fail(res: Response): Promise<ProviderFailure> {
@@ -63,14 +64,14 @@ async function uploadMedia(a: SocialAccount, m: MediaSource): Promise<string> {
     const form = new FormData();
     form.set('media', new Blob([await m.read(0, m.size)], { type: m.contentType }), m.fileName.split('/').pop());
     form.set('media_category', cat);
-    const res = await httpCall(`${base(a)}/2/media/upload`, { method: 'POST', headers: auth(a), body: form });
+    const res = await httpCall(a, `${base(a)}/2/media/upload`, { method: 'POST', headers: auth(a), body: form });
     if (!res.ok) throw await fail(res);
     const id = ((await jsonBody(res)).data as { id?: string } | undefined)?.id;
     if (!id) throw new ProviderFailure('transient', 'media upload answered without a media id');
     return id;
   }
   // Chunked: initialize, append each segment, finalize, then wait for processing.
-  const init = await httpCall(`${base(a)}/2/media/upload/initialize`, {
+  const init = await httpCall(a, `${base(a)}/2/media/upload/initialize`, {
     method: 'POST',
     headers: { ...auth(a), 'content-type': 'application/json' },
     body: JSON.stringify({ media_type: m.contentType, total_bytes: m.size, media_category: cat }),
@@ -82,17 +83,17 @@ async function uploadMedia(a: SocialAccount, m: MediaSource): Promise<string> {
     const form = new FormData();
     form.set('media', new Blob([await m.read(offset, Math.min(X_CHUNK_BYTES, m.size - offset))]), 'chunk');
     form.set('segment_index', String(segment));
-    const res = await httpCall(`${base(a)}/2/media/upload/${id}/append`, { method: 'POST', headers: auth(a), body: form });
+    const res = await httpCall(a, `${base(a)}/2/media/upload/${id}/append`, { method: 'POST', headers: auth(a), body: form });
     if (!res.ok) throw await fail(res);
     await res.arrayBuffer();
   }
-  const fin = await httpCall(`${base(a)}/2/media/upload/${id}/finalize`, { method: 'POST', headers: auth(a) });
+  const fin = await httpCall(a, `${base(a)}/2/media/upload/${id}/finalize`, { method: 'POST', headers: auth(a) });
   if (!fin.ok) throw await fail(fin);
   let info = ((await jsonBody(fin)).data as { processing_info?: { state: string; check_after_secs?: number } } | undefined)?.processing_info;
   for (let i = 0; info && (info.state === 'pending' || info.state === 'in_progress'); i++) {
     if (i >= MAX_STATUS_POLLS) throw new ProviderFailure('transient', `media ${id} is still processing`);
     await sleep(Math.min(Math.max(info.check_after_secs ?? 1, 1), 10) * 1000);
-    const st = await httpCall(`${base(a)}/2/media/upload?command=STATUS&media_id=${encodeURIComponent(id)}`, { method: 'GET', headers: auth(a) });
+    const st = await httpCall(a, `${base(a)}/2/media/upload?command=STATUS&media_id=${encodeURIComponent(id)}`, { method: 'GET', headers: auth(a) });
     if (!st.ok) throw await fail(st);
     info = ((await jsonBody(st)).data as { processing_info?: { state: string; check_after_secs?: number } } | undefined)?.processing_info;
   }
@@ -113,7 +114,7 @@ export const microblogAdapter: SocialAdapter = {
     if (op.type === 'reshare') {
       if (!op.parentExternalId) throw new ProviderFailure('invalid_input', 'a reshare needs the parent post id');
       // A retweet is idempotent on X (retweeting twice leaves one retweet), so it is safe to repeat.
-      const res = await httpCall(`${base(a)}/2/users/${encodeURIComponent(a.externalAccountId)}/retweets`, {
+      const res = await httpCall(a, `${base(a)}/2/users/${encodeURIComponent(a.externalAccountId)}/retweets`, {
         method: 'POST',
         headers: { ...auth(a), 'content-type': 'application/json' },
         body: JSON.stringify({ tweet_id: op.parentExternalId }),
@@ -131,7 +132,7 @@ export const microblogAdapter: SocialAdapter = {
       body.reply = { in_reply_to_tweet_id: op.parentExternalId };
     }
     await op.beforeSend?.();
-    const res = await httpCall(`${base(a)}/2/tweets`, {
+    const res = await httpCall(a, `${base(a)}/2/tweets`, {
       method: 'POST',
       headers: { ...auth(a), 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -146,7 +147,7 @@ export const microblogAdapter: SocialAdapter = {
   async find(a, op, since) {
     if (op.type === 'reshare' || op.type === 'comment') return null;
     const url = `${base(a)}/2/users/${encodeURIComponent(a.externalAccountId)}/tweets?max_results=20&tweet.fields=created_at,referenced_tweets`;
-    const res = await httpCall(url, { method: 'GET', headers: auth(a) });
+    const res = await httpCall(a, url, { method: 'GET', headers: auth(a) });
     if (!res.ok) throw await fail(res);
     const tweets = ((await jsonBody(res)).data as ListedTweet[] | undefined) ?? [];
     const after = since.getTime() - 5_000;

@@ -22,6 +22,7 @@ import {
   failureFromStatus,
   httpCall,
   jsonBody,
+  shortReason,
   type CreateOp,
   type MediaSource,
   type Published,
@@ -52,12 +53,12 @@ export const commentUrl = (threadUrn: string, commentUrn: string) =>
 
 async function fail(res: Response): Promise<ProviderFailure> {
   const body = await jsonBody(res);
-  const msg = [body.code, body.message].filter((v) => typeof v === 'string' && v).join(': ') || 'request failed';
+  const msg = shortReason([body.code, body.message].filter((v) => typeof v === 'string' && v).join(': ')) ?? 'request failed';
   return failureFromStatus(res, msg);
 }
 
 async function putBytes(a: SocialAccount, uploadUrl: string, bytes: Buffer): Promise<Response> {
-  const res = await httpCall(uploadUrl, {
+  const res = await httpCall(a, uploadUrl, {
     method: 'PUT',
     headers: { authorization: `Bearer ${a.accessToken}`, 'content-type': 'application/octet-stream' },
     body: bytes,
@@ -70,7 +71,7 @@ async function uploadMedia(a: SocialAccount, m: MediaSource): Promise<string> {
   const owner = authorUrn(a);
   if (m.contentType.startsWith('image/') || m.contentType === 'application/pdf') {
     const kind = m.contentType === 'application/pdf' ? 'documents' : 'images';
-    const init = await httpCall(`${base(a)}/rest/${kind}?action=initializeUpload`, {
+    const init = await httpCall(a, `${base(a)}/rest/${kind}?action=initializeUpload`, {
       method: 'POST',
       headers: headers(a),
       body: JSON.stringify({ initializeUploadRequest: { owner } }),
@@ -83,7 +84,7 @@ async function uploadMedia(a: SocialAccount, m: MediaSource): Promise<string> {
     return urn;
   }
   if (m.contentType.startsWith('video/')) {
-    const init = await httpCall(`${base(a)}/rest/videos?action=initializeUpload`, {
+    const init = await httpCall(a, `${base(a)}/rest/videos?action=initializeUpload`, {
       method: 'POST',
       headers: headers(a),
       body: JSON.stringify({ initializeUploadRequest: { owner, fileSizeBytes: m.size, uploadCaptions: false, uploadThumbnail: false } }),
@@ -101,7 +102,7 @@ async function uploadMedia(a: SocialAccount, m: MediaSource): Promise<string> {
       if (!etag) throw new ProviderFailure('transient', 'video part upload answered without an ETag');
       etags.push(etag);
     }
-    const fin = await httpCall(`${base(a)}/rest/videos?action=finalizeUpload`, {
+    const fin = await httpCall(a, `${base(a)}/rest/videos?action=finalizeUpload`, {
       method: 'POST',
       headers: headers(a),
       body: JSON.stringify({ finalizeUploadRequest: { video: v.video, uploadToken: v.uploadToken ?? '', uploadedPartIds: etags } }),
@@ -131,7 +132,7 @@ export function escapeLittleText(text: string): string {
 
 async function createPost(a: SocialAccount, body: Record<string, unknown>, beforeSend?: () => Promise<void>): Promise<Published> {
   await beforeSend?.();
-  const res = await httpCall(`${base(a)}/rest/posts`, { method: 'POST', headers: headers(a), body: JSON.stringify(body), creates: true });
+  const res = await httpCall(a, `${base(a)}/rest/posts`, { method: 'POST', headers: headers(a), body: JSON.stringify(body), creates: true });
   if (!res.ok) throw await fail(res);
   await res.arrayBuffer();
   const urn = res.headers.get('x-restli-id');
@@ -146,7 +147,7 @@ async function createComment(a: SocialAccount, threadUrn: string, text: string, 
     body.content = [{ entity: { image: await uploadMedia(a, media[0]!) } }];
   }
   await beforeSend?.();
-  const res = await httpCall(`${base(a)}/rest/socialActions/${encodeURIComponent(threadUrn)}/comments`, {
+  const res = await httpCall(a, `${base(a)}/rest/socialActions/${encodeURIComponent(threadUrn)}/comments`, {
     method: 'POST',
     headers: headers(a),
     body: JSON.stringify(body),
@@ -198,7 +199,7 @@ export const pronetAdapter: SocialAdapter = {
     const after = since.getTime() - 5_000;
     if (op.type === 'post' || op.type === 'reshare') {
       const url = `${base(a)}/rest/posts?q=author&author=${encodeURIComponent(authorUrn(a))}&count=20&sortBy=LAST_MODIFIED`;
-      const res = await httpCall(url, { method: 'GET', headers: { ...headers(a, false), 'x-restli-method': 'FINDER' } });
+      const res = await httpCall(a, url, { method: 'GET', headers: { ...headers(a, false), 'x-restli-method': 'FINDER' } });
       if (!res.ok) throw await fail(res);
       const posts = ((await jsonBody(res)).elements as ListedPost[] | undefined) ?? [];
       const want = escapeLittleText(op.text);
@@ -211,7 +212,7 @@ export const pronetAdapter: SocialAdapter = {
       return hit ? { externalId: hit.id, externalUrl: postUrl(hit.id) } : null;
     }
     const thread = op.parentExternalId!;
-    const res = await httpCall(`${base(a)}/rest/socialActions/${encodeURIComponent(thread)}/comments?count=50`, { method: 'GET', headers: headers(a, false) });
+    const res = await httpCall(a, `${base(a)}/rest/socialActions/${encodeURIComponent(thread)}/comments?count=50`, { method: 'GET', headers: headers(a, false) });
     if (!res.ok) throw await fail(res);
     const comments = ((await jsonBody(res)).elements as ListedComment[] | undefined) ?? [];
     const me = authorUrn(a);

@@ -10,8 +10,12 @@
  *   outcome_unknown      a create call timed out after the request was sent and a look-up could
  *                        not find the object: final (never blindly repeated)
  */
+import { STATUS_CODES } from 'node:http';
 import type { Provider } from '../../domain/social.js';
 import { retryAfterMs } from '../../domain/publishing.js';
+import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, shortReason } from '../outbound.js';
+
+export { shortReason };
 
 export const FAILURE_KINDS = ['invalid_input', 'credentials_revoked', 'rate_limited', 'transient', 'outcome_unknown'] as const;
 export type ProviderFailureKind = (typeof FAILURE_KINDS)[number];
@@ -35,6 +39,8 @@ export interface SocialAccount {
   accessToken: string;
   /** Override of the network's base URL (tests point it at a fake server). */
   apiBaseUrl: string | null;
+  /** Private addresses the operator lets outbound calls reach (OUTBOUND_ALLOW_LIST); checked at connect time. */
+  allowList: string[];
 }
 
 /** A media file read from the object store in ranges (large videos are never held whole). */
@@ -101,36 +107,58 @@ function errorCode(e: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * Sends one request. Network errors become typed failures: refused/unresolvable before sending →
- * `transient`; a timeout or reset after sending → `outcome_unknown` for creating calls,
- * `transient` for the rest.
- */
-export async function httpCall(url: string, opts: HttpOptions): Promise<Response> {
+/** Largest answer a network call may return (media ids, post lists, error bodies). */
+const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
+
+/** The path of `url` for messages (never its query, which may hold ids or tokens). */
+function pathOf(url: string): string {
   try {
-    return await fetch(url, {
-      method: opts.method,
-      headers: opts.headers,
-      body: opts.body as RequestInit['body'],
-      signal: AbortSignal.timeout(opts.timeoutMs ?? providerTimeoutMs()),
-      redirect: 'manual',
-    });
-  } catch (e) {
-    const code = errorCode(e);
-    const name = (e as Error)?.name;
-    if (code && NOT_SENT_CODES.has(code)) throw new ProviderFailure('transient', `${opts.method} ${new URL(url).pathname}: ${code}`);
-    const what = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : `failed (${code ?? (e as Error)?.message ?? 'network error'})`;
-    throw new ProviderFailure(opts.creates ? 'outcome_unknown' : 'transient', `${opts.method} ${new URL(url).pathname} ${what}`);
+    return new URL(url).pathname;
+  } catch {
+    return '(invalid URL)';
   }
 }
 
 /**
- * Classifies a non-2xx answer by status. `message` is the network's own reason (shown on the
- * failed post).
+ * Sends one request through the outbound filtering agent (the address is checked when the socket
+ * connects, the upload URLs a network hands back included). Network errors become typed
+ * failures: refused/unresolvable before sending → `transient`; an address the operator does not
+ * allow or a request HTTP cannot carry → `invalid_input` (nothing was sent, a retry cannot
+ * help); a timeout, reset or oversized answer after sending → `outcome_unknown` for creating
+ * calls, `transient` for the rest.
+ */
+export async function httpCall(a: Pick<SocialAccount, 'allowList'>, url: string, opts: HttpOptions): Promise<Response> {
+  const what = `${opts.method} ${pathOf(url)}`;
+  try {
+    return await outboundFetch(url, {
+      method: opts.method,
+      headers: opts.headers,
+      body: opts.body,
+      timeoutMs: opts.timeoutMs ?? providerTimeoutMs(),
+      maxBytes: MAX_RESPONSE_BYTES,
+      redirect: 'manual',
+      allowList: a.allowList,
+    });
+  } catch (e) {
+    if (e instanceof OutboundBlockedError && !(e instanceof OutboundTooLargeError)) {
+      throw new ProviderFailure('invalid_input', `${what}: the address is not allowed (${e.message})`, { code: 'provider_address_not_allowed' });
+    }
+    if (e instanceof OutboundInvalidRequestError) throw new ProviderFailure('invalid_input', `${what}: ${e.message}`, { code: 'provider_request_invalid' });
+    const code = errorCode(e);
+    const name = (e as Error)?.name;
+    if (code && NOT_SENT_CODES.has(code)) throw new ProviderFailure('transient', `${what}: ${code}`);
+    const how = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : `failed (${code ?? shortReason((e as Error)?.message ?? '') ?? 'network error'})`;
+    throw new ProviderFailure(opts.creates ? 'outcome_unknown' : 'transient', `${what} ${how}`);
+  }
+}
+
+/**
+ * Classifies a non-2xx answer by status. `message` is the network's own reason, taken from its
+ * JSON error fields (shown on the failed post, shortened; never the raw body).
  */
 export function failureFromStatus(res: Response, message: string): ProviderFailure {
   const s = res.status;
-  const text = `${s} ${message}`.trim();
+  const text = `${s} ${shortReason(message) ?? STATUS_CODES[s] ?? 'request failed'}`;
   if (s === 401 || s === 403) return new ProviderFailure('credentials_revoked', text, { status: s });
   if (s === 429) {
     return new ProviderFailure('rate_limited', text, {
@@ -145,15 +173,15 @@ export function failureFromStatus(res: Response, message: string): ProviderFailu
   return new ProviderFailure('invalid_input', text, { status: s });
 }
 
-/** Reads a JSON body (empty or invalid JSON → `{}`), for error messages and results. */
+/** Reads a JSON object body; an empty body, invalid JSON or a non-object is `{}` (never raw text). */
 export async function jsonBody(res: Response): Promise<Record<string, unknown>> {
   const text = await res.text().catch(() => '');
   if (!text) return {};
   try {
     const v = JSON.parse(text) as unknown;
-    return typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
   } catch {
-    return { message: text.slice(0, 500) };
+    return {};
   }
 }
 

@@ -5,7 +5,7 @@
  * and the integration disappears from reads and lists.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { assertOutboundUrl } from '../../activities/outbound.js';
+import { assertProviderBaseUrl } from '../../activities/outbound.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
@@ -59,8 +59,9 @@ export const integrationRoutes = [
     errors: [400, 401, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
-      // The adapters call this URL with the account's token: public addresses only (or allow-listed).
-      if (body.apiBaseUrl) await assertOutboundUrl(body.apiBaseUrl, deps.config.outboundAllowList, '/apiBaseUrl');
+      // The adapters call this URL with the account's token: only what the operator allows
+      // (PROVIDER_BASE_URL_ALLOW_LIST, by default the networks' official hosts), on an allowed address.
+      if (body.apiBaseUrl) await assertProviderBaseUrl(body.apiBaseUrl, deps.config.env, deps.config.outboundAllowList, '/apiBaseUrl');
       const id = uuidv7();
       const blob = encryptCredentials(body.credentials, deps.config.encryptionKey, id);
       const r = await deps.pool.query<IntegrationRow>(

@@ -6,7 +6,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import formidable from 'formidable';
 import type { Context } from 'koa';
-import { assertOutboundUrl, OutboundBlockedError, safeRequest } from '../../activities/outbound.js';
+import { assertOutboundUrl, OutboundBlockedError, OutboundTooLargeError, safeRequest } from '../../activities/outbound.js';
 import { ApiError, badRequest, invalidField } from '../../domain/errors.js';
 import {
   IMPORT_TIMEOUT_MS,
@@ -189,8 +189,8 @@ export const mediaRoutes = [
       try {
         res = await safeRequest(body.url, { allowList, maxBytes: MAX_IMPORT_BYTES, timeoutMs: IMPORT_TIMEOUT_MS, maxRedirects: 3 });
       } catch (e) {
+        if (e instanceof OutboundTooLargeError) throw tooLarge(MAX_IMPORT_BYTES);
         if (e instanceof OutboundBlockedError) {
-          if (/exceeds/.test(e.message)) throw tooLarge(MAX_IMPORT_BYTES);
           throw new ApiError(400, 'url_not_allowed', `/url: ${e.message}`, [{ path: '/url', message: e.message }]);
         }
         throw importFailed(`download failed: ${(e as Error).message}`);

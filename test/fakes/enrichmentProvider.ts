@@ -44,7 +44,8 @@ function keysOf(body: HttpEnrichRequest | null): string[] {
   return keys;
 }
 
-export async function startFakeEnrichmentProvider(name: string, opts: { apiKey?: string } = {}): Promise<FakeEnrichmentProvider> {
+export async function startFakeEnrichmentProvider(name: string, opts: { apiKey?: string; host?: string } = {}): Promise<FakeEnrichmentProvider> {
+  const host = opts.host ?? '127.0.0.1';
   const apiKey = opts.apiKey ?? `${name}-test-key`;
   const data = new Map<string, AnySliceData>();
   const scripted = new Map<EnrichmentSlice, ScriptedResponse[]>();
@@ -89,12 +90,12 @@ export async function startFakeEnrichmentProvider(name: string, opts: { apiKey?:
     }
     return send(200, { found: false });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
     name,
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://${host}:${port}`,
     apiKey,
     requests,
     requestsFor: (person) => requests.filter((r) => keysOf(r.body).includes(personKey(person))),

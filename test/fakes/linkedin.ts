@@ -48,6 +48,8 @@ export class FakeLinkedIn extends SocialFake {
   readonly assets = new Map<string, FakeAsset>();
   private accounts = new Map<string, string[]>();
   private seq = 7_300_000_000_000_000_000n;
+  /** Where the upload URLs it hands out point (default: its own URL). */
+  uploadBaseUrl: string | null = null;
 
   constructor() {
     super();
@@ -165,7 +167,7 @@ export class FakeLinkedIn extends SocialFake {
               uploadUrlsExpireAt: Date.now() + 86_400_000,
               video: urn,
               uploadToken: `token-${id}`,
-              uploadInstructions: parts.map((p, i) => ({ uploadUrl: `${this.url}/upload/${encodeURIComponent(urn)}/part/${i}`, firstByte: p.firstByte, lastByte: p.lastByte })),
+              uploadInstructions: parts.map((p, i) => ({ uploadUrl: `${this.uploadBaseUrl ?? this.url}/upload/${encodeURIComponent(urn)}/part/${i}`, firstByte: p.firstByte, lastByte: p.lastByte })),
             },
           },
         };
@@ -173,7 +175,7 @@ export class FakeLinkedIn extends SocialFake {
       const assetKind = kind === 'images' ? 'image' : 'document';
       const urn = `urn:li:${assetKind}:C4${id}`;
       this.assets.set(urn, { urn, owner: r.owner, kind: assetKind, size: 0, parts: [], state: 'WAITING_UPLOAD' });
-      return { status: 200, body: { value: { uploadUrlExpiresAt: Date.now() + 86_400_000, uploadUrl: `${this.url}/upload/${encodeURIComponent(urn)}`, [assetKind]: urn } } };
+      return { status: 200, body: { value: { uploadUrlExpiresAt: Date.now() + 86_400_000, uploadUrl: `${this.uploadBaseUrl ?? this.url}/upload/${encodeURIComponent(urn)}`, [assetKind]: urn } } };
     }
     if (action === 'finalizeUpload' && kind === 'videos') {
       const r = b.finalizeUploadRequest as { video?: unknown; uploadToken?: unknown; uploadedPartIds?: unknown } | undefined;

@@ -36,7 +36,8 @@ export interface FakeListeningProvider {
   close(): Promise<void>;
 }
 
-export async function startFakeListeningProvider(opts: { apiKey?: string } = {}): Promise<FakeListeningProvider> {
+export async function startFakeListeningProvider(opts: { apiKey?: string; host?: string } = {}): Promise<FakeListeningProvider> {
+  const host = opts.host ?? '127.0.0.1';
   const apiKey = opts.apiKey ?? 'listening-test-key';
   const audiences = new Map<string, ListeningPerson[]>();
   let scripted: ScriptedResponse[] = [];
@@ -89,10 +90,10 @@ export async function startFakeListeningProvider(opts: { apiKey?: string } = {})
     send(200, { people: page, nextCursor: end < all.length ? Buffer.from(String(end)).toString('base64url') : null });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://${host}:${port}`,
     apiKey,
     requests,
     setAudience: (key, people) => void audiences.set(key, people),

@@ -46,12 +46,19 @@ export class SocialFake {
   private sockets = new Set<import('node:net').Socket>();
   url = '';
 
+  private extraServers: http.Server[] = [];
+
   constructor() {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    this.server.on('connection', (s) => {
+    this.server = this.createServer();
+  }
+
+  private createServer(): http.Server {
+    const server = http.createServer((req, res) => void this.handle(req, res));
+    server.on('connection', (s) => {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
+    return server;
   }
 
   /** `key` names the route for fault injection and filtering, e.g. `POST /2/tweets`. */
@@ -79,15 +86,24 @@ export class SocialFake {
     return this.routes.find((r) => r.method === method && r.pattern.test(path))?.key;
   }
 
-  async listen(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  /** `host`: a loopback address (127.0.0.0/8), so tests can tell allowed from refused addresses. */
+  async listen(host = '127.0.0.1'): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, host, r));
+    this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
     return this.url;
+  }
+
+  /** The same fake served on a second address too (e.g. upload URLs on another host); its URL. */
+  async listenAlso(host: string): Promise<string> {
+    const server = this.createServer();
+    await new Promise<void>((r) => server.listen(0, host, r));
+    this.extraServers.push(server);
+    return `http://${host}:${(server.address() as AddressInfo).port}`;
   }
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => this.server.close(() => r()));
+    await Promise.all([this.server, ...this.extraServers].map((srv) => new Promise<void>((r) => srv.close(() => r()))));
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

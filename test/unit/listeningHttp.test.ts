@@ -42,7 +42,7 @@ async function failureOf(p: Promise<unknown>): Promise<ListeningProviderError> {
 describe('http listening provider', () => {
   it('sends the documented request and pages through the window', async () => {
     fake.setAudience(query.sourceIdentifier!, [person(1, 1), person(2, 2), person(3, 30), person(4, 5)]);
-    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 2000 });
+    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 2000, allowList: ['127.0.0.1'] });
     const p1 = await provider.fetchAudience(query, { cursor: null, limit: 2 });
     expect(p1.people.map((p) => p.pronet)).toEqual(['https://www.pronet.com/in/p-1', 'https://www.pronet.com/in/p-2']);
     expect(p1.nextCursor).not.toBeNull();
@@ -64,20 +64,20 @@ describe('http listening provider', () => {
   });
 
   it('sends keyword filters', async () => {
-    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 2000 });
+    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 2000, allowList: ['127.0.0.1'] });
     await provider.fetchAudience({ ...query, sourceType: 'pronetKeywordSearch', sourceIdentifier: null, sourceMeta: { keyword: 'hiring', authorTitle: 'CTO', sourceName: 'n' } }, { cursor: null, limit: 10 });
     expect(fake.requests[0]!.body!.filters).toEqual({ keyword: 'hiring', authorTitle: 'CTO' });
   });
 
   it('classifies 401 as credentials with the provider reason', async () => {
-    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: 'wrong', timeoutMs: 2000 });
+    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: 'wrong', timeoutMs: 2000, allowList: ['127.0.0.1'] });
     const e = await failureOf(provider.fetchAudience(query, { cursor: null, limit: 10 }));
     expect(e.kind).toBe('credentials');
     expect(e.message).toContain('invalid_api_key: The API key is invalid or revoked');
   });
 
   it('classifies 429 with Retry-After, 500, 400 and timeouts', async () => {
-    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 300 });
+    const provider = createHttpListeningProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, timeoutMs: 300, allowList: ['127.0.0.1'] });
     fake.script({ status: 429, retryAfter: '3' }, { status: 500 }, { status: 422 }, { delayMs: 1000 });
     const rl = await failureOf(provider.fetchAudience(query, { cursor: null, limit: 10 }));
     expect([rl.kind, rl.retryAfterMs]).toEqual(['rate_limited', 3000]);

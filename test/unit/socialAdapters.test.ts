@@ -31,7 +31,7 @@ describe('microblog adapter (X API v2)', () => {
   beforeAll(async () => {
     await x.listen();
     x.addUser('1001', 'tok-x');
-    acct = { provider: 'microblog', externalAccountId: '1001', accessToken: 'tok-x', apiBaseUrl: x.url };
+    acct = { provider: 'microblog', externalAccountId: '1001', accessToken: 'tok-x', apiBaseUrl: x.url , allowList: ['127.0.0.1'] };
   });
   afterAll(() => x.close());
   beforeEach(() => x.clearFaults());
@@ -96,8 +96,8 @@ describe('pronet adapter (LinkedIn REST)', () => {
   beforeAll(async () => {
     await li.listen();
     li.addAccount('tok-li', ['urn:li:person:abc', 'urn:li:organization:42']);
-    member = { provider: 'pronet', externalAccountId: 'abc', accessToken: 'tok-li', apiBaseUrl: li.url };
-    page = { provider: 'pronetPage', externalAccountId: '42', accessToken: 'tok-li', apiBaseUrl: li.url };
+    member = { provider: 'pronet', externalAccountId: 'abc', accessToken: 'tok-li', apiBaseUrl: li.url , allowList: ['127.0.0.1'] };
+    page = { provider: 'pronetPage', externalAccountId: '42', accessToken: 'tok-li', apiBaseUrl: li.url , allowList: ['127.0.0.1'] };
   });
   afterAll(() => li.close());
 
