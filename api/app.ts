@@ -1,18 +1,20 @@
 /**
- * The Koa application: request id, structured logs, the error envelope, body parsing, and one
- * mounting function that turns each `defineRoute` into auth → rate limit → validation →
- * idempotency → handler.
+ * The Koa application: request id, structured logs, the error envelope, and one mounting function
+ * that turns each `defineRoute` into auth → rate limit → body parsing → input safety →
+ * validation → idempotency → handler. Nothing reads a body before the caller is known, so a
+ * keyless request with a broken or huge body is a 401 (or a 429), never a parse error.
  */
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
-import { koaBody, HttpMethodEnum } from 'koa-body';
+import coBody from 'co-body';
+import secureJson from 'secure-json-parse';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
-import { isReply, type RouteDef } from './route.js';
-import { validate } from './validation.js';
+import { DEFAULT_BODY_LIMIT, isReply, type RouteDef } from './route.js';
+import { assertSafeInput, validate } from './validation.js';
 import { authenticate, readKey, type AuthContext } from './middleware/auth.js';
-import { enforceRateLimit } from './middleware/rateLimit.js';
+import { createAnonymousLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter } from './middleware/rateLimit.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
 import { routeGroups } from './routes/index.js';
 
@@ -23,20 +25,71 @@ export function errorBody(status: number, code: string, message: string, request
 /** `/contacts/{id}` → `/contacts/:id` */
 export const koaPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
-function mount(router: Router, def: RouteDef, deps: AppDeps) {
+/**
+ * Reads a JSON body within `limit` bytes (413 above it, before reading on to the end) and parses
+ * it refusing prototype keys; every string is then checked for what PostgreSQL cannot store.
+ * Only objects and arrays are accepted at the top; no body at all reads as `{}`.
+ */
+async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  const headers = ctx.req.headers;
+  if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return {};
+  if (!ctx.is('application/json', '+json')) throw new ApiError(415, 'unsupported_media_type', 'Send the request body as application/json');
+  let text: string;
+  try {
+    text = await coBody.text(ctx, { limit, encoding: 'utf8' });
+  } catch (e) {
+    // The reader stopped mid-body (over the limit, aborted …): drain the rest, or the next request
+    // on this keep-alive connection would be parsed from the middle of this body.
+    ctx.req.resume();
+    throw e;
+  }
+  if (!text.trim()) return {};
+  const invalidJson = new ApiError(400, 'invalid_json', 'Request body is not valid JSON (an object or an array)');
+  if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text)) throw invalidJson;
+  let parsed: unknown;
+  let prototypeKey = false;
+  try {
+    parsed = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
+  } catch (e) {
+    if (!(e instanceof SyntaxError) || !/prototype/.test(e.message)) throw invalidJson;
+    // Refused for a prototype key: plain JSON.parse (own properties only) finds its pointer below.
+    prototypeKey = true;
+    parsed = JSON.parse(text);
+  }
+  assertSafeInput(parsed, 'body');
+  if (prototypeKey) throw new ApiError(400, 'validation_failed', 'Request body is invalid: a key reaches the object prototype');
+  return parsed;
+}
+
+function mount(router: Router, def: RouteDef, deps: AppDeps, anonymousLimiter: AnonymousLimiter) {
   const method = def.method;
+  // The operator's BODY_LIMIT_BYTES caps every route; bulk routes get all of it.
+  const bodyLimit = Math.min(def.bodyLimit === 'bulk' ? Infinity : (def.bodyLimit ?? DEFAULT_BODY_LIMIT), deps.config.bodyLimitBytes);
   router[method](koaPath(def.path), async (ctx: Context) => {
     let auth: AuthContext | undefined;
     if (def.auth !== false) {
-      auth = await authenticate(deps.pool, readKey(ctx));
+      const key = readKey(ctx);
+      // Without a key nothing is looked up: the per-IP limit comes first.
+      if (!key) await enforceAnonymousLimit(anonymousLimiter, ctx);
+      try {
+        auth = await authenticate(deps.pool, key);
+      } catch (e) {
+        if (key) await enforceAnonymousLimit(anonymousLimiter, ctx);
+        throw e;
+      }
       ctx.state.workspaceId = auth.workspaceId;
       await enforceRateLimit(deps.pool, ctx, auth.apiKeyId, deps.config.rateLimitPerMinute);
+    } else {
+      await enforceAnonymousLimit(anonymousLimiter, ctx);
     }
+    // Path params and query strings are checked as a whole before any schema sees them.
+    assertSafeInput(ctx.params, 'params');
+    assertSafeInput(ctx.query, 'query');
     const params = def.params ? validate(def.params, { ...ctx.params }, 'params') : { ...ctx.params };
     const query = def.query ? validate(def.query, { ...ctx.query }, 'query') : { ...ctx.query };
     let body: unknown = undefined;
     if (def.contentType !== 'multipart/form-data' && (def.body || ['post', 'patch', 'put'].includes(method))) {
-      body = (ctx.request as unknown as { body?: unknown }).body ?? {};
+      body = await readJsonBody(ctx, bodyLimit);
       if (def.body) body = validate(def.body, body, 'body');
     }
 
@@ -72,7 +125,8 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   const app = new Koa();
   app.proxy = process.env.TRUST_PROXY === '1';
   const router = new Router();
-  for (const group of groups) for (const def of group) mount(router, def, deps);
+  const anonymousLimiter = createAnonymousLimiter(deps.config.env);
+  for (const group of groups) for (const def of group) mount(router, def, deps, anonymousLimiter);
 
   app.use(async (ctx, next) => {
     const requestId = (ctx.get('x-request-id') || '').slice(0, 100) || uuidv7();
@@ -81,6 +135,20 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
     const started = performance.now();
     try {
       await next();
+      // The router answers a method it does not route with 405 (known methods) or 501 (TRACE,
+      // QUERY …) and an `Allow` header: both are a 405 with the envelope, unless no route has
+      // this path at all (empty `Allow`), which is a 404.
+      const allow = ctx.response.get('Allow');
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        if (allow) {
+          ctx.status = 405;
+          ctx.body = errorBody(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, requestId);
+        } else {
+          ctx.remove('Allow');
+          ctx.status = 404;
+        }
+      }
+      if (ctx.method === 'OPTIONS' && allow && ctx.status === 200 && !ctx.body) ctx.status = 204;
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = errorBody(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}`, requestId);
@@ -91,34 +159,49 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
       if (e.headers) for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
       ctx.body = errorBody(e.status, e.code, e.message, requestId, e.details);
       if (e.status >= 500) deps.log.error({ err, requestId, path: ctx.path }, 'request failed');
+      // A data exception reaching here is input a check before SQL should have refused: kept visible.
+      else if (e.code === 'invalid_value' && !(err instanceof ApiError)) deps.log.warn({ err, requestId, path: ctx.path }, 'database refused a value');
     } finally {
       const ms = performance.now() - started;
       const level = ctx.status >= 500 ? 'error' : 'info';
       if (ctx.path !== '/healthz') deps.log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, workspaceId: ctx.state.workspaceId }, 'request');
     }
   });
-  app.use(
-    koaBody({
-      json: true,
-      multipart: false,
-      urlencoded: false,
-      text: false,
-      jsonLimit: deps.config.bodyLimitBytes,
-      jsonStrict: true,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      onError: (err) => {
-        throw err;
-      },
-    }),
-  );
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;
 }
 
+/** What the client gets told for a PostgreSQL data exception (SQLSTATE class 22): no SQL internals. */
+const DATA_EXCEPTION_REASONS: Record<string, string> = {
+  '22001': 'a value is longer than its field allows',
+  '22003': 'a number is out of range for its field',
+  '22007': 'a date or time is malformed',
+  '22008': 'a date or time is out of range',
+  '22012': 'a value leads to a division by zero',
+  '22021': 'a text value holds a character that cannot be stored',
+  '22P05': 'a text value holds a character that cannot be stored',
+  '22025': 'a pattern holds an invalid escape (a trailing backslash?)',
+  '2201B': 'a pattern is not a valid regular expression',
+  '22P02': 'a value is malformed for its field (not a number, UUID, date … as required)',
+};
+
+/** A PostgreSQL data exception (from `pg`, or wrapped by MikroORM, which copies `code`) → 400. */
+function dataExceptionError(err: unknown): ApiError | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 3; e = e.cause as typeof e, i++) {
+    if (typeof e.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code)) {
+      const reason = DATA_EXCEPTION_REASONS[e.code] ?? 'a value is invalid for its field';
+      return new ApiError(400, 'invalid_value', `A value in the request was refused: ${reason}`);
+    }
+  }
+  return undefined;
+}
+
 /** Maps anything thrown into the API's error type; unknown errors are a 500 without details. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  const dataException = dataExceptionError(err);
+  if (dataException) return dataException;
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = e?.status ?? e?.statusCode;
   if (status === 413 || e?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'Request body is too large');

@@ -10,6 +10,9 @@ import type { AuthContext } from './middleware/auth.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
+/** Body size limit of a route that declares none: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
 type StaticOr<T, F> = T extends TSchema ? Static<T> : F;
 
 export interface RouteInput<B, P, Q> {
@@ -44,6 +47,12 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
   auth?: boolean;
   /** Requests with a non-JSON body (multipart uploads) validate themselves. */
   contentType?: 'application/json' | 'multipart/form-data';
+  /**
+   * Largest JSON body in bytes (413 `payload_too_large` above it): {@link DEFAULT_BODY_LIMIT}
+   * unless the route needs more; `'bulk'` is the operator's `BODY_LIMIT_BYTES` (bulk imports),
+   * which also caps every other route.
+   */
+  bodyLimit?: number | 'bulk';
   /** POSTs that create something or start a job honour `Idempotency-Key`. */
   idempotent?: boolean;
   /** Marks the success response as `{status, body}` (wrap) or plain body. */

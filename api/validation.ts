@@ -7,7 +7,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, type ErrorDetail } from '../domain/errors.js';
-import { sharedSchemas } from './schemas/common.js';
+import { KEY_RULES, sharedSchemas } from './schemas/common.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -49,7 +49,13 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
   for (const e of errors ?? []) {
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
-    if (e.keyword === 'additionalProperties') {
+    if (e.keyword === 'propertyNames') continue; // summary of the name error reported just before
+    if (e.propertyName !== undefined) {
+      // a key of a keyed record broke its `propertyNames` rule: name the key itself
+      path += `/${escapePointer(e.propertyName)}`;
+      const pattern = (e.params as { pattern?: string }).pattern;
+      message = e.keyword === 'pattern' ? `is not an allowed name: ${(pattern && KEY_RULES.get(pattern)) ?? `must match ${pattern}`}` : `name ${message}`;
+    } else if (e.keyword === 'additionalProperties') {
       path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
       message = 'is not a known property';
     } else if (e.keyword === 'required') {
@@ -85,6 +91,8 @@ function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
   return out;
 }
 
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
 export type Location = 'body' | 'query' | 'params';
 
 /** Validates (and, for query/params, coerces in place); throws 400 `validation_failed`. */
@@ -98,4 +106,67 @@ export function validate<T>(schema: TSchema, value: unknown, where: Location): T
     throw new ApiError(400, 'validation_failed', `${label} is invalid: ${first.path} ${first.message}`, details);
   }
   return value as T;
+}
+
+/** Deeper JSON than this is refused: `JSON.stringify`, ajv and PostgreSQL's jsonb recurse. */
+export const MAX_JSON_DEPTH = 64;
+const MAX_UNSAFE_DETAILS = 20;
+
+const pointerToken = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function unsafeString(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'must not contain NUL (U+0000) characters';
+  // A lone surrogate has no UTF-8 form: PostgreSQL refuses its `\ud800` escape in jsonb.
+  // (`isWellFormed` is ES2024, in Node ≥ 20; the project's TypeScript lib is ES2023.)
+  if (!(s as string & { isWellFormed(): boolean }).isWellFormed()) return 'must be well-formed Unicode (no lone surrogates)';
+  return undefined;
+}
+
+/**
+ * What no body, query string or path parameter may carry, wherever it sits: NUL characters and
+ * lone surrogates in keys or values (PostgreSQL stores neither in text or jsonb), keys that reach
+ * an object's prototype (`__proto__`, `constructor.prototype`), and nesting deeper than
+ * {@link MAX_JSON_DEPTH}. Returns one detail per offending JSON pointer; nothing is stripped.
+ * Walks with an explicit stack, so hostile nesting cannot overflow the call stack.
+ */
+export function unsafeInputDetails(value: unknown, prefix = ''): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  type Item = { v: unknown; path: string; depth: number; problem?: string };
+  const stack: Item[] = [{ v: value, path: prefix, depth: 0 }];
+  while (stack.length && out.length < MAX_UNSAFE_DETAILS) {
+    const { v, path, depth, problem } = stack.pop()!;
+    const found = problem ?? (typeof v === 'string' ? unsafeString(v) : undefined);
+    if (found) {
+      out.push({ path: path || '/', message: found });
+      continue;
+    }
+    if (!v || typeof v !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) {
+      out.push({ path: path || '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels` });
+      continue;
+    }
+    const isArray = Array.isArray(v);
+    const entries: [string, unknown][] = isArray ? v.map((x, i) => [String(i), x]) : Object.entries(v);
+    // Pushed in reverse so details come out in document order.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, child] = entries[i]!;
+      const item: Item = { v: child, path: `${path}/${pointerToken(k)}`, depth: depth + 1 };
+      if (!isArray) {
+        const keyProblem = unsafeString(k);
+        if (keyProblem) item.problem = `key ${keyProblem}`;
+        else if (k === '__proto__' || (k === 'constructor' && !!child && typeof child === 'object' && Object.hasOwn(child, 'prototype')))
+          item.problem = 'is not allowed: the key reaches the object prototype';
+      }
+      stack.push(item);
+    }
+  }
+  return out;
+}
+
+/** Throws 400 `validation_failed` naming every unsafe pointer of {@link unsafeInputDetails}. */
+export function assertSafeInput(value: unknown, where: Location): void {
+  const details = unsafeInputDetails(value, where === 'body' ? '' : `/${where}`);
+  if (!details.length) return;
+  const label = where === 'body' ? 'Request body' : where === 'query' ? 'Query string' : 'Path';
+  throw new ApiError(400, 'validation_failed', `${label} is invalid: ${details[0]!.path} ${details[0]!.message}`, details);
 }

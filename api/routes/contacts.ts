@@ -223,6 +223,7 @@ export const contactRoutes = [
       'segment; `webhookConfiguration` is notified when the job ends.',
     params: SourceIdParams,
     body: BulkUpsertBody,
+    bodyLimit: 'bulk', // up to MAX_BULK_ROWS rows
     responses: { 202: JobAccepted },
     errors: [400, 401, 404, 500],
     idempotent: true,

@@ -117,6 +117,7 @@ export const mediaRoutes = [
       'Concatenates chunks uploaded with `POST /v1/media/upload?chunk=true`, server-side, in `chunkNumber` order. Chunks ≤ 10 MiB, ' +
       'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type matching `fileExtension`; the chunks are consumed.',
     body: AssembleChunksBody,
+    bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names
     responses: { 200: MediaObject },
     errors: [400, 401, 413, 500],
     idempotent: true,

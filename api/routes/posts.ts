@@ -76,6 +76,7 @@ export const postRoutes = [
     summary: 'Create a draft post',
     description: '`media`, `articles` and thread item media reference `fileName`s of the workspace; `automation` may carry `threadDelay`.',
     body: CreatePostBody,
+    bodyLimit: 2 * 1024 * 1024, // up to MAX_THREAD_ITEMS texts of MAX_CONTENT_LENGTH, escaped
     responses: { 200: PostResponse },
     errors: [400, 401, 500],
     idempotent: true,
@@ -211,6 +212,7 @@ export const postRoutes = [
     description: 'Partial update: only the properties sent change. Only drafts can be edited (unschedule a scheduled post first).',
     params: IdParams,
     body: UpdatePostBody,
+    bodyLimit: 2 * 1024 * 1024, // as for POST /v1/posts
     responses: { 200: PostResponse },
     errors: [400, 401, 404, 409, 500],
     handler: async ({ params, body, auth, deps }) => {

@@ -179,6 +179,7 @@ export const publishingRoutes = [
       '(`publish-<postId>-<n>`) waiting durably for `scheduledTime`; scheduling a post again replaces its rows and reschedules the ' +
       `running workflows. At most ${MAX_SCHEDULE_ROWS} rows per request.`,
     body: BulkScheduleBody,
+    bodyLimit: 'bulk', // up to MAX_SCHEDULE_ROWS rows
     responses: { 200: MessageResponse },
     errors: [400, 401, 409, 500],
     idempotent: true,

@@ -1,0 +1,264 @@
+/**
+ * The API edge (issue 11): hostile input is refused in one place before it reaches a handler or
+ * the database, with a 4xx naming the JSON pointer, and nothing is written.
+ * - prototype keys (`__proto__`, `constructor.prototype`) in JSON bodies;
+ * - NUL (and lone surrogates) in any JSON string, query string or path parameter;
+ * - authentication and rate limiting before the body parser, plus a per-IP limit for traffic
+ *   without a valid key;
+ * - a body size limit per route (1 MiB default, bulk routes larger);
+ * - 405 with `Allow` for methods a known path does not route (TRACE, QUERY …);
+ * - a PostgreSQL data exception (SQLSTATE class 22) that slips through is a 400 `invalid_value`.
+ */
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../harness.js';
+import { createApp } from '../../api/app.js';
+import { defineRoute } from '../../api/route.js';
+
+let app: TestApp;
+let key: string;
+let workspaceId: string;
+let source: string;
+
+const json = { 'content-type': 'application/json' };
+const MiB = 1024 * 1024;
+
+async function contactCount(): Promise<number> {
+  const r = await app.pool.query<{ n: number }>(`select count(*)::int as n from contacts where workspace_id = $1`, [workspaceId]);
+  return r.rows[0]!.n;
+}
+
+/** Methods `fetch` refuses to send (TRACE) or may not know (QUERY) go through node:http. */
+function rawRequest(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(base + path, { method, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        let parsed: unknown = text;
+        if ((res.headers['content-type'] ?? '').includes('json') && text) parsed = JSON.parse(text);
+        resolve({ status: res.statusCode!, headers: res.headers, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ workerMode: 'none' });
+  const ws = await app.createWorkspace();
+  key = ws.apiKey;
+  workspaceId = ws.workspaceId;
+  const res = await app.http('POST', '/sources', { apiKey: key, body: { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/edge-owner', sourceMeta: {} } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  source = res.body.data.id;
+});
+afterAll(() => app?.close());
+
+describe('prototype keys in JSON bodies', () => {
+  it('answers 400 naming the pointer of __proto__ and constructor.prototype, and writes nothing', async () => {
+    const before = await contactCount();
+    const proto = await app.http('POST', `/contacts/${source}`, { apiKey: key, headers: json, rawBody: '{"contact.firstName":"Proto","__proto__":{"polluted":true}}' });
+    expect(proto.status, JSON.stringify(proto.body)).toBe(400);
+    expect(proto.body.error.code).toBe('validation_failed');
+    expect(proto.body.error.details).toContainEqual({ path: '/__proto__', message: expect.stringMatching(/not allowed/) });
+
+    const ctor = await app.http('POST', `/contacts/${source}/bulk-upsert-contacts`, {
+      apiKey: key,
+      headers: json,
+      rawBody: '{"contactsData":[{"contact.firstName":"Ctor"},{"contact.firstName":"Ctor2","constructor":{"prototype":{"polluted":true}}}]}',
+    });
+    expect(ctor.status, JSON.stringify(ctor.body)).toBe(400);
+    expect(ctor.body.error.code).toBe('validation_failed');
+    expect(ctor.body.error.details).toContainEqual({ path: '/contactsData/1/constructor', message: expect.stringMatching(/not allowed/) });
+
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await contactCount()).toBe(before);
+    const jobs = await app.pool.query(`select count(*)::int as n from jobs where workspace_id = $1`, [workspaceId]);
+    expect(jobs.rows[0].n).toBe(0);
+  });
+
+  it('keeps a plain "constructor" key or value as data', async () => {
+    const res = await app.http('POST', '/contacts/filter-contacts', { apiKey: key, headers: json, rawBody: '{"fields":["constructor"],"limit":1}' });
+    expect(res.status).not.toBe(500);
+  });
+});
+
+describe('NUL characters', () => {
+  it('answers 400 naming the pointer of a NUL in a body value, a body key (any depth), a query string and a path parameter; nothing is written', async () => {
+    const before = await contactCount();
+    const value = await app.http('POST', `/contacts/${source}`, { apiKey: key, body: { 'contact.firstName': 'Nul\u0000Value' } });
+    expect(value.status, JSON.stringify(value.body)).toBe(400);
+    expect(value.body.error.code).toBe('validation_failed');
+    expect(value.body.error.details).toContainEqual({ path: '/contact.firstName', message: expect.stringMatching(/NUL/) });
+
+    const deepKey = await app.http('POST', `/contacts/${source}/bulk-upsert-contacts`, {
+      apiKey: key,
+      body: { contactsData: [{ 'contact.firstName': 'Ok' }, { 'contact.firstName': 'Deep', 'contact.customFields': { 'a/b\u0000c': ['x'] } }] },
+    });
+    expect(deepKey.status, JSON.stringify(deepKey.body)).toBe(400);
+    expect(deepKey.body.error.details).toContainEqual({ path: '/contactsData/1/contact.customFields/a~1b\u0000c', message: expect.stringMatching(/NUL/) });
+
+    const surrogate = await app.http('POST', `/contacts/${source}`, { apiKey: key, headers: json, rawBody: '{"contact.firstName":"lone \\ud800 surrogate"}' });
+    expect(surrogate.status, JSON.stringify(surrogate.body)).toBe(400);
+    expect(surrogate.body.error.details).toContainEqual({ path: '/contact.firstName', message: expect.stringMatching(/Unicode/) });
+
+    const query = await app.http('GET', '/credits/transactions?paginationToken=%00abc', { apiKey: key });
+    expect(query.status, JSON.stringify(query.body)).toBe(400);
+    expect(query.body.error.code).toBe('validation_failed');
+    expect(query.body.error.details).toContainEqual({ path: '/query/paginationToken', message: expect.stringMatching(/NUL/) });
+
+    const param = await app.http('POST', `/contacts/${source}%00`, { apiKey: key, body: { 'contact.firstName': 'Param' } });
+    expect(param.status, JSON.stringify(param.body)).toBe(400);
+    expect(param.body.error.details).toContainEqual({ path: '/params/sourceId', message: expect.stringMatching(/NUL/) });
+
+    expect(await contactCount()).toBe(before);
+  });
+});
+
+describe('order of middleware', () => {
+  it('answers 401 to a keyless or wrongly keyed request with a broken or huge body', async () => {
+    const before = await contactCount();
+    for (const apiKey of [undefined, 'cdk_ws_wrong']) {
+      const broken = await app.http('POST', `/contacts/${source}`, { apiKey, headers: json, rawBody: '{broken' });
+      expect(broken.status, JSON.stringify(broken.body)).toBe(401);
+      expect(broken.body.error.code).toBe('unauthorized');
+      const proto = await app.http('POST', `/contacts/${source}`, { apiKey, headers: json, rawBody: '{"__proto__":{}}' });
+      expect(proto.status).toBe(401);
+      const huge = await app.http('POST', `/contacts/${source}/bulk-upsert-contacts`, { apiKey, headers: json, rawBody: '{"contactsData":["' + 'x'.repeat(12 * MiB) + '"]}' });
+      expect(huge.status, JSON.stringify(huge.body)).toBe(401);
+    }
+    expect(await contactCount()).toBe(before);
+  });
+
+  it('limits requests without a valid key per IP (429 rate_limited with Retry-After) while valid keys keep working', async () => {
+    const limited = await startTestApp({ workerMode: 'none', env: { ANON_RATE_LIMIT_PER_MINUTE: '3' }, rateLimitPerMinute: 100 });
+    try {
+      const ws = await limited.createWorkspace();
+      const sourcesBefore = (await limited.pool.query(`select count(*)::int as n from sources`)).rows[0].n;
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await limited.http('GET', '/credits/balance', { apiKey: i % 2 ? 'cdk_ws_wrong' : undefined })).status);
+      expect(statuses).toEqual([401, 401, 401]);
+      const over = await limited.http('POST', '/sources', { headers: json, rawBody: '{"sourceType":"pronetInbound"}' });
+      expect(over.status, JSON.stringify(over.body)).toBe(429);
+      expect(over.body.error.code).toBe('rate_limited');
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await limited.http('GET', '/credits/balance', { apiKey: 'cdk_ws_wrong' })).status).toBe(429);
+      // A valid key is judged by its own (per-key) limit and headers.
+      const ok = await limited.http('GET', '/credits/balance', { apiKey: ws.apiKey });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit-limit')).toBe('100');
+      const sources = await limited.pool.query(`select count(*)::int as n from sources`);
+      expect(sources.rows[0].n).toBe(sourcesBefore);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('body size limit per route', () => {
+  it('answers 413 payload_too_large over 1 MiB on an ordinary route and accepts a larger body on bulk upsert', async () => {
+    const before = await contactCount();
+    const big = await app.http('POST', `/contacts/${source}`, { apiKey: key, body: { 'contact.firstName': 'Big', 'contact.jobTitle': 'x'.repeat(1.2 * MiB) } });
+    expect(big.status, JSON.stringify(big.body).slice(0, 300)).toBe(413);
+    expect(big.body.error.code).toBe('payload_too_large');
+    expect(await contactCount()).toBe(before);
+
+    // Bulk upsert takes ~2 MiB (accepted as a job; no worker runs in this file).
+    const rows = Array.from({ length: 4000 }, (_, i) => ({ 'contact.firstName': `Row ${i} ${'y'.repeat(500)}` }));
+    const bulk = await app.http('POST', `/contacts/${source}/bulk-upsert-contacts`, { apiKey: key, body: { contactsData: rows } });
+    expect(JSON.stringify({ contactsData: rows }).length).toBeGreaterThan(2 * MiB);
+    expect(bulk.status, JSON.stringify(bulk.body).slice(0, 300)).toBe(202);
+  });
+
+  it('answers 413 to a chunked body without Content-Length as soon as it passes the limit', async () => {
+    const res = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = httpRequest(app.url + `/contacts/${source}`, { method: 'POST', headers: { ...json, 'x-api-key': key, 'transfer-encoding': 'chunked' } }, (r) => {
+        let text = '';
+        r.on('data', (c) => (text += c));
+        r.on('end', () => resolve({ status: r.statusCode!, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.write('{"contact.firstName":"');
+      for (let i = 0; i < 3; i++) req.write('z'.repeat(512 * 1024));
+      req.end('"}');
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+  });
+});
+
+describe('methods', () => {
+  it('answers 405 with Allow and the error envelope for methods a known path does not route; unknown paths stay 404', async () => {
+    for (const method of ['TRACE', 'QUERY', 'PUT']) {
+      const res = await rawRequest(app.url, method, '/contacts/00000000-0000-7000-8000-000000000000', { 'x-api-key': key });
+      expect(res.status, `${method}: ${JSON.stringify(res.body)}`).toBe(405);
+      expect(res.body.error).toMatchObject({ status: 405, code: 'method_not_allowed' });
+      expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH', 'POST']);
+    }
+    const post = await rawRequest(app.url, 'POST', '/credits/balance', { ...json, 'x-api-key': key }, '{}');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toMatch(/GET/);
+    for (const method of ['TRACE', 'QUERY', 'GET']) {
+      const res = await rawRequest(app.url, method, '/no-such-path');
+      expect(res.status, method).toBe(404);
+      expect(res.body.error.code).toBe('route_not_found');
+    }
+    const options = await rawRequest(app.url, 'OPTIONS', '/credits/balance');
+    expect(options.status).toBe(204);
+    expect(options.headers.allow).toMatch(/GET/);
+    // A body sent with an unrouted method is never parsed or written.
+    const before = await contactCount();
+    const put = await rawRequest(app.url, 'PUT', `/contacts/${source}`, { ...json, 'x-api-key': key }, JSON.stringify({ 'contact.firstName': 'Put' }));
+    expect(put.status).toBe(405);
+    expect(await contactCount()).toBe(before);
+  });
+});
+
+describe('PostgreSQL data exceptions', () => {
+  let probe: Server;
+  let probeUrl: string;
+  beforeAll(async () => {
+    // A route that hands client input to PostgreSQL unchecked, as a forgotten check would.
+    const route = defineRoute({
+      method: 'post',
+      path: '/probe',
+      tag: 'Test',
+      summary: 'casts its input in SQL',
+      body: Type.Object({ sql: Type.String(), value: Type.String() }),
+      responses: { 200: Type.Object({}) },
+      handler: async ({ body, deps }) => {
+        await deps.pool.query(`insert into workspaces (id, name, plan, webhook_secret) select gen_random_uuid(), 'probe', 'free', 'x' where ${body.sql} is not null`, [body.value]);
+        return {};
+      },
+    });
+    probe = createApp(app.deps, [[route]]).listen(0, '127.0.0.1');
+    await new Promise((r) => probe.once('listening', r));
+    probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => probe?.close(r)));
+
+  it('maps SQLSTATE class 22 to 400 invalid_value without SQL internals; nothing is written', async () => {
+    const count = async () => (await app.pool.query(`select count(*)::int as n from workspaces where name = 'probe'`)).rows[0].n;
+    const cases = [
+      { sql: '$1::int', value: 'abc' }, // 22P02
+      { sql: '$1::int', value: '99999999999' }, // 22003
+      { sql: `('abc' like $1)`, value: '%\\' }, // 22025
+      { sql: '$1::date', value: '2026-02-30' }, // 22008
+      { sql: '$1::uuid', value: '0000000000000000000000000000000000zz' }, // 22P02
+    ];
+    for (const c of cases) {
+      const res = await fetch(probeUrl + '/probe', { method: 'POST', headers: { ...json, 'x-api-key': key }, body: JSON.stringify(c) });
+      const body = (await res.json()) as any;
+      expect(res.status, `${c.sql} ${c.value}: ${JSON.stringify(body)}`).toBe(400);
+      expect(body.error.code).toBe('invalid_value');
+      expect(body.error.message).not.toMatch(/invalid input syntax|for type|escape string|date\/time field|select|insert|\$1/i);
+    }
+    expect(await count()).toBe(0);
+  });
+});
