@@ -8,6 +8,7 @@ import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
 import type { JobError, JobInput, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
 
@@ -81,7 +82,8 @@ export interface JobRecord {
 }
 
 async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(jobId)) throw notFound('Job', jobId);
+  // a malformed id names no job (and would fail the uuid cast): 404 without a query
+  if (!isUuid(jobId)) throw notFound('Job', jobId);
   const r = await deps.pool.query<{ id: string; type: string; workflow_id: string; created_at: Date }>(
     `select id, type, workflow_id, created_at from jobs where id = $1 and workspace_id = $2`,
     [jobId, workspaceId],

@@ -34,6 +34,7 @@ import {
   type VerifiedFilters,
 } from '../domain/discoveryCatalog.js';
 import { invalidField } from '../domain/errors.js';
+import { likeContains } from '../domain/like.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
 import type { Pool } from './pool.js';
 
@@ -73,9 +74,9 @@ function personOnly(node: unknown): boolean {
 }
 
 /** Fields whose LIKE is evaluated on a table of their distinct values (kept by the importer). */
-const LIKE_LOOKUPS: Record<string, { column: string; table: string; value: string }> = {
-  'dsContact.member_job_title': { column: 'p.member_job_title', table: 'ds_people_titles', value: 'title' },
-};
+const LIKE_LOOKUPS = new Map<string, { column: string; table: string; value: string }>([
+  ['dsContact.member_job_title', { column: 'p.member_job_title', table: 'ds_people_titles', value: 'title' }],
+]);
 
 const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
 
@@ -85,7 +86,7 @@ const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
  */
 function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, params: Params): string {
   const l = leaf as Condition;
-  const lookup = LIKE_LOOKUPS[l.field];
+  const lookup = LIKE_LOOKUPS.get(l.field);
   const likeOp = normOp(l.operator);
   if (lookup && (likeOp === 'LIKE' || likeOp === 'NOT LIKE')) {
     // same ILIKE, evaluated on the distinct values (validated by the compiler pass before)
@@ -264,7 +265,7 @@ function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Para
   if (entity === 'contact') {
     // titles containing a term: matched on the distinct titles, then looked up (see LIKE_LOOKUPS)
     if (f.titles) {
-      const patterns = f.titles.map((t) => `%${t.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+      const patterns = f.titles.map(likeContains);
       w.push(`p.member_job_title = any(array(select title from ds_people_titles where title ilike any(${params.add(patterns, 'text[]')})))`);
     }
     if (f.seniorities) w.push(`p.member_seniority = any(${params.add(f.seniorities, 'text[]')})`);
@@ -283,7 +284,8 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   const known = VERIFIED_RESULT_FIELDS[entity];
   const fields = input.fields ?? VERIFIED_DEFAULT_FIELDS[entity];
   const picked = fields.map((f, i) => {
-    const def = known[f];
+    // own keys only: `constructor` or `__proto__` are names a client may send, not fields
+    const def = Object.hasOwn(known, f) ? known[f] : undefined;
     if (!def) throw invalidField(`/fields/${i}`, `unknown field ${f}; one of ${Object.keys(known).join(', ')}`);
     return { name: f, ...def };
   });
@@ -337,7 +339,7 @@ export async function distinctValues(
   const expr = opts.multi ? `unnest(${column})` : column;
   let sql: string;
   if (opts.q) {
-    params.push(`%${opts.q.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+    params.push(likeContains(opts.q));
     // sample the matching rows through the trigram/GIN index instead of grouping the whole table
     const match = opts.multi ? `v ilike $1` : `${column} ilike $1`;
     sql = opts.multi

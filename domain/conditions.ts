@@ -12,8 +12,12 @@
  *   negative one (`!=`, `NOT LIKE`, `NOT IN`). NOT is pushed down to the leaves (negation normal
  *   form), so un-negated positive leaves compile to bare, index-friendly predicates.
  * - string: `==` `!=` `LIKE` `NOT LIKE` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`. `==`/`IN` are
- *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes.
- *   Empty means NULL or ''.
+ *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes
+ *   (a pattern ending in a single `\` is a 400). Empty means NULL or ''.
+ * - Per query: at most `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` of them `LIKE`/`NOT LIKE`
+ *   (each a scan of its column), groups `LIMITS.maxDepth` deep.
+ * - Numbers must be finite and fit the operand type (`int`, `bigint` columns: whole numbers in
+ *   range); dates must exist on the calendar (`2026-02-30` is a 400, not 2 March).
  * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
  *   `IS EMPTY` `IS NOT EMPTY`. Numbers may be sent as numeric strings; dates as ISO 8601.
  * - boolean: `==` `!=` `IS EMPTY` `IS NOT EMPTY`.
@@ -23,7 +27,10 @@
  * Errors are 400 `validation_failed` whose detail path is the JSON pointer of the bad member
  * (`/groupedCondition/conditions/1/operator`).
  */
+import { parseIsoDate } from './dates.js';
 import { invalidField } from './errors.js';
+import { isUuid } from './ids.js';
+import { likePatternProblem } from './like.js';
 
 export type FieldType = 'string' | 'number' | 'date' | 'boolean' | 'uuid' | 'multi';
 
@@ -95,7 +102,16 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly string[]> = {
 };
 export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS_BY_TYPE).flat())];
 
-export const LIMITS = { maxDepth: 8, maxLeaves: 200, maxListItems: 1000, maxStringLength: 1000 };
+export const LIMITS = { maxDepth: 8, maxLeaves: 100, maxLikes: 10, maxListItems: 1000, maxStringLength: 1000 };
+
+/** Operand ranges of the integer casts a catalog may ask for (numeric/float take any finite number). */
+const INTEGER_RANGES: Record<string, [number, number]> = {
+  smallint: [-32768, 32767],
+  int: [-2147483648, 2147483647],
+  integer: [-2147483648, 2147483647],
+  // bigint reaches ±9.2e18; a JS number is exact only up to 2^53
+  bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
 
 /** Collects `$n` parameters; `start` is the first placeholder number. */
 export class Params {
@@ -143,7 +159,7 @@ export function compileWhere(
 ): CompiledWhere {
   const params = opts.params ?? new Params(opts.startIndex ?? 1);
   const joins = new Set<string>();
-  const state = { leaves: 0 };
+  const state = { leaves: 0, likes: 0 };
   const parts: string[] = [];
   const cPtr = opts.conditionsPointer ?? '/conditions';
   const gPtr = opts.groupedPointer ?? '/groupedCondition';
@@ -166,7 +182,7 @@ function compileNode(
   ptr: string,
   params: Params,
   joins: Set<string>,
-  state: { leaves: number },
+  state: { leaves: number; likes: number },
   depth: number,
   negated: boolean,
 ): string {
@@ -192,10 +208,18 @@ function compileNode(
   }
   state.leaves++;
   if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
-  return compileLeaf(catalog, node, ptr, params, joins, negated);
+  return compileLeaf(catalog, node, ptr, params, joins, negated, state);
 }
 
-function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: string, params: Params, joins: Set<string>, negated: boolean): string {
+function compileLeaf(
+  catalog: FieldCatalog,
+  node: Record<string, unknown>,
+  ptr: string,
+  params: Params,
+  joins: Set<string>,
+  negated: boolean,
+  state: { likes: number },
+): string {
   for (const k of Object.keys(node))
     if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
   if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
@@ -233,7 +257,7 @@ function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: 
     return negative(`${e} && ${ph}`); // NOT IN
   }
   const cast = field.cast ?? CASTS[field.type];
-  const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p);
+  const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p, cast);
   switch (op) {
     case '==':
     case '!=': {
@@ -261,7 +285,12 @@ function compileLeaf(catalog: FieldCatalog, node: Record<string, unknown>, ptr: 
     }
     case 'LIKE':
     case 'NOT LIKE': {
-      const pred = `${e} ilike ${params.add(scalar(value, vPtr), 'text')}`;
+      state.likes++;
+      if (state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
+      const pattern = String(scalar(value, vPtr));
+      const problem = likePatternProblem(pattern);
+      if (problem) throw invalidField(vPtr, problem);
+      const pred = `${e} ilike ${params.add(pattern, 'text')}`;
       return op === 'LIKE' ? positive(pred) : negative(pred);
     }
   }
@@ -279,11 +308,14 @@ function stringList(value: unknown, ptr: string): string[] {
   });
 }
 
-/** Checks and normalises one scalar operand for a field type (exported for writes and tests). */
-export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: string): string | number | boolean {
+/**
+ * Checks and normalises one scalar operand for a field type (exported for writes and tests);
+ * `cast` is the SQL type it is compared as, which bounds numbers.
+ */
+export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: string, cast?: string): string | number | boolean {
   switch (type) {
     case 'uuid':
-      if (typeof v !== 'string' || !UUID.test(v)) throw invalidField(ptr, 'must be an id (UUID)');
+      if (!isUuid(v)) throw invalidField(ptr, 'must be an id (UUID)');
       return v.toLowerCase();
     case 'string':
       if (typeof v === 'number') return String(v);
@@ -292,13 +324,18 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
       return v;
     case 'number': {
       const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-      if (!Number.isFinite(n)) throw invalidField(ptr, 'must be a number');
+      if (!Number.isFinite(n)) throw invalidField(ptr, 'must be a finite number');
+      const range = cast ? INTEGER_RANGES[cast] : undefined;
+      if (range) {
+        if (!Number.isInteger(n)) throw invalidField(ptr, 'must be a whole number');
+        if (n < range[0] || n > range[1]) throw invalidField(ptr, `must be between ${range[0]} and ${range[1]}`);
+      } else if (Math.abs(n) > MAX_NUMERIC) throw invalidField(ptr, `must be between -${MAX_NUMERIC} and ${MAX_NUMERIC}`);
       return n;
     }
     case 'date': {
-      if (typeof v !== 'string' || !ISO_DATE.test(v) || Number.isNaN(Date.parse(v)))
-        throw invalidField(ptr, 'must be an ISO 8601 date or timestamp');
-      return new Date(v).toISOString();
+      const d = parseIsoDate(v);
+      if (!d) throw invalidField(ptr, 'must be an ISO 8601 date or timestamp that exists on the calendar');
+      return d.toISOString();
     }
     case 'boolean':
       if (typeof v === 'boolean') return v;
@@ -306,8 +343,8 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
       throw invalidField(ptr, 'must be a boolean');
   }
 }
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+/** Bound of numeric operands: no column holds more, and JS numbers beyond are not exact anyway. */
+const MAX_NUMERIC = 1e15;
 
 // ---------------------------------------------------------------------------------------------
 // fields: projection into the response shape

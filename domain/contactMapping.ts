@@ -13,6 +13,7 @@ import type { ErrorDetail } from './errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity.js';
 import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
 import type { FieldMappingEntry } from './sourceRules.js';
+import { parseIsoDate } from './dates.js';
 
 export const ORIGIN_KEY = '_ORIGIN_';
 export const ROW_KEY = '_ROW_KEY_';
@@ -109,7 +110,8 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
     const err = assign(input, field.write!, value);
     if (err) (valueErrors ??= []).push({ path: `${ptr}/${escapePointer(key)}`, message: err });
   };
-  for (const e of plan.entries) if (e.sourceKey in r) apply(e.field, e.sourceKey);
+  // own keys only: a mapped column named `constructor` must not read the prototype
+  for (const e of plan.entries) if (Object.hasOwn(r, e.sourceKey)) apply(e.field, e.sourceKey);
   for (const k in r) {
     if (k === ORIGIN_KEY || k === ROW_KEY || plan.mappedKeys.has(k)) continue;
     const field = catalog.get(k);
@@ -159,9 +161,15 @@ function str(v: unknown): string | null {
   return null;
 }
 
+/** Emails one contact may carry (as `PATCH /contacts/{id}` allows). */
+export const MAX_EMAILS = 50;
+/** Values of one multi-value custom field. */
+export const MAX_MULTI_VALUES = 100;
+
 function emailList(v: unknown): string[] | string {
   const raw = Array.isArray(v) ? v : typeof v === 'string' ? v.split(/[,;\s]+/) : null;
   if (!raw) return 'must be an array of emails';
+  if (raw.length > MAX_EMAILS) return `must not have more than ${MAX_EMAILS} emails`;
   const out: string[] = [];
   for (const e of raw) {
     if (isEmpty(e)) continue;
@@ -179,7 +187,9 @@ function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unk
     if (target.key === 'emails') {
       const list = emailList(v);
       if (typeof list === 'string') return list;
-      input.emails = dedupe([...(input.emails ?? []), ...list]);
+      const emails = dedupe([...(input.emails ?? []), ...list]);
+      if (emails.length > MAX_EMAILS) return `must not have more than ${MAX_EMAILS} emails`;
+      input.emails = emails;
       return null;
     }
     const s = str(v);
@@ -231,8 +241,9 @@ export function customValue(target: Extract<WriteTarget, { kind: 'custom' }>, v:
       return n;
     }
     case 'date': {
-      if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) return { error: 'must be an ISO 8601 date' };
-      return new Date(v).toISOString();
+      const d = parseIsoDate(typeof v === 'string' ? v.trim() : v);
+      if (!d) return { error: 'must be an ISO 8601 date that exists on the calendar' };
+      return d.toISOString();
     }
     case 'boolean':
       if (typeof v === 'boolean') return v;
@@ -241,6 +252,7 @@ export function customValue(target: Extract<WriteTarget, { kind: 'custom' }>, v:
     case 'multi': {
       const raw = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : null;
       if (!raw) return { error: 'must be an array of strings' };
+      if (raw.length > MAX_MULTI_VALUES) return { error: `must not have more than ${MAX_MULTI_VALUES} values` };
       const out: string[] = [];
       for (const x of raw) {
         const s = str(x);

@@ -373,14 +373,24 @@ const KEYS: Record<string, keyof VerifiedFilters> = {
 };
 
 /** `"5000000"`, `"5M"`, `"2.5B"`, `"750k"` → number. */
+/** Largest revenue amount (USD) a filter may name: revenue columns are bigint; JS numbers are exact to 2^53. */
+export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
+/** Largest headcount a range may name: `employee_count` is an int column. */
+export const MAX_HEADCOUNT = 2_147_483_647;
+
+/** A revenue amount in whole USD (`5000000`, `"5M"`, `"1.5b"`), or null when absent; 400 beyond the column's range. */
 export function parseAmount(v: unknown, ptr: string): number | null {
   if (v === undefined || v === null || v === '') return null;
-  if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return v;
-  if (typeof v !== 'string') throw invalidField(ptr, 'must be an amount string such as "5000000" or "5M"');
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmb])?\s*$/i.exec(v.replace(/[,_$]/g, ''));
-  if (!m) throw invalidField(ptr, 'must be an amount string such as "5000000" or "5M"');
-  const mult = { k: 1e3, m: 1e6, b: 1e9 }[(m[2] ?? '').toLowerCase() as 'k' | 'm' | 'b'] ?? 1;
-  return Math.round(Number(m[1]) * mult);
+  let n: number;
+  if (typeof v === 'number') n = Math.round(v);
+  else if (typeof v === 'string') {
+    const m = /^\s*(\d{1,20}(?:\.\d{1,10})?)\s*([kmb])?\s*$/i.exec(v.replace(/[,_$]/g, ''));
+    if (!m) throw invalidField(ptr, 'must be an amount string such as "5000000" or "5M"');
+    const mult = { k: 1e3, m: 1e6, b: 1e9 }[(m[2] ?? '').toLowerCase() as 'k' | 'm' | 'b'] ?? 1;
+    n = Math.round(Number(m[1]) * mult);
+  } else throw invalidField(ptr, 'must be an amount string such as "5000000" or "5M"');
+  if (!Number.isFinite(n) || n < 0 || n > MAX_AMOUNT) throw invalidField(ptr, `must be an amount between 0 and ${MAX_AMOUNT}`);
+  return n;
 }
 
 function stringArray(v: unknown, ptr: string, max = 1000): string[] {
@@ -421,7 +431,8 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
           const m = /^(\d+)\s*-\s*(\d+)?$/.exec(r) ?? /^(\d+)\+$/.exec(r);
           if (!m) throw invalidField(`${ptr}/${i}`, 'must be a range of the form <min>-<max>');
           const lo = Number(m[1]);
-          const hi = m[2] === undefined ? Number.MAX_SAFE_INTEGER : Number(m[2]);
+          const hi = m[2] === undefined ? MAX_HEADCOUNT : Number(m[2]);
+          if (lo > MAX_HEADCOUNT || hi > MAX_HEADCOUNT) throw invalidField(`${ptr}/${i}`, `headcounts must not exceed ${MAX_HEADCOUNT}`);
           if (lo > hi) throw invalidField(`${ptr}/${i}`, 'min must not exceed max');
           return [lo, hi] as [number, number];
         });

@@ -3,6 +3,7 @@
  * post's status follows from its schedule rows, thread spacing, repost times and provider
  * back-off hints. Used by the API (bulk-schedule), the activities and (types only) workflows.
  */
+import { parseIsoDate } from './dates.js';
 import type { Automation, PostStatus, Provider } from './social.js';
 
 /** Workflow id of schedule row `n` of a post (DESIGN §5: business ids, a double start is rejected). */
@@ -38,9 +39,21 @@ export function scheduledTimeProblem(value: string, now: Date): string | null {
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value)) {
     return 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T17:45:00.000Z';
   }
-  const t = Date.parse(value);
-  if (Number.isNaN(t)) return 'must be a valid date-time';
-  if (t <= now.getTime()) return 'must be in the future';
+  const t = parseIsoDate(value, { requireZone: true });
+  if (!t) return 'must be a valid date-time (a day and time that exist on the calendar)';
+  if (t.getTime() <= now.getTime()) return 'must be in the future';
+  return null;
+}
+
+/**
+ * Why a post cannot be published at all, whatever the network: the post, or one of its thread
+ * items, has neither text nor media. Drafts may be empty (they are work in progress); scheduling
+ * one is refused instead of failing at publish time.
+ */
+export function emptyContentProblem(post: Pick<ContentToCheck, 'content' | 'media' | 'threadItems'>): string | null {
+  if (!post.content.trim() && post.media.length === 0) return 'has no content and no media; add text or media to the draft before scheduling it';
+  const i = post.threadItems.findIndex((t) => !t.content.trim() && !(t.media?.length));
+  if (i >= 0) return `thread item ${i} has no content and no media`;
   return null;
 }
 

@@ -140,9 +140,8 @@ export const MAX_IMPORT_BYTES = MAX_UPLOAD_BYTES;
 export const IMPORT_TIMEOUT_MS = 60_000;
 export const READ_URL_TTL_SECS = 15 * 60;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Ids in paths are checked before they reach a `uuid` column (a malformed id is a 404, like a missing one). */
-export const isUuid = (s: string): boolean => UUID_RE.test(s);
+export { isUuid } from './ids.js';
 
 /** Whether a post of this provider kind may be published through an integration of that kind. */
 export function providerKindsCompatible(postProvider: Provider, integrationProvider: Provider): boolean {

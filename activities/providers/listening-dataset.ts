@@ -21,9 +21,9 @@
  */
 import type { Pool } from '../../db/pool.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
+import { escapeLike as likeEscape } from '../../domain/like.js';
 import { ListeningProviderError, type ListeningPage, type ListeningProvider, type ListeningQuery } from './listening.js';
 
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Stored URLs are normalised, but accept rows imported as given too. */
 function urlCandidates(raw: string): string[] {

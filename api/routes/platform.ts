@@ -71,7 +71,8 @@ export const platformRoutes = [
     params: Type.Object({ file: Type.String() }),
     responses: { 200: { description: 'asset' } },
     handler: async ({ params, ctx }) => {
-      const type = SWAGGER_ASSETS[params.file];
+      // own keys only: `constructor` is a file name a client may ask for, not an asset
+      const type = Object.hasOwn(SWAGGER_ASSETS, params.file) ? SWAGGER_ASSETS[params.file] : undefined;
       if (!type) return reply(404, { error: { status: 404, code: 'not_found', message: 'No such asset', requestId: ctx.state.requestId } });
       ctx.type = type;
       ctx.set('Cache-Control', 'public, max-age=86400');

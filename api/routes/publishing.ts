@@ -10,7 +10,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppDeps } from '../deps.js';
 import { SA } from '../../domain/searchAttributes.js';
 import { ApiError, conflict, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
-import { contentProblem, publishWorkflowId, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
+import { contentProblem, emptyContentProblem, publishWorkflowId, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation, type MediaRef, type PostStatus, type Provider, type ThreadItem } from '../../domain/social.js';
 import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
@@ -101,6 +101,8 @@ async function validateBulk(db: Queryable, workspaceId: string, body: BulkSchedu
     if (post.parent_post_id) fail(`/posts/${i}/postId`, 'is a repost child; it publishes with its parent');
     else if (post.status !== 'draft' && post.status !== 'scheduled') fail(`/posts/${i}/postId`, `is ${post.status}; only draft or scheduled posts can be scheduled`);
     else if (publishing.has(id)) fail(`/posts/${i}/postId`, 'is already being published');
+    const empty = emptyContentProblem({ content: post.content, media: post.media, threadItems: post.thread_items });
+    if (empty) fail(`/posts/${i}/postId`, empty);
     for (const [j, s] of entry.schedules.entries()) {
       const at = `/posts/${i}/schedules/${j}`;
       const providerId = s.providerId.toLowerCase();

@@ -9,6 +9,7 @@ import { customField, schemaItem } from '../../domain/contactCatalog.js';
 import { conflict, invalidField } from '../../domain/errors.js';
 import { defineRoute } from '../route.js';
 import { ContactSchemaResponse, CreateCustomFieldBody, CustomFieldResponse, OptionsQuery, OptionsResponse } from '../schemas/schema.js';
+import { likeContains } from '../../domain/like.js';
 
 export const contactSchemaRoutes = [
   defineRoute({
@@ -82,7 +83,7 @@ export const contactSchemaRoutes = [
       }
       if (field.type === 'boolean')
         return { data: [{ label: 'true', value: true }, { label: 'false', value: false }], meta: { source: 'definition' as const } };
-      const like = q ? `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+      const like = q ? likeContains(q) : undefined;
       const values = await uniqueValues(
         deps.pool,
         {

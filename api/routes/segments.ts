@@ -14,6 +14,7 @@ import type { Queryable } from '../../db/pool.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
 import { findInWorkspace } from '../../db/scoping.js';
 import { isUuid } from '../../domain/ids.js';
+import { likeContains, likePrefix } from '../../domain/like.js';
 import { conflict, invalidField, notFound } from '../../domain/errors.js';
 import { validateSegmentConditions } from '../../domain/segmentMembership.js';
 import { cloneSegmentContent } from '../../domain/segmentRules.js';
@@ -136,13 +137,12 @@ export const segmentRoutes = [
     handler: async ({ query, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
       const q = (query.q ?? '').trim().toLowerCase();
-      const like = q.replace(/[\\%_]/g, (c) => `\\${c}`);
       const r = await deps.pool.query<SegmentRow>(
         `select ${COLUMNS} from segments
-          where workspace_id = $1 and lower(name) like '%' || $2 || '%'
-          order by (lower(name) like $2 || '%') desc, lower(name), id
-          limit $3`,
-        [auth.workspaceId, like, query.limit ?? 10],
+          where workspace_id = $1 and lower(name) like $2
+          order by (lower(name) like $3) desc, lower(name), id
+          limit $4`,
+        [auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10],
       );
       return { data: r.rows.map(segmentJson) };
     },

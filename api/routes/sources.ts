@@ -83,6 +83,39 @@ export function sourceJson(r: SourceRow): SourceJson {
 
 const inCatalog = (c: ContactCatalog) => (path: string) => !!c.get(path)?.write;
 
+/** A pull marked queued/running this recently counts as live even before Temporal lists it. */
+const PULL_CLAIM_GRACE_SECS = 60;
+
+/**
+ * One running pull per source: marks the source `queued` unless a pull of it is queued or
+ * running (409 `conflict`). The status row serialises concurrent requests; a status left
+ * `queued`/`running` by a pull that no longer exists (terminated workflow) is taken over once
+ * Temporal lists no running pull of the source.
+ */
+async function claimPull(deps: AppDeps, sourceId: string): Promise<void> {
+  const idle = await deps.pool.query(
+    `update sources set refresh_status = 'queued', updated_at = now()
+      where id = $1 and (refresh_status is null or refresh_status not in ('queued', 'running'))`,
+    [sourceId],
+  );
+  if (idle.rowCount) return;
+  const busy = () => conflict(`Source ${sourceId} is already being pulled; wait for that job to end`);
+  if (await pullListed(deps, sourceId)) throw busy();
+  const stale = await deps.pool.query(
+    `update sources set refresh_status = 'queued', updated_at = now()
+      where id = $1 and refresh_status in ('queued', 'running') and updated_at < now() - make_interval(secs => $2)`,
+    [sourceId, PULL_CLAIM_GRACE_SECS],
+  );
+  if (!stale.rowCount) throw busy();
+}
+
+/** Whether Temporal lists a running pull workflow of the source. */
+async function pullListed(deps: AppDeps, sourceId: string): Promise<boolean> {
+  // sourceId is a UUID (checked by loadSource), safe inside the visibility query
+  const n = await deps.temporal.workflow.count(`WorkflowType = 'sourcePullWorkflow' AND SourceId = '${sourceId}' AND ExecutionStatus = 'Running'`);
+  return n.count > 0;
+}
+
 function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
   return findInWorkspace<SourceRow>(q, 'Source', `select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, workspaceId, id);
 }
@@ -391,11 +424,12 @@ export const sourceRoutes = [
     description:
       'Starts a `source-pull` job: the listening provider reports the people behind the source for the last `numberOfPastDaysToSync` days ' +
       '(1, 7, 15, 30, 45, 60 or 90; default 1 = the last 24 hours); they are upserted as contacts of the source (identity resolution; deleted contacts ' +
-      'stay deleted) and the source is attached to `segmentId`. `refreshStatus` moves `queued` → `running` → `succeeded`/`failed`. Poll `jobStatusEndpoint`.',
+      'stay deleted) and the source is attached to `segmentId`. `refreshStatus` moves `queued` → `running` → `succeeded`/`failed`. Poll `jobStatusEndpoint`. ' +
+      'One pull per source at a time: while a pull of the source is queued or running, another is a 409 `conflict`.',
     params: IdParams,
     body: PullBody,
     responses: { 202: JobAccepted },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 409, 500],
     idempotent: true,
     handler: async ({ params, body, auth, deps }) => {
       const row = await loadSource(deps.pool, auth.workspaceId, params.id);
@@ -405,7 +439,7 @@ export const sourceRoutes = [
         ]);
       }
       if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
-      await deps.pool.query(`update sources set refresh_status = 'queued', updated_at = now() where id = $1`, [row.id]);
+      await claimPull(deps, row.id);
       const args: SourcePullInput = {
         sourceId: row.id,
         segmentId: body.segmentId ?? null,
@@ -419,6 +453,10 @@ export const sourceRoutes = [
         args,
         searchAttributes: { SourceId: row.id },
         message: 'Accepted: the audience is pulled in the background; poll jobStatusEndpoint for its status',
+      }).catch(async (e: unknown) => {
+        // no pull started: give the source back its previous status
+        await deps.pool.query(`update sources set refresh_status = $2 where id = $1`, [row.id, row.refresh_status]);
+        throw e;
       });
       return reply(202, accepted);
     },

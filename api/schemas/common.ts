@@ -1,16 +1,54 @@
 /** Shapes shared by several endpoint groups. */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
+import { LIMITS } from '../../domain/conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
 
-const Scalar = Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+const Scalar = Type.Union([Type.String({ maxLength: LIMITS.maxStringLength }), Type.Number(), Type.Boolean()]);
+
+/**
+ * A JSON object keyed by client-chosen names. TypeBox's `Type.Record` emits only
+ * `patternProperties`, which checks neither the names that miss the pattern nor their length;
+ * this emits `propertyNames` (pattern + maxLength) and `additionalProperties` for the values, so
+ * every key is checked and a bad one is a 400 naming `/<path>/<key>`.
+ */
+export function KeyedRecord<V extends TSchema>(
+  value: V,
+  opts: { keyPattern?: string; keyMaxLength?: number; minProperties?: number; maxProperties?: number; description?: string } = {},
+) {
+  const { keyPattern = PRINTABLE_KEY, keyMaxLength = 200, ...rest } = opts;
+  const names: TString = Type.String({ minLength: 1, maxLength: keyMaxLength, pattern: keyPattern });
+  return Type.Unsafe<Record<string, Static<V>>>({ type: 'object', propertyNames: names, additionalProperties: value, maxProperties: 1000, ...rest });
+}
+/** Default key rule: no control characters (C0, DEL, C1). */
+export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
+
+/** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
+const HTTP_TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,100}";
+/**
+ * Headers the delivery sets itself (signature, framing, content type) or that are hop-by-hop:
+ * a caller may not send them.
+ */
+export const RESERVED_WEBHOOK_HEADERS = [
+  'host', 'content-length', 'content-type', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade',
+  'te', 'trailer', 'proxy-connection', 'expect', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
+] as const;
+const caseless = (s: string) => s.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
+const HEADER_NAME = `^(?!(?:${RESERVED_WEBHOOK_HEADERS.map(caseless).join('|')})$)${HTTP_TOKEN}$`;
+/** Values HTTP can carry: tab, visible ASCII, space and Latin-1 (no CR, LF, NUL, no code point above U+00FF). */
+/** What each key pattern means, for error messages (ajv would quote the regular expression). */
+export const KEY_RULES = new Map<string, string>([
+  [PRINTABLE_KEY, 'must not contain control characters'],
+  [HEADER_NAME, `a header name is an HTTP token (letters, digits, !#$%&'*+-.^_\`|~), at most 100 characters, and not one of ${RESERVED_WEBHOOK_HEADERS.join(', ')}`],
+]);
+const HEADER_VALUE = '^[\\t\\u0020-\\u007e\\u0080-\\u00ff]*$';
 
 export const Condition = Type.Object(
   {
     field: Type.String({ minLength: 1, description: 'A `writeAccessPath` from the matching schema endpoint' }),
     operator: Type.Union(OPERATORS.map((o) => Type.Literal(o)), { description: 'Valid operators depend on the field type' }),
-    value: Type.Optional(Type.Union([Scalar, Type.Array(Scalar), Type.Null()])),
+    value: Type.Optional(Type.Union([Scalar, Type.Array(Scalar, { maxItems: LIMITS.maxListItems }), Type.Null()])),
   },
   { additionalProperties: false, $id: 'Condition' },
 );
@@ -21,7 +59,7 @@ export const GroupedCondition = Type.Recursive(
     Type.Object(
       {
         operator: Type.Union(GROUP_OPERATORS.map((o) => Type.Literal(o))),
-        conditions: Type.Array(Type.Union([Type.Ref(Condition), Self])),
+        conditions: Type.Array(Type.Union([Type.Ref(Condition), Self]), { maxItems: LIMITS.maxLeaves }),
       },
       { additionalProperties: false },
     ),
@@ -39,7 +77,14 @@ export const PaginationToken = Type.String({ maxLength: 2048, description: 'Opaq
 export const WebhookConfiguration = Type.Object(
   {
     url: Type.String({ format: 'uri', maxLength: 2048, description: 'Public http(s) URL notified when the job ends' }),
-    headers: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9-]{1,100}$' }), Type.String({ maxLength: 4096 }))),
+    headers: Type.Optional(
+      KeyedRecord(Type.String({ maxLength: 4096, pattern: HEADER_VALUE }), {
+        keyPattern: HEADER_NAME,
+        keyMaxLength: 100,
+        maxProperties: 50,
+        description: `Extra request headers: names are HTTP tokens (≤ 100 characters) other than ${RESERVED_WEBHOOK_HEADERS.join(', ')}; values ≤ 4096 characters of visible ASCII, space, tab or Latin-1`,
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'WebhookConfiguration' },
 );
@@ -71,6 +116,11 @@ export const DataOf = <T extends TSchema>(t: T) => Type.Object({ data: t });
 /** `{ data: T[], meta }` */
 export const PageOf = <T extends TSchema>(t: T) => Type.Object({ data: Type.Array(t), meta: Type.Ref(PaginationMeta) });
 
+/**
+ * Path ids. Rule (DESIGN §3): a malformed id — not a UUID — names no resource, so it is a 404
+ * like a missing one, answered before any query (`isUuid` in db/scoping.ts `findInWorkspace`
+ * and every other loader); the schema only bounds the length.
+ */
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 /** Schemas referenced by `$ref` from route schemas; registered with ajv and published in OpenAPI components. */

@@ -1,6 +1,7 @@
 /** Request and response shapes of the Contacts group (API-SPEC "Contacts", DESIGN §3-4). */
+import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition, JobAccepted, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { Condition, GroupedCondition, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 
 export const CompanySummary = Type.Object(
   {
@@ -55,7 +56,7 @@ const Fields = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
   maxItems: 200,
   description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
 });
-const Conditions = Type.Array(Type.Ref(Condition), { maxItems: 200, description: 'AND-ed with `groupedCondition`' });
+const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
 const Sort = Type.Array(
   Type.Object(
     { field: Type.String({ minLength: 1 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },
@@ -116,7 +117,7 @@ export const PatchContactBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    customFields: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Custom field id → value; null removes the value' })),
+    customFields: Type.Optional(KeyedRecord(Type.Unknown(), { keyMaxLength: 100, maxProperties: 500, description: 'Custom field id → value; null removes the value' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -124,7 +125,8 @@ export type PatchContactBody = Static<typeof PatchContactBody>;
 
 export const ContactDeleted = Type.Object({ data: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) });
 
-export const UpsertContactBody = Type.Record(Type.String({ maxLength: 300 }), Type.Unknown(), {
+export const UpsertContactBody = KeyedRecord(Type.Unknown(), {
+  keyMaxLength: 300,
   maxProperties: 500,
   description:
     'Row keyed by `contact.<name>` / `company.<name>` / `contact.customFields.<id>` paths, or by the columns of the source\'s `sourceMeta.config.fieldMapping`; `_ORIGIN_` (tracing) and `_ROW_KEY_` (stable row key) are kept',
@@ -135,7 +137,7 @@ export const MAX_BULK_ROWS = 100_000;
 
 export const BulkUpsertBody = Type.Object(
   {
-    contactsData: Type.Array(Type.Record(Type.String({ maxLength: 300 }), Type.Unknown()), { minItems: 1, maxItems: MAX_BULK_ROWS }),
+    contactsData: Type.Array(KeyedRecord(Type.Unknown(), { keyMaxLength: 300, maxProperties: 500 }), { minItems: 1, maxItems: MAX_BULK_ROWS }),
     segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
   },

@@ -1,4 +1,5 @@
 /** Request and response shapes of the Discovery search group and the discovery Schema endpoints. */
+import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
@@ -10,7 +11,7 @@ import { V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 export const V2SearchBody = Type.Object(
   {
     groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
-    conditions: Type.Optional(Type.Array(Type.Ref(Condition), { maxItems: 200, description: 'Root conditions, AND-ed with `groupedCondition`' })),
+    conditions: Type.Optional(Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'Root conditions, AND-ed with `groupedCondition`' })),
     fields: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), {
         minItems: 1,

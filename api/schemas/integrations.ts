@@ -1,7 +1,7 @@
 /** Integrations (connected social accounts): request and response shapes. */
 import { Type, type Static } from '@sinclair/typebox';
 import { INTEGRATION_STATUSES, PROVIDERS } from '../../domain/social.js';
-import { DataOf, PageOf, PaginationToken } from './common.js';
+import { DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
 
 export const ProviderKind = Type.Union(
   PROVIDERS.map((p) => Type.Literal(p)),
@@ -27,7 +27,8 @@ export const ConnectIntegrationBody = Type.Object(
     provider: ProviderKind,
     name: Type.String({ minLength: 1, maxLength: 200 }),
     externalAccountId: Type.String({ minLength: 1, maxLength: 200 }),
-    credentials: Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Unknown(), {
+    credentials: KeyedRecord(Type.Unknown(), {
+      keyMaxLength: 100,
       minProperties: 1,
       maxProperties: 20,
       description: 'Provider credentials, e.g. `{"accessToken": "..."}`; encrypted at rest (AES-256-GCM), never returned',

@@ -1,8 +1,9 @@
 /** Segments: request and response shapes (API-SPEC "Segments", DESIGN §4). */
+import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition } from './common.js';
+import { Condition, GroupedCondition, KeyedRecord } from './common.js';
 
-const JsonObject = Type.Record(Type.String({ maxLength: 200 }), Type.Unknown());
+const JsonObject = KeyedRecord(Type.Unknown(), { keyMaxLength: 200, maxProperties: 200 });
 
 const Workflows = Type.Array(JsonObject, {
   maxItems: 100,
@@ -17,7 +18,7 @@ const SegmentSources = Type.Array(Type.String({ minLength: 1, maxLength: 100 }),
   uniqueItems: true,
   description: 'Ids of sources of the workspace; the segment holds the contacts that came from them and match its conditions',
 });
-const Conditions = Type.Array(Condition, { maxItems: 200, description: 'ANDed, same rules as `POST /contacts/filter-contacts`' });
+const Conditions = Type.Array(Condition, { maxItems: LIMITS.maxLeaves, description: 'ANDed, same rules as `POST /contacts/filter-contacts`' });
 
 export const SegmentAttributes = Type.Object({
   name: Type.String(),

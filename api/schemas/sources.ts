@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { PAST_DAYS_OPTIONS, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { Condition, DataOf, PageOf, PaginationToken } from './common.js';
+import { Condition, DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
 
 export const SourceTypeSchema = Type.Union(
   SOURCE_TYPES.map((t) => Type.Literal(t)),
@@ -15,7 +15,8 @@ export const SourceTypeSchema = Type.Union(
   },
 );
 
-export const SourceMeta = Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+export const SourceMeta = KeyedRecord(Type.Unknown(), {
+  keyMaxLength: 100,
   maxProperties: 50,
   description:
     'Per type: `pronetKeywordSearch` `{keyword (≥3 chars, required), postedTime?, authorTitle?, sourceName?}`; ' +
@@ -76,7 +77,8 @@ export type CreateSourceBody = Static<typeof CreateSourceBody>;
 
 export const PatchSourceBody = Type.Object(
   {
-    sourceMeta: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+    sourceMeta: Type.Optional(KeyedRecord(Type.Unknown(), {
+      keyMaxLength: 100,
       maxProperties: 50,
       description: 'Merged into the stored sourceMeta (a key set to null is removed); the per-type rules are checked on the result',
     })),

@@ -42,7 +42,7 @@ describe('verified input mapping', () => {
     expect(f).toEqual({
       pull: 40,
       industries: ['Banking', 'Retail'],
-      headcountRanges: [[11, 50], [10001, Number.MAX_SAFE_INTEGER]],
+      headcountRanges: [[11, 50], [10001, 2147483647]],
       revenue: { min: 1_500_000, max: 2_000_000_000, includeUnknown: true },
       names: ['acme inc'],
       domains: ['acme.com'],

@@ -24,7 +24,11 @@ describe('scheduledTimeProblem', () => {
     expect(scheduledTimeProblem('2026-11-22T10:00:00', now)).toMatch(/time zone/);
     expect(scheduledTimeProblem('2026-11-22', now)).toMatch(/ISO 8601/);
     expect(scheduledTimeProblem('tomorrow', now)).toMatch(/ISO 8601/);
-    expect(scheduledTimeProblem('2026-13-45T10:00:00Z', now)).toBe('must be a valid date-time');
+    expect(scheduledTimeProblem('2026-13-45T10:00:00Z', now)).toMatch(/valid date-time/);
+    // impossible calendar moments are refused, not rolled over (30 February → 2 March)
+    for (const t of ['2027-02-30T10:00:00Z', '2027-04-31T10:00:00Z', '2027-02-29T10:00:00Z', '2027-01-01T24:30:00Z', '2027-01-01T10:00:00+25:00'])
+      expect(scheduledTimeProblem(t, now), t).toMatch(/valid date-time/);
+    expect(scheduledTimeProblem('2028-02-29T10:00:00Z', now)).toBeNull();
   });
 });
 

@@ -1,0 +1,109 @@
+/**
+ * Issue 11 input rules as pure functions: the LIKE helpers, calendar-checked dates, the condition
+ * compiler's caps and numeric bounds, and the empty-post rule.
+ */
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../domain/errors.js';
+import { catalogOf, compileWhere, LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
+import { parseIsoDate } from '../../domain/dates.js';
+import { escapeLike, likeContains, likeHasWildcard, likePatternProblem, likePrefix } from '../../domain/like.js';
+import { emptyContentProblem } from '../../domain/publishing.js';
+
+const f = (path: string, type: CatalogField['type'], sql: string, extra: Partial<CatalogField> = {}): CatalogField => ({
+  path, type, sql, output: [path], filteringSupported: true, ...extra,
+});
+const catalog = catalogOf(
+  [f('name', 'string', 'c.name'), f('n', 'number', 'c.n'), f('i', 'number', 'c.i', { cast: 'int' }), f('at', 'date', 'c.at'), f('id2', 'uuid', 'c.id2')],
+  'c.id',
+);
+
+function err(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ApiError);
+    return e as ApiError;
+  }
+  throw new Error('expected an ApiError');
+}
+const pathOf = (fn: () => unknown) => err(fn).details![0]!.path;
+
+describe('LIKE helpers', () => {
+  it('escape text so it matches itself', () => {
+    expect(escapeLike('50%_off\\')).toBe('50\\%\\_off\\\\');
+    expect(likeContains('a\\')).toBe('%a\\\\%');
+    expect(likePrefix('x_')).toBe('x\\_%');
+  });
+  it('refuse patterns ending in a single escape character only', () => {
+    expect(likePatternProblem('abc\\')).toMatch(/backslash/);
+    expect(likePatternProblem('\\\\\\')).toMatch(/backslash/);
+    expect(likePatternProblem('abc\\\\')).toBeNull();
+    expect(likePatternProblem('%a\\%')).toBeNull();
+  });
+  it('tell wildcards from escaped ones', () => {
+    expect(likeHasWildcard('a%')).toBe(true);
+    expect(likeHasWildcard('a\\%')).toBe(false);
+    expect(likeHasWildcard('a\\\\%')).toBe(true);
+    expect(likeHasWildcard('_')).toBe(true);
+  });
+});
+
+describe('parseIsoDate', () => {
+  it('refuses moments that do not exist instead of rolling them over', () => {
+    for (const s of ['2026-02-30', '2026-02-29T00:00:00Z', '2026-04-31', '2026-00-10', '2026-13-01', '2026-01-01T24:00:00Z', '2026-01-01T10:60:00Z', '2026-01-01T10:00:60Z', '2026-01-01T10:00:00+24:00'])
+      expect(parseIsoDate(s), s).toBeNull();
+  });
+  it('accepts real dates, leap days and offsets', () => {
+    expect(parseIsoDate('2028-02-29')?.toISOString()).toBe('2028-02-29T00:00:00.000Z');
+    expect(parseIsoDate('2026-11-21T17:45:00.312Z')?.toISOString()).toBe('2026-11-21T17:45:00.312Z');
+    expect(parseIsoDate('2026-11-21T19:45:00+02:00')?.toISOString()).toBe('2026-11-21T17:45:00.000Z');
+  });
+  it('requireZone demands a time with a zone', () => {
+    expect(parseIsoDate('2026-11-21', { requireZone: true })).toBeNull();
+    expect(parseIsoDate('2026-11-21T10:00', { requireZone: true })).toBeNull();
+    expect(parseIsoDate('2026-11-21T10:00Z', { requireZone: true })).not.toBeNull();
+  });
+  it('refuses non-strings and garbage', () => {
+    for (const v of [null, 1, '', 'tomorrow', '2026-1-1', `2026-01-01T10:00:00.${'1'.repeat(50)}Z`]) expect(parseIsoDate(v)).toBeNull();
+  });
+});
+
+describe('condition compiler limits', () => {
+  const leaf = (i: number) => ({ field: 'name', operator: '==', value: `v${i}` });
+  it(`caps leaves at ${LIMITS.maxLeaves}, naming the first leaf over`, () => {
+    expect(() => compileWhere(catalog, { conditions: Array.from({ length: LIMITS.maxLeaves }, (_, i) => leaf(i)) })).not.toThrow();
+    expect(pathOf(() => compileWhere(catalog, { conditions: Array.from({ length: LIMITS.maxLeaves + 1 }, (_, i) => leaf(i)) }))).toBe(`/conditions/${LIMITS.maxLeaves}`);
+  });
+  it(`caps LIKE conditions at ${LIMITS.maxLikes}`, () => {
+    const like = (i: number) => ({ field: 'name', operator: i % 2 ? 'LIKE' : 'NOT LIKE', value: `%${i}%` });
+    expect(() => compileWhere(catalog, { conditions: Array.from({ length: LIMITS.maxLikes }, (_, i) => like(i)) })).not.toThrow();
+    const e = err(() => compileWhere(catalog, { groupedCondition: { operator: 'OR', conditions: Array.from({ length: LIMITS.maxLikes + 1 }, (_, i) => like(i)) } }));
+    expect(e.details![0]!.path).toBe(`/groupedCondition/conditions/${LIMITS.maxLikes}`);
+  });
+  it('refuses a LIKE pattern ending in a single backslash', () => {
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'name', operator: 'LIKE', value: 'x\\' }] }))).toBe('/conditions/0/value');
+    expect(compileWhere(catalog, { conditions: [{ field: 'name', operator: 'LIKE', value: 'x\\\\' }] }).params).toEqual(['x\\\\']);
+  });
+  it('bounds numbers by the operand type', () => {
+    expect(() => scalarValue('number', 1e300, '/v')).toThrow(ApiError);
+    expect(() => scalarValue('number', '1e400', '/v')).toThrow(ApiError);
+    expect(() => scalarValue('number', 'NaN', '/v')).toThrow(ApiError);
+    expect(scalarValue('number', '12.5', '/v')).toBe(12.5);
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483648 }] }))).toBe('/conditions/0/value');
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: 'IN', value: [1, 1.5] }] }))).toBe('/conditions/0/value/1');
+    expect(compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483647 }] }).params).toEqual([2147483647]);
+  });
+  it('dates must exist; ids must be UUIDs', () => {
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'at', operator: 'BETWEEN', value: ['2026-01-01', '2026-02-30'] }] }))).toBe('/conditions/0/value/1');
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'id2', operator: '==', value: '-'.repeat(36) }] }))).toBe('/conditions/0/value');
+  });
+});
+
+describe('emptyContentProblem', () => {
+  it('refuses a post or thread item with neither text nor media', () => {
+    expect(emptyContentProblem({ content: '  ', media: [], threadItems: [] })).toMatch(/no content and no media/);
+    expect(emptyContentProblem({ content: 'hi', media: [], threadItems: [{ content: ' ' }] })).toMatch(/thread item 0/);
+    expect(emptyContentProblem({ content: '', media: [{ fileName: 'a.png' }], threadItems: [] })).toBeNull();
+    expect(emptyContentProblem({ content: 'hi', media: [], threadItems: [{ content: '', media: [{ fileName: 'a.png' }] }] })).toBeNull();
+  });
+});
