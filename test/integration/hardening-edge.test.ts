@@ -83,6 +83,21 @@ describe('prototype keys in JSON bodies', () => {
     expect(jobs.rows[0].n).toBe(0);
   });
 
+  it('answers 400 to nesting deeper than 64 levels (no stack overflow) and 415 to a body that is not JSON', async () => {
+    const before = await contactCount();
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    const res = await app.http('POST', `/contacts/${source}/bulk-upsert-contacts`, { apiKey: key, headers: json, rawBody: `{"contactsData":[{"contact.firstName":"Deep","contact.customFields":{"x":${deep}}}]}` });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+    expect(res.body.error.code).toBe('validation_failed');
+    expect(res.body.error.details[0]).toMatchObject({ message: expect.stringMatching(/deeper than 64/) });
+    expect(res.body.error.details[0].path).toMatch(/^\/contactsData\/0\/contact\.customFields\/x(\/0)+$/);
+
+    const form = await app.http('POST', `/contacts/${source}`, { apiKey: key, headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: 'contact.firstName=Form' });
+    expect(form.status).toBe(415);
+    expect(form.body.error.code).toBe('unsupported_media_type');
+    expect(await contactCount()).toBe(before);
+  });
+
   it('keeps a plain "constructor" key or value as data', async () => {
     const res = await app.http('POST', '/contacts/filter-contacts', { apiKey: key, headers: json, rawBody: '{"fields":["constructor"],"limit":1}' });
     expect(res.status).not.toBe(500);
