@@ -34,6 +34,10 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   const headers = ctx.req.headers;
   if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return {};
   if (!ctx.is('application/json', '+json')) throw new ApiError(415, 'unsupported_media_type', 'Send the request body as application/json');
+  // Compressed bodies are refused: a corrupt stream would be a decoder error, and a client that
+  // aborts mid-body would leave the decoder (and this request) waiting forever.
+  const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity') throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported; send the body uncompressed`);
   let text: string;
   try {
     text = await coBody.text(ctx, { limit, encoding: 'utf8' });

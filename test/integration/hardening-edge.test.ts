@@ -95,6 +95,9 @@ describe('prototype keys in JSON bodies', () => {
     const form = await app.http('POST', `/contacts/${source}`, { apiKey: key, headers: { 'content-type': 'application/x-www-form-urlencoded' }, rawBody: 'contact.firstName=Form' });
     expect(form.status).toBe(415);
     expect(form.body.error.code).toBe('unsupported_media_type');
+    const gzip = await app.http('POST', `/contacts/${source}`, { apiKey: key, headers: { ...json, 'content-encoding': 'gzip' }, rawBody: 'not gzip at all' });
+    expect(gzip.status, JSON.stringify(gzip.body)).toBe(415);
+    expect(gzip.body.error.code).toBe('unsupported_media_type');
     expect(await contactCount()).toBe(before);
   });
 
