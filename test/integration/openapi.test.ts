@@ -23,4 +23,42 @@ describe('OpenAPI document', () => {
     const doc = (await app.http('GET', '/openapi.json')).body;
     for (const group of routeGroups) for (const r of group) expect(doc.paths[r.path]?.[r.method], `${r.method} ${r.path}`).toBeTruthy();
   });
+
+  it('documents every status an operation can answer, each error with the envelope schema', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    for (const group of routeGroups) {
+      for (const r of group) {
+        const op = doc.paths[r.path][r.method];
+        const statuses = Object.keys(op.responses).map(Number);
+        const expected = [400, 429, 500, ...(r.auth === false ? [] : [401]), ...(r.idempotent ? [409, 422] : []), ...(/\{/.test(r.path) ? [404] : []), ...(r.body ? [413, 415] : []), ...(r.errors ?? [])];
+        expect(statuses, `${r.method} ${r.path}`).toEqual(expect.arrayContaining(expected));
+        for (const s of statuses.filter((s) => s >= 400 && !(s in r.responses))) {
+          expect(op.responses[s].content['application/json'].schema, `${r.method} ${r.path} ${s}`).toEqual({ $ref: '#/components/schemas/Error' });
+        }
+        expect(op.responses['429'].headers['Retry-After'].required).toBe(true);
+        expect(Object.keys(op.responses['429'].headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+      }
+    }
+  });
+
+  it('answers with the documented error envelope, rate-limit headers included', async () => {
+    const ws = await app.createWorkspace();
+    const res = await app.http('GET', '/segments/not-a-segment', { apiKey: ws.apiKey });
+    expect(res.status).toBe(404);
+    expect(Object.keys(res.body)).toEqual(['error']);
+    expect(res.body.error).toMatchObject({ status: 404, code: expect.any(String), message: expect.any(String), requestId: res.headers.get('x-request-id') });
+    expect(Number(res.headers.get('RateLimit-Limit'))).toBeGreaterThan(0);
+  });
+
+  it('closes response objects and links creators to the operations that take their ids', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const created = doc.paths['/segments'].post.responses['200'];
+    expect(created.content['application/json'].schema.additionalProperties).toBe(false);
+    expect(created.links.getSegmentsId).toEqual({ operationId: 'getSegmentsId', parameters: { id: '$response.body#/data/id' } });
+    expect(created.links.postContactsBySegmentSegmentId.parameters).toEqual({ segmentId: '$response.body#/data/id' });
+    const job = doc.paths['/contacts/{sourceId}/bulk-upsert-contacts'].post.responses['202'];
+    expect(job.links.getJobsJobId.parameters).toEqual({ jobId: '$response.body#/jobId' });
+    // A body with no required property may be left out (it reads as `{}`).
+    expect(doc.paths['/contacts/filter-contacts'].post.requestBody.required).toBe(false);
+  });
 });
