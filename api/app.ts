@@ -188,12 +188,18 @@ const DATA_EXCEPTION_REASONS: Record<string, string> = {
   '22025': 'a pattern holds an invalid escape (a trailing backslash?)',
   '2201B': 'a pattern is not a valid regular expression',
   '22P02': 'a value is malformed for its field (not a number, UUID, date … as required)',
+  // Class 54 (program limit exceeded) only where a value's size is the cause.
+  '54000': 'a value is too large to store or index',
+  '54001': 'a value is nested or composed too deeply',
 };
 
-/** A PostgreSQL data exception (from `pg`, or wrapped by MikroORM, which copies `code`) → 400. */
+/**
+ * A PostgreSQL data exception (from `pg`, or wrapped by MikroORM, which copies `code`) → 400;
+ * likewise a value too large to store (54000/54001).
+ */
 function dataExceptionError(err: unknown): ApiError | undefined {
   for (let e = err as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 3; e = e.cause as typeof e, i++) {
-    if (typeof e.code === 'string' && /^22[0-9A-Z]{3}$/.test(e.code)) {
+    if (typeof e.code === 'string' && (/^22[0-9A-Z]{3}$/.test(e.code) || e.code === '54000' || e.code === '54001')) {
       const reason = DATA_EXCEPTION_REASONS[e.code] ?? 'a value is invalid for its field';
       return new ApiError(400, 'invalid_value', `A value in the request was refused: ${reason}`);
     }

@@ -261,7 +261,7 @@ describe('PostgreSQL data exceptions', () => {
   });
   afterAll(() => new Promise((r) => probe?.close(r)));
 
-  it('maps SQLSTATE class 22 to 400 invalid_value without SQL internals; nothing is written', async () => {
+  it('maps SQLSTATE class 22 (and 54000) to 400 invalid_value without SQL internals; nothing is written', async () => {
     const count = async () => (await app.pool.query(`select count(*)::int as n from workspaces where name = 'probe'`)).rows[0].n;
     const cases = [
       { sql: '$1::int', value: 'abc' }, // 22P02
@@ -269,6 +269,7 @@ describe('PostgreSQL data exceptions', () => {
       { sql: `('abc' like $1)`, value: '%\\' }, // 22025
       { sql: '$1::date', value: '2026-02-30' }, // 22008
       { sql: '$1::uuid', value: '0000000000000000000000000000000000zz' }, // 22P02
+      { sql: `repeat('x', $1::int)`, value: '2000000000' }, // 54000: too large, caused by the value
     ];
     for (const c of cases) {
       const res = await fetch(probeUrl + '/probe', { method: 'POST', headers: { ...json, 'x-api-key': key }, body: JSON.stringify(c) });
