@@ -78,7 +78,8 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, anonymousLimiter: A
       try {
         auth = await authenticate(deps.pool, key);
       } catch (e) {
-        if (key) await enforceAnonymousLimit(anonymousLimiter, ctx);
+        // A wrong key counts against the IP; a failed lookup (database down) does not.
+        if (key && e instanceof ApiError && e.status === 401) await enforceAnonymousLimit(anonymousLimiter, ctx);
         throw e;
       }
       ctx.state.workspaceId = auth.workspaceId;
