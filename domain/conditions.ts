@@ -344,7 +344,7 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
   }
 }
 /** Bound of numeric operands: no column holds more, and JS numbers beyond are not exact anyway. */
-const MAX_NUMERIC = 1e15;
+export const MAX_NUMERIC = 1e15;
 
 // ---------------------------------------------------------------------------------------------
 // fields: projection into the response shape

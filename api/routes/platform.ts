@@ -68,7 +68,7 @@ export const platformRoutes = [
   }),
   defineRoute({
     method: 'get', path: '/docs/assets/{file}', tag: 'Platform', summary: 'Static assets of the docs page (served locally)', auth: false,
-    params: Type.Object({ file: Type.String() }),
+    params: Type.Object({ file: Type.String({ maxLength: 100 }) }),
     responses: { 200: { description: 'asset' } },
     handler: async ({ params, ctx }) => {
       // own keys only: `constructor` is a file name a client may ask for, not an asset

@@ -222,6 +222,7 @@ export const publishingRoutes = [
       if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
       const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
       if (timeProblem) throw invalidField('/scheduledTime', timeProblem);
+      if (!body.content.trim()) throw invalidField('/content', 'must not be blank');
 
       const post = await withTransaction(deps.pool, async (tx) => {
         const id = uuidv7();

@@ -1,11 +1,11 @@
 /** Shapes shared by several endpoint groups. */
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
-import { LIMITS } from '../../domain/conditions.js';
+import { LIMITS, MAX_NUMERIC } from '../../domain/conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
 
-const Scalar = Type.Union([Type.String({ maxLength: LIMITS.maxStringLength }), Type.Number(), Type.Boolean()]);
+const Scalar = Type.Union([Type.String({ maxLength: LIMITS.maxStringLength }), Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC }), Type.Boolean()]);
 
 /**
  * A JSON object keyed by client-chosen names. TypeBox's `Type.Record` emits only
@@ -46,7 +46,7 @@ const HEADER_VALUE = '^[\\t\\u0020-\\u007e\\u0080-\\u00ff]*$';
 
 export const Condition = Type.Object(
   {
-    field: Type.String({ minLength: 1, description: 'A `writeAccessPath` from the matching schema endpoint' }),
+    field: Type.String({ minLength: 1, maxLength: 300, description: 'A `writeAccessPath` from the matching schema endpoint' }),
     operator: Type.Union(OPERATORS.map((o) => Type.Literal(o)), { description: 'Valid operators depend on the field type' }),
     value: Type.Optional(Type.Union([Scalar, Type.Array(Scalar, { maxItems: LIMITS.maxListItems }), Type.Null()])),
   },

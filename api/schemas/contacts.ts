@@ -59,7 +59,7 @@ const Fields = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
 const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
 const Sort = Type.Array(
   Type.Object(
-    { field: Type.String({ minLength: 1 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },
+    { field: Type.String({ minLength: 1, maxLength: 300 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },
     { additionalProperties: false },
   ),
   { maxItems: 5, description: 'Sort keys; the contact id breaks ties. Default: creation order' },
@@ -84,7 +84,7 @@ export const BySegmentBody = Type.Object({ ...FilterContactsBody.properties, fie
 
 export const UniqueValuesBody = Type.Object(
   {
-    groupByField: Type.String({ minLength: 1, description: 'A field path from `GET /schema/contact`' }),
+    groupByField: Type.String({ minLength: 1, maxLength: 300, description: 'A field path from `GET /schema/contact`' }),
     conditions: Type.Optional(Conditions),
     groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),

@@ -13,7 +13,7 @@ export const V2SearchBody = Type.Object(
     groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
     conditions: Type.Optional(Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'Root conditions, AND-ed with `groupedCondition`' })),
     fields: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
+      Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
         minItems: 1,
         maxItems: 100,
         description: 'Paths from the discovery-search-v2 schema (`dsContact.*`, `dsCompany.*`); each item carries `id` plus these. Default: the Contact / Company record fields',
@@ -45,7 +45,7 @@ export const CompanyPage = Type.Object({ data: Type.Array(CompanyItem), meta: Ty
 
 export const InputFieldMappingEntry = Type.Object(
   {
-    sourceFieldName: Type.String({ minLength: 1, description: 'A `name` from the verified schema' }),
+    sourceFieldName: Type.String({ minLength: 1, maxLength: 200, description: 'A `name` from the verified schema' }),
     userInput: Type.Unknown({ description: "Value shaped like the field's `exampleUserInput`" }),
   },
   { additionalProperties: false },
@@ -56,7 +56,7 @@ export const verifiedBody = (entity: 'company' | 'contact') =>
     {
       page: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_PAGE, default: 1, description: `1-based page number, at most ${VERIFIED_MAX_PAGE}` })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_LIMIT, default: VERIFIED_MAX_LIMIT, description: `Rows per page, at most ${VERIFIED_MAX_LIMIT}` })),
-      fields: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
+      fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
       inputFieldMapping: Type.Optional(Type.Array(InputFieldMappingEntry, { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
     },
     { additionalProperties: false, description: `${VERIFIED_RANKING_DOC[entity]} No sort and no cursor: pages are numbered.` },
@@ -74,7 +74,7 @@ export const ImportVerifiedCompaniesBody = Type.Object(
       description: 'Ids of verified companies (from find-verified-companies) to save as workspace companies',
     }),
     segmentId: Type.Optional(
-      Type.String({ description: "Also import the companies' verified people as contacts into this segment, through the workspace's importFromWebhook source `verified-discovery`" }),
+      Type.String({ minLength: 1, maxLength: 100, description: "Also import the companies' verified people as contacts into this segment, through the workspace's importFromWebhook source `verified-discovery`" }),
     ),
     contactsPerCompany: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'With segmentId: at most this many verified people per company (ranked as in find-verified-contacts)' })),
     webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
@@ -93,7 +93,7 @@ export const OptionList = Type.Object({ data: Type.Array(OptionItem) });
 
 export const OptionsQuery = Type.Object(
   {
-    field: Type.String({ minLength: 1, description: 'The field whose values are listed' }),
+    field: Type.String({ minLength: 1, maxLength: 300, description: 'The field whose values are listed' }),
     q: Type.Optional(Type.String({ maxLength: 200, description: 'Only values containing this text (case-insensitive)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   },
@@ -101,7 +101,7 @@ export const OptionsQuery = Type.Object(
 );
 export const SuggestionsQuery = Type.Object(
   {
-    field: Type.String({ minLength: 1 }),
+    field: Type.String({ minLength: 1, maxLength: 300 }),
     q: Type.String({ minLength: 1, maxLength: 200, description: 'Text typed so far' }),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
   },

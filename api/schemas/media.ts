@@ -33,13 +33,13 @@ export const AssembleChunksBody = Type.Object(
       Type.Object(
         {
           fileName: Type.String({ minLength: 1, maxLength: 300, description: 'A `fileName` returned by `POST /v1/media/upload?chunk=true`' }),
-          chunkNumber: Type.Integer({ minimum: 0 }),
+          chunkNumber: Type.Integer({ minimum: 0, maximum: MAX_CHUNKS }),
         },
         { additionalProperties: false },
       ),
       { minItems: 1, maxItems: MAX_CHUNKS, description: 'In order; chunk numbers consecutive' },
     ),
-    fileExtension: Type.String({ pattern: '^\\.?[A-Za-z0-9]{1,10}$', description: 'Extension of the assembled file, e.g. `mp4`; must match its detected type' }),
+    fileExtension: Type.String({ maxLength: 11, pattern: '^\\.?[A-Za-z0-9]{1,10}$', description: 'Extension of the assembled file, e.g. `mp4`; must match its detected type' }),
   },
   { additionalProperties: false },
 );

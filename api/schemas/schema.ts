@@ -1,7 +1,7 @@
 /** Shapes of the contact-side Schema endpoints (`/schema/contact…`). */
 import { Type } from '@sinclair/typebox';
 import { CUSTOM_FIELD_TYPES } from '../../domain/contactCatalog.js';
-import { OPERATORS_BY_TYPE } from '../../domain/conditions.js';
+import { MAX_NUMERIC, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 
 const FieldType = Type.Union(Object.keys(OPERATORS_BY_TYPE).map((t) => Type.Literal(t)));
 const CustomFieldType = Type.Union(CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)));
@@ -29,7 +29,7 @@ export const CreateCustomFieldBody = Type.Object(
     type: CustomFieldType,
     options: Type.Optional(
       Type.Array(
-        Type.Object({ label: Type.String({ minLength: 1, maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number()]) }, { additionalProperties: false }),
+        Type.Object({ label: Type.String({ minLength: 1, maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC })]) }, { additionalProperties: false }),
         { maxItems: 500, description: 'Allowed values (string, number and multi fields); values are checked on write' },
       ),
     ),

@@ -32,7 +32,7 @@ export const PastDays = Type.Union(
 
 export const RunFrequencySchema = Type.Object(
   {
-    numberOfPastDaysToSync: Type.String({ pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: one of ${PAST_DAYS_OPTIONS.map((d) => `"${d}"`).join(', ')}` }),
+    numberOfPastDaysToSync: Type.String({ maxLength: 20, pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: one of ${PAST_DAYS_OPTIONS.map((d) => `"${d}"`).join(', ')}` }),
     periodicInterval: Type.String({ minLength: 1, maxLength: 40, description: PERIODIC_INTERVAL_DESCRIPTION }),
   },
   { additionalProperties: false },

@@ -258,6 +258,17 @@ describe('7. empty posts', () => {
     expect400(res, '/posts/0/postId', /no content/);
     expect(await counts()).toEqual(before);
     expect((await get(`/v1/posts/${draft.body.data.id}`)).body.data.status).toBe('draft');
+    // an external reply is created and scheduled at once: blank text is refused there
+    const li = await post('/integrations', { provider: 'pronet', name: 'li', externalAccountId: 'p1', credentials: { accessToken: 't' } });
+    expect(li.status, JSON.stringify(li.body)).toBe(200);
+    const reply = await post('/v1/posts/external-linkedin-reply', {
+      externalPostUrl: 'urn:li:activity:7000000000000000001',
+      content: ' \n ',
+      scheduledTime: new Date(Date.now() + 3_600_000).toISOString(),
+      providerId: li.body.data.id,
+    });
+    expect400(reply, '/content', /blank/);
+    expect(await counts()).toEqual(before);
   });
 });
 
