@@ -131,9 +131,9 @@ const isPrototypeKey = (k: string, child: unknown) =>
 
 /**
  * What no body, query string or path parameter may carry, wherever it sits: NUL characters and
- * lone surrogates in keys or values (PostgreSQL stores neither in text or jsonb), keys that reach
- * an object's prototype (`__proto__`, `constructor.prototype`), and nesting deeper than
- * {@link MAX_JSON_DEPTH}. Returns one detail per offending JSON pointer (at most 20); nothing is
+ * lone surrogates in keys or values (PostgreSQL stores neither in text or jsonb), numbers beyond
+ * a double's range (`1e400`), keys that reach an object's prototype (`__proto__`,
+ * `constructor.prototype`), and nesting deeper than {@link MAX_JSON_DEPTH}. Returns one detail per offending JSON pointer (at most 20); nothing is
  * stripped. The recursion stops at {@link MAX_JSON_DEPTH}, so hostile nesting cannot overflow
  * the stack. A 27 MiB bulk body of 100,000 rows takes ~150 ms, about as long as parsing it.
  */
@@ -152,12 +152,17 @@ export function unsafeInputDetails(value: unknown, prefix = ''): ErrorDetail[] {
       if (problem) report(problem);
       return;
     }
+    // `1e400` parses to Infinity, which no column or JSON output can carry.
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) report('is out of range for a number');
+      return;
+    }
     if (!v || typeof v !== 'object') return;
     if (depth >= MAX_JSON_DEPTH) return report(`nests deeper than ${MAX_JSON_DEPTH} levels`);
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length && out.length < MAX_UNSAFE_DETAILS; i++) {
         const x = v[i];
-        if (!x || (typeof x !== 'object' && typeof x !== 'string')) continue;
+        if (!x || typeof x === 'boolean') continue;
         tokens.push(i);
         visit(x, depth + 1);
         tokens.pop();
@@ -171,7 +176,7 @@ export function unsafeInputDetails(value: unknown, prefix = ''): ErrorDetail[] {
       const keyProblem = unsafeString(k);
       if (keyProblem) report(`key ${keyProblem}`, k);
       else if (isPrototypeKey(k, child)) report('is not allowed: the key reaches the object prototype', k);
-      else if (child && (typeof child === 'object' || typeof child === 'string')) {
+      else if (child && typeof child !== 'boolean') {
         tokens.push(k);
         visit(child, depth + 1);
         tokens.pop();

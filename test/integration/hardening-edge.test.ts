@@ -126,6 +126,10 @@ describe('NUL characters', () => {
     expect(surrogate.status, JSON.stringify(surrogate.body)).toBe(400);
     expect(surrogate.body.error.details).toContainEqual({ path: '/contact.firstName', message: expect.stringMatching(/Unicode/) });
 
+    const huge = await app.http('POST', `/contacts/${source}`, { apiKey: key, headers: json, rawBody: '{"contact.firstName":"Huge","contact.customFields":{"n":[1, -1e400]}}' });
+    expect(huge.status, JSON.stringify(huge.body)).toBe(400);
+    expect(huge.body.error.details).toContainEqual({ path: '/contact.customFields/n/1', message: 'is out of range for a number' });
+
     const query = await app.http('GET', '/credits/transactions?paginationToken=%00abc', { apiKey: key });
     expect(query.status, JSON.stringify(query.body)).toBe(400);
     expect(query.body.error.code).toBe('validation_failed');
