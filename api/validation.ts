@@ -12,7 +12,8 @@ import { KEY_RULES, sharedSchemas } from './schemas/common.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
+  // strictNumbers: `1e400` parses to Infinity, which is no number any column can hold
+  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
   addFormats(ajv);
   for (const s of sharedSchemas) ajv.addSchema(s);
   return ajv;

@@ -98,7 +98,23 @@ describe('2. numbers', () => {
     expect(await counts()).toEqual(before);
   });
 
-  it('a number condition beyond the safe range is a 400, a huge but valid one still works', async () => {
+  it('a JSON number that overflows to Infinity is refused by the schema', async () => {
+    const before = await counts();
+    const raw = (body: string) => app.http('POST', '/contacts/filter-contacts', { apiKey: key, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect400(await raw('{"limit": 1e400}'), '/limit');
+    expect400(await raw('{"conditions":[{"field":"contact.firstName","operator":"==","value":1e400}]}'), '/conditions/0/value');
+    expect400(
+      await app.http('POST', '/schema/contact/custom-fields', {
+        apiKey: key,
+        rawBody: '{"label":"n","type":"number","options":[{"label":"big","value":-1e400}]}',
+        headers: { 'content-type': 'application/json' },
+      }),
+      '/options/0/value',
+    );
+    expect(await counts()).toEqual(before);
+  });
+
+  it('a number condition beyond the safe range is a 400', async () => {
     expect400(
       await post('/discovery-search/find-companies-v2', { conditions: [{ field: 'dsCompany.employee_count', operator: '>', value: '1e400' }] }),
       '/conditions/0/value',
