@@ -70,9 +70,26 @@ function toOpenApiSchema(schema: unknown): unknown {
       if (k === '$ref' && typeof val === 'string' && !val.startsWith('#')) out[k] = `#/components/schemas/${val}`;
       else out[k] = walk(val, false);
     }
-    return out;
+    return nullableAsTypeList(out);
   };
   return walk(refShared(schema, false), true);
+}
+
+/**
+ * `anyOf: [{type: 'string'}, {type: 'null'}]` (TypeBox's `Union([String(), Null()])`) published as
+ * `type: ['string', 'null']`, the OpenAPI 3.1 way to say nullable that generators map to `T | null`.
+ * Only members that are a bare `type` (plus format/annotations on the non-null one) are merged.
+ */
+function nullableAsTypeList(o: Record<string, unknown>): Record<string, unknown> {
+  const members = o.anyOf;
+  if (!Array.isArray(members) || members.length !== 2) return o;
+  const isNull = (m: Record<string, unknown>) => m.type === 'null' && Object.keys(m).length === 1;
+  const nul = members.find(isNull) as Record<string, unknown> | undefined;
+  const other = members.find((m) => !isNull(m)) as Record<string, unknown> | undefined;
+  if (!nul || !other || typeof other.type !== 'string' || other.type === 'object' || other.type === 'array') return o;
+  if (!Object.keys(other).every((k) => ['type', 'format', 'description', 'minLength', 'maxLength', 'minimum', 'maximum', 'pattern'].includes(k))) return o;
+  const { anyOf: _anyOf, ...rest } = o;
+  return { ...rest, ...other, type: [other.type, 'null'] };
 }
 
 /**
