@@ -1,5 +1,7 @@
 /**
- * Outbound HTTP to caller-supplied URLs (webhook targets, media imports). Only public addresses
+ * Every outbound HTTP call of the service: webhook targets and media imports (caller-supplied
+ * URLs), enrichment and listening providers, the social networks and the upload URLs they hand
+ * back (`outboundFetch`; Node's global fetch cannot take the filtering agent). Only public addresses
  * may be reached: the check runs after DNS resolution, on the socket actually connected (so DNS
  * rebinding cannot slip past) and again on every redirect. Private, loopback, link-local and
  * other special ranges are refused unless the operator allow-list (OUTBOUND_ALLOW_LIST: IPs or

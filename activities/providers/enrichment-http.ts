@@ -23,7 +23,14 @@ import {
   type ResolvedProvider,
   type SliceDataOf,
 } from '../../domain/enrichment.js';
-import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, providerErrorReason } from '../outbound.js';
+import {
+  OutboundBlockedError,
+  OutboundInvalidRequestError,
+  OutboundInvalidResponseError,
+  OutboundTooLargeError,
+  outboundFetch,
+  providerErrorReason,
+} from '../outbound.js';
 import { EnrichmentProviderError, type EnrichmentProvider, type ProviderCallOptions } from './enrichment-provider.js';
 
 /** Largest answer accepted from a provider (a slice's data is a few KB). */
@@ -97,6 +104,7 @@ export class HttpEnrichmentProvider implements EnrichmentProvider {
       // A refused address or a request HTTP cannot carry (operator configuration): retrying cannot help.
       if (err instanceof OutboundBlockedError) throw new EnrichmentProviderError('rejected', `${this.name}: address not allowed (${err.message})`);
       if (err instanceof OutboundInvalidRequestError) throw new EnrichmentProviderError('rejected', `${this.name}: ${err.message}`);
+      if (err instanceof OutboundInvalidResponseError) throw new EnrichmentProviderError('bad_response', `${this.name}: ${err.message}`);
       const cause = (err as { code?: string; cause?: { code?: string } });
       throw new EnrichmentProviderError('unavailable', `${this.name}: ${cause.code ?? cause.cause?.code ?? 'network error'}`);
     }

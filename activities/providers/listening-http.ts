@@ -8,7 +8,14 @@
  * input (final), 429 rate limited (retry after `Retry-After`), 408/5xx, network errors and
  * timeouts transient (retry with backoff).
  */
-import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, providerErrorReason } from '../outbound.js';
+import {
+  OutboundBlockedError,
+  OutboundInvalidRequestError,
+  OutboundInvalidResponseError,
+  OutboundTooLargeError,
+  outboundFetch,
+  providerErrorReason,
+} from '../outbound.js';
 import {
   ListeningProviderError,
   type ListeningPage,
@@ -139,6 +146,7 @@ export function createHttpListeningProvider(opts: HttpListeningOptions): Listeni
         // Operator configuration a retry cannot fix: an address not allowed, a request HTTP cannot carry.
         if (err instanceof OutboundBlockedError) throw new ListeningProviderError('invalid_input', `listening provider address is not allowed: ${err.message}`);
         if (err instanceof OutboundInvalidRequestError) throw new ListeningProviderError('invalid_input', `listening provider request cannot be sent: ${err.message}`);
+        if (err instanceof OutboundInvalidResponseError) throw new ListeningProviderError('transient', `listening provider ${err.message}`);
         const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
         const code = (err as { code?: string }).code;
         throw new ListeningProviderError(

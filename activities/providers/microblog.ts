@@ -39,7 +39,7 @@ export const tweetUrl = (id: string) => `https://x.com/i/status/${id}`;
 function reason(body: Record<string, unknown>): string {
   const errors = Array.isArray(body.errors) ? (body.errors as Array<{ message?: unknown } | null>) : [];
   const parts = [body.title, body.detail, ...errors.map((e) => e?.message)].filter((v) => typeof v === 'string' && v);
-  return shortReason(parts.join(': ')) ?? 'request failed';
+  return shortReason(parts.join(': ')) ?? '';
 }
 
 async function fail(res: Response): Promise<ProviderFailure> {

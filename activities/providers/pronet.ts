@@ -53,7 +53,7 @@ export const commentUrl = (threadUrn: string, commentUrn: string) =>
 
 async function fail(res: Response): Promise<ProviderFailure> {
   const body = await jsonBody(res);
-  const msg = shortReason([body.code, body.message].filter((v) => typeof v === 'string' && v).join(': ')) ?? 'request failed';
+  const msg = shortReason([body.code, body.message].filter((v) => typeof v === 'string' && v).join(': ')) ?? '';
   return failureFromStatus(res, msg);
 }
 

@@ -354,3 +354,50 @@ describe('PROVIDER_BASE_URL_ALLOW_LIST', () => {
     expect(providerBaseUrlAllowed('not a url', ['127.0.0.1'])).toBe(false);
   });
 });
+
+describe('provider error bodies', () => {
+  const LEAK = '<html><body>Internal error: db=postgres://admin:hunter2@10.0.0.5/prod\n  at Handler.run (/srv/app.js:10)</body></html>';
+
+  it('reach a failed post as a code and a short reason, never as the raw body', async () => {
+    const c = await allow.app.http('POST', '/integrations', {
+      apiKey: allow.ws.apiKey,
+      body: { provider: 'microblog', name: 'errors', externalAccountId: '3001', credentials: { accessToken: 'x-token' }, apiBaseUrl: x.url },
+    });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    const post = async (content: string) => {
+      const d = await allow.app.http('POST', '/v1/posts', { apiKey: allow.ws.apiKey, body: { providerId: c.body.data.id, content } });
+      const id = d.body.data.id as string;
+      await allow.app.http('POST', '/v1/posts/bulk-schedule', { apiKey: allow.ws.apiKey, body: { posts: [{ postId: id, schedules: [{ providerId: c.body.data.id, scheduledTime: inSecs(1) }] }] } });
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const p = (await allow.app.http('GET', `/v1/posts/${id}`, { apiKey: allow.ws.apiKey })).body.data;
+        if (!['draft', 'scheduled', 'publishing'].includes(p.status)) return p;
+        if (Date.now() > deadline) throw new Error(`post ${id} still ${p.status}`);
+        await sleep(200);
+      }
+    };
+    x.inject('POST /2/tweets', { status: 400, body: Buffer.from(LEAK), headers: { 'content-type': 'text/html' } });
+    const html = await post('answered with an HTML page');
+    expect(html.status).toBe('failed');
+    expect(html.error).toMatchObject({ code: 'provider_rejected', message: '400 Bad Request' });
+
+    x.inject('POST /2/tweets', { status: 400, body: { title: 'Invalid Request', detail: `${'very long reason '.repeat(300)}\u0007\r\nX-Injected: 1` } });
+    const long = await post('answered with a very long reason');
+    expect(long.status).toBe('failed');
+    expect(long.error.code).toBe('provider_rejected');
+    expect(long.error.message).toMatch(/^400 Invalid Request: very long reason/);
+    expect(long.error.message.length).toBeLessThanOrEqual(210);
+    expect(long.error.message).not.toMatch(/[\u0000-\u001f]/);
+  });
+
+  it('reach an enrichment attempt as the provider reason or the HTTP reason phrase only', async () => {
+    const who = `https://www.pronet.example/in/errors-${randomBytes(4).toString('hex')}/`;
+    enrich.script('emails', { status: 422, body: LEAK });
+    const r = await allow.app.http('POST', '/contacts/unified-data-api', { apiKey: allow.ws.apiKey, body: { fields: ['emails'], pronet: who } });
+    expect(r.status).toBe(202);
+    const job = await allow.app.waitForJob(r.body.jobId, allow.ws.apiKey);
+    const attempt = job.jobResponsePayload.slices.emails.attempts[0];
+    expect(attempt.error).toBe('provider_rejected: far: HTTP 422 Unprocessable Entity');
+    expect(JSON.stringify(job)).not.toContain('hunter2');
+  });
+});
