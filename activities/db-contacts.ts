@@ -6,7 +6,7 @@
  * Re-running a chunk after a crash is harmless: identity resolution turns a second ingest of the
  * same rows into updates of the same contacts.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ingestContacts } from '../db/contactIngest.js';
 import { loadContactCatalog } from '../db/contactRead.js';
 import { dropStaged, readStaged } from '../db/contactStaging.js';
@@ -42,33 +42,45 @@ export interface IngestChunkResult {
 export function createContactActivities(deps: ActivityDeps) {
   return {
     async ingestStagedChunk(input: IngestChunkInput): Promise<IngestChunkResult> {
-      const src = await deps.pool.query<{ source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } }>(
-        `select source_meta from sources where id = $1 and workspace_id = $2`,
-        [input.sourceId, input.workspaceId],
-      );
-      if (!src.rows[0]) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
-      const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
-      const plan = planFor(catalog, src.rows[0].source_meta?.config?.fieldMapping);
-      const inputs: ContactInput[] = [];
-      const errors: RowError[] = [];
-      let failed = 0;
-      const rows = await readStaged(deps.pool, input.batchId, input.from, input.to, (row, seq) => {
-        const m = mapRow(row, catalog, plan, `/contactsData/${seq}`);
-        if (m.input) inputs.push(m.input);
-        else {
-          failed++;
-          for (const e of m.errors) if (errors.length < input.maxErrors) errors.push({ row: seq, path: e.path, message: e.message });
-        }
-      });
-      // Never a silent partial import: rows the stage no longer holds fail the job.
-      if (rows !== input.to - input.from)
-        throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, 'staged_rows_missing');
-      const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
-      return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
+      // Heartbeats let Temporal notice a lost attempt (a dead worker, a completion the server
+      // never got while it was down) within the heartbeat timeout, not the 10-minute call limit.
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 2000);
+      try {
+        return await ingestChunk(input);
+      } finally {
+        clearInterval(beat);
+      }
     },
 
     async dropStagedRows(input: { batchId: string }): Promise<void> {
       await dropStaged(deps.pool, input.batchId);
     },
   };
+
+  async function ingestChunk(input: IngestChunkInput): Promise<IngestChunkResult> {
+    const src = await deps.pool.query<{ source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } }>(
+      `select source_meta from sources where id = $1 and workspace_id = $2`,
+      [input.sourceId, input.workspaceId],
+    );
+    if (!src.rows[0]) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
+    const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
+    const plan = planFor(catalog, src.rows[0].source_meta?.config?.fieldMapping);
+    const inputs: ContactInput[] = [];
+    const errors: RowError[] = [];
+    let failed = 0;
+    const rows = await readStaged(deps.pool, input.batchId, input.from, input.to, (row, seq) => {
+      const m = mapRow(row, catalog, plan, `/contactsData/${seq}`);
+      if (m.input) inputs.push(m.input);
+      else {
+        failed++;
+        for (const e of m.errors) if (errors.length < input.maxErrors) errors.push({ row: seq, path: e.path, message: e.message });
+      }
+    });
+    // Never a silent partial import: rows the stage no longer holds fail the job.
+    if (rows !== input.to - input.from)
+      throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, 'staged_rows_missing');
+    const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
+    return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
+  }
 }

@@ -43,7 +43,9 @@ export const MAX_REPORTED_ERRORS = 500;
 
 const { ingestStagedChunk, dropStagedRows } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '2 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['source_not_found'] },
+  // ingestStagedChunk heartbeats every 2 s: a lost attempt is retried after this, not 10 minutes.
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '2 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['source_not_found', 'staged_rows_missing'] },
 });
 
 /** Chunks one run processes before it continues as new (keeps each history small). */

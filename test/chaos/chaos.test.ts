@@ -9,17 +9,48 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../domain/config.js';
 import { startChaosStack, type ChaosStack } from './chaosStack.js';
+import { deflateSync, crc32 } from 'node:zlib';
+import { v7 as uuidv7 } from 'uuid';
 import { createWorkspace } from '../../db/workspaces.js';
+import { normalizeProfileUrl } from '../../domain/identity.js';
+import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
+import { FakeX } from '../fakes/x.js';
 
 let stack: ChaosStack;
+let alpha: FakeEnrichmentProvider;
+const x = new FakeX();
 
 beforeAll(async () => {
-  stack = await startChaosStack();
+  alpha = await startFakeEnrichmentProvider('alpha');
+  await x.listen();
+  const enrichment = {
+    providers: { dataset: { type: 'dataset' }, alpha: { type: 'http', baseUrl: alpha.baseUrl, apiKeyEnv: 'ENRICH_ALPHA_KEY', timeoutMs: 20_000 } },
+    waterfall: { basic_contact_data: ['dataset'], emails: ['alpha'] },
+    retry: { maxAttempts: 10, initialIntervalMs: 200, maxIntervalMs: 2000 },
+  };
+  stack = await startChaosStack({ ENRICH_ALPHA_KEY: alpha.apiKey, ENRICHMENT_CONFIG: JSON.stringify(enrichment), PROVIDER_TIMEOUT_MS: '20000' });
 }, 180_000);
 
 afterAll(async () => {
   await stack?.close();
+  await alpha?.close();
+  await x.close();
 }, 60_000);
+
+/** A real 2×2 PNG with random pixels (distinct bytes per call). */
+function png(): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(td) >>> 0);
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
+  const raw = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: 6 }, () => Math.floor(Math.random() * 256))), Buffer.from([0]), Buffer.alloc(6, 9)]);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,6 +85,9 @@ const MAPPING = [
 ];
 
 const ROWS = 30_000;
+/** How long the fakes hold their answers; they come due while the killed service is down (DOWN_MS). */
+const HOLD_MS = { network: 10_000, provider: 7000 };
+const DOWN_MS = 8000;
 
 async function startBulkUpsert(tag: string) {
   const ws = await createWorkspace(stack.pool, { name: `chaos ${tag}`, credits: 0 });
@@ -73,7 +107,7 @@ async function startBulkUpsert(tag: string) {
   }));
   const res = await stack.http('POST', `/contacts/${sourceId}/bulk-upsert-contacts`, { apiKey: ws.apiKey, body: { contactsData } });
   expect(res.status, JSON.stringify(res.body)).toBe(202);
-  return { ws, sourceId, jobId: res.body.jobId as string };
+  return { ws, sourceId, tag, jobId: res.body.jobId as string };
 }
 
 /** True once the worker runs an ingest statement (its transaction holds a checked-out client). */
@@ -86,7 +120,7 @@ async function ingestInFlight(): Promise<boolean> {
   return r.rows[0].n > 0;
 }
 
-async function assertBulkUpsertExactlyOnce(b: { ws: { workspaceId: string; apiKey: string }; sourceId: string; jobId: string }) {
+async function assertBulkUpsertExactlyOnce(b: Awaited<ReturnType<typeof startBulkUpsert>>) {
   const job = await jobOutcome(b.jobId, b.ws.apiKey);
   expect(job.jobStatus, JSON.stringify(job.error)).toBe('completed');
   const p = job.jobResponsePayload;
@@ -104,7 +138,8 @@ async function assertBulkUpsertExactlyOnce(b: { ws: { workspaceId: string; apiKe
   expect(links.rows[0]).toEqual({ n: ROWS, d: ROWS });
   const companies = await stack.pool.query(`select count(*)::int as n from companies where workspace_id = $1`, [b.ws.workspaceId]);
   expect(companies.rows[0].n).toBe(50);
-  const staged = await stack.pool.query(`select count(*)::int as n from contact_ingest_staging`);
+  // This job's staged rows are gone (others may still run on the same stack).
+  const staged = await stack.pool.query(`select count(*)::int as n from contact_ingest_staging where position($1 in data) > 0`, [`@${b.tag}.example.com`]);
   expect(staged.rows[0].n).toBe(0);
 }
 
@@ -114,19 +149,117 @@ function expectAppsAlive(before: { api: number; worker: number }) {
   expect({ api: stack.api.pid, worker: stack.worker.pid }).toEqual(before);
 }
 
-it('PostgreSQL killed during a bulk upsert: every row once, API and worker stay up', { timeout: 300_000 }, async () => {
+// ---------- enrichment: a dataset slice and an emails slice from a fake provider ----------
+async function startEnrichment(tag: string) {
+  const ws = await createWorkspace(stack.pool, { name: `chaos ${tag}`, credits: 100 });
+  const who = `https://pronet.example/in/chaos-${tag}`;
+  await stack.pool.query(`insert into ds_people (id, member_pronet_url, member_full_name) values ($1, $2, 'Chaos Test')`, [uuidv7(), normalizeProfileUrl(who)]);
+  // The emails call is answered late, so the service dies while the worker waits for it.
+  alpha.script('emails', { delayMs: HOLD_MS.provider });
+  alpha.setData(who, 'emails', { emails: [{ email: `${tag}@acme.com`, status: 'valid' }] });
+  const res = await stack.http('POST', '/contacts/unified-data-api', { apiKey: ws.apiKey, body: { fields: ['basic_contact_data', 'emails'], pronet: who } });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  return { ws, who, jobId: res.body.jobId as string };
+}
+
+async function assertEnrichmentExactlyOnce(e: Awaited<ReturnType<typeof startEnrichment>>, tag: string) {
+  const job = await jobOutcome(e.jobId, e.ws.apiKey);
+  expect(job.jobStatus, JSON.stringify(job.error)).toBe('completed');
+  expect(job.jobResponsePayload.emails).toEqual([{ email: `${tag}@acme.com`, status: 'valid', provider: 'alpha' }]);
+  expect(job.jobResponsePayload.creditsCharged).toBe(1 + 4);
+  const ledger = await stack.pool.query(`select amount, idempotency_key from credit_transactions where job_id = $1 order by idempotency_key`, [e.jobId]);
+  expect(ledger.rows).toEqual([
+    { amount: -1, idempotency_key: `enrich:${e.jobId}:basic_contact_data` },
+    { amount: -4, idempotency_key: `enrich:${e.jobId}:emails` },
+  ]);
+  const balance = await stack.http('GET', '/credits/balance', { apiKey: e.ws.apiKey });
+  expect(balance.body.data.balance).toBe(95);
+  // A call may be repeated (the worker could not report it), always as the same request.
+  const calls = alpha.requestsFor(e.who);
+  expect(calls.length).toBeGreaterThanOrEqual(1);
+  expect(new Set(calls.map((c) => c.headers['x-request-id']))).toEqual(new Set([`${e.jobId}:emails`]));
+}
+
+// ---------- scheduled publish: a post with an image (read from MinIO) on the fake X ----------
+async function startPublish(tag: string, hold: 'POST /2/tweets' | 'POST /2/media/upload') {
+  const ws = await createWorkspace(stack.pool, { name: `chaos ${tag}`, credits: 0 });
+  const userId = String(4000 + Math.floor(Math.random() * 1000));
+  x.addUser(userId, `token-${tag}`);
+  const integ = await stack.http('POST', '/integrations', {
+    apiKey: ws.apiKey,
+    body: { provider: 'microblog', name: tag, externalAccountId: userId, credentials: { accessToken: `token-${tag}` }, apiBaseUrl: x.url },
+  });
+  expect(integ.status, JSON.stringify(integ.body)).toBe(200);
+  const form = new FormData();
+  form.set('file', new Blob([png()], { type: 'image/png' }), 'pic.png');
+  const up = await stack.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: form });
+  expect(up.status, JSON.stringify(up.body)).toBe(200);
+  const text = `chaos post ${tag}`;
+  const d = await stack.http('POST', '/v1/posts', { apiKey: ws.apiKey, body: { providerId: integ.body.data.id, content: text, media: [{ fileName: up.body.data?.fileName ?? up.body.fileName }] } });
+  expect(d.status, JSON.stringify(d.body)).toBe(200);
+  // The network holds its answer (having done the work, for a tweet) and then drops the connection.
+  x.inject(hold, { timeoutMs: HOLD_MS.network, afterCommit: hold === 'POST /2/tweets' });
+  const at = new Date(Date.now() + 2000).toISOString();
+  const b = await stack.http('POST', '/v1/posts/bulk-schedule', {
+    apiKey: ws.apiKey,
+    body: { posts: [{ postId: d.body.data.id, schedules: [{ providerId: integ.body.data.id, scheduledTime: at }] }] },
+  });
+  expect(b.status, JSON.stringify(b.body)).toBe(200);
+  return { ws, postId: d.body.data.id as string, text, userId, hold };
+}
+
+async function assertPublishedOnce(p: Awaited<ReturnType<typeof startPublish>>) {
+  const deadline = Date.now() + 180_000;
+  let post: any;
+  for (;;) {
+    const r = await stack.http('GET', `/v1/posts/${p.postId}`, { apiKey: p.ws.apiKey }).catch(() => null);
+    post = r?.status === 200 ? r.body.data : undefined;
+    if (post && !['draft', 'scheduled', 'publishing'].includes(post.status)) break;
+    if (Date.now() > deadline) throw new Error(`post ${p.postId} still ${post?.status}`);
+    await sleep(250);
+  }
+  expect(post.status, JSON.stringify(post)).toBe('published');
+  const tweets = x.tweets.filter((t) => t.text === p.text);
+  expect(tweets).toHaveLength(1);
+  expect(tweets[0]!.mediaIds).toHaveLength(1);
+  expect(post.externalId).toBe(tweets[0]!.id);
+}
+
+const inFlight = {
+  bulk: ingestInFlight,
+  enrichment: (who: string) => async () => alpha.requestsFor(who).length > 0,
+  publish: (hold: string, token: string) => async () => x.calls(hold).some((c) => c.headers.authorization === `Bearer ${token}`),
+};
+
+/**
+ * One service killed while a bulk upsert, an enrichment and a scheduled publish are each in
+ * the middle of their work (an ingest transaction open, the provider call and the network
+ * call held by the fakes), down for a few seconds, then started again by the stack script.
+ */
+it.each(['postgres', 'temporal', 'minio'] as const)('%s SIGKILLed in the middle of a bulk upsert, an enrichment and a scheduled publish: each ends exactly once, no app process exits', { timeout: 300_000 }, async (service) => {
   const pids = { api: stack.api.pid, worker: stack.worker.pid };
-  const b = await startBulkUpsert('pgkill');
+  const tag = `${service}${stack.id}`;
+  // Lined up so all three are mid-work at the kill: the network call first (held longest),
+  // then the bulk upsert and the enrichment together.
+  const post = await startPublish(tag, service === 'minio' ? 'POST /2/media/upload' : 'POST /2/tweets');
+  await until(`the network call ${post.hold}`, inFlight.publish(post.hold, `token-${tag}`), 30_000);
+  const [bulk, enrich] = await Promise.all([startBulkUpsert(tag), startEnrichment(tag)]);
+  await until('the enrichment provider call', inFlight.enrichment(enrich.who), 30_000);
   await until('the worker to be in an ingest transaction', ingestInFlight, 60_000);
-  await stack.kill('postgres');
-  // The worker's checked-out clients see their connection die now; give them the moment.
-  await sleep(1000);
+  // Still held by the fakes when the service dies (their answers are due later).
+  const heldSince = (at: number | undefined) => Date.now() - (at ?? 0);
+  expect(heldSince(x.calls(post.hold).at(-1)?.at)).toBeLessThan(HOLD_MS.network - 1000);
+  expect(heldSince(alpha.requestsFor(enrich.who).at(-1)?.at)).toBeLessThan(HOLD_MS.provider - 1000);
+  const killed = await stack.kill(service);
+  // The held calls end (or fail) while the service is away.
+  await sleep(DOWN_MS);
   expectAppsAlive(pids);
   await stack.restart();
-  await assertBulkUpsertExactlyOnce(b);
+  await assertBulkUpsertExactlyOnce(bulk);
+  await assertEnrichmentExactlyOnce(enrich, tag);
+  await assertPublishedOnce(post);
   expectAppsAlive(pids);
-  // The kill did reach clients the worker held (each logged, none fatal).
-  expect(stack.logTail('worker', 1000)).toContain('database connection lost');
+  if (service === 'postgres') expect(stack.logTail('worker', 2000)).toContain('database connection lost');
 });
 
 it('npm start restarts a child that dies, logs why, keeps the other, and stops cleanly on SIGTERM', { timeout: 120_000 }, async () => {

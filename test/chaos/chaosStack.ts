@@ -43,7 +43,7 @@ export interface ChaosStack {
   appsAlive(): boolean;
   /** Tail of an app process's log (for failure messages). */
   logTail(name: 'api' | 'worker', lines?: number): string;
-  http<T = any>(method: string, path: string, opts?: { apiKey?: string; body?: unknown }): Promise<{ status: number; body: T }>;
+  http<T = any>(method: string, path: string, opts?: { apiKey?: string; body?: unknown; rawBody?: RequestInit['body'] }): Promise<{ status: number; body: T }>;
   close(): Promise<void>;
 }
 
@@ -86,6 +86,7 @@ export async function startChaosStack(extraEnv: Record<string, string> = {}): Pr
     PG_SYNCHRONOUS_COMMIT: 'on',
     PORT: String(await freePort()),
     OUTBOUND_ALLOW_LIST: '127.0.0.1,::1',
+    PROVIDER_BASE_URL_ALLOW_LIST: '127.0.0.1,::1',
     RATE_LIMIT_PER_MINUTE: '1000000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     ...extraEnv,
@@ -174,7 +175,7 @@ async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, confi
       const res = await fetch(apiUrl + path, {
         method,
         headers: { ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}), ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: o.body === undefined ? undefined : JSON.stringify(o.body),
+        body: o.body === undefined ? o.rawBody : JSON.stringify(o.body),
       });
       const text = await res.text();
       let body: any = text;
