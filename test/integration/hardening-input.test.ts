@@ -156,8 +156,35 @@ describe('3. ids', () => {
     expect(fetched.body.data).toEqual([]);
     const sources = await post('/sources/bulk-fetch', { sourceIds: [bogus] });
     expect(sources.status, JSON.stringify(sources.body)).toBe(200);
+    const webhookSource = await post('/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'ids-in-bodies', sourceMeta: MAPPED });
     const before = await counts();
     expect400(await post('/segments', { name: 's', segmentSources: [bogus] }), '/segmentSources/0');
+    // a malformed id where a resource must exist is answered like an unknown one, never a 500
+    for (const [path, body] of [
+      ['/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/ids-in-bodies', segmentId: bogus }],
+      [`/contacts/${webhookSource.body.data.id}/bulk-upsert-contacts`, { contactsData: [{ 'First Name': 'A', Emails: 'a@example.com' }], segmentId: bogus }],
+      ['/discovery-search/import-verified-companies', { companyIds: ['0190f0f0-0000-7000-8000-000000000000'], segmentId: bogus }],
+      ['/v1/posts', { providerId: bogus, content: 'x' }],
+      ['/v1/posts/bulk-schedule', { posts: [{ postId: bogus, schedules: [{ providerId: bogus, scheduledTime: '2099-01-01T00:00:00Z' }] }] }],
+      ['PATCH /sources/bulk-update', { sources: [{ id: bogus, sourceMeta: {} }] }],
+      [`PATCH /sources/${bogus}`, { sourceMeta: {} }],
+      [`PATCH /segments/${bogus}`, { name: 'x' }],
+      [`PATCH /contacts/${bogus}`, { firstName: 'x' }],
+      [`PATCH /v1/posts/${bogus}`, { content: 'x' }],
+      [`DELETE /v1/posts/${bogus}`, undefined],
+      [`DELETE /segments/${bogus}`, undefined],
+      [`DELETE /integrations/${bogus}`, undefined],
+      [`POST /segments/${bogus}/clone`, {}],
+      [`POST /v1/posts/${bogus}/unschedule`, {}],
+      [`POST /v1/posts/${bogus}/reposting`, { reposting: { enable: false, reposts: [] } }],
+      [`POST /contacts/${bogus}`, { 'contact.firstName': 'x' }],
+    ] as const) {
+      const before2 = await counts();
+      const [method, p] = path.includes(' ') ? path.split(' ') : ['POST', path];
+      const r = await app.http(method!, p!, { apiKey: key, body });
+      expect([400, 403, 404], `${path}: ${JSON.stringify(r.body)}`).toContain(r.status);
+      expect(await counts()).toEqual(before2);
+    }
     const filter = await post('/v1/posts/filter-posts', { conditions: [{ field: 'providerId', operator: '==', value: bogus }] });
     expect400(filter, '/conditions/0/value');
     expect(await counts()).toEqual(before);
