@@ -72,7 +72,8 @@ async function settle<T>(p: () => Promise<T>): Promise<{ value?: T; error?: unkn
 
 describe('safeRequest', () => {
   it('refuses headers HTTP cannot carry at once, typed, with no timer left armed', async () => {
-    for (const headers of [{ 'bad name': 'x' }, { 'x-a': 'a\r\nb: c' }, { 'x-a': '\u2603' }, { 'x-a': 'a\u0000' }]) {
+    const hostile: Array<Record<string, string>> = [{ 'bad name': 'x' }, { 'x-a': 'a\r\nb: c' }, { 'x-a': '\u2603' }, { 'x-a': 'a\u0000' }];
+    for (const headers of hostile) {
       const r = await settle(() => safeRequest(`${base}/ok`, { method: 'POST', headers, body: '{}', timeoutMs: 60_000, allowList }));
       expect(r.error).toBeInstanceOf(OutboundInvalidRequestError);
       expect((r.error as Error).message).toMatch(/header/i);
