@@ -130,6 +130,8 @@ export function validateFieldMapping(value: unknown, pointer: string, inCatalog:
   }
   if (!Array.isArray(value)) throw invalidField(pointer, 'must be an array of {sourceFieldName, targetFieldName}');
   if (required && value.length === 0) throw invalidField(pointer, 'must NOT have fewer than 1 items');
+  // a row has at most 500 keys of at most 300 characters (UpsertContactBody): nothing longer can match
+  if (value.length > 500) throw invalidField(pointer, 'must NOT have more than 500 items');
   const seen = new Set<string>();
   return value.map((m, i) => {
     const at = `${pointer}/${i}`;
@@ -139,6 +141,8 @@ export function validateFieldMapping(value: unknown, pointer: string, inCatalog:
     const { sourceFieldName, targetFieldName } = m as Record<string, unknown>;
     if (!str(sourceFieldName) || !sourceFieldName.trim()) throw invalidField(`${at}/sourceFieldName`, 'must be a non-empty string');
     if (!str(targetFieldName) || !targetFieldName.trim()) throw invalidField(`${at}/targetFieldName`, 'must be a non-empty string');
+    if (sourceFieldName.length > 300) throw invalidField(`${at}/sourceFieldName`, 'must NOT have more than 300 characters');
+    if (targetFieldName.length > 300) throw invalidField(`${at}/targetFieldName`, 'must NOT have more than 300 characters');
     if (!inCatalog(targetFieldName)) {
       throw invalidField(`${at}/targetFieldName`, `'${targetFieldName}' is not a field of GET /schema/contact`);
     }

@@ -283,6 +283,10 @@ describe('6. records: keys and webhook headers', () => {
     const longKey = 'k'.repeat(300);
     expect400(await post('/segments', { name: 'rec', workflows: [{ [longKey]: 1 }] }), `/workflows/0/${longKey}`);
     expect400(await post('/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'rec', sourceMeta: { ...MAPPED, [longKey]: 1 } }), `/sourceMeta/${longKey}`);
+    expect400(
+      await post('/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'rec2', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: longKey + longKey, targetFieldName: 'contact.firstName' }] } } }),
+      '/sourceMeta/config/fieldMapping/0/sourceFieldName',
+    );
     expect400(await post('/integrations', { provider: 'microblog', name: 'n', externalAccountId: 'e', credentials: { ['c'.repeat(101)]: 'x' } }), `/credentials/${'c'.repeat(101)}`);
     expect(await counts()).toEqual(before);
   });
