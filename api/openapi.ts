@@ -9,8 +9,8 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'Validation failure (or malformed JSON, or a value the store refuses)', 401: 'Missing or invalid API key',
   402: 'Insufficient credits', 403: 'Feature not available on this plan', 404: 'Not found or not visible to the workspace',
   409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
-  415: 'Unsupported media type (send `application/json`)', 422: 'Idempotency key reused with another request',
-  429: 'Rate limited', 500: 'Server error', 503: 'Not ready',
+  415: 'Unsupported media type (send `application/json`)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
+  429: 'Rate limited', 500: 'Server error', 503: 'Not ready, or the database is unreachable (retry after `Retry-After`)',
 };
 
 const RATE_LIMIT_HEADERS = {
@@ -24,13 +24,17 @@ const REQUEST_ID_HEADER = { 'x-request-id': { description: 'The request id (echo
  * Every status an operation can answer, worked out from what its route declares (so no route
  * lists the generic ones by hand): anything can be refused as invalid input (NUL characters in
  * any parameter, malformed JSON) and rate limited (per key, or per IP without a valid key);
- * authenticated routes answer 401; routes that read a JSON body 413 and 415; idempotent routes
- * 409 (first request still running) and 422 (key reused); routes with path parameters 404; 500
- * is the envelope of a bug. The route's own `errors` (402, 403, 409 …) are added to these.
+ * authenticated routes answer 401 (and 503 while the database is unreachable); routes that read
+ * a JSON body 413 and 415; routes with a body or query 422 when the query they ask for outlives
+ * the statement timeout; idempotent routes 409 (first request still running) and 422 (key
+ * reused); routes with path parameters 404; 500 is the envelope of a bug. The route's own `errors` (402, 403, 409 …) are added to these.
  */
 export function errorStatuses(r: RouteDef): number[] {
   const statuses = new Set<number>([400, 429, 500, ...(r.errors ?? [])]);
-  if (r.auth !== false) statuses.add(401);
+  // Authenticated routes need the database: 503 while it is unreachable.
+  if (r.auth !== false) statuses.add(401).add(503);
+  // A request whose query outlives the API's statement_timeout is a 422 `query_too_expensive`.
+  if (r.body || r.query) statuses.add(422);
   if (readsJsonBody(r)) {
     statuses.add(413);
     statuses.add(415);
