@@ -131,7 +131,11 @@ export interface SafeResponse {
 
 /** The body is larger than the caller accepts (the transfer is cut off there). */
 export class OutboundTooLargeError extends OutboundBlockedError {
-  constructor(readonly maxBytes: number) {
+  constructor(
+    readonly maxBytes: number,
+    /** The status the server answered with before its body grew too large. */
+    readonly status: number | null = null,
+  ) {
     super(`response exceeds ${maxBytes} bytes`);
     this.name = 'OutboundTooLargeError';
   }
@@ -230,12 +234,12 @@ function requestOnce(url: URL, opts: SafeRequestOptions, deadline: number): Prom
     r.on('error', (e) => finish(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : e));
     r.on('response', (res) => {
       const declared = Number(res.headers['content-length']);
-      if (declared > maxBytes) return finish(new OutboundTooLargeError(maxBytes));
+      if (declared > maxBytes) return finish(new OutboundTooLargeError(maxBytes, res.statusCode ?? null));
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > maxBytes) return finish(new OutboundTooLargeError(maxBytes));
+        if (size > maxBytes) return finish(new OutboundTooLargeError(maxBytes, res.statusCode ?? null));
         chunks.push(c);
       });
       res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));

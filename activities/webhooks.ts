@@ -7,7 +7,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import { v7 as uuidv7 } from 'uuid';
 import type { ActivityDeps } from './deps.js';
-import { OutboundBlockedError, OutboundInvalidRequestError, safeRequest } from './outbound.js';
+import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, safeRequest } from './outbound.js';
 
 export interface DeliverWebhookInput {
   workspaceId: string;
@@ -50,12 +50,15 @@ export function createWebhookActivities(deps: ActivityDeps) {
         if (res.status < 200 || res.status >= 300) error = `receiver answered ${res.status}`;
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
-        if (e instanceof OutboundBlockedError) {
+        // A receiver that accepted the event but answers with a large body: delivered, body unread.
+        if (e instanceof OutboundTooLargeError && e.status !== null && e.status >= 200 && e.status < 300) {
+          statusCode = e.status;
+          error = null;
+        } else if (e instanceof OutboundBlockedError) {
           await record(deps, input, attempt, statusCode, error, Date.now() - started);
           throw ApplicationFailure.nonRetryable(error, 'OutboundBlocked');
-        }
-        // Headers HTTP cannot carry (accepted before the API checked them): no retry will ever send them.
-        if (e instanceof OutboundInvalidRequestError) {
+        } else if (e instanceof OutboundInvalidRequestError) {
+          // Headers HTTP cannot carry (accepted before the API checked them): no retry will ever send them.
           await record(deps, input, attempt, statusCode, error, Date.now() - started);
           throw ApplicationFailure.nonRetryable(error, 'WebhookRequestInvalid');
         }

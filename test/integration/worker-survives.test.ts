@@ -267,6 +267,8 @@ describe('every activity that talks HTTP, fed hostile input', () => {
     expect(bad.status).toBe('failed');
     expect(bad.error.code).toBe('provider_request_invalid');
     for (const jobId of hookJobs) expect((await app.waitForJob(jobId, ws.apiKey)).jobStatus).toBe('completed');
+    // A receiver that answers 200 with an endless body got the event: delivered, once.
+    expect(await deliveries(hookJobs[HOSTILE_MODES.indexOf('huge')]!)).toEqual([{ attempt: 1, status_code: 200, error: null }]);
 
     // Timers of the first attempts have all fired by now (deadlines ≤ 10 s).
     await sleep(11_000);
