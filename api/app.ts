@@ -141,20 +141,6 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
     const started = performance.now();
     try {
       await next();
-      // The router answers a method it does not route with 405 (known methods) or 501 (TRACE,
-      // QUERY …) and an `Allow` header: both are a 405 with the envelope, unless no route has
-      // this path at all (empty `Allow`), which is a 404.
-      const allow = ctx.response.get('Allow');
-      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
-        if (allow) {
-          ctx.status = 405;
-          ctx.body = errorBody(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, requestId);
-        } else {
-          ctx.remove('Allow');
-          ctx.status = 404;
-        }
-      }
-      if (ctx.method === 'OPTIONS' && allow && ctx.status === 200 && !ctx.body) ctx.status = 204;
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = errorBody(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}`, requestId);
@@ -173,9 +159,46 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
       if (ctx.path !== '/healthz') deps.log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, workspaceId: ctx.state.workspaceId }, 'request');
     }
   });
+  app.use(methodGate(router));
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
   return app;
+}
+
+/** Of route templates matching one path, the OpenAPI pick: a static segment beats a `:param`. */
+function moreSpecific(a: string, b: string): boolean {
+  const as = a.split('/');
+  const bs = b.split('/');
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const aParam = as[i]!.startsWith(':');
+    if (aParam !== bs[i]!.startsWith(':')) return !aParam;
+  }
+  return false;
+}
+
+/**
+ * Methods per resource, as the OpenAPI document states them: the path's most specific route
+ * template (`/contacts/bulk-fetch` before `/contacts/{id}`) decides which methods exist. Any other
+ * method (TRACE, QUERY, GET on a POST-only path …) is a 405 with `Allow` and the error envelope;
+ * OPTIONS is a 204 with `Allow`. A path no route matches falls through to the 404.
+ */
+function methodGate(router: Router): Koa.Middleware {
+  return async (ctx, next) => {
+    const layers = router.match(ctx.path, ctx.method).path;
+    if (!layers.length) return next();
+    // `/contacts/:id` and `/contacts/:sourceId` are one template: parameter names do not count.
+    const shape = (l: (typeof layers)[number]) => String(l.path).replace(/:\w+/g, ':');
+    let best = shape(layers[0]!);
+    for (const l of layers) if (moreSpecific(shape(l), best)) best = shape(l);
+    const allowed = [...new Set(layers.filter((l) => shape(l) === best).flatMap((l) => l.methods))];
+    if (allowed.includes(ctx.method)) return next();
+    const allow = allowed.join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allow);
+      ctx.status = 204;
+      return;
+    }
+    throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`, undefined, { Allow: allow });
+  };
 }
 
 /** What the client gets told for a PostgreSQL data exception (SQLSTATE class 22): no SQL internals. */

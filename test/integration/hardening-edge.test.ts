@@ -226,6 +226,13 @@ describe('methods', () => {
     const post = await rawRequest(app.url, 'POST', '/credits/balance', { ...json, 'x-api-key': key }, '{}');
     expect(post.status).toBe(405);
     expect(post.headers.allow).toMatch(/GET/);
+    // A static path is its own resource (as in OpenAPI): /contacts/{id} does not lend it GET.
+    const getStatic = await rawRequest(app.url, 'GET', '/contacts/bulk-fetch', { 'x-api-key': key });
+    expect(getStatic.status, JSON.stringify(getStatic.body)).toBe(405);
+    expect(getStatic.headers.allow).toBe('POST');
+    const optionsStatic = await rawRequest(app.url, 'OPTIONS', '/contacts/bulk-fetch');
+    expect(optionsStatic.status).toBe(204);
+    expect(optionsStatic.headers.allow).toBe('POST');
     for (const method of ['TRACE', 'QUERY', 'GET']) {
       const res = await rawRequest(app.url, method, '/no-such-path');
       expect(res.status, method).toBe(404);
