@@ -148,8 +148,8 @@ function idPointer(schema: TSchema): { pointer: string; name: string } | undefin
  * so a stateful client (schemathesis) can walk create → read → update → delete. Derived, not
  * listed: a reader is `GET <collection>/{param}`; its creators are the other operations whose
  * success response has the reader's schema (or, for jobs, a top-level field named like the
- * reader's parameter); the id then feeds every operation under `<collection>/{…}` and every
- * parameter named after the collection (`segmentId` for `/segments`).
+ * reader's parameter); the id then feeds every `{id}` under `<collection>/` and every parameter
+ * named after the collection (`segmentId` for `/segments`).
  */
 function deriveLinks(routes: RouteDef[]): Map<RouteDef, Record<string, unknown>> {
   const links = new Map<RouteDef, Record<string, unknown>>();
@@ -163,7 +163,7 @@ function deriveLinks(routes: RouteDef[]): Map<RouteDef, Record<string, unknown>>
     const consumers = routes.filter((c) => {
       const ps = pathParams(c);
       // `/contacts/{sourceId}` sits under `/contacts` but takes a source's id.
-      return ps.length === 1 && (ps[0] === `${singular}Id` || (c.path.startsWith(`${collection}/{`) && !/.Id$/.test(ps[0]!)));
+      return ps.length === 1 && (ps[0] === `${singular}Id` || (c.path.startsWith(`${collection}/`) && ps[0] === 'id'));
     });
     for (const creator of routes) {
       if (creator.method === 'get') continue;
