@@ -163,6 +163,7 @@ async function ensureDatabase(port: number): Promise<void> {
   const base = `postgres://${EMBEDDED.postgresUser}:${EMBEDDED.postgresPassword}@127.0.0.1:${port}`;
   for (let i = 0; i < 50; i++) {
     const c = new pg.default.Client({ connectionString: `${base}/postgres` });
+    c.on('error', () => {}); // a server that goes away again fails the query below, not the process
     try {
       await c.connect();
       const r = await c.query('select 1 from pg_database where datname = $1', [EMBEDDED.postgresDb]);

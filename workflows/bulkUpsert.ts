@@ -45,7 +45,8 @@ const { ingestStagedChunk, dropStagedRows } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   // ingestStagedChunk heartbeats every 2 s: a lost attempt is retried after this, not 10 minutes.
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['source_not_found', 'staged_rows_missing'] },
+  // Rides out a database failover or restart of a few minutes (2 s doubling to 30 s, 10 tries).
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['source_not_found', 'staged_rows_missing'] },
 });
 
 /** Chunks one run processes before it continues as new (keeps each history small). */
