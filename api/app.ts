@@ -11,6 +11,7 @@ import secureJson from 'secure-json-parse';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../domain/errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
+import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
 import { DEFAULT_BODY_LIMIT, isReply, type RouteDef } from './route.js';
 import { assertSafeInput, validate } from './validation.js';
@@ -239,7 +240,8 @@ export function toApiError(err: unknown): ApiError {
   if (dataException) return dataException;
   // The API's statement_timeout bounds the database work one request may cause.
   if (isStatementTimeout(err)) return new ApiError(422, 'query_too_expensive', 'The request needed more database time than the API allows; narrow its conditions');
-  if (isDatabaseUnavailable(err)) return new ApiError(503, 'database_unavailable', 'The database is unavailable; retry shortly', undefined, { 'Retry-After': '5' });
+  if (isDatabaseUnavailable(err)) return new ApiError(503, 'service_unavailable', 'The database is unavailable; retry shortly', undefined, { 'Retry-After': '5' });
+  if (isTemporalUnavailable(err)) return new ApiError(503, 'service_unavailable', 'The job service is unavailable; retry shortly', undefined, { 'Retry-After': '5' });
   const e = err as { status?: number; statusCode?: number; type?: string; message?: string; expose?: boolean };
   const status = e?.status ?? e?.statusCode;
   if (status === 413 || e?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'Request body is too large');

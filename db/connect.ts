@@ -2,7 +2,7 @@
  * Opens what every process talks to: the ORM, the plain pg pool, the object store and a Temporal
  * client (connected lazily, so tools that never start a workflow never dial Temporal).
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, isGrpcDeadlineError, isGrpcServiceError } from '@temporalio/client';
 import type { Config } from '../domain/config.js';
 import { openOrm, type MikroORM } from './orm.js';
 import { createPool, type Pool } from './pool.js';
@@ -40,4 +40,15 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
       await Promise.allSettled([orm.close(true), pool.end(), connection.close()]);
     },
   };
+}
+
+/**
+ * The Temporal server cannot be reached (restarting, down): the client gave up with gRPC
+ * UNAVAILABLE, or its deadline passed. Worth retrying once it is back.
+ */
+export function isTemporalUnavailable(err: unknown): boolean {
+  for (let e = err as { cause?: unknown } | undefined, i = 0; e && typeof e === 'object' && i < 4; e = e.cause as typeof e, i++) {
+    if (isGrpcServiceError(e) && e.code === 14) return true;
+  }
+  return isGrpcDeadlineError(err);
 }

@@ -253,6 +253,12 @@ it.each(['postgres', 'temporal', 'minio'] as const)('%s SIGKILLed in the middle 
   expect(networkDue - Date.now(), 'network call still held').toBeGreaterThan(1000);
   expect(providerDue - Date.now(), 'provider call still held').toBeGreaterThan(1000);
   const killed = await stack.kill(service);
+  if (service === 'postgres') {
+    // The API answers a request it cannot serve now with 503 and Retry-After, not 500.
+    const during = await stack.http('GET', '/credits/balance', { apiKey: enrich.ws.apiKey });
+    expect(during.status, JSON.stringify(during.body)).toBe(503);
+    expect(during.body.error.code).toBe('service_unavailable');
+  }
   // The held calls end (or fail) while the service is away.
   await sleep(Math.max(DOWN_MS, Math.max(networkDue, providerDue) + 2000 - Date.now()));
   expectAppsAlive(pids);

@@ -1,11 +1,14 @@
 /**
  * `statement_timeout` on the API's database pools: a request whose statement runs past it gets
  * a 422 `query_too_expensive` (never a 500, never a hung request), and the pool keeps working.
+ * Errors of a store that is away (database, Temporal) are told apart: the API answers them 503.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
 import { startTestApp, type TestApp } from '../harness.js';
+import { Client, Connection } from '@temporalio/client';
 import { isDatabaseUnavailable, isStatementTimeout } from '../../db/pgErrors.js';
+import { isTemporalUnavailable } from '../../db/connect.js';
 
 let app: TestApp;
 
@@ -75,4 +78,18 @@ it('tells a statement timeout and a lost connection from other database errors',
   expect(isDatabaseUnavailable(terminated)).toBe(true);
   expect(isDatabaseUnavailable(new Error('duplicate key'))).toBe(false);
   expect((await app.pool.query('select 1 as one')).rows[0].one).toBe(1);
+});
+
+it('tells an unreachable Temporal server from other errors', async () => {
+  const connection = Connection.lazy({ address: '127.0.0.1:1' });
+  const client = new Client({ connection });
+  try {
+    const err = await connection.withDeadline(Date.now() + 500, () => client.workflow.getHandle('nowhere').describe()).catch((e) => e);
+    expect(isTemporalUnavailable(err), String(err)).toBe(true);
+  } finally {
+    await connection.close().catch(() => {});
+  }
+  // A workflow that does not exist is an answer, not an outage.
+  const missing = await app.deps.temporal.workflow.getHandle(`missing-${Date.now()}`).describe().catch((e) => e);
+  expect(isTemporalUnavailable(missing)).toBe(false);
 });
