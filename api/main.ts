@@ -3,6 +3,13 @@ import { loadConfig } from '../domain/config.js';
 import { startApiServer } from './server.js';
 
 const api = await startApiServer(loadConfig());
+// Last resorts, as in the worker: a stray rejection is logged; an uncaught exception is logged
+// and ends the process, which `npm start` (or the orchestrator) restarts.
+process.on('unhandledRejection', (reason) => api.deps.log.error({ err: reason }, 'unhandled rejection'));
+process.on('uncaughtException', (err) => {
+  api.deps.log.fatal({ err }, 'uncaught exception; exiting');
+  process.exit(1);
+});
 api.deps.log.info({ url: api.url }, 'api listening');
 process.send?.('ready');
 const stop = async () => {

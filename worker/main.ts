@@ -9,6 +9,14 @@ const config = loadConfig();
 // The SDK's own logs (bundler output, state changes) only at warning level and above.
 Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') ?? 'WARN') });
 const log = pino({ level: config.logLevel, base: { svc: 'worker' } });
+// Last resorts. A stray rejection is logged, not fatal: whatever awaited it has failed or will
+// time out, and Temporal retries it. An uncaught exception leaves the process in an unknown
+// state: logged with its cause, the process exits and `npm start` (or the orchestrator) restarts it.
+process.on('unhandledRejection', (reason) => log.error({ err: reason }, 'unhandled rejection'));
+process.on('uncaughtException', (err) => {
+  log.fatal({ err }, 'uncaught exception; exiting');
+  process.exit(1);
+});
 const stores = await openStores(config, {
   poolMax: 20,
   role: 'worker',
