@@ -227,7 +227,6 @@ async function assertPublishedOnce(p: Awaited<ReturnType<typeof startPublish>>) 
 }
 
 const inFlight = {
-  bulk: ingestInFlight,
   enrichment: (who: string) => async () => alpha.requestsFor(who).length > 0,
   publish: (hold: string, token: string) => async () => x.calls(hold).some((c) => c.headers.authorization === `Bearer ${token}`),
 };
@@ -252,9 +251,9 @@ it.each(['postgres', 'temporal', 'minio'] as const)('%s SIGKILLed in the middle 
   const providerDue = alpha.requestsFor(enrich.who).at(-1)!.at + HOLD_MS.provider;
   expect(networkDue - Date.now(), 'network call still held').toBeGreaterThan(1000);
   expect(providerDue - Date.now(), 'provider call still held').toBeGreaterThan(1000);
-  const killed = await stack.kill(service);
+  await stack.kill(service);
   if (service === 'postgres') {
-    // The API answers a request it cannot serve now with 503 and Retry-After, not 500.
+    // The API answers a request it cannot serve now with 503, not 500.
     const during = await stack.http('GET', '/credits/balance', { apiKey: enrich.ws.apiKey });
     expect(during.status, JSON.stringify(during.body)).toBe(503);
     expect(during.body.error.code).toBe('service_unavailable');
