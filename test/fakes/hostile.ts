@@ -7,16 +7,18 @@
  *   huge       200 with an endless JSON-looking body (stops when the client goes away)
  *   slow       200, then 10 bytes every 200 ms for 3 s
  *   badjson    200 `application/json` that is not JSON
+ *   deepjson   200 with JSON nested 200,000 levels deep (JSON.parse overflows the stack)
  *   loop       302 to itself, forever
  *   badstatus  `HTTP/1.1 999` (Node parses it; `new Response` refuses it)
  *   badheader  a response header value with bytes outside Latin-1 text and a bare CR
  *   garbage    bytes that are not HTTP at all
  *   empty      closes the connection after the headers promised a body
+ *   retryafter 429 with a 400-digit `Retry-After` and a negative `x-rate-limit-reset`
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export const HOSTILE_MODES = ['reset', 'huge', 'slow', 'badjson', 'loop', 'badstatus', 'badheader', 'garbage', 'empty'] as const;
+export const HOSTILE_MODES = ['reset', 'huge', 'slow', 'badjson', 'deepjson', 'loop', 'badstatus', 'badheader', 'garbage', 'empty', 'retryafter'] as const;
 export type HostileMode = (typeof HOSTILE_MODES)[number];
 
 export interface HostileServer {
@@ -78,6 +80,12 @@ export async function startHostileServer(host = '127.0.0.1'): Promise<HostileSer
         case 'badjson':
           res.writeHead(200, { 'content-type': 'application/json' });
           return void res.end('{"found": tru');
+        case 'deepjson':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return void res.end('['.repeat(200_000) + ']'.repeat(200_000));
+        case 'retryafter':
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '9'.repeat(400), 'x-rate-limit-reset': '-1' });
+          return void res.end('{"error":"slow down"}');
         case 'loop':
           res.writeHead(302, { location: path });
           return void res.end();

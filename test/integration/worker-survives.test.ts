@@ -59,8 +59,9 @@ beforeAll(async () => {
     waterfall: {
       basic_contact_data: ['dataset'],
       basic_company_data: ['dataset'],
-      emails: [...ENRICH_WIRE_MODES.map((m) => `h_${m}`), 'dataset'],
-      phoneNumbers: ['h_badrequestheader', 'h_badurl'],
+      // At most 10 providers per slice: the modes are split over two slices.
+      emails: [...ENRICH_WIRE_MODES.slice(0, 8).map((m) => `h_${m}`), 'dataset'],
+      phoneNumbers: [...ENRICH_WIRE_MODES.slice(8).map((m) => `h_${m}`), 'h_badrequestheader', 'h_badurl'],
       pronetPosts: [],
     },
     retry: { maxAttempts: 2, initialIntervalMs: 100, maxIntervalMs: 200, maxRetryAfterMs: 1000 },
