@@ -175,13 +175,37 @@ function deriveLinks(routes: RouteDef[]): Map<RouteDef, Record<string, unknown>>
       const out = links.get(creator) ?? {};
       for (const c of consumers) {
         if (c === creator) continue;
-        out[operationId(c)] = { operationId: operationId(c), parameters: { [pathParams(c)[0]!]: `$response.body#${id.pointer}` } };
+        out[operationId(c)] = { operationId: operationId(c), parameters: { [docParam(c, pathParams(c)[0]!)]: `$response.body#${id.pointer}` } };
       }
       links.set(creator, out);
     }
   }
   return links;
 }
+
+/**
+ * Where each route is published. OpenAPI forbids two templates that differ only in parameter
+ * names (`/contacts/{id}` and `/contacts/{sourceId}` are one path to a client and to the router),
+ * so a later route whose path matches an earlier one's is published under the earlier template,
+ * its path parameters renamed by position (the server reads them by position too).
+ */
+function publishedPaths(routes: RouteDef[]): Map<RouteDef, { path: string; rename: Record<string, string> }> {
+  const first = new Map<string, string>();
+  const out = new Map<RouteDef, { path: string; rename: Record<string, string> }>();
+  const names = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  for (const r of routes) {
+    const shape = r.path.replace(/\{\w+\}/g, '{}');
+    const path = first.get(shape) ?? r.path;
+    first.set(shape, path);
+    const theirs = names(path);
+    out.set(r, { path, rename: Object.fromEntries(names(r.path).map((n, i) => [n, theirs[i]!]).filter(([n, t]) => n !== t)) });
+  }
+  return out;
+}
+// Worked out on first use: the route modules import this one (circular at load time).
+let publishedCache: ReturnType<typeof publishedPaths> | undefined;
+const published = () => (publishedCache ??= publishedPaths(routeGroups.flat()));
+const docParam = (r: RouteDef, name: string) => published().get(r)?.rename[name] ?? name;
 
 let cached: Record<string, unknown> | undefined;
 
@@ -197,7 +221,9 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
         const props = (schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined)?.properties ?? {};
         for (const [name, s] of Object.entries(props)) {
-          parameters.push({ name, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), schema: toOpenApiSchema(s) });
+          const docName = where === 'path' ? docParam(r, name) : name;
+          const renamed = docName !== name ? { description: `The ${name} (this path's parameter is named \`${docName}\` for every operation on it)` } : {};
+          parameters.push({ name: docName, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), ...renamed, schema: toOpenApiSchema(s) });
         }
       }
       if (r.idempotent) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for 24 h' });
@@ -228,7 +254,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       if (r.contentType === 'multipart/form-data') {
         op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } };
       }
-      (paths[r.path] ??= {})[r.method] = op;
+      (paths[published().get(r)!.path] ??= {})[r.method] = op;
     }
   }
   cached = {

@@ -1,0 +1,68 @@
+/**
+ * schemathesis against the real stack: every check it has except `positive_data_acceptance`
+ * (catalogs are per workspace, which the document cannot say), all phases including the stateful
+ * one, a second workspace as the peer of `object_level_authorization`. Any finding fails the test;
+ * so does a worker process that is not the one that started (a crash the fuzzer caused).
+ *
+ * In `npm test` the seed is fixed and the run bounded. `npm run fuzz` (scripts/fuzz.ts) runs the
+ * same test as a long campaign: FUZZ_CAMPAIGN=1, a random FUZZ_SEED, more examples per operation.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { ROOT_DIR } from '../../domain/config.js';
+import { runSchemathesis } from '../../scripts/fuzz.js';
+import { startTestApp, type TestApp } from '../harness.js';
+
+const campaign = process.env.FUZZ_CAMPAIGN === '1';
+const seed = Number(process.env.FUZZ_SEED ?? 20261122);
+// CI: about a dozen cases per operation and phase keeps the run to a few minutes on 2 cores.
+const maxExamples = Number(process.env.FUZZ_MAX_EXAMPLES ?? (campaign ? 100 : 12));
+const timeoutMs = campaign ? 4 * 3600_000 : 15 * 60_000;
+
+let app: TestApp;
+beforeAll(async () => {
+  // The worker runs as its own process so a crash the fuzzer causes shows as a changed pid.
+  // The per-IP limit for keyless requests is lifted like the per-key one (the harness sets that):
+  // the fuzzer sends thousands of keyless probes, and `ignored_auth` expects 401, not 429.
+  app = await startTestApp({ workerMode: 'process', env: { ANON_RATE_LIMIT_PER_MINUTE: '1000000' } });
+});
+afterAll(() => app?.close());
+
+describe('schemathesis', () => {
+  it('finds nothing, and no process dies', async () => {
+    const owner = await app.createWorkspace({ name: 'Fuzz owner', plan: 'enterprise', credits: 1_000_000 });
+    const peer = await app.createWorkspace({ name: 'Fuzz peer', plan: 'enterprise', credits: 1_000_000 });
+    const workerBefore = app.workerProcess();
+    expect(workerBefore?.alive).toBe(true);
+
+    const result = await runSchemathesis({
+      baseUrl: app.url,
+      ownerKey: owner.apiKey,
+      peerKey: peer.apiKey,
+      seed,
+      maxExamples,
+      workers: campaign ? 2 : 1,
+      workDir: join(ROOT_DIR, '.test-data', `schemathesis-${process.pid}`),
+      echo: campaign || process.env.FUZZ_ECHO === '1',
+    });
+    const summary = `schemathesis seed ${seed}: ${result.cases} cases, ${result.findings.length} findings, exit ${result.exitCode}`;
+    console.log([summary, ...result.findings.map((f) => `  ${f}`)].join('\n'));
+    // The console summary holds a curl reproduction of each failure.
+    if (result.exitCode !== 0 && !campaign && process.env.FUZZ_ECHO !== '1') console.log(result.output.slice(-20_000));
+
+    // Same worker process as before the run, still running; the API (this process) still answers.
+    const workerAfter = app.workerProcess();
+    expect(workerAfter).toEqual({ ...workerBefore, alive: true });
+    expect((await app.http('GET', '/healthz')).status).toBe(200);
+
+    expect(result.cases).toBeGreaterThan(0);
+    // The peer's key was used (object_level_authorization replays the owner's reads as the peer).
+    const peerRequests = await app.pool.query<{ n: string }>(
+      `select coalesce(sum(w.count), 0) as n from rate_limit_windows w join api_keys k on k.id = w.key_id where k.workspace_id = $1`,
+      [peer.workspaceId],
+    );
+    if (!campaign) expect(Number(peerRequests.rows[0]!.n)).toBeGreaterThan(0);
+    expect(result.findings).toEqual([]);
+    expect(result.exitCode).toBe(0);
+  }, timeoutMs);
+});
