@@ -241,6 +241,8 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         const extra = status === 429 ? { 'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } } } : {};
         responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', headers: { ...headers, ...extra }, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
+      // Node's HTTP parser refuses a request line or headers over its limit before any route runs.
+      responses['431'] = { description: 'Request line or header fields too large (answered by the HTTP server, without a body)' };
       const op: Record<string, unknown> = {
         operationId: operationId(r),
         tags: [r.tag],

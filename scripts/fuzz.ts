@@ -63,7 +63,17 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
     }),
   );
   const configFile = join(o.workDir, 'schemathesis.toml');
-  writeFileSync(configFile, ['[auth.wfc]', `path = ${JSON.stringify(authFile)}`, 'user = "owner"', 'peers = ["owner", "peer"]', ''].join('\n'));
+  // Invalid input may also be refused by Node's HTTP parser before the app sees it: 431 for a
+  // request line or headers over its limit (a huge query string). That is a rejection too, so it
+  // joins schemathesis' default list for negative_data_rejection.
+  const rejections = ['400', '401', '403', '404', '405', '406', '409', '413', '415', '422', '428', '429', '431', '5xx'];
+  writeFileSync(
+    configFile,
+    [
+      '[auth.wfc]', `path = ${JSON.stringify(authFile)}`, 'user = "owner"', 'peers = ["owner", "peer"]', '',
+      '[checks.negative_data_rejection]', `expected-statuses = ${JSON.stringify(rejections)}`, '',
+    ].join('\n'),
+  );
   const junit = join(o.workDir, 'junit.xml');
   const args = [
     '--config-file', configFile,
