@@ -2,13 +2,15 @@
  * One place that reads the environment. Every process (API, worker, scripts, tests) builds its
  * configuration here, so a variable means the same thing everywhere.
  */
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 
 export interface Config {
   /** Root of the project checkout (tools and data folders live below it). */
   rootDir: string;
   port: number;
   host: string;
+  /** Port of the worker's `GET /healthz` probe (0: none); it listens on `host`. */
+  workerHealthPort: number;
   /** Public base URL used to build `jobStatusEndpoint` and docs links. */
   publicBaseUrl: string;
   databaseUrl: string;
@@ -38,7 +40,9 @@ function int(value: string | undefined, fallback: number): number {
   return Number.isFinite(n) ? n : fallback;
 }
 
-export const ROOT_DIR = resolve(import.meta.dirname, '..');
+/** `dist/` when running the compiled output (`npm run build`); the checkout or image root holds `config/`, `.data/`, `.tools/`. */
+const CODE_DIR = resolve(import.meta.dirname, '..');
+export const ROOT_DIR = basename(CODE_DIR) === 'dist' ? dirname(CODE_DIR) : CODE_DIR;
 
 /**
  * V8 flags of the API and worker processes (`npm start`, the benchmarks), to keep each under
@@ -87,7 +91,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rootDir: ROOT_DIR,
     port,
     host,
-    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${host}:${port}`).replace(/\/$/, ''),
+    workerHealthPort: int(env.WORKER_HEALTH_PORT, 0),
+    // Without PUBLIC_BASE_URL (local runs), links name the listen address; a wildcard one is no address a client can call.
+    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`).replace(/\/$/, ''),
     databaseUrl:
       env.DATABASE_URL ??
       `postgres://${e.postgresUser}:${e.postgresPassword}@127.0.0.1:${ports.postgres}/${e.postgresDb}`,

@@ -3,7 +3,9 @@ import { pino } from 'pino';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
-import { createWorkers } from './worker.js';
+import { existsSync } from 'node:fs';
+import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
+import { startHealthServer } from './health.js';
 
 const config = loadConfig();
 // The SDK's own logs (bundler output, state changes) only at warning level and above.
@@ -23,9 +25,13 @@ const stores = await openStores(config, {
   // The activity using the connection fails and Temporal retries it; the worker stays up.
   onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost'),
 });
-const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || undefined });
+// The compiled worker loads the bundle `npm run build` wrote; from sources (tsx) it bundles at start.
+const builtBundle = RUNNING_COMPILED && existsSync(BUILT_WORKFLOW_BUNDLE) ? BUILT_WORKFLOW_BUNDLE : undefined;
+const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || builtBundle });
+const health = config.workerHealthPort ? await startHealthServer(set, config.workerHealthPort, config.host) : undefined;
 const stop = async () => {
   log.info('worker shutting down');
+  health?.close();
   await set.shutdown();
   await stores.close();
   process.exit(0);
@@ -34,6 +40,6 @@ process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
 // Started by `npm start` or a test: go when the parent goes, never linger as an orphan.
 process.once('disconnect', stop);
-log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue) }, 'worker running');
+log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), healthPort: config.workerHealthPort || undefined }, 'worker running');
 process.send?.('ready');
 await set.run();

@@ -11,7 +11,11 @@ import { fileURLToPath } from 'node:url';
 import type { Config } from '../domain/config.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** True when running the JavaScript that `npm run build` wrote to `dist/` (not the sources through tsx). */
+export const RUNNING_COMPILED = import.meta.url.endsWith('.js');
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index.${RUNNING_COMPILED ? 'js' : 'ts'}`, import.meta.url));
+/** The workflow bundle `npm run build` writes (`dist/workflow-bundle.js`): the compiled worker loads it instead of bundling at start. */
+export const BUILT_WORKFLOW_BUNDLE = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 /** Extra task queues: suffix → per-queue options (activity concurrency per network). */
 export const TASK_QUEUES: Record<string, Partial<WorkerOptions>> = {
