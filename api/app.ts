@@ -15,8 +15,8 @@ import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
 import { DEFAULT_BODY_LIMIT, isReply, type RouteDef } from './route.js';
 import { assertSafeInput, validate } from './validation.js';
-import { authenticate, readKey, type AuthContext } from './middleware/auth.js';
-import { createAnonymousLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter } from './middleware/rateLimit.js';
+import { readKey, type AuthContext } from './middleware/auth.js';
+import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
 import { routeGroups } from './routes/index.js';
 
@@ -67,7 +67,12 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   return parsed;
 }
 
-function mount(router: Router, def: RouteDef, deps: AppDeps, anonymousLimiter: AnonymousLimiter) {
+interface Limiters {
+  keys: KeyLimiter;
+  anonymous: AnonymousLimiter;
+}
+
+function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters) {
   const method = def.method;
   // The operator's BODY_LIMIT_BYTES caps every route; bulk routes get all of it.
   const bodyLimit = Math.min(def.bodyLimit === 'bulk' ? Infinity : (def.bodyLimit ?? DEFAULT_BODY_LIMIT), deps.config.bodyLimitBytes);
@@ -76,18 +81,18 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, anonymousLimiter: A
     if (def.auth !== false) {
       const key = readKey(ctx);
       // Without a key nothing is looked up: the per-IP limit comes first.
-      if (!key) await enforceAnonymousLimit(anonymousLimiter, ctx);
+      if (!key) await enforceAnonymousLimit(limiters.anonymous, ctx);
       try {
-        auth = await authenticate(deps.pool, key);
+        auth = await deps.apiKeys.authenticate(key);
       } catch (e) {
         // A wrong key counts against the IP; a failed lookup (database down) does not.
-        if (key && e instanceof ApiError && e.status === 401) await enforceAnonymousLimit(anonymousLimiter, ctx);
+        if (key && e instanceof ApiError && e.status === 401) await enforceAnonymousLimit(limiters.anonymous, ctx);
         throw e;
       }
       ctx.state.workspaceId = auth.workspaceId;
-      await enforceRateLimit(deps.pool, ctx, auth.apiKeyId, deps.config.rateLimitPerMinute);
+      await enforceRateLimit(limiters.keys, ctx, auth.apiKeyId);
     } else {
-      await enforceAnonymousLimit(anonymousLimiter, ctx);
+      await enforceAnonymousLimit(limiters.anonymous, ctx);
     }
     // Path params and query strings are checked as a whole before any schema sees them.
     assertSafeInput(ctx.params, 'params');
@@ -112,8 +117,11 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, anonymousLimiter: A
       }
     }
     try {
-      const em = deps.orm.em.fork();
-      const result = await def.handler({ body, params, query, ctx, auth: auth!, em: em as never, deps } as never);
+      const args = { body, params, query, ctx, auth: auth!, deps };
+      // Forked only for handlers that use it (most use the pg pool): a fork per request costs.
+      let em: ReturnType<typeof deps.orm.em.fork> | undefined;
+      Object.defineProperty(args, 'em', { enumerable: true, get: () => (em ??= deps.orm.em.fork()) });
+      const result = await def.handler(args as never);
       const status = isReply(result) ? result.status : 200;
       const resBody = isReply(result) ? result.body : result;
       const headers = isReply(result) ? (result.headers ?? {}) : {};
@@ -132,8 +140,8 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   const app = new Koa();
   app.proxy = process.env.TRUST_PROXY === '1';
   const router = new Router();
-  const anonymousLimiter = createAnonymousLimiter(deps.config.env);
-  for (const group of groups) for (const def of group) mount(router, def, deps, anonymousLimiter);
+  const limiters = { keys: createKeyLimiter(deps.config.rateLimitPerMinute, deps.config.env), anonymous: createAnonymousLimiter(deps.config.env) };
+  for (const group of groups) for (const def of group) mount(router, def, deps, limiters);
 
   app.use(async (ctx, next) => {
     const requestId = (ctx.get('x-request-id') || '').slice(0, 100) || uuidv7();

@@ -5,6 +5,7 @@ import type { Config } from '../domain/config.js';
 import type { MikroORM } from '../db/orm.js';
 import type { ObjectStore } from '../db/objectStore.js';
 import type { Pool } from '../db/pool.js';
+import type { ApiKeyCache } from './middleware/auth.js';
 
 export interface AppDeps {
   config: Config;
@@ -14,4 +15,6 @@ export interface AppDeps {
   temporal: Client;
   storage: ObjectStore;
   log: Logger;
+  /** Authenticated contexts cached in process, kept fresh by `auth_changed` notifications. */
+  apiKeys: ApiKeyCache;
 }

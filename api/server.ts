@@ -3,7 +3,9 @@ import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
+import { listen } from '../db/notifications.js';
 import { createApp } from './app.js';
+import { AUTH_CHANGED_CHANNEL, ApiKeyCache } from './middleware/auth.js';
 import type { AppDeps } from './deps.js';
 
 export interface ApiServer {
@@ -16,7 +18,15 @@ export interface ApiServer {
 export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } });
   const stores = await openStores(config, { poolMax: 20, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
-  const deps: AppDeps = { config, log, ...stores };
+  const apiKeys = new ApiKeyCache(stores.pool, () => listener.live);
+  const listener = listen({
+    databaseUrl: config.databaseUrl,
+    channel: AUTH_CHANGED_CHANNEL,
+    onNotify: (payload) => apiKeys.invalidate(payload),
+    onReset: () => apiKeys.clear(),
+    onError: (err) => log.warn({ err: err.message }, 'auth change listener lost its connection; keys are looked up per request until it is back'),
+  });
+  const deps: AppDeps = { config, log, ...stores, apiKeys };
   await stores.storage.ensureBucket();
   const app = createApp(deps);
   const server = app.listen(opts.port ?? config.port, config.host);
@@ -34,6 +44,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     async close() {
       await new Promise<void>((r) => server.close(() => r()));
       server.closeAllConnections?.();
+      await listener.close();
       await stores.close();
     },
   };

@@ -1,6 +1,6 @@
 /**
  * A plain `pg` pool beside the ORM, for the set-based paths the ORM does not model: COPY,
- * credit debits under a row lock, idempotency records, rate-limit counters.
+ * credit debits under a row lock, idempotency records.
  */
 import pg from 'pg';
 

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
 import { startApiServer, type ApiServer } from '../api/server.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
@@ -46,6 +46,8 @@ export interface TestApp {
   startWorker(): Promise<void>;
   /** `workerMode: 'process'`: the worker child's pid and whether it is still running (crash tests). */
   workerProcess(): { pid: number | undefined; alive: boolean; exitCode: number | null; signal: NodeJS.Signals | null } | null;
+  /** Another API process (compiled by tsx) on the same database, for tests across replicas. */
+  startApiProcess(env?: Record<string, string>): Promise<{ url: string; pid: number; stop(): Promise<void> }>;
   /** Saves a workflow's history for the replay tests (`test/replay/histories/<name>.json`). */
   recordHistory(workflowId: string, name: string): Promise<void>;
   close(): Promise<void>;
@@ -56,6 +58,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   workerMode?: 'inline' | 'process' | 'none';
   rateLimitPerMinute?: number;
+  /** The API's logger (silent unless TEST_LOG_LEVEL says otherwise), e.g. to count its request log. */
+  apiLog?: Logger;
 }
 
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -101,7 +105,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     ...opts.env,
   };
   const config = loadConfig(env);
-  const api: ApiServer = await startApiServer(config, { log: silent, port: 0 });
+  const api: ApiServer = await startApiServer(config, { log: opts.apiLog ?? silent, port: 0 });
   config.publicBaseUrl = api.url;
 
   let inline: { set: WorkerSet; stores: Stores } | undefined;
@@ -137,6 +141,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     child = undefined;
   };
   await startWorker();
+  const apiProcesses = new Set<ChildProcess>();
 
   const http: TestApp['http'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.apiKey ? { 'x-api-key': o.apiKey } : {}), ...o.headers };
@@ -172,6 +177,22 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       }
     },
     killWorker: stopWorker,
+    async startApiProcess(extra = {}) {
+      const proc = fork(join(ROOT_DIR, 'api', 'main.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...env, ...extra, PORT: '0' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const url = await new Promise<string>((resolve, reject) => {
+        proc.once('message', (m: { url?: string }) => resolve(m.url!));
+        proc.once('exit', (code) => reject(new Error(`API process exited with ${code}`)));
+      });
+      apiProcesses.add(proc);
+      const stop = async () => {
+        apiProcesses.delete(proc);
+        if (proc.exitCode !== null || proc.signalCode !== null) return;
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await exited;
+      };
+      return { url, pid: proc.pid!, stop };
+    },
     startWorker,
     workerProcess: () => (child ? { pid: child.pid, alive: child.exitCode === null && child.signalCode === null, exitCode: child.exitCode, signal: child.signalCode } : null),
     async recordHistory(workflowId, name) {
@@ -188,6 +209,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       writeFileSync(file, out.stdout);
     },
     async close() {
+      for (const proc of apiProcesses) proc.kill('SIGKILL');
       await stopWorker();
       await api.close();
       const a = new pg.Client({ connectionString: dbUrl(base.databaseUrl, 'postgres') });

@@ -37,15 +37,80 @@ export function readKey(ctx: Context): string | undefined {
   return m?.[1]?.trim();
 }
 
-export async function authenticate(db: Queryable, key: string | undefined): Promise<AuthContext> {
-  if (!key) throw unauthorized('Missing API key: send it in the x-api-key header');
-  const r = await db.query<{ id: string; workspace_id: string; kind: KeyKind; plan: Plan }>(
-    `select k.id, k.workspace_id, k.kind, w.plan
-       from api_keys k join workspaces w on w.id = k.workspace_id
-      where k.key_hash = $1 and k.revoked_at is null`,
-    [hashKey(key)],
-  );
+const KEY_LOOKUP = {
+  // Named: each pooled connection parses and plans it once.
+  name: 'auth-key-lookup',
+  text: `select k.id, k.workspace_id, k.kind, w.plan
+           from api_keys k join workspaces w on w.id = k.workspace_id
+          where k.key_hash = $1 and k.revoked_at is null`,
+};
+
+async function lookUpKey(db: Queryable, hash: string): Promise<AuthContext | undefined> {
+  const r = await db.query<{ id: string; workspace_id: string; kind: KeyKind; plan: Plan }>({ ...KEY_LOOKUP, values: [hash] });
   const row = r.rows[0];
-  if (!row) throw unauthorized('Invalid API key');
-  return { workspaceId: row.workspace_id, apiKeyId: row.id, keyKind: row.kind, billable: row.kind !== 'session', plan: row.plan };
+  return row && { workspaceId: row.workspace_id, apiKeyId: row.id, keyKind: row.kind, billable: row.kind !== 'session', plan: row.plan };
+}
+
+/** The channel the `api_keys`/`workspaces` triggers NOTIFY on (migration `auth_change_notify`). */
+export const AUTH_CHANGED_CHANNEL = 'auth_changed';
+
+/**
+ * Authenticated contexts cached in the process: key hash → workspace, kind, plan. Every change
+ * to a key or workspace row NOTIFYs `auth_changed` (a trigger, so the admin CLI and plain SQL
+ * count too) and the entry goes. The rule for staleness: an entry is served only while the
+ * LISTEN connection is live (its last round trip within 1 s); otherwise every request looks its
+ * key up and nothing is cached, and a reconnect empties the cache. So a revocation or plan change
+ * reaches every replica within 1 s even if the LISTEN connection dies silently. Entries also
+ * expire after `ttlMs`, a bound for changes made with triggers disabled. Unknown keys are never
+ * cached (they count against the per-IP limit instead).
+ */
+export class ApiKeyCache {
+  private readonly entries = new Map<string, { auth: AuthContext; expiresAt: number }>();
+  /** Bumped by every invalidation: a look-up that raced one is not cached. */
+  private generation = 0;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly isLive: () => boolean,
+    opts: { ttlMs?: number; maxEntries?: number } = {},
+  ) {
+    this.ttlMs = opts.ttlMs ?? 60_000;
+    this.maxEntries = opts.maxEntries ?? 10_000;
+  }
+
+  async authenticate(key: string | undefined): Promise<AuthContext> {
+    if (!key) throw unauthorized('Missing API key: send it in the x-api-key header');
+    const hash = hashKey(key);
+    const live = this.isLive();
+    const now = performance.now();
+    if (live) {
+      const hit = this.entries.get(hash);
+      if (hit && hit.expiresAt > now) return hit.auth;
+    }
+    const generation = this.generation;
+    const auth = await lookUpKey(this.db, hash);
+    if (!auth) throw unauthorized('Invalid API key');
+    if (live && this.isLive() && generation === this.generation) {
+      if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(hash, { auth, expiresAt: now + this.ttlMs });
+    }
+    return auth;
+  }
+
+  /** A NOTIFY payload of `auth_changed`: `key:<hash>`, `workspace:<id>` or `*`. */
+  invalidate(payload: string): void {
+    this.generation++;
+    if (payload.startsWith('key:')) this.entries.delete(payload.slice(4));
+    else if (payload.startsWith('workspace:')) {
+      const workspaceId = payload.slice(10);
+      for (const [hash, e] of this.entries) if (e.auth.workspaceId === workspaceId) this.entries.delete(hash);
+    } else this.clear();
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
+  }
 }

@@ -1,44 +1,69 @@
 /**
- * Per-key fixed-window rate limit kept in PostgreSQL, so every API replica shares the count.
- * Over the limit: 429 `rate_limited` with `Retry-After`; every response carries `RateLimit-*`.
+ * Rate limits, counted in each API process's memory (`rate-limiter-flexible`): no database write
+ * per request. Over a limit: 429 `rate_limited` with `Retry-After`; every response carries
+ * `RateLimit-*`.
+ *
+ * Per key: `RATE_LIMIT_PER_MINUTE` requests per key per minute shared by `API_REPLICAS` API
+ * processes (default 1), each allowing its share `ceil(limit / replicas)` in a fixed window that
+ * opens with the key's first request there. The error bound: across N replicas a key is never
+ * admitted more than `N × ceil(limit / N)` (< limit + N) times in a minute; a client whose
+ * requests all reach one replica (one keep-alive connection, a sticky balancer) gets its share,
+ * so at worst `limit / N` — stricter, never looser. `RateLimit-Remaining` extrapolates this
+ * replica's remaining share to all replicas (exact with one replica).
+ *
  * Requests without a valid key (anonymous routes, missing or wrong keys) have a per-IP limit of
- * their own, kept in memory: it exists to keep floods off the key lookup and the database, so a
- * count per replica is enough.
+ * their own: it exists to keep floods off the key look-up and the database, so a count per
+ * replica is enough.
  */
 import type { Context } from 'koa';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '../../domain/errors.js';
-import type { Pool } from '../../db/pool.js';
 
-export async function enforceRateLimit(pool: Pool, ctx: Context, keyId: string, perMinute: number): Promise<void> {
-  const r = await pool.query<{ count: number; reset: number }>(
-    `insert into rate_limit_windows (key_id, window_start, count) values ($1, date_trunc('minute', now()), 1)
-     on conflict (key_id, window_start) do update set count = rate_limit_windows.count + 1
-     returning count, ceil(extract(epoch from (window_start + interval '1 minute' - now())))::int as reset`,
-    [keyId],
-  );
-  const { count, reset } = r.rows[0]!;
-  const resetSecs = Math.max(1, reset);
-  ctx.set('RateLimit-Limit', String(perMinute));
-  ctx.set('RateLimit-Remaining', String(Math.max(0, perMinute - count)));
+function positiveInt(raw: string | undefined, fallback: number): number {
+  const n = Number(raw);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+export interface KeyLimiter {
+  limiter: RateLimiterMemory;
+  perMinute: number;
+  replicas: number;
+}
+
+export function createKeyLimiter(perMinute: number, env: NodeJS.ProcessEnv): KeyLimiter {
+  const replicas = positiveInt(env.API_REPLICAS, 1);
+  return { limiter: new RateLimiterMemory({ points: Math.ceil(perMinute / replicas), duration: 60 }), perMinute, replicas };
+}
+
+function setHeaders(ctx: Context, limit: number, remaining: number, resetSecs: number) {
+  ctx.set('RateLimit-Limit', String(limit));
+  ctx.set('RateLimit-Remaining', String(remaining));
   ctx.set('RateLimit-Reset', String(resetSecs));
-  if (count > perMinute) {
-    throw new ApiError(429, 'rate_limited', `Rate limit of ${perMinute} requests per minute exceeded; retry in ${resetSecs}s`, undefined, {
-      'Retry-After': String(resetSecs),
+}
+
+const secondsUntil = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+
+/** Counts one request of an authenticated key; 429 over its limit. */
+export async function enforceRateLimit(keys: KeyLimiter, ctx: Context, keyId: string): Promise<void> {
+  let res: RateLimiterRes;
+  try {
+    res = await keys.limiter.consume(keyId);
+  } catch (e) {
+    if (!(e instanceof RateLimiterRes)) throw e;
+    const retry = secondsUntil(e);
+    setHeaders(ctx, keys.perMinute, 0, retry);
+    throw new ApiError(429, 'rate_limited', `Rate limit of ${keys.perMinute} requests per minute exceeded; retry in ${retry}s`, undefined, {
+      'Retry-After': String(retry),
     });
   }
-  // Old windows are dropped now and then by whoever happens to pass.
-  if (count === 1 && Math.random() < 0.01) {
-    void pool.query(`delete from rate_limit_windows where window_start < now() - interval '5 minutes'`).catch(() => {});
-  }
+  setHeaders(ctx, keys.perMinute, Math.min(keys.perMinute, res.remainingPoints * keys.replicas), secondsUntil(res));
 }
 
 export type AnonymousLimiter = RateLimiterMemory;
 
 /** `ANON_RATE_LIMIT_PER_MINUTE` (default 120) requests per minute per client IP without a valid key. */
 export function createAnonymousLimiter(env: NodeJS.ProcessEnv): AnonymousLimiter {
-  const perMinute = Number(env.ANON_RATE_LIMIT_PER_MINUTE);
-  return new RateLimiterMemory({ points: Number.isInteger(perMinute) && perMinute > 0 ? perMinute : 120, duration: 60 });
+  return new RateLimiterMemory({ points: positiveInt(env.ANON_RATE_LIMIT_PER_MINUTE, 120), duration: 60 });
 }
 
 /** Counts one request without a valid key against the client's IP; 429 over the limit. */
@@ -48,15 +73,11 @@ export async function enforceAnonymousLimit(limiter: AnonymousLimiter, ctx: Cont
     res = await limiter.consume(ctx.ip || 'unknown');
   } catch (e) {
     if (!(e instanceof RateLimiterRes)) throw e;
-    const retry = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-    ctx.set('RateLimit-Limit', String(limiter.points));
-    ctx.set('RateLimit-Remaining', '0');
-    ctx.set('RateLimit-Reset', String(retry));
+    const retry = secondsUntil(e);
+    setHeaders(ctx, limiter.points, 0, retry);
     throw new ApiError(429, 'rate_limited', `Too many requests without a valid API key from this address; retry in ${retry}s`, undefined, {
       'Retry-After': String(retry),
     });
   }
-  ctx.set('RateLimit-Limit', String(limiter.points));
-  ctx.set('RateLimit-Remaining', String(res.remainingPoints));
-  ctx.set('RateLimit-Reset', String(Math.max(1, Math.ceil(res.msBeforeNext / 1000))));
+  setHeaders(ctx, limiter.points, res.remainingPoints, secondsUntil(res));
 }

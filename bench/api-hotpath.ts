@@ -1,0 +1,139 @@
+/**
+ * The authenticated hot path against its physical anchor, in one run: a bare Koa handler on the
+ * same Node (answering a small JSON body), then `GET /contacts/{id}` and `GET /credits/balance`
+ * of the real API process, each under autocannon with 32 connections; rates, p99s and the ratios
+ * to bare Koa, median of 3 rounds (the three targets interleaved, so a load spike on the shared
+ * machine hits all of them alike).
+ *
+ *   npx tsx bench/api-hotpath.ts [--seconds 10] [--rounds 3] [--tsx]
+ *
+ * The API runs as its own process, the way production runs it: compiled JavaScript from
+ * `dist/` (`npm run build`) when it exists, else through the tsx loader (said in the output);
+ * `--tsx` forces the loader. Logging at info goes to stdout (here /dev/null), as in production.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
+import { createWorkspace } from '../db/workspaces.js';
+import { dropDatabase, freshDatabase, say } from './lib.js';
+
+const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false } } });
+const SECONDS = Number(args.seconds);
+const ROUNDS = Number(args.rounds);
+const CONNECTIONS = 32;
+const API_PORT = Number(process.env.BENCH_API_PORT ?? 3106);
+const KOA_PORT = Number(process.env.BENCH_KOA_PORT ?? 3116);
+
+const compiled = join(ROOT_DIR, 'dist', 'api', 'main.js');
+const useDist = !args.tsx && existsSync(compiled);
+
+/** Starts a child that `process.send`s once it listens. */
+async function startChild(entry: string, execArgv: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = fork(entry, [], { execArgv, env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
+  });
+  return child;
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+interface Run {
+  rps: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Run> {
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const dbName = `bench_hotpath_${process.pid}`;
+const databaseUrl = await freshDatabase(dbName);
+let api: ChildProcess | undefined;
+let koa: ChildProcess | undefined;
+try {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const ws = await createWorkspace(pool, { name: 'bench', plan: 'enterprise', credits: 1000 });
+  const other = await createWorkspace(pool, { name: 'noise' });
+  // 20,000 contacts in two workspaces, so the read is an index look-up in a real table.
+  const companyId = uuidv7();
+  await pool.query(
+    `insert into companies (id, workspace_id, company_key, company_name, company_website, company_domain, company_industry)
+     values ($1, $2, 'acme.example.com', 'Acme', 'https://acme.example.com', 'acme.example.com', 'Software')`,
+    [companyId, ws.workspaceId],
+  );
+  await pool.query(
+    `insert into contacts (id, workspace_id, first_name, last_name, full_name, title, emails, work_email, primary_company_id, company_ids)
+     select gen_random_uuid(), case when g % 2 = 0 then $1::uuid else $2::uuid end, 'First' || g, 'Last' || g, 'First' || g || ' Last' || g,
+            'Engineer', array['p' || g || '@acme.example.com'], 'p' || g || '@acme.example.com',
+            case when g % 2 = 0 then $3::uuid end, case when g % 2 = 0 then array[$3::uuid] else '{}' end
+       from generate_series(1, 20000) g`,
+    [ws.workspaceId, other.workspaceId, companyId],
+  );
+  await pool.query('analyze contacts');
+  const contactId = (await pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 order by id offset 5000 limit 1`, [ws.workspaceId])).rows[0]!.id;
+  await pool.end();
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(API_PORT),
+    HOST: '127.0.0.1',
+    // The per-key limit is not what is measured here.
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    NODE_ENV: 'production',
+  };
+  api = useDist
+    ? await startChild(compiled, PROCESS_NODE_FLAGS, env)
+    : await startChild(join(ROOT_DIR, 'api', 'main.ts'), [...PROCESS_NODE_FLAGS, '--import', 'tsx'], env);
+  koa = await startChild(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), PROCESS_NODE_FLAGS, { ...process.env, PORT: String(KOA_PORT) });
+
+  const auth = { 'x-api-key': ws.apiKey };
+  const targets = {
+    'bare Koa': { url: `http://127.0.0.1:${KOA_PORT}/`, headers: {} },
+    'GET /contacts/{id}': { url: `http://127.0.0.1:${API_PORT}/contacts/${contactId}`, headers: auth },
+    'GET /credits/balance': { url: `http://127.0.0.1:${API_PORT}/credits/balance`, headers: auth },
+  };
+  // Sanity: the API answers 200 with the contact before anything is timed.
+  const probe = await fetch(targets['GET /contacts/{id}'].url, { headers: auth });
+  if (probe.status !== 200) throw new Error(`GET /contacts/{id} answered ${probe.status}: ${await probe.text()}`);
+  say(`Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds; API from ${useDist ? 'dist/ (compiled JavaScript)' : 'TypeScript through the tsx loader'}, LOG_LEVEL=${env.LOG_LEVEL}`);
+  for (const t of Object.values(targets)) await load(t.url, t.headers, 2); // warm-up (JIT, pools, caches)
+
+  const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, t] of Object.entries(targets)) {
+      const r = await load(t.url, t.headers, SECONDS);
+      runs[name]!.push(r);
+      say(`round ${round} ${name.padEnd(22)} ${Math.round(r.rps).toString().padStart(6)} rps  p99 ${r.p99} ms${r.errors ? `  ${r.errors} errors/non-2xx` : ''}`);
+    }
+  }
+  const koaRps = median(runs['bare Koa']!.map((r) => r.rps));
+  say('median of the rounds:');
+  for (const [name, rs] of Object.entries(runs)) {
+    const rps = median(rs.map((r) => r.rps));
+    const p99 = median(rs.map((r) => r.p99));
+    const errors = rs.reduce((n, r) => n + r.errors, 0);
+    say(`  ${name.padEnd(22)} ${Math.round(rps).toString().padStart(6)} rps  p99 ${p99} ms  ${(rps / koaRps).toFixed(3)}x bare Koa${errors ? `  (${errors} errors/non-2xx)` : ''}`);
+  }
+} finally {
+  await stop(api);
+  await stop(koa);
+  await dropDatabase(dbName);
+}
