@@ -1,7 +1,8 @@
 /**
  * The job path every asynchronous capability uses: a `jobs` row maps the job id to its workspace,
  * type and workflow; the workflow holds the state. `GET /jobs/{jobId}` queries the workflow while
- * it runs and reads its result once it closed; the API keeps no copy of progress.
+ * it runs and reads its result (payload and final progress) once it closed; the API keeps no copy
+ * of progress and never makes one up: unknown progress is `null` with `progressUnknownReason`.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
@@ -9,7 +10,7 @@ import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import type { JobError, JobInput, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
+import type { JobError, JobInput, JobProgress, JobResult, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
 
 export interface StartJobOptions<A extends object> {
@@ -73,7 +74,9 @@ export interface JobRecord {
   id: string;
   type: string;
   jobStatus: JobStatus;
-  progress: JobView['progress'];
+  progress: JobProgress | null;
+  /** Why `progress` is null (null when it is known). */
+  progressUnknownReason: string | null;
   jobResponsePayload: unknown;
   error: JobError | null;
   webhookDeliveries: Array<{ attempt: number; statusCode: number | null; error: string | null; durationMs: number; createdAt: string }>;
@@ -92,57 +95,94 @@ async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
   return r.rows[0];
 }
 
-function failureOf(err: unknown): { error: JobError; partial: unknown } {
+function failureOf(err: unknown): { error: JobError; partial: unknown; progress: JobProgress | null } {
   let cause: unknown = err instanceof WorkflowFailedError ? err.cause : err;
   while (cause && !(cause instanceof ApplicationFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause: unknown }).cause;
-  if (cause instanceof ApplicationFailure) return { error: { code: cause.type ?? 'job_failed', message: cause.message }, partial: cause.details?.[0] ?? null };
-  return { error: { code: 'job_failed', message: err instanceof Error ? err.message : String(err) }, partial: null };
+  if (cause instanceof ApplicationFailure) {
+    const progress = cause.details?.[1];
+    return { error: { code: cause.type ?? 'job_failed', message: cause.message }, partial: cause.details?.[0] ?? null, progress: isProgress(progress) ? progress : null };
+  }
+  return { error: { code: 'job_failed', message: err instanceof Error ? err.message : String(err) }, partial: null, progress: null };
 }
 
-async function viewOf(handle: WorkflowHandle): Promise<{ view: JobView; closedAt: Date | null }> {
-  const empty = { completed: 0, total: 0, percent: 0 };
+/** What `GET /jobs/{jobId}` says about a job: its view, and why `progress` is null when it is. */
+interface JobState {
+  view: Omit<JobView, 'progress'> & { progress: JobProgress | null };
+  progressUnknownReason: string | null;
+  closedAt: Date | null;
+}
+
+const PROGRESS_UNKNOWN = {
+  notStarted: 'The job has not started yet',
+  noWorker: 'No worker answered the status query; progress is known again once a worker runs the job',
+  legacyResult: 'The job ended before jobs recorded their final progress in their result',
+  cancelled: 'The job was cancelled; a cancelled job records no final progress',
+  stopped: 'The job was stopped outside its workflow; it recorded no final progress',
+} as const;
+
+/** Results of job workflows since they carry their progress (`JobResult`); older ones are the bare payload. */
+function isJobResult(r: unknown): r is JobResult<unknown> {
+  if (!r || typeof r !== 'object' || Array.isArray(r)) return false;
+  const keys = Object.keys(r);
+  const p = (r as { progress?: unknown }).progress as Partial<JobProgress> | undefined;
+  return keys.length === 2 && keys.includes('jobResponsePayload') && typeof p === 'object' && p !== null && typeof p.completed === 'number' && typeof p.total === 'number';
+}
+
+const isProgress = (p: unknown): p is JobProgress => !!p && typeof p === 'object' && typeof (p as JobProgress).completed === 'number' && typeof (p as JobProgress).total === 'number';
+
+/** How long GET /jobs waits for a worker to answer the status query before saying progress is unknown. */
+const STATUS_QUERY_DEADLINE_MS = 5_000;
+
+async function stateOf(deps: AppDeps, handle: WorkflowHandle): Promise<JobState> {
   let desc;
   try {
     desc = await handle.describe();
   } catch (e) {
     // The jobs row is written just before the workflow starts: in between, the job is queued.
-    if (e instanceof WorkflowNotFoundError) return { view: { jobStatus: 'queued', progress: empty, jobResponsePayload: null, error: null }, closedAt: null };
+    if (e instanceof WorkflowNotFoundError)
+      return { view: { jobStatus: 'queued', progress: null, jobResponsePayload: null, error: null }, progressUnknownReason: PROGRESS_UNKNOWN.notStarted, closedAt: null };
     throw e;
   }
   const status = desc.status.name;
   if (status === 'RUNNING') {
     try {
-      return { view: await handle.query<JobView>('status'), closedAt: null };
+      const view = await deps.temporal.connection.withDeadline(Date.now() + STATUS_QUERY_DEADLINE_MS, () => handle.query<JobView>('status'));
+      return { view, progressUnknownReason: null, closedAt: null };
     } catch {
       // No worker answers right now (none started yet, or all restarting). A workflow whose first
-      // task has completed is under way; progress is unknown until a worker answers again.
+      // task has completed (started, task scheduled, started, completed) is under way.
       const pickedUp = (desc.historyLength ?? 0) > 3;
-      return { view: { jobStatus: pickedUp ? 'running' : 'queued', progress: empty, jobResponsePayload: null, error: null }, closedAt: null };
+      return { view: { jobStatus: pickedUp ? 'running' : 'queued', jobResponsePayload: null, error: null, progress: null }, progressUnknownReason: PROGRESS_UNKNOWN.noWorker, closedAt: null };
     }
   }
   const closedAt = desc.closeTime ?? null;
+  const ended = (view: JobState['view'], reason: string | null): JobState => ({ view, progressUnknownReason: reason, closedAt });
   if (status === 'COMPLETED') {
     const result = await handle.result();
-    return { view: { jobStatus: 'completed', progress: { completed: 1, total: 1, percent: 100 }, jobResponsePayload: result, error: null }, closedAt };
+    if (isJobResult(result)) return ended({ jobStatus: 'completed', progress: result.progress, jobResponsePayload: result.jobResponsePayload, error: null }, null);
+    return ended({ jobStatus: 'completed', progress: null, jobResponsePayload: result, error: null }, PROGRESS_UNKNOWN.legacyResult);
   }
-  if (status === 'CANCELLED') return { view: { jobStatus: 'cancelled', progress: empty, jobResponsePayload: null, error: { code: 'cancelled', message: 'The job was cancelled' } }, closedAt };
+  if (status === 'CANCELLED') return ended({ jobStatus: 'cancelled', progress: null, jobResponsePayload: null, error: { code: 'cancelled', message: 'The job was cancelled' } }, PROGRESS_UNKNOWN.cancelled);
   if (status === 'TERMINATED' || status === 'TIMED_OUT') {
-    return { view: { jobStatus: 'failed', progress: empty, jobResponsePayload: null, error: { code: status.toLowerCase(), message: `The job was ${status.toLowerCase().replace('_', ' ')}` } }, closedAt };
+    return ended(
+      { jobStatus: 'failed', progress: null, jobResponsePayload: null, error: { code: status.toLowerCase(), message: `The job was ${status.toLowerCase().replace('_', ' ')}` } },
+      PROGRESS_UNKNOWN.stopped,
+    );
   }
   try {
     await handle.result();
   } catch (e) {
-    const { error, partial } = failureOf(e);
-    return { view: { jobStatus: 'failed', progress: empty, jobResponsePayload: partial, error }, closedAt };
+    const { error, partial, progress } = failureOf(e);
+    return ended({ jobStatus: 'failed', progress, jobResponsePayload: partial, error }, progress ? null : PROGRESS_UNKNOWN.legacyResult);
   }
-  return { view: { jobStatus: 'failed', progress: empty, jobResponsePayload: null, error: { code: 'job_failed', message: 'The job failed' } }, closedAt };
+  return ended({ jobStatus: 'failed', progress: null, jobResponsePayload: null, error: { code: 'job_failed', message: 'The job failed' } }, PROGRESS_UNKNOWN.stopped);
 }
 
 export async function readJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
   const row = await jobRow(deps, workspaceId, jobId);
   const handle = deps.temporal.workflow.getHandle(row.workflow_id);
-  const [{ view, closedAt }, deliveries] = await Promise.all([
-    viewOf(handle),
+  const [{ view, progressUnknownReason, closedAt }, deliveries] = await Promise.all([
+    stateOf(deps, handle),
     deps.pool.query<{ attempt: number; status_code: number | null; error: string | null; duration_ms: number; created_at: Date }>(
       `select attempt, status_code, error, duration_ms, created_at from webhook_deliveries where job_id = $1 order by created_at`,
       [jobId],
@@ -155,6 +195,7 @@ export async function readJob(deps: AppDeps, workspaceId: string, jobId: string)
     type: row.type,
     jobStatus: view.jobStatus,
     progress: view.progress,
+    progressUnknownReason,
     jobResponsePayload: view.jobResponsePayload,
     error: view.error,
     webhookDeliveries: deliveries.rows.map((d) => ({ attempt: d.attempt, statusCode: d.status_code, error: d.error, durationMs: d.duration_ms, createdAt: d.created_at.toISOString() })),

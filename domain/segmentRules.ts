@@ -5,7 +5,13 @@
  * `POST /segments/{id}/clone` always copies `workflows`. Without `workflowOnly` it also copies
  * `segmentSources`, the conditions and the saved-view templates; with `workflowOnly: true` those
  * start empty. A clone is never the default segment and records `clonedFrom`.
+ *
+ * The default segment holds every contact by being the default, not through sources or
+ * conditions, so a full copy of it could not hold what it holds: cloning it is a 409
+ * `default_segment_not_cloneable`. Its `workflowOnly` clone (workflows only, empty membership by
+ * the contract's own definition) is allowed.
  */
+import { conflict } from './errors.js';
 
 export interface SegmentContent {
   name: string;
@@ -14,6 +20,10 @@ export interface SegmentContent {
   groupedCondition: unknown | null;
   workflows: unknown[];
   savedViewTemplates: unknown[];
+}
+
+export interface CloneOrigin extends SegmentContent {
+  isDefault: boolean;
 }
 
 export interface CloneOptions {
@@ -31,12 +41,17 @@ function copy<T>(v: T): T {
   return v === null || v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
-export function cloneSegmentContent(
-  origin: SegmentContent,
-  opts: CloneOptions,
-  now: Date,
-): SegmentContent {
+export const DEFAULT_SEGMENT_CLONE_DOC =
+  'The default segment holds every contact by being the default (it has no sources or conditions), so a copy could not hold the same contacts: ' +
+  'cloning it is a 409 `default_segment_not_cloneable`, except with `workflowOnly: true`, which copies only its workflows.';
+
+export function cloneSegmentContent(origin: CloneOrigin, opts: CloneOptions, now: Date): SegmentContent {
   const workflowOnly = opts.workflowOnly === true;
+  if (origin.isDefault && !workflowOnly)
+    throw conflict(
+      'The default segment cannot be cloned: it holds every contact by being the default, which a copy is not; clone it with workflowOnly: true to copy its workflows',
+      'default_segment_not_cloneable',
+    );
   const name = opts.name?.trim() ? opts.name.trim() : defaultCloneName(origin.name, now);
   return {
     name,

@@ -9,7 +9,7 @@
 import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { IngestChunkResult, RowError } from '../activities/db-contacts.js';
-import { runJob, trackJob, type JobInput, type JobTracker } from './job.js';
+import { runJob, trackJob, type JobInput, type JobResult, type JobTracker } from './job.js';
 
 export interface BulkUpsertInput {
   sourceId: string;
@@ -106,7 +106,7 @@ async function processRange(input: BulkUpsertInput & JobInput, from: number, end
   return offset;
 }
 
-export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInput): Promise<BulkUpsertResult> {
+export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInput): Promise<JobResult<BulkUpsertResult>> {
   const chunk = input.chunkSize ?? DEFAULT_CHUNK;
   const start = input.resume?.offset ?? 0;
   const end = Math.min(input.totalRows, start + chunk * (input.chunksPerRun ?? CHUNKS_PER_RUN));

@@ -12,7 +12,7 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SliceOutcome } from '../domain/enrichment.js';
-import { jobFailure, runJob, type JobInput } from './job.js';
+import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
 
 export interface EnrichmentWorkflowInput {
   plan: EnrichmentPlan;
@@ -82,7 +82,7 @@ async function runSlice(input: EnrichmentWorkflowInput & JobInput, slice: Enrich
   return { slice, attempts, ...(data ? { data } : {}) };
 }
 
-export async function enrichmentWorkflow(input: EnrichmentWorkflowInput & JobInput): Promise<EnrichmentResult> {
+export async function enrichmentWorkflow(input: EnrichmentWorkflowInput & JobInput): Promise<JobResult<EnrichmentResult>> {
   return runJob(input, async (job) => {
     const slices = Object.keys(input.plan.slices) as EnrichmentSlice[];
     job.setProgress(0, slices.length);

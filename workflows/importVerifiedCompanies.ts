@@ -5,7 +5,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { runJob, type JobInput } from './job.js';
+import { runJob, type JobInput, type JobResult } from './job.js';
 
 export const VERIFIED_IMPORT_BATCH = 100;
 
@@ -27,7 +27,7 @@ const acts = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['segment_not_found'] },
 });
 
-export async function importVerifiedCompaniesWorkflow(input: ImportVerifiedCompaniesInput & JobInput): Promise<ImportVerifiedCompaniesResult> {
+export async function importVerifiedCompaniesWorkflow(input: ImportVerifiedCompaniesInput & JobInput): Promise<JobResult<ImportVerifiedCompaniesResult>> {
   return runJob(input, async (job) => {
     const total = input.companyIds.length;
     job.setProgress(0, total);

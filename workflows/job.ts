@@ -3,9 +3,13 @@
  * workflow runs, the move to `completed` / `failed` / `cancelled`, and the webhook that tells
  * the caller once the status is final. A job workflow is written as
  *
- *   export async function fooWorkflow(input: FooInput & JobInput) {
+ *   export async function fooWorkflow(input: FooInput & JobInput): Promise<JobResult<FooPayload>> {
  *     return runJob(input, async (job) => { ...; job.setProgress(done, total); return payload; });
  *   }
+ *
+ * A closed workflow cannot answer the query reliably, so its result carries what the job ended
+ * with: `{jobResponsePayload, progress}` (a failure carries the progress as its second detail).
+ * Progress is only ever what the workflow counted (rows, slices, companies); nothing is made up.
  */
 import {
   ApplicationFailure,
@@ -30,6 +34,12 @@ export interface JobProgress {
   completed: number;
   total: number;
   percent: number;
+}
+
+/** The result of every job workflow: the payload and the progress it ended with. */
+export interface JobResult<T> {
+  jobResponsePayload: T;
+  progress: JobProgress;
 }
 
 export interface JobView {
@@ -68,8 +78,9 @@ const { deliverWebhook } = proxyActivities<Activities>({
 });
 
 /** Builds a failure the job reports as `{code, message}`. */
-export function jobFailure(code: string, message: string, partial?: unknown): ApplicationFailure {
-  return ApplicationFailure.create({ type: code, message, nonRetryable: true, details: partial === undefined ? [] : [partial] });
+export function jobFailure(code: string, message: string, partial?: unknown, progress?: JobProgress): ApplicationFailure {
+  const details = progress ? [partial ?? null, progress] : partial === undefined ? [] : [partial];
+  return ApplicationFailure.create({ type: code, message, nonRetryable: true, details });
 }
 
 function describe(err: unknown): JobError {
@@ -98,17 +109,17 @@ export function trackJob(view: JobView): JobTracker {
   };
 }
 
-export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Promise<T>): Promise<T> {
+export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Promise<T>): Promise<JobResult<T>> {
   const view: JobView = { jobStatus: 'running', progress: { completed: 0, total: 0, percent: 0 }, jobResponsePayload: null, error: null };
   const tracker = trackJob(view);
   try {
     const result = await body(tracker);
     view.jobStatus = 'completed';
     view.jobResponsePayload = result;
+    // A finished job is done whatever it counted (also when there was nothing to count).
     view.progress.percent = 100;
-    if (view.progress.total === 0) view.progress.total = view.progress.completed = 1;
     await notify(input, view);
-    return result;
+    return { jobResponsePayload: result, progress: { ...view.progress } };
   } catch (err) {
     // Continuing as new is how a long job hands over to its next run, not a failure.
     if (err instanceof ContinueAsNew) throw err;
@@ -120,7 +131,7 @@ export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Prom
     view.jobStatus = 'failed';
     view.error = describe(err);
     await notify(input, view);
-    throw jobFailure(view.error.code, view.error.message, view.jobResponsePayload ?? undefined);
+    throw jobFailure(view.error.code, view.error.message, view.jobResponsePayload ?? undefined, { ...view.progress });
   }
 }
 

@@ -11,7 +11,7 @@
 import { CancellationScope, ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { PullPageResult } from '../activities/db-sources.js';
-import { runJob, type JobInput } from './job.js';
+import { runJob, type JobInput, type JobResult } from './job.js';
 
 export const SOURCE_PULL_JOB_TYPE = 'source-pull';
 /** People per provider page; one activity fetches and ingests one page. */
@@ -57,7 +57,7 @@ const { pullSourcePage } = proxyActivities<Activities>({
   },
 });
 
-export async function sourcePullWorkflow(input: SourcePullInput & JobInput): Promise<SourcePullResult> {
+export async function sourcePullWorkflow(input: SourcePullInput & JobInput): Promise<JobResult<SourcePullResult>> {
   return runJob(input, async (job) => {
     const { workspaceId, sourceId } = input;
     const totals = { pages: 0, fetched: 0, created: 0, updated: 0, skipped: 0 };

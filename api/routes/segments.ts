@@ -17,7 +17,7 @@ import { isUuid } from '../../domain/ids.js';
 import { likeContains, likePrefix } from '../../domain/like.js';
 import { conflict, invalidField, notFound } from '../../domain/errors.js';
 import { validateSegmentConditions } from '../../domain/segmentMembership.js';
-import { cloneSegmentContent } from '../../domain/segmentRules.js';
+import { DEFAULT_SEGMENT_CLONE_DOC, cloneSegmentContent } from '../../domain/segmentRules.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -155,17 +155,19 @@ export const segmentRoutes = [
     summary: 'Clone a segment',
     description:
       'Always copies `workflows`. Unless `workflowOnly` is true it also copies `segmentSources`, `conditions`/`groupedCondition` and `savedViewTemplates`. ' +
-      'Default name: `Copy of {name} - {ISO timestamp}`. The clone records `clonedFrom` and is never the default segment.',
+      'Default name: `Copy of {name} - {ISO timestamp}`. The clone records `clonedFrom` and is never the default segment. ' +
+      DEFAULT_SEGMENT_CLONE_DOC,
     params: IdParams,
     body: CloneSegmentBody,
     responses: { 200: SegmentResponse },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 409, 500],
     idempotent: true,
     handler: async ({ params, body, auth, deps }) => {
       const origin = await loadSegment(deps.pool, auth.workspaceId, params.id);
       const c = cloneSegmentContent(
         {
           name: origin.name,
+          isDefault: origin.is_default,
           segmentSources: origin.segment_sources ?? [],
           conditions: origin.conditions ?? [],
           groupedCondition: origin.grouped_condition ?? null,

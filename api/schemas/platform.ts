@@ -33,7 +33,23 @@ export const JobResponse = Type.Object({
     id: Type.String(),
     type: Type.String(),
     jobStatus: Type.Union(['queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
-    progress: Type.Object({ completed: Type.Integer(), total: Type.Integer(), percent: Type.Integer() }),
+    progress: Type.Union(
+      [
+        Type.Object({
+          completed: Type.Integer({ description: 'Units done: rows (bulk upsert), slices (enrichment), companies (verified import), contacts fetched (source pull)' }),
+          total: Type.Integer({ description: 'Units known so far; 0 before the job has counted them' }),
+          percent: Type.Integer({ description: '100 once the job completed' }),
+        }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'What the job counted: from the status query while it runs, from its result (or failure) once it closed. Never estimated: ' +
+          '`null` when unknown, with the reason in `progressUnknownReason` (no worker answered, not started, cancelled, stopped outside its workflow, ' +
+          'or ended before results carried progress).',
+      },
+    ),
+    progressUnknownReason: Type.Union([Type.String(), Type.Null()], { description: 'Why `progress` is null; null when progress is known' }),
     jobResponsePayload: Type.Unknown({ description: 'The result (or partial result while running); shape depends on the job type' }),
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
     webhookDeliveries: Type.Array(

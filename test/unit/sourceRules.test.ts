@@ -124,6 +124,7 @@ describe('runFrequency', () => {
 describe('segment clone rules', () => {
   const origin = {
     name: 'Leads',
+    isDefault: false,
     segmentSources: ['s1', 's2'],
     conditions: [{ field: 'contact.firstName', operator: '==', value: 'Ann' }],
     groupedCondition: { operator: 'OR', conditions: [] },
@@ -133,7 +134,7 @@ describe('segment clone rules', () => {
   const now = new Date('2026-11-21T18:00:00.123Z');
   it('copies everything by default, with the default name', () => {
     const c = cloneSegmentContent(origin, {}, now);
-    expect(c).toEqual({ ...origin, name: 'Copy of Leads - 2026-11-21T18:00:00.123Z' });
+    expect(c).toEqual({ ...origin, isDefault: undefined, name: 'Copy of Leads - 2026-11-21T18:00:00.123Z' });
     expect(c.workflows).not.toBe(origin.workflows);
     expect(defaultCloneName('X', now)).toBe('Copy of X - 2026-11-21T18:00:00.123Z');
   });
