@@ -11,7 +11,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ingestContacts } from '../db/contactIngest.js';
 import { attachSourceToSegment } from '../db/segmentLinks.js';
-import type { ContactInput } from '../domain/contactMapping.js';
+import { headcountRangeError, type ContactInput } from '../domain/contactMapping.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { isListeningSourceType, pullWindow, type ListeningSourceType } from '../domain/sourceRules.js';
 import type { ActivityDeps } from './deps.js';
@@ -96,7 +96,8 @@ export function personToContactInput(p: ListeningPerson, origin: string): Contac
           companyName: text(c.companyName),
           companyWebsite: text(c.companyWebsite),
           companyIndustry: text(c.companyIndustry),
-          companyHeadcount: text(c.companyHeadcount),
+          // a provider's headcount that is not a `<min>-<max>` range is dropped, never stored
+          companyHeadcount: ((h) => (h && !headcountRangeError(h) ? h : undefined))(text(c.companyHeadcount)),
           companyPronet: text(c.companyPronet),
         }).filter(([, v]) => v !== undefined),
       )

@@ -13,7 +13,7 @@ import { ApiError } from '../domain/errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
-import { DEFAULT_BODY_LIMIT, isReply, type RouteDef } from './route.js';
+import { DEFAULT_BODY_LIMIT, isReply, reply, type RouteDef } from './route.js';
 import { assertSafeInput, validate } from './validation.js';
 import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
@@ -106,18 +106,27 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     }
 
     const idemKey = def.idempotent && auth ? ctx.get('idempotency-key') : '';
-    if (idemKey) {
-      const claim = await claimIdempotencyKey(deps.pool, auth!.workspaceId, idemKey, ctx.method, ctx.path, body);
-      if (claim.kind === 'replay') {
-        ctx.status = claim.response.status;
-        for (const [k, v] of Object.entries(claim.response.headers)) ctx.set(k, v);
-        ctx.set('Idempotent-Replayed', 'true');
-        ctx.body = claim.response.body;
+    /** The key this request holds once claimed: completed with the response, released on failure. */
+    let claimedKey = '';
+    const claimIdempotency = async (hashed: unknown) => {
+      if (!idemKey) return null;
+      const claim = await claimIdempotencyKey(deps.pool, auth!.workspaceId, idemKey, ctx.method, ctx.path, hashed);
+      if (claim.kind === 'replay') return reply(claim.response.status, claim.response.body, { ...claim.response.headers, 'Idempotent-Replayed': 'true' });
+      claimedKey = idemKey;
+      return null;
+    };
+    // A streamed (multipart) body is hashed by its handler, which claims the key once it has read it.
+    if (idemKey && def.contentType !== 'multipart/form-data') {
+      const replayed = await claimIdempotency(body);
+      if (replayed) {
+        ctx.status = replayed.status;
+        for (const [k, v] of Object.entries(replayed.headers ?? {})) ctx.set(k, v);
+        ctx.body = replayed.body;
         return;
       }
     }
     try {
-      const args = { body, params, query, ctx, auth: auth!, deps };
+      const args = { body, params, query, ctx, auth: auth!, deps, claimIdempotency };
       // Forked only for handlers that use it (most use the pg pool): a fork per request costs.
       let em: ReturnType<typeof deps.orm.em.fork> | undefined;
       Object.defineProperty(args, 'em', { enumerable: true, get: () => (em ??= deps.orm.em.fork()) });
@@ -128,9 +137,9 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       ctx.status = status;
       for (const [k, v] of Object.entries(headers)) ctx.set(k, v);
       if (resBody !== undefined) ctx.body = resBody;
-      if (idemKey) await completeIdempotencyKey(deps.pool, auth!.workspaceId, idemKey, { status, body: resBody, headers });
+      if (claimedKey) await completeIdempotencyKey(deps.pool, auth!.workspaceId, claimedKey, { status, body: resBody, headers });
     } catch (e) {
-      if (idemKey) await releaseIdempotencyKey(deps.pool, auth!.workspaceId, idemKey).catch(() => {});
+      if (claimedKey) await releaseIdempotencyKey(deps.pool, auth!.workspaceId, claimedKey).catch(() => {});
       throw e;
     }
   });

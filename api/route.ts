@@ -24,6 +24,12 @@ export interface RouteInput<B, P, Q> {
   /** Request-scoped MikroORM entity manager (forked per request). */
   em: EntityManager;
   deps: AppDeps;
+  /**
+   * Idempotent multipart routes only (their body is streamed, not parsed up front): claims the
+   * request's `Idempotency-Key` for `hashed` (what identifies the body, e.g. the file's SHA-256).
+   * Returns the first response to replay, or null to go on (also without a key).
+   */
+  claimIdempotency: (hashed: unknown) => Promise<ReturnType<typeof reply> | null>;
 }
 
 /** What a handler returns: the JSON body (status 200) or an explicit status/body/headers. */

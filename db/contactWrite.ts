@@ -4,7 +4,7 @@
  */
 import { conflict, invalidField, notFound } from '../domain/errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
-import { COMPANY_INPUT_COLUMNS, customValue, type CompanyInput } from '../domain/contactMapping.js';
+import { COMPANY_INPUT_COLUMNS, customValue, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
 import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
@@ -80,6 +80,8 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     sets.push(`custom_fields = (custom_fields || $${params.length - 1}::jsonb) - $${params.length}::text[]`);
   }
   if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw invalidField('/company/companyWebsite', 'must be a website URL or domain');
+  const headcountError = patch.company?.companyHeadcount ? headcountRangeError(patch.company.companyHeadcount.trim()) : null;
+  if (headcountError) throw invalidField('/company/companyHeadcount', headcountError);
 
   const emailsChange = emails !== undefined || !!work;
   await withTransaction(pool, async (client) => {

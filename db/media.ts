@@ -4,6 +4,7 @@
  * Object names are `<workspaceId>/<uuidv7>.<ext>` and equal the `fileName` clients reference.
  * Chunks of a chunked upload are stored untyped (`.part`) and only become media once assembled.
  */
+import { createHash } from 'node:crypto';
 import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
@@ -21,6 +22,8 @@ export interface StoredObject {
   fileName: string;
   contentType: string;
   sizeBytes: number;
+  /** Of streamed uploads: SHA-256 of the file's bytes (what an upload's `Idempotency-Key` is bound to). */
+  sha256?: string;
 }
 
 export interface MediaJson {
@@ -54,6 +57,7 @@ class Sniffer extends Transform {
   private head: Buffer[] = [];
   private headLength = 0;
   private total = 0;
+  private readonly hash = createHash('sha256');
   private decided = false;
   readonly type: Promise<string>;
   private settle!: { resolve: (t: string) => void; reject: (e: unknown) => void };
@@ -72,6 +76,7 @@ class Sniffer extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.total += chunk.length;
+    this.hash.update(chunk);
     if (this.total > this.maxBytes) return this.fail(tooLarge(this.maxBytes), cb);
     if (this.decided) return cb(null, chunk);
     this.head.push(chunk);
@@ -107,6 +112,11 @@ class Sniffer extends Transform {
 
   get bytes(): number {
     return this.total;
+  }
+
+  /** SHA-256 of the bytes seen (the whole file once the stream ended). */
+  get sha256(): string {
+    return this.hash.digest('hex');
   }
 }
 
@@ -149,7 +159,7 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
     await store.client.removeObject(store.bucket, fileName).catch(() => {});
     throw sniffer.errored instanceof ApiError ? sniffer.errored : e;
   }
-  return { fileName, contentType: type, sizeBytes: sniffer.bytes };
+  return { fileName, contentType: type, sizeBytes: sniffer.bytes, sha256: sniffer.sha256 };
 }
 
 /** Stores a body already in memory (imports). */

@@ -37,6 +37,16 @@ export const COMPANY_INPUT_COLUMNS = {
 } as const satisfies Record<keyof CompanyInput, string>;
 export const COMPANY_INPUT_FIELDS = Object.keys(COMPANY_INPUT_COLUMNS) as (keyof CompanyInput)[];
 
+/** `companyHeadcount` is a range `<min>-<max>` (API-SPEC company summary), whole numbers, min ≤ max. */
+export const HEADCOUNT_RANGE_MESSAGE = 'must be a headcount range of the form <min>-<max> (e.g. 51-200)';
+
+/** Why a `companyHeadcount` value is not a range, or null when it is one. */
+export function headcountRangeError(s: string): string | null {
+  const m = /^(\d{1,10})-(\d{1,10})$/.exec(s);
+  if (!m) return HEADCOUNT_RANGE_MESSAGE;
+  return Number(m[1]) > Number(m[2]) ? 'must be a headcount range whose min does not exceed its max' : null;
+}
+
 export interface ContactInput {
   /** Stable key of the row in its source: `_ROW_KEY_`, else `p:<pronet key>`, `e:<email>`, `h:<hash>`. */
   rowKey: string;
@@ -98,7 +108,11 @@ const isEmpty = (v: unknown) => v === undefined || v === null || (typeof v === '
 
 export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan, ptr: string): MappedRow {
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return { input: null, errors: [{ path: ptr, message: 'must be an object' }] };
-  const r = row as Record<string, unknown>;
+  const nested = flattenRow(row as Record<string, unknown>);
+  if (nested && 'error' in nested) return { input: null, errors: [{ path: `${ptr}${nested.error}`, message: 'is given twice (nested and as a dotted key)' }] };
+  const r = nested ? nested.flat : (row as Record<string, unknown>);
+  /** The member a key names in the row as sent (`/contact/firstName` for a nested one). */
+  const pointerOf = (key: string) => `${ptr}${nested?.pointers.get(key) ?? `/${escapePointer(key)}`}`;
   // This runs once per imported row: no per-field objects, pointers built only for errors.
   const input: ContactInput = { rowKey: '', origin: null };
   const keyErrors: ErrorDetail[] = [];
@@ -109,7 +123,7 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
     if (isEmpty(value)) return;
     hasValue = true;
     const err = assign(input, field.write!, value);
-    if (err) (valueErrors ??= []).push({ path: `${ptr}/${escapePointer(key)}`, message: err });
+    if (err) (valueErrors ??= []).push({ path: pointerOf(key), message: err });
   };
   // own keys only: a mapped column named `constructor` must not read the prototype
   for (const e of plan.entries) if (Object.hasOwn(r, e.sourceKey)) apply(e.field, e.sourceKey);
@@ -117,9 +131,8 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
     if (k === ORIGIN_KEY || k === ROW_KEY || plan.mappedKeys.has(k)) continue;
     const field = catalog.get(k);
     if (field?.write) apply(field, k);
-    else if (field) keyErrors.push({ path: `${ptr}/${escapePointer(k)}`, message: `${k} is read-only` });
-    else if (plan.unknownKeys === 'reject')
-      keyErrors.push({ path: `${ptr}/${escapePointer(k)}`, message: `unknown field ${k}; keys are paths from GET /schema/contact` });
+    else if (field) keyErrors.push({ path: pointerOf(k), message: `${k} is read-only` });
+    else if (plan.unknownKeys === 'reject') keyErrors.push({ path: pointerOf(k), message: `unknown field ${k}; keys are paths from GET /schema/contact` });
   }
   // Key errors first, then value errors in field order.
   const errors = valueErrors ? keyErrors.concat(valueErrors) : keyErrors;
@@ -146,6 +159,47 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
         ? `e:${input.emails[0]}`
         : `h:${createHash('sha1').update(canonicalJson({ ...input, rowKey: undefined, origin: undefined })).digest('base64url')}`;
   return { input, errors };
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A nested payload (`{"contact": {"firstName": "Ann"}}`, as webhooks send) flattened to dotted
+ * paths (`contact.firstName`) before mapping, with the JSON pointer of each flattened key; null
+ * when the row has no nested object (the common case costs one pass). Arrays are values, not
+ * nesting. A path given both nested and dotted is an error (its pointer).
+ */
+export function flattenRow(row: Record<string, unknown>): { flat: Record<string, unknown>; pointers: Map<string, string> } | { error: string } | null {
+  let any = false;
+  for (const k in row) if (isPlainObject(row[k])) any = true;
+  if (!any) return null;
+  const flat: Record<string, unknown> = {};
+  const pointers = new Map<string, string>();
+  const walk = (o: Record<string, unknown>, prefix: string, pointer: string): string | null => {
+    for (const k of Object.keys(o)) {
+      const v = o[k];
+      const key = prefix ? `${prefix}.${k}` : k;
+      const ptr = `${pointer}/${escapePointer(k)}`;
+      if (isPlainObject(v)) {
+        const err = walk(v, key, ptr);
+        if (err) return err;
+        continue;
+      }
+      if (Object.hasOwn(flat, key)) return ptr;
+      flat[key] = v;
+      pointers.set(key, ptr);
+    }
+    return null;
+  };
+  const error = walk(row, '', '');
+  return error ? { error } : { flat, pointers };
+}
+
+/** Each key of a row as mapping sees it (nested objects flattened) with its JSON pointer in the row. */
+export function rowKeys(row: Record<string, unknown>): [key: string, pointer: string][] {
+  const nested = flattenRow(row);
+  if (nested && 'flat' in nested) return [...nested.pointers];
+  return Object.keys(row).map((k) => [k, `/${escapePointer(k)}`]);
 }
 
 function dedupe(xs: string[]): string[] {
@@ -215,6 +269,10 @@ function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unk
     if (s === null) return 'must be a string';
     if (s.length > 2000) return 'must not be longer than 2000 characters';
     if (target.key === 'companyWebsite' && !normalizeDomain(s)) return 'must be a website URL or domain';
+    if (target.key === 'companyHeadcount') {
+      const err = headcountRangeError(s);
+      if (err) return err;
+    }
     (input.company ??= {})[target.key] = s;
     return null;
   }

@@ -10,7 +10,7 @@
  * The interval must be between 15 minutes and 90 days.
  */
 import { invalidField } from './errors.js';
-import { PAST_DAYS_OPTIONS } from './sourceRules.js';
+import { PAST_DAYS_MAX, PAST_DAYS_MIN } from './sourceRules.js';
 
 export const MIN_INTERVAL_MS = 15 * 60_000;
 export const MAX_INTERVAL_MS = 90 * 86_400_000;
@@ -41,8 +41,8 @@ export const PERIODIC_INTERVAL_DESCRIPTION =
 /** Validates a `runFrequency` and returns it with its interval in milliseconds. */
 export function validateRunFrequency(rf: RunFrequency, pointer = '/runFrequency'): RunFrequency & { intervalMs: number; pastDays: number } {
   const pastDays = Number(rf.numberOfPastDaysToSync);
-  if (!/^\d+$/.test(rf.numberOfPastDaysToSync.trim()) || !(PAST_DAYS_OPTIONS as readonly number[]).includes(pastDays)) {
-    throw invalidField(`${pointer}/numberOfPastDaysToSync`, `must be one of ${PAST_DAYS_OPTIONS.map((d) => `"${d}"`).join(', ')}`);
+  if (!/^\d+$/.test(rf.numberOfPastDaysToSync.trim()) || pastDays < PAST_DAYS_MIN || pastDays > PAST_DAYS_MAX) {
+    throw invalidField(`${pointer}/numberOfPastDaysToSync`, `must be a whole number of days from "${PAST_DAYS_MIN}" to "${PAST_DAYS_MAX}"`);
   }
   const intervalMs = parseInterval(rf.periodicInterval);
   if (intervalMs === null) {

@@ -36,8 +36,13 @@ export function isListeningSourceType(t: string): t is ListeningSourceType {
 export const REFRESH_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 export type RefreshStatus = (typeof REFRESH_STATUSES)[number] | null;
 
-/** Look-back windows of a pull, in days (API-SPEC: 1, 7, 15, 30, 45, 60, 90; default 1). */
-export const PAST_DAYS_OPTIONS = [1, 7, 15, 30, 45, 60, 90] as const;
+/**
+ * Look-back window of a pull, in days: any whole number 1–90 (default 1). API-SPEC calls 1, 7,
+ * 15, 30, 45, 60 and 90 the interface's options; the field itself is an integer, so every day count
+ * in that range is accepted.
+ */
+export const PAST_DAYS_MIN = 1;
+export const PAST_DAYS_MAX = 90;
 export const DEFAULT_PAST_DAYS = 1;
 
 export const KEYWORD_MIN_LENGTH = 3;
@@ -229,10 +234,11 @@ export function validateSourceInput(input: SourceInput, inCatalog: CatalogCheck,
         };
       }
       case 'importFromWebhook': {
+        // The mapping is optional: without one, pushed rows are keyed by catalog paths
+        // (`contact.*`, `company.*`; nested objects flattened) and any other key is a 400.
         const cfg = meta.config;
-        if (cfg === undefined || cfg === null) throw invalidField('/sourceMeta/config', 'is required for importFromWebhook (with fieldMapping)');
-        if (typeof cfg !== 'object' || Array.isArray(cfg)) throw invalidField('/sourceMeta/config', 'must be an object');
-        validateFieldMapping((cfg as Record<string, unknown>).fieldMapping, '/sourceMeta/config/fieldMapping', inCatalog, true);
+        if (cfg !== undefined && (typeof cfg !== 'object' || cfg === null || Array.isArray(cfg))) throw invalidField('/sourceMeta/config', 'must be an object');
+        validateFieldMapping((cfg as Record<string, unknown> | undefined)?.fieldMapping, '/sourceMeta/config/fieldMapping', inCatalog, false);
         return {
           sourceType: 'importFromWebhook',
           sourceIdentifier: id,

@@ -17,7 +17,7 @@ import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import { ensureDefaultSegment } from '../../db/segments.js';
 import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
 import { badRequest, notFound, type ErrorDetail } from '../../domain/errors.js';
-import { checkFieldMapping, escapePointer, mapRow, planFor, type FieldMappingEntry } from '../../domain/contactMapping.js';
+import { checkFieldMapping, mapRow, planFor, rowKeys, type FieldMappingEntry } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
 import {
@@ -235,7 +235,7 @@ export const contactRoutes = [
       if (mappingErrors.length) throw validationFailed(mappingErrors);
       if (mapping.length) {
         const present = new Set<string>();
-        for (const row of body.contactsData) for (const k in row) present.add(k);
+        for (const row of body.contactsData) for (const [k] of rowKeys(row)) present.add(k);
         const missing = mapping.filter((m) => !present.has(m.sourceFieldName));
         if (missing.length)
           throw validationFailed(
@@ -246,11 +246,11 @@ export const contactRoutes = [
         const seen = new Set<string>();
         const bad: ErrorDetail[] = [];
         body.contactsData.forEach((row, i) => {
-          for (const k in row) {
+          for (const [k, pointer] of rowKeys(row)) {
             if (k.startsWith('_') || seen.has(k)) continue;
             seen.add(k);
             if (!catalog.get(k)?.write && bad.length < 20)
-              bad.push({ path: `/contactsData/${i}/${escapePointer(k)}`, message: `unknown field ${k}; keys are writable paths from GET /schema/contact or columns of the source's fieldMapping` });
+              bad.push({ path: `/contactsData/${i}${pointer}`, message: `unknown field ${k}; keys are writable paths from GET /schema/contact or columns of the source's fieldMapping` });
           }
         });
         if (bad.length) throw validationFailed(bad);

@@ -95,14 +95,29 @@ export const mediaRoutes = [
     description:
       'multipart/form-data with one part named `file` (≤ 50 MiB). The type is detected from the bytes; allowed: ' +
       `${Object.keys(MEDIA_TYPES).join(', ')} (else 400 \`unsupported_media_type\`). With \`?chunk=true\` the part is stored as ` +
-      'one chunk (≤ 10 MiB) for `POST /v1/media/assemble-chunks`.',
+      'one chunk (≤ 10 MiB) for `POST /v1/media/assemble-chunks`. `Idempotency-Key` binds to the query and the SHA-256 of the ' +
+      "file's bytes (not the multipart framing, whose boundary differs per request): the same key and file within 24 h replays the " +
+      'first response (same `fileName`; its `readUrl` may have expired) and stores nothing new; the same key with another file is 422.',
     contentType: 'multipart/form-data',
     query: UploadQuery,
     responses: { 200: MediaObject },
     errors: [400, 401, 413, 415, 500],
-    handler: async ({ ctx, query, auth, deps }) => {
+    idempotent: true,
+    handler: async ({ ctx, query, auth, deps, claimIdempotency }) => {
       const chunk = query.chunk === true;
       const o = await receiveUpload(ctx, deps.storage, auth.workspaceId, chunk);
+      let replayed;
+      try {
+        replayed = await claimIdempotency({ chunk, sha256: o.sha256, sizeBytes: o.sizeBytes });
+      } catch (e) {
+        await deps.storage.client.removeObject(deps.storage.bucket, o.fileName).catch(() => {});
+        throw e;
+      }
+      // A replay answers the first upload's object: the copy just received is not kept.
+      if (replayed) {
+        await deps.storage.client.removeObject(deps.storage.bucket, o.fileName).catch(() => {});
+        return replayed;
+      }
       await recordMedia(deps.pool, auth.workspaceId, o, chunk);
       return mediaJson(deps.storage, o);
     },

@@ -156,11 +156,12 @@ export const postRoutes = [
       'Sets `automation.crossAccountRepostConfig` and keeps one child post per target account (listable with filter-posts, ' +
       'condition `parentPostId`). Each child reshares the parent at its `scheduledTime` + `scheduleInSecs` ' +
       '(300, 1800, 3600, 7200, 14400, 28800, 43200 or 86400). `enable: false` cancels the children not yet published. ' +
-      'Enterprise plan only (403 `feature_not_available`).',
+      'Enterprise plan only (403 `feature_not_available`). Honours `Idempotency-Key` (it creates the child posts).',
     params: PostIdParams,
     body: RepostingBody,
     responses: { 200: PostResponse },
     errors: [400, 401, 403, 404, 409, 500],
+    idempotent: true,
     handler: async ({ params, body, auth, deps }) => {
       if (auth.plan !== 'enterprise') throw featureNotAvailable('Cross-account reposting needs the Enterprise plan');
       const { enable, reposts } = body.reposting;

@@ -111,7 +111,9 @@ export const PatchContactBody = Type.Object(
           companyName: Type.Optional(NullableString),
           companyWebsite: Type.Optional(NullableString),
           companyIndustry: Type.Optional(NullableString),
-          companyHeadcount: Type.Optional(NullableString),
+          companyHeadcount: Type.Optional(
+            Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'A range `<min>-<max>` of whole numbers, min ≤ max (e.g. `51-200`); anything else is a 400 naming `/company/companyHeadcount`' }),
+          ),
           companyPronet: Type.Optional(NullableString),
         },
         { additionalProperties: false },

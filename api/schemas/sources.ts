@@ -1,7 +1,7 @@
 /** Sources: request and response shapes (API-SPEC "Sources", DESIGN §4). */
 import { Type, type Static } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
-import { PAST_DAYS_OPTIONS, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
+import { PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
 import { Condition, DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
 
 export const SourceTypeSchema = Type.Union(
@@ -21,18 +21,19 @@ export const SourceMeta = KeyedRecord(Type.Unknown(), {
   description:
     'Per type: `pronetKeywordSearch` `{keyword (≥3 chars, required), postedTime?, authorTitle?, sourceName?}`; ' +
     '`pronetJobPosting` `{jobTitle, jobLocation, postedTime, jobType (required), sourceName?, fieldMapping?}`; ' +
-    '`importFromWebhook` `{config: {fieldMapping: [{sourceFieldName, targetFieldName}]}}` (targets are paths of `GET /schema/contact`); ' +
+    '`importFromWebhook` `{config?: {fieldMapping?: [{sourceFieldName, targetFieldName}]}}` (targets are paths of `GET /schema/contact`; without a mapping, pushed rows are keyed by those paths, nested objects flattened); ' +
     'social listening display fields `socialName`, `socialHandle`, `platformName`, `interactionType`, `profileImageUrl`.',
 });
 
-export const PastDays = Type.Union(
-  PAST_DAYS_OPTIONS.map((d) => Type.Literal(d)),
-  { description: 'Look-back window in days (1 = the last 24 hours)' },
-);
+export const PastDays = Type.Integer({
+  minimum: PAST_DAYS_MIN,
+  maximum: PAST_DAYS_MAX,
+  description: `Look-back window in days, ${PAST_DAYS_MIN}–${PAST_DAYS_MAX} (1 = the last 24 hours; the interface offers 1, 7, 15, 30, 45, 60, 90)`,
+});
 
 export const RunFrequencySchema = Type.Object(
   {
-    numberOfPastDaysToSync: Type.String({ maxLength: 20, pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: one of ${PAST_DAYS_OPTIONS.map((d) => `"${d}"`).join(', ')}` }),
+    numberOfPastDaysToSync: Type.String({ maxLength: 20, pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: a whole number "${PAST_DAYS_MIN}"–"${PAST_DAYS_MAX}"` }),
     periodicInterval: Type.String({ minLength: 1, maxLength: 40, description: PERIODIC_INTERVAL_DESCRIPTION }),
   },
   { additionalProperties: false },

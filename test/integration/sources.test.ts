@@ -77,7 +77,7 @@ describe('POST /sources', () => {
       await post('/sources', { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'Engineer', jobLocation: 'Berlin', postedTime: 'past-week' } }),
       '/sourceMeta/jobType',
     );
-    expect400(await post('/sources', { sourceType: 'importFromWebhook', sourceMeta: {} }), '/sourceMeta/config');
+    expect400(await post('/sources', { sourceType: 'importFromWebhook', sourceMeta: { config: [] } }), '/sourceMeta/config');
     expect400(
       await post('/sources', {
         sourceType: 'importFromWebhook',
@@ -172,7 +172,7 @@ describe('GET and PATCH /sources/{id}', () => {
     expect(d.spec.intervals?.[0]?.every).toBe(86_400_000);
     expect((await get(`/sources/${id}`)).body.data.attributes.runFrequency.periodicInterval).toBe('1d');
 
-    expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '8', periodicInterval: '1d' } }), '/runFrequency/numberOfPastDaysToSync');
+    expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '91', periodicInterval: '1d' } }), '/runFrequency/numberOfPastDaysToSync');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: 'often' } }), '/runFrequency/periodicInterval');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '5m' } }), '/runFrequency/periodicInterval', /15 minutes/);
 
@@ -290,7 +290,7 @@ describe('POST /sources/pull-contacts-from-source/{id} (validation; pulls run in
     expect((await post(`/sources/pull-contacts-from-source/${id}`, {}, otherKey)).status).toBe(404);
     expect((await post('/sources/pull-contacts-from-source/0195f0a0-0000-7000-8000-00000000ffff', {})).status).toBe(404);
     expect((await post(`/sources/pull-contacts-from-source/${id}`, { segmentId: '0195f0a0-0000-7000-8000-00000000ffff' })).status).toBe(404);
-    expect400(await post(`/sources/pull-contacts-from-source/${id}`, { numberOfPastDaysToSync: 2 }), '/numberOfPastDaysToSync');
+    expect400(await post(`/sources/pull-contacts-from-source/${id}`, { numberOfPastDaysToSync: 91 }), '/numberOfPastDaysToSync');
     const w = await post('/sources', { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.firstName' }] } } });
     const r = await post(`/sources/pull-contacts-from-source/${w.body.data.id}`, {});
     expect(r.status).toBe(400);

@@ -66,14 +66,15 @@ describe('per-type source rules', () => {
       failure({ sourceType: 'pronetJobPosting', sourceMeta: { ...meta, fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.nope' }] } }).path,
     ).toBe('/sourceMeta/fieldMapping/0/targetFieldName');
   });
-  it('importFromWebhook needs config.fieldMapping with catalog targets', () => {
+  it('importFromWebhook takes an optional config.fieldMapping with catalog targets', () => {
     const ok = validateSourceInput(
       { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'first', targetFieldName: 'contact.firstName' }] } } },
       catalog,
     );
     expect(ok.identityKey).toBeNull();
-    expect(failure({ sourceType: 'importFromWebhook', sourceMeta: {} }).path).toBe('/sourceMeta/config');
-    expect(failure({ sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [] } } }).path).toBe('/sourceMeta/config/fieldMapping');
+    expect(validateSourceInput({ sourceType: 'importFromWebhook', sourceMeta: {} }, catalog).sourceType).toBe('importFromWebhook');
+    expect(validateSourceInput({ sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [] } } }, catalog).sourceType).toBe('importFromWebhook');
+    expect(failure({ sourceType: 'importFromWebhook', sourceMeta: { config: 'x' } }).path).toBe('/sourceMeta/config');
     expect(
       failure({ sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'x', targetFieldName: 'contact.bogus' }] } } }),
     ).toEqual({ path: '/sourceMeta/config/fieldMapping/0/targetFieldName', message: "'contact.bogus' is not a field of GET /schema/contact" });
@@ -115,7 +116,7 @@ describe('runFrequency', () => {
   ])('%s → %s ms', (s, ms) => expect(parseInterval(s)).toBe(ms));
   it('validates days and bounds', () => {
     expect(validateRunFrequency({ numberOfPastDaysToSync: '7', periodicInterval: '1d' })).toMatchObject({ pastDays: 7, intervalMs: 86_400_000 });
-    expect(() => validateRunFrequency({ numberOfPastDaysToSync: '8', periodicInterval: '1d' })).toThrow(/numberOfPastDaysToSync/);
+    expect(() => validateRunFrequency({ numberOfPastDaysToSync: '0', periodicInterval: '1d' })).toThrow(/numberOfPastDaysToSync/);
     expect(() => validateRunFrequency({ numberOfPastDaysToSync: '1', periodicInterval: '5m' })).toThrow(/between 15 minutes and 90 days/);
     expect(() => validateRunFrequency({ numberOfPastDaysToSync: '1', periodicInterval: 'daily' })).toThrow(/periodicInterval/);
   });
