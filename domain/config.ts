@@ -31,6 +31,11 @@ export interface Config {
    * (a 10,000-row ingest chunk, a discovery export) but still ends one that hangs.
    */
   statementTimeoutMs: { api: number; worker: number };
+  /**
+   * Whether `npm start` loads the demo dataset into empty `ds_*` tables (db/demoDataset.ts):
+   * `DEMO_DATASET`, on by default, off by default when `NODE_ENV=production`.
+   */
+  demoDataset: boolean;
   /** The environment this configuration was read from; modules read their own settings here. */
   env: NodeJS.ProcessEnv;
 }
@@ -38,6 +43,15 @@ export interface Config {
 function int(value: string | undefined, fallback: number): number {
   const n = value === undefined || value === '' ? NaN : Number(value);
   return Number.isFinite(n) ? n : fallback;
+}
+
+/** A boolean setting: `true`/`1`/`on`/`yes` or `false`/`0`/`off`/`no`; anything else is refused by name. */
+function bool(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'on', 'yes'].includes(v)) return true;
+  if (['false', '0', 'off', 'no'].includes(v)) return false;
+  throw new Error(`${name} must be one of true, false, 1, 0, on, off, yes, no (got ${JSON.stringify(value)})`);
 }
 
 /** `dist/` when running the compiled output (`npm run build`); the checkout or image root holds `config/`, `.data/`, `.tools/`. */
@@ -120,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
     statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },
+    demoDataset: bool('DEMO_DATASET', env.DEMO_DATASET, env.NODE_ENV !== 'production'),
     env,
   };
 }

@@ -1,44 +1,27 @@
 /**
- * `npm start`: starts (or reuses) the stack, migrates, starts the API and the worker as child
- * processes (restarted when they die), ensures a demo workspace, and prints where everything is.
+ * `npm start`: starts (or reuses) the stack, migrates, loads the demo dataset into an empty one and
+ * ensures a demo workspace (scripts/firstStart.ts), starts the API and the worker as child
+ * processes (restarted when they die), and prints where everything is and how to call it.
  * Ctrl-C stops API and worker; the stack keeps running (`npm run stack -- stop` stops it) so the
  * next start is warm.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
 import { startStack } from './stack.js';
 import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
 import { Connection } from '@temporalio/client';
 import protoPackage from '@temporalio/proto';
-import { openOrm, migrate } from '../db/orm.js';
-import { createPool } from '../db/pool.js';
-import { createWorkspace } from '../db/workspaces.js';
+import { describeDataset, prepareDatabase } from './firstStart.js';
 
 const t0 = performance.now();
 const config = loadConfig();
 await startStack();
-const orm = await openOrm(config.databaseUrl);
-await migrate(orm);
-await orm.close(true);
 await ensureSearchAttributes();
 
 // The demo workspace's key is shown once at creation; keep it in the git-ignored data folder.
 const demoFile = join(process.env.DATA_DIR ?? join(ROOT_DIR, '.data'), 'demo-workspace.json');
-const pool = createPool(config.databaseUrl, 2);
-let demo: { workspaceId: string; apiKey: string } | undefined;
-if (existsSync(demoFile)) {
-  const saved = JSON.parse(readFileSync(demoFile, 'utf8'));
-  const r = await pool.query('select 1 from workspaces where id = $1', [saved.workspaceId]);
-  if (r.rowCount) demo = saved;
-}
-if (!demo) {
-  demo = await createWorkspace(pool, { name: 'Demo workspace', plan: 'enterprise', credits: 10_000 });
-  mkdirSync(join(demoFile, '..'), { recursive: true });
-  writeFileSync(demoFile, JSON.stringify(demo, null, 2));
-}
-await pool.end();
+const { demo, dataset } = await prepareDatabase(config, demoFile);
 
 const NODE_FLAGS = [...PROCESS_NODE_FLAGS, '--import', 'tsx'];
 
@@ -110,14 +93,18 @@ process.once('SIGTERM', () => void stop());
 
 await Promise.all([supervise('worker/main.ts').ready, supervise('api/main.ts').ready]);
 const secs = ((performance.now() - t0) / 1000).toFixed(1);
+const datasetLine = describeDataset(dataset);
 console.log(`
 Ready in ${secs}s
   API         ${config.publicBaseUrl}
   API docs    ${config.publicBaseUrl}/docs
   Temporal UI ${config.temporal.uiUrl}
   API key     ${demo.apiKey}   (demo workspace ${demo.workspaceId}, enterprise plan)
-
-Try: curl -H 'x-api-key: ${demo.apiKey}' ${config.publicBaseUrl}/credits/balance
+${datasetLine ? `  ${datasetLine}\n` : ''}
+In another terminal, for the README walkthrough:
+  export API=${config.publicBaseUrl}
+  export API_KEY=${demo.apiKey}
+  curl -s "$API/credits/balance" -H "x-api-key: $API_KEY"
 `);
 
 /** The embedded dev server registers them at start; an external Temporal gets them here. */

@@ -1,0 +1,61 @@
+/**
+ * What `npm start` does to the database before API and worker start: migrations, the demo
+ * dataset (when `DEMO_DATASET` allows it and the `ds_*` tables are empty) and the demo workspace
+ * (its key, shown once at creation, is kept in the git-ignored data folder). The README
+ * walkthrough's smoke test (test/integration/readme-walkthrough.test.ts) prepares its database
+ * with this same code.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../domain/config.js';
+import { ensureDemoDataset, type DemoDatasetOutcome } from '../db/demoDataset.js';
+import { openOrm, migrate } from '../db/orm.js';
+import { createPool } from '../db/pool.js';
+import { createWorkspace } from '../db/workspaces.js';
+
+export interface DemoWorkspace {
+  workspaceId: string;
+  apiKey: string;
+}
+
+export interface FirstStart {
+  demo: DemoWorkspace;
+  /** `off`: DEMO_DATASET switched it off. */
+  dataset: DemoDatasetOutcome | 'off';
+}
+
+export const DEMO_WORKSPACE = { name: 'Demo workspace', plan: 'enterprise', credits: 10_000 } as const;
+
+/** `demoFile`: where the demo workspace's id and key are kept between starts. */
+export async function prepareDatabase(config: Config, demoFile: string): Promise<FirstStart> {
+  const orm = await openOrm(config.databaseUrl);
+  await migrate(orm);
+  await orm.close(true);
+  // The dataset import uses two connections beside the one holding its lock.
+  const pool = createPool(config.databaseUrl, 4);
+  try {
+    const dataset = config.demoDataset ? await ensureDemoDataset(pool) : 'off';
+    let demo: DemoWorkspace | undefined;
+    if (existsSync(demoFile)) {
+      const saved = JSON.parse(readFileSync(demoFile, 'utf8')) as DemoWorkspace;
+      const r = await pool.query('select 1 from workspaces where id = $1', [saved.workspaceId]);
+      if (r.rowCount) demo = saved;
+    }
+    if (!demo) {
+      const created = await createWorkspace(pool, DEMO_WORKSPACE);
+      demo = { workspaceId: created.workspaceId, apiKey: created.apiKey };
+      mkdirSync(dirname(demoFile), { recursive: true });
+      writeFileSync(demoFile, JSON.stringify(demo, null, 2));
+    }
+    return { demo, dataset };
+  } finally {
+    await pool.end();
+  }
+}
+
+/** One line for the start banner about the dataset, or nothing when there is nothing to say. */
+export function describeDataset(outcome: DemoDatasetOutcome | 'off'): string | undefined {
+  if (outcome === 'off' || !outcome.loaded) return undefined;
+  const n = (kind: string) => (outcome.report.results.find((r) => r.kind === kind)?.loaded ?? 0).toLocaleString('en-US');
+  return `Demo dataset loaded: ${n('companies')} companies, ${n('people')} people, ${n('posts')} posts in ${outcome.report.seconds.toFixed(1)} s (npm run dataset imports more; DEMO_DATASET=off skips it)`;
+}

@@ -1,0 +1,160 @@
+/**
+ * The README walkthrough, run exactly as written: API and worker as child processes started from
+ * the entry points `npm start` uses, with the defaults a newcomer has (no allow-lists), against
+ * the real stack and a database of their own prepared by `npm start`'s first-start code (migrations,
+ * demo dataset, demo workspace). Every `sh` block runs in bash with only `$API`, `$API_KEY` and
+ * the ids kept from earlier answers set; every answer must match the README's (test/walkthrough.ts).
+ */
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../../domain/config.js';
+import { DEMO_DATASET } from '../../db/demoDataset.js';
+import { describeDataset, prepareDatabase, type FirstStart } from '../../scripts/firstStart.js';
+import { adminUrl } from '../globalSetup.js';
+import { matchAnswer, namesUsed, parseAnswer, readWalkthrough } from '../walkthrough.js';
+
+const run = promisify(execFile);
+const README = readFileSync(join(ROOT_DIR, 'README.md'), 'utf8');
+const REPEAT_FOR_MS = 60_000;
+
+let dbName: string;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+let first: FirstStart;
+let apiUrl: string;
+const children: { name: string; child: ChildProcess; output: string[] }[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts an entry point the way scripts/start.ts does and waits for its 'ready' message. */
+async function startChild(name: string, entry: string): Promise<void> {
+  const child = fork(join(ROOT_DIR, entry), [], { env, execArgv: [...PROCESS_NODE_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const output: string[] = [];
+  const keep = (b: Buffer) => {
+    output.push(b.toString());
+    if (output.length > 200) output.shift();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  children.push({ name, child, output });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code, signal) => reject(new Error(`${name} exited (${code ?? signal}) before it was ready:\n${output.join('')}`)));
+  });
+}
+
+beforeAll(async () => {
+  const template = process.env.TEST_TEMPLATE_DB;
+  if (!template) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
+  const base = loadConfig();
+  dbName = `t_${process.env.TEST_RUN_ID}_walk_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
+  await admin.connect();
+  for (let i = 0; ; i++) {
+    try {
+      await admin.query(`create database ${dbName} template ${template}`);
+      break;
+    } catch (e) {
+      if (i > 50) throw e;
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+  await admin.end();
+
+  dataDir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
+  const port = await freePort();
+  // A newcomer's environment: the defaults (no allow-lists, DEMO_DATASET unset), a database and
+  // task queue of this test's own; the worker takes the workflow bundle global setup built.
+  const { OUTBOUND_ALLOW_LIST, PROVIDER_BASE_URL_ALLOW_LIST, DEMO_DATASET: _demo, PUBLIC_BASE_URL, ...inherited } = process.env;
+  env = {
+    ...inherited,
+    DATABASE_URL: adminUrl(base.databaseUrl, dbName),
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    TEMPORAL_TASK_QUEUE: `test-${dbName}`,
+    LOG_LEVEL: 'warn',
+  };
+  first = await prepareDatabase(loadConfig(env), join(dataDir, 'demo-workspace.json'));
+  await Promise.all([startChild('worker', 'worker/main.ts'), startChild('api', 'api/main.ts')]);
+  apiUrl = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  await Promise.all(
+    children.map(({ child }) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      return exited;
+    }),
+  );
+  if (dbName) {
+    const admin = new pg.Client({ connectionString: adminUrl(loadConfig().databaseUrl) });
+    await admin.connect();
+    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await admin.end();
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('README walkthrough', () => {
+  it('first start loaded the demo dataset the README announces, once', async () => {
+    expect(first.dataset).not.toBe('off');
+    const line = describeDataset(first.dataset)!;
+    expect(line).toMatch(/^Demo dataset loaded: /);
+    // The README shows the banner line up to its timing.
+    expect(README).toContain(line.slice(0, line.indexOf(' in ')));
+    expect(README).toContain(`${DEMO_DATASET.companies} companies, ${DEMO_DATASET.people.toLocaleString('en-US')} people`);
+    const again = await prepareDatabase(loadConfig(env), join(dataDir, 'demo-workspace.json'));
+    expect(again.dataset).toEqual({ loaded: false, reason: 'dataset_not_empty' });
+    expect(again.demo).toEqual(first.demo);
+    expect((await prepareDatabase(loadConfig({ ...env, DEMO_DATASET: 'off' }), join(dataDir, 'demo-workspace.json'))).dataset).toBe('off');
+    expect(loadConfig({ NODE_ENV: 'production' }).demoDataset).toBe(false);
+    expect(() => loadConfig({ DEMO_DATASET: 'maybe' })).toThrow(/DEMO_DATASET must be one of/);
+  });
+
+  it('every command answers what the README shows', { timeout: 300_000 }, async () => {
+    const steps = readWalkthrough(README);
+    expect(steps.length).toBeGreaterThanOrEqual(10);
+    const kept: Record<string, string> = {};
+    for (const step of steps) {
+      const pattern = parseAnswer(step.answer);
+      const used = namesUsed(step.command);
+      const fixed = Object.fromEntries(Object.entries(kept).filter(([k]) => used.has(k)));
+      const deadline = Date.now() + (step.repeat ? REPEAT_FOR_MS : 0);
+      for (;;) {
+        const shell = { PATH: process.env.PATH, HOME: process.env.HOME, API: apiUrl, API_KEY: first.demo.apiKey, ...kept };
+        const { stdout } = await run('bash', ['-c', step.command], { env: shell, timeout: 30_000 });
+        let problem: string;
+        try {
+          Object.assign(kept, matchAnswer(pattern, JSON.parse(stdout), fixed));
+          break;
+        } catch (e) {
+          problem = (e as Error).message;
+        }
+        if (Date.now() >= deadline) {
+          throw new Error(`README line ${step.line}: ${step.command}\nanswered ${stdout}\nwhich differs from the README ${problem}`);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    expect(Object.keys(kept).sort()).toEqual(['JOB_ID', 'POST_ID', 'PROVIDER_ID', 'SEGMENT_ID', 'SOURCE_ID']);
+  });
+});
