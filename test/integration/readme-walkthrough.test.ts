@@ -1,9 +1,11 @@
 /**
  * The README walkthrough, run exactly as written: API and worker as child processes started from
- * the entry points `npm start` uses, with the defaults a newcomer has (no allow-lists), against
- * the real stack and a database of their own prepared by `npm start`'s first-start code (migrations,
- * demo dataset, demo workspace). Every `sh` block runs in bash with only `$API`, `$API_KEY` and
- * the ids kept from earlier answers set; every answer must match the README's (test/walkthrough.ts).
+ * the compiled output (`npm run build`, run here so `dist/` is never stale; `node dist/api/main.js`
+ * and `node dist/worker/main.js` as the image runs them), with the defaults a newcomer has (no
+ * allow-lists), against the real stack and a database of their own prepared by `npm start`'s
+ * first-start code (migrations, demo dataset, demo workspace). Every `sh` block runs in bash with
+ * only `$API`, `$API_KEY` and the ids kept from earlier answers set; every answer must match the
+ * README's (test/walkthrough.ts).
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,9 +44,9 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts an entry point the way scripts/start.ts does and waits for its 'ready' message. */
+/** Starts a compiled entry point with the flags scripts/start.ts gives it; waits for its 'ready' message. */
 async function startChild(name: string, entry: string): Promise<void> {
-  const child = fork(join(ROOT_DIR, entry), [], { env, execArgv: [...PROCESS_NODE_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const child = fork(join(ROOT_DIR, 'dist', entry), [], { env, execArgv: PROCESS_NODE_FLAGS, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const output: string[] = [];
   const keep = (b: Buffer) => {
     output.push(b.toString());
@@ -60,6 +62,7 @@ async function startChild(name: string, entry: string): Promise<void> {
 }
 
 beforeAll(async () => {
+  const build = run('npm', ['run', 'build'], { cwd: ROOT_DIR, timeout: 240_000 });
   const template = process.env.TEST_TEMPLATE_DB;
   if (!template) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
   const base = loadConfig();
@@ -80,8 +83,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
   const port = await freePort();
   // A newcomer's environment: the defaults (no allow-lists, DEMO_DATASET unset), a database and
-  // task queue of this test's own; the worker takes the workflow bundle global setup built.
-  const { OUTBOUND_ALLOW_LIST, PROVIDER_BASE_URL_ALLOW_LIST, DEMO_DATASET: _demo, PUBLIC_BASE_URL, ...inherited } = process.env;
+  // task queue of this test's own; the compiled worker loads the bundle the build wrote.
+  const { OUTBOUND_ALLOW_LIST, PROVIDER_BASE_URL_ALLOW_LIST, DEMO_DATASET, PUBLIC_BASE_URL, WORKFLOW_BUNDLE_PATH, ...inherited } = process.env;
   env = {
     ...inherited,
     DATABASE_URL: adminUrl(base.databaseUrl, dbName),
@@ -92,9 +95,10 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   };
   first = await prepareDatabase(loadConfig(env), join(dataDir, 'demo-workspace.json'));
-  await Promise.all([startChild('worker', 'worker/main.ts'), startChild('api', 'api/main.ts')]);
+  await build;
+  await Promise.all([startChild('worker', 'worker/main.js'), startChild('api', 'api/main.js')]);
   apiUrl = `http://127.0.0.1:${port}`;
-});
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all(
