@@ -11,7 +11,7 @@ process.on('uncaughtException', (err) => {
   process.exit(1);
 });
 api.deps.log.info({ url: api.url }, 'api listening');
-process.send?.({ ready: true, url: api.url });
+process.send?.('ready');
 const stop = async () => {
   await api.close();
   process.exit(0);

@@ -16,7 +16,9 @@ export interface ApiServer {
 }
 
 export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
-  const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } });
+  // Asynchronous stdout: lines written while a write is in flight go out together, so the access
+  // log at info costs the request path no synchronous write (pino flushes it when the process exits).
+  const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } }, pino.destination({ dest: 1, sync: false }));
   const stores = await openStores(config, { poolMax: 20, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
   const apiKeys = new ApiKeyCache(stores.pool, () => listener.live);
   const listener = listen({

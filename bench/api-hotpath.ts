@@ -5,14 +5,15 @@
  * to bare Koa, median of 3 rounds (the three targets interleaved, so a load spike on the shared
  * machine hits all of them alike).
  *
- *   npx tsx bench/api-hotpath.ts [--seconds 10] [--rounds 3] [--tsx]
+ *   npx tsx bench/api-hotpath.ts [--seconds 10] [--rounds 3] [--tsx] [--cpu-prof DIR]
  *
  * The API runs as its own process, the way production runs it: compiled JavaScript from
  * `dist/` (`npm run build`) when it exists, else through the tsx loader (said in the output);
  * `--tsx` forces the loader. Logging at info goes to stdout (here /dev/null), as in production.
+ * `--cpu-prof DIR` writes the API process's V8 CPU profile there (open it in Chrome DevTools).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -20,9 +21,9 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
-import { dropDatabase, freshDatabase, say } from './lib.js';
+import { cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
 
-const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false } } });
+const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' } } });
 const SECONDS = Number(args.seconds);
 const ROUNDS = Number(args.rounds);
 const CONNECTIONS = 32;
@@ -31,6 +32,16 @@ const KOA_PORT = Number(process.env.BENCH_KOA_PORT ?? 3116);
 
 const compiled = join(ROOT_DIR, 'dist', 'api', 'main.js');
 const useDist = !args.tsx && existsSync(compiled);
+if (useDist) {
+  // A stale build would measure old code: every source must be older than its compiled file.
+  const stale = ['api', 'db', 'domain'].flatMap((dir) =>
+    readdirSync(join(ROOT_DIR, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => [join(ROOT_DIR, dir, f), join(ROOT_DIR, 'dist', dir, f.replace(/\.ts$/, '.js'))] as const)
+      .filter(([src, out]) => !existsSync(out) || statSync(src).mtimeMs > statSync(out).mtimeMs),
+  );
+  if (stale.length) throw new Error(`dist/ is older than ${stale[0]![0]}: run \`npm run build\` first (or pass --tsx)`);
+}
 
 /** Starts a child that `process.send`s once it listens. */
 async function startChild(entry: string, execArgv: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
@@ -53,12 +64,25 @@ interface Run {
   rps: number;
   p99: number;
   errors: number;
+  /** Cores busy on average during the run, per process group (`other`: the rest of the machine). */
+  cores: Record<string, number>;
+  /** CPU µs per request of the server process (API or bare Koa) and of PostgreSQL: steadier than rates on a loaded machine. */
+  serverUs: number;
+  postgresUs: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number): Promise<Run> {
+async function load(url: string, headers: Record<string, string>, seconds: number, server: 'api' | 'bare Koa'): Promise<Run> {
+  const named = { api: api?.pid, 'bare Koa': koa?.pid, 'autocannon': process.pid };
+  const before = cpuByProcess(named);
+  const t0 = performance.now();
   const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts };
+  const spent = cpuSpent(before, cpuByProcess(named));
+  const wallMs = performance.now() - t0;
+  const cores = Object.fromEntries(Object.entries(spent).map(([k, ms]) => [k, Math.round((ms / wallMs) * 100) / 100]));
+  const perRequestUs = (ms: number | undefined) => Math.round(((ms ?? 0) * 1000) / Math.max(1, r.requests.total));
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, cores, serverUs: perRequestUs(spent[server]), postgresUs: perRequestUs(spent.postgres) };
 }
+const coresText = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -99,29 +123,30 @@ try {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     NODE_ENV: 'production',
   };
+  const profileFlags = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
   api = useDist
-    ? await startChild(compiled, PROCESS_NODE_FLAGS, env)
-    : await startChild(join(ROOT_DIR, 'api', 'main.ts'), [...PROCESS_NODE_FLAGS, '--import', 'tsx'], env);
+    ? await startChild(compiled, [...PROCESS_NODE_FLAGS, ...profileFlags], env)
+    : await startChild(join(ROOT_DIR, 'api', 'main.ts'), [...PROCESS_NODE_FLAGS, ...profileFlags, '--import', 'tsx'], env);
   koa = await startChild(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), PROCESS_NODE_FLAGS, { ...process.env, PORT: String(KOA_PORT) });
 
   const auth = { 'x-api-key': ws.apiKey };
   const targets = {
-    'bare Koa': { url: `http://127.0.0.1:${KOA_PORT}/`, headers: {} },
-    'GET /contacts/{id}': { url: `http://127.0.0.1:${API_PORT}/contacts/${contactId}`, headers: auth },
-    'GET /credits/balance': { url: `http://127.0.0.1:${API_PORT}/credits/balance`, headers: auth },
+    'bare Koa': { url: `http://127.0.0.1:${KOA_PORT}/`, headers: {}, server: 'bare Koa' as const },
+    'GET /contacts/{id}': { url: `http://127.0.0.1:${API_PORT}/contacts/${contactId}`, headers: auth, server: 'api' as const },
+    'GET /credits/balance': { url: `http://127.0.0.1:${API_PORT}/credits/balance`, headers: auth, server: 'api' as const },
   };
   // Sanity: the API answers 200 with the contact before anything is timed.
   const probe = await fetch(targets['GET /contacts/{id}'].url, { headers: auth });
   if (probe.status !== 200) throw new Error(`GET /contacts/{id} answered ${probe.status}: ${await probe.text()}`);
   say(`Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds; API from ${useDist ? 'dist/ (compiled JavaScript)' : 'TypeScript through the tsx loader'}, LOG_LEVEL=${env.LOG_LEVEL}`);
-  for (const t of Object.values(targets)) await load(t.url, t.headers, 2); // warm-up (JIT, pools, caches)
+  for (const t of Object.values(targets)) await load(t.url, t.headers, 2, t.server); // warm-up (JIT, pools, caches)
 
   const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, t] of Object.entries(targets)) {
-      const r = await load(t.url, t.headers, SECONDS);
+      const r = await load(t.url, t.headers, SECONDS, t.server);
       runs[name]!.push(r);
-      say(`round ${round} ${name.padEnd(22)} ${Math.round(r.rps).toString().padStart(6)} rps  p99 ${r.p99} ms${r.errors ? `  ${r.errors} errors/non-2xx` : ''}`);
+      say(`round ${round} ${name.padEnd(22)} ${Math.round(r.rps).toString().padStart(6)} rps  p99 ${r.p99} ms  CPU/request: server ${r.serverUs} µs, postgres ${r.postgresUs} µs${r.errors ? `  ${r.errors} errors/non-2xx` : ''}  cores busy: ${coresText(r.cores)}`);
     }
   }
   const koaRps = median(runs['bare Koa']!.map((r) => r.rps));
@@ -130,7 +155,9 @@ try {
     const rps = median(rs.map((r) => r.rps));
     const p99 = median(rs.map((r) => r.p99));
     const errors = rs.reduce((n, r) => n + r.errors, 0);
-    say(`  ${name.padEnd(22)} ${Math.round(rps).toString().padStart(6)} rps  p99 ${p99} ms  ${(rps / koaRps).toFixed(3)}x bare Koa${errors ? `  (${errors} errors/non-2xx)` : ''}`);
+    const serverUs = median(rs.map((r) => r.serverUs));
+    const postgresUs = median(rs.map((r) => r.postgresUs));
+    say(`  ${name.padEnd(22)} ${Math.round(rps).toString().padStart(6)} rps  p99 ${p99} ms  ${(rps / koaRps).toFixed(3)}x bare Koa  CPU/request: server ${serverUs} µs, postgres ${postgresUs} µs${errors ? `  (${errors} errors/non-2xx)` : ''}`);
   }
 } finally {
   await stop(api);

@@ -13,6 +13,7 @@
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -64,6 +65,15 @@ export interface TestAppOptions {
 
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
+
+/** A port nothing listens on right now (the OS picks it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
 
 function dbUrl(base: string, name: string): string {
   const u = new URL(base);
@@ -178,11 +188,13 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     },
     killWorker: stopWorker,
     async startApiProcess(extra = {}) {
-      const proc = fork(join(ROOT_DIR, 'api', 'main.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...env, ...extra, PORT: '0' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      const url = await new Promise<string>((resolve, reject) => {
-        proc.once('message', (m: { url?: string }) => resolve(m.url!));
+      const port = await freePort();
+      const proc = fork(join(ROOT_DIR, 'api', 'main.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...env, ...extra, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      await new Promise<void>((resolve, reject) => {
+        proc.once('message', () => resolve());
         proc.once('exit', (code) => reject(new Error(`API process exited with ${code}`)));
       });
+      const url = `http://${config.host}:${port}`;
       apiProcesses.add(proc);
       const stop = async () => {
         apiProcesses.delete(proc);

@@ -83,7 +83,11 @@ export const platformRoutes = [
     method: 'get', path: '/credits/balance', tag: 'Credits', summary: 'Credit balance of the workspace',
     responses: { 200: CreditBalance }, errors: [401, 500],
     handler: async ({ auth, deps }) => {
-      const r = await deps.pool.query<{ balance: number; updated_at: Date }>(`select balance, updated_at from credit_accounts where workspace_id = $1`, [auth.workspaceId]);
+      const r = await deps.pool.query<{ balance: number; updated_at: Date }>({
+        name: 'credit-balance', // planned once per connection: a hot read
+        text: `select balance, updated_at from credit_accounts where workspace_id = $1`,
+        values: [auth.workspaceId],
+      });
       const row = r.rows[0];
       return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updated_at ?? new Date(0)).toISOString() } };
     },
