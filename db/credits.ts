@@ -2,10 +2,19 @@
  * The one place credits move. A debit is atomic, never drives the balance below zero, and is
  * recorded at most once per (workspace, idempotency key), so a retried activity or a replayed
  * request never charges twice. Debits of one workspace serialise on its account row.
+ *
+ * A job whose price is known only at its end reserves its maximum price up front: a `hold` (a
+ * debit keyed `hold:<jobId>`, taken when the request is accepted, so concurrent requests cannot
+ * all pass the balance check). Settling it is one transaction that gives the whole hold back (a
+ * `release` keyed `release:<jobId>`) and debits the real charges, so a crash before, during or
+ * after settling neither loses nor doubles credits; a job that fails releases its hold the same way.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { insufficientCredits } from '../domain/errors.js';
+import { ApiError, insufficientCredits } from '../domain/errors.js';
 import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+
+/** What a ledger row is (`kind` of `GET /credits/transactions`). */
+export type LedgerKind = 'grant' | 'debit' | 'hold' | 'release';
 
 export interface DebitInput {
   workspaceId: string;
@@ -16,6 +25,8 @@ export interface DebitInput {
   metadata?: Record<string, unknown>;
   /** Session keys are not billed: nothing is charged or recorded. */
   billable?: boolean;
+  /** `hold` for a reservation ({@link holdCredits}); default `debit`. */
+  kind?: 'debit' | 'hold';
 }
 
 export interface DebitResult {
@@ -49,9 +60,9 @@ export async function debitInTransaction(client: PoolClient, input: DebitInput):
   const after = balance - amount;
   await client.query(`update credit_accounts set balance = $2, updated_at = now() where workspace_id = $1`, [input.workspaceId, after]);
   await client.query(
-    `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, metadata)
-     values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [uuidv7(), input.workspaceId, -amount, after, input.reason, input.idempotencyKey, input.jobId ?? null, input.metadata ?? null],
+    `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, metadata, kind)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [uuidv7(), input.workspaceId, -amount, after, input.reason, input.idempotencyKey, input.jobId ?? null, input.metadata ?? null, input.kind ?? 'debit'],
   );
   return { charged: amount, balance: after, replayed: false };
 }
@@ -59,6 +70,73 @@ export async function debitInTransaction(client: PoolClient, input: DebitInput):
 /** Debits in a transaction of its own. */
 export function debitCredits(pool: Pool, input: DebitInput): Promise<DebitResult> {
   return withTransaction(pool, (client) => debitInTransaction(client, input));
+}
+
+export const holdKey = (jobId: string) => `hold:${jobId}`;
+export const releaseKey = (jobId: string) => `release:${jobId}`;
+
+/**
+ * Reserves up to `amount` for job `jobId` before it starts (402 `insufficient_credits` when the
+ * balance cannot cover it). Session keys hold nothing.
+ */
+export function holdCredits(pool: Pool, input: { workspaceId: string; jobId: string; amount: number; reason: string; billable: boolean }): Promise<DebitResult> {
+  return debitCredits(pool, { ...input, idempotencyKey: holdKey(input.jobId), kind: 'hold' });
+}
+
+/**
+ * Gives job `jobId`'s hold back, once (keyed `release:<jobId>`), inside the caller's transaction.
+ * Returns the credits released (0 when the job holds nothing or was already released).
+ */
+async function releaseHoldInTransaction(client: PoolClient, workspaceId: string, jobId: string): Promise<number> {
+  await client.query(`select 1 from credit_accounts where workspace_id = $1 for update`, [workspaceId]);
+  const rows = await client.query<{ idempotency_key: string; amount: number }>(
+    `select idempotency_key, amount from credit_transactions where workspace_id = $1 and idempotency_key = any($2::text[])`,
+    [workspaceId, [holdKey(jobId), releaseKey(jobId)]],
+  );
+  const hold = rows.rows.find((r) => r.idempotency_key === holdKey(jobId));
+  if (!hold || rows.rows.some((r) => r.idempotency_key === releaseKey(jobId))) return 0;
+  const amount = -Number(hold.amount);
+  const r = await client.query<{ balance: number }>(
+    `update credit_accounts set balance = balance + $2, updated_at = now() where workspace_id = $1 returning balance`,
+    [workspaceId, amount],
+  );
+  await client.query(
+    `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, kind) values ($1, $2, $3, $4, $5, $6, $7, 'release')`,
+    [uuidv7(), workspaceId, amount, r.rows[0]!.balance, 'hold released', releaseKey(jobId), jobId],
+  );
+  return amount;
+}
+
+/** Releases job `jobId`'s whole hold (the job ended without settling: failed or cancelled). */
+export function releaseHold(pool: Pool, workspaceId: string, jobId: string): Promise<number> {
+  return withTransaction(pool, (client) => releaseHoldInTransaction(client, workspaceId, jobId));
+}
+
+export type ChargeInput = Omit<DebitInput, 'workspaceId' | 'jobId' | 'billable' | 'kind'>;
+
+/**
+ * Settles job `jobId` in one transaction: its hold (if any) is released and each charge debited
+ * under its own key. Per charge: the debit's result, or the 402 error when the balance cannot
+ * cover it (only possible for a job that holds nothing). Retrying after a commit changes nothing.
+ */
+export function settleJobCredits(
+  pool: Pool,
+  input: { workspaceId: string; jobId: string; billable: boolean; charges: ChargeInput[] },
+): Promise<Array<DebitResult | ApiError>> {
+  return withTransaction(pool, async (client) => {
+    await releaseHoldInTransaction(client, input.workspaceId, input.jobId);
+    const out: Array<DebitResult | ApiError> = [];
+    for (const c of input.charges) {
+      try {
+        out.push(await debitInTransaction(client, { ...c, workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable }));
+      } catch (e) {
+        // Thrown by the check above, not by PostgreSQL: the transaction is still usable.
+        if (!(e instanceof ApiError && e.code === 'insufficient_credits')) throw e;
+        out.push(e);
+      }
+    }
+    return out;
+  });
 }
 
 export async function grantCredits(pool: Pool, workspaceId: string, amount: number, reason = 'grant'): Promise<number> {
@@ -72,7 +150,7 @@ export async function grantCredits(pool: Pool, workspaceId: string, amount: numb
     const balance = r.rows[0]!.balance;
     const id = uuidv7();
     await client.query(
-      `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key) values ($1, $2, $3, $4, $5, $6)`,
+      `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, kind) values ($1, $2, $3, $4, $5, $6, 'grant')`,
       [id, workspaceId, Math.trunc(amount), balance, reason, `grant:${id}`],
     );
     return balance;

@@ -61,6 +61,8 @@ export const CreditTransaction = defineEntity({
     idempotencyKey: p.string(),
     jobId: p.uuid().nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
+    /** `grant`, `debit`, `hold` or `release` (db/credits.ts). */
+    kind: p.string(),
     createdAt: p.datetime(),
   },
 });

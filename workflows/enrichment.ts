@@ -2,14 +2,15 @@
  * Contact enrichment (`POST /contacts/unified-data-api`): the requested slices run in parallel;
  * each walks its providers in the planned waterfall order, one activity per (slice, provider),
  * until one finds data. Once all are done, one local activity charges each slice that found data
- * by how many providers were tried (`enrich:<jobId>:<slice>`, so never twice) and builds the
- * result; the balance must cover the request's maximum price before any provider is called, else
- * the job fails with `insufficient_credits`.
+ * by how many providers were tried (`enrich:<jobId>:<slice>`, so never twice), releasing in the
+ * same transaction the hold of the request's maximum price that the API took when it accepted the
+ * job, and builds the result; a job that fails or is cancelled releases its hold. (Jobs started
+ * before holds existed check the balance here instead: `patched('enrichment-credit-hold')`.)
  *
  * The plan (lookup, providers, timeouts, retries) was fixed by the API at acceptance, so a
  * configuration change never alters a running job's history.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SliceOutcome } from '../domain/enrichment.js';
 import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
@@ -86,20 +87,28 @@ export async function enrichmentWorkflow(input: EnrichmentWorkflowInput & JobInp
   return runJob(input, async (job) => {
     const slices = Object.keys(input.plan.slices) as EnrichmentSlice[];
     job.setProgress(0, slices.length);
-    if (input.billable && input.plan.maxCredits > 0) {
+    // The API reserves the maximum price as a hold when it accepts the job: no balance check here,
+    // settling releases the hold, and a failure releases it too. Histories from before keep replaying.
+    const held = patched('enrichment-credit-hold');
+    if (!held && input.billable && input.plan.maxCredits > 0) {
       const balance = await local.creditBalance(input.workspaceId);
       if (balance < input.plan.maxCredits) {
         throw jobFailure('insufficient_credits', `This request needs up to ${input.plan.maxCredits} credits; the balance is ${balance}`);
       }
     }
-    let done = 0;
-    const outcomes = await Promise.all(
-      slices.map(async (slice) => {
-        const o = await runSlice(input, slice);
-        job.setProgress(++done, slices.length);
-        return o;
-      }),
-    );
-    return local.enrichmentSettle({ workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable, slices: outcomes });
+    try {
+      let done = 0;
+      const outcomes = await Promise.all(
+        slices.map(async (slice) => {
+          const o = await runSlice(input, slice);
+          job.setProgress(++done, slices.length);
+          return o;
+        }),
+      );
+      return await local.enrichmentSettle({ workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable, slices: outcomes });
+    } catch (err) {
+      if (held) await CancellationScope.nonCancellable(() => local.enrichmentReleaseHold({ workspaceId: input.workspaceId, jobId: input.jobId }));
+      throw err;
+    }
   });
 }

@@ -7,16 +7,16 @@
  *   (`provider_rate_limited` with `nextRetryDelay` = the provider's `Retry-After`,
  *   `provider_unavailable`, `provider_timeout`) are retried by the activity's retry policy, then
  *   the provider is skipped.
- * - `enrichmentSettle`: charges each slice that found data by how many providers were tried, once
- *   per (job, slice) whatever the retries (`enrich:<jobId>:<slice>`), and builds the
- *   `jobResponsePayload`; a balance that ran out since the job started withholds the slice's data
- *   instead of handing it out unpaid.
+ * - `enrichmentSettle`: in one transaction, releases the hold taken at acceptance and charges each
+ *   slice that found data by how many providers were tried, once per (job, slice) whatever the
+ *   retries (`enrich:<jobId>:<slice>`), and builds the `jobResponsePayload`.
+ * - `enrichmentReleaseHold`: gives the hold back when the job fails or is cancelled.
  *
  * Providers are looked up by name in the worker's enrichment configuration, so credentials never
  * travel through workflow history.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { debitCredits } from '../../db/credits.js';
+import { releaseHold, settleJobCredits } from '../../db/credits.js';
 import {
   PROVIDER_FAILURE,
   assembleEnrichmentResult,
@@ -124,34 +124,39 @@ export function createEnrichmentActivities(deps: ActivityDeps) {
      * activity never charges twice) and builds the job's result.
      */
     async enrichmentSettle(input: SettleInput): Promise<EnrichmentResult> {
-      const settled: SettledSlice[] = [];
-      for (const slice of input.slices) {
-        const amount = slicePrice(slice);
-        if (amount === 0) {
-          settled.push({ ...slice, credits: 0 });
-          continue;
-        }
-        const found = slice.attempts.find((a) => a.outcome === 'found');
-        try {
-          await debitCredits(deps.pool, {
-            workspaceId: input.workspaceId,
-            amount,
-            idempotencyKey: sliceDebitKey(input.jobId, slice.slice),
-            reason: `enrichment ${slice.slice}`,
-            jobId: input.jobId,
-            billable: input.billable,
-            metadata: { slice: slice.slice, provider: found?.provider ?? null, providersTried: providersTried(slice) },
-          });
-          // A key already charged (an earlier run of this activity) reports that same charge.
-          settled.push({ ...slice, credits: input.billable ? amount : 0 });
-        } catch (e) {
-          if (!(e instanceof ApiError && e.code === 'insufficient_credits')) throw e;
-          // The balance was spent elsewhere since the job started: the data is withheld, not given unpaid.
+      const priced = input.slices.map((slice) => ({ slice, amount: slicePrice(slice) }));
+      const charged = priced.filter((p) => p.amount > 0);
+      // One transaction: the job's hold is released and every found slice debited, or nothing is.
+      const results = await settleJobCredits(deps.pool, {
+        workspaceId: input.workspaceId,
+        jobId: input.jobId,
+        billable: input.billable,
+        charges: charged.map(({ slice, amount }) => ({
+          amount,
+          idempotencyKey: sliceDebitKey(input.jobId, slice.slice),
+          reason: `enrichment ${slice.slice}`,
+          metadata: { slice: slice.slice, provider: slice.attempts.find((a) => a.outcome === 'found')?.provider ?? null, providersTried: providersTried(slice) },
+        })),
+      });
+      const outcome = new Map(charged.map((p, i) => [p.slice, results[i]!]));
+      const settled: SettledSlice[] = priced.map(({ slice, amount }) => {
+        const r = outcome.get(slice);
+        if (!r) return { ...slice, credits: 0 };
+        // Only a job that holds nothing (accepted before holds existed) can find the balance spent
+        // meanwhile: its data is withheld, not given unpaid.
+        if (r instanceof ApiError) {
           const { data: _withheld, ...rest } = slice;
-          settled.push({ ...rest, credits: 0, chargeError: e.message });
+          return { ...rest, credits: 0, chargeError: r.message };
         }
-      }
+        // A key already charged (an earlier run of this activity) reports that same charge.
+        return { ...slice, credits: input.billable ? amount : 0 };
+      });
       return assembleEnrichmentResult(settled);
+    },
+
+    /** Gives an enrichment job's hold back when it ends without settling (failed or cancelled). */
+    async enrichmentReleaseHold(input: { workspaceId: string; jobId: string }): Promise<number> {
+      return releaseHold(deps.pool, input.workspaceId, input.jobId);
     },
   };
 }

@@ -1,12 +1,13 @@
 /**
  * `POST /contacts/unified-data-api`: validates the request against the enrichment rules and the
- * configured waterfall (domain/enrichment.ts), refuses up front (402) what the balance cannot
- * cover at the request's maximum price, and starts the enrichment job (workflows/enrichment.ts).
+ * configured waterfall (domain/enrichment.ts), reserves the request's maximum price as a hold in
+ * the ledger (402 when the balance cannot cover it), and starts the enrichment job
+ * (workflows/enrichment.ts), which settles the real price and releases the rest.
  */
+import { v7 as uuidv7 } from 'uuid';
 import { assertOutboundUrl } from '../../activities/outbound.js';
-import { getBalance } from '../../db/credits.js';
+import { holdCredits, releaseHold } from '../../db/credits.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
-import { insufficientCredits } from '../../domain/errors.js';
 import { startJob } from '../jobs.js';
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
@@ -25,8 +26,10 @@ export const enrichmentRoutes = [
       'found by `companyWebsite` with `fullName` (or `firstName` + `lastName`). Poll `jobStatusEndpoint` (GET /jobs/{jobId}) or pass',
       '`webhookConfiguration`; the result (`jobResponsePayload`) is `{contact, company, emails[], phoneNumbers[], pronetPosts[],',
       'slices{<slice>: {status, provider, credits, attempts[]}}, creditsCharged}`. Credits per found slice: basic data 1, emails 4/5/6 and',
-      'phoneNumbers 10/20/30 by how many providers were tried, pronetPosts 10; nothing for a slice not found. The balance must cover the',
-      "request's maximum price when it is accepted (402 otherwise).",
+      'phoneNumbers 10/20/30 by how many providers were tried, pronetPosts 10; nothing for a slice not found. The request\'s maximum price',
+      'is reserved when it is accepted (a `hold` in `GET /credits/transactions`; 402 `insufficient_credits` when the balance cannot cover',
+      'it, so concurrent requests never spend the same credits); when the job ends the hold is released in full in the same transaction',
+      'that debits the real price (`release` + `debit` rows), or released alone if the job fails. Session keys hold and pay nothing.',
     ].join(' '),
     body: UnifiedDataBody,
     responses: { 202: JobAccepted },
@@ -37,20 +40,25 @@ export const enrichmentRoutes = [
       if (body.webhookConfiguration) {
         await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
       }
-      if (auth.billable) {
-        const balance = await getBalance(deps.pool, auth.workspaceId);
-        if (balance < plan.maxCredits) throw insufficientCredits(plan.maxCredits, balance);
-      }
+      const jobId = uuidv7();
+      await holdCredits(deps.pool, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
       const args: EnrichmentWorkflowInput = { plan, billable: auth.billable };
-      const accepted = await startJob(deps, {
-        workspaceId: auth.workspaceId,
-        type: 'enrichment',
-        workflowType: 'enrichmentWorkflow',
-        args,
-        webhook: body.webhookConfiguration ?? null,
-        message: `Enrichment of ${Object.keys(plan.slices).join(', ')} accepted; poll jobStatusEndpoint for the result`,
-      });
-      return reply(202, accepted);
+      try {
+        const accepted = await startJob(deps, {
+          workspaceId: auth.workspaceId,
+          type: 'enrichment',
+          workflowType: 'enrichmentWorkflow',
+          jobId,
+          args,
+          webhook: body.webhookConfiguration ?? null,
+          message: `Enrichment of ${Object.keys(plan.slices).join(', ')} accepted; poll jobStatusEndpoint for the result`,
+        });
+        return reply(202, accepted);
+      } catch (e) {
+        // No job runs: nothing will settle the hold.
+        await releaseHold(deps.pool, auth.workspaceId, jobId);
+        throw e;
+      }
     },
   }),
 ];

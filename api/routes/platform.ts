@@ -109,7 +109,7 @@ export const platformRoutes = [
         if (from.dir === 'prev') order = 'id asc';
       }
       const [rows, total] = await Promise.all([
-        deps.pool.query(`select id, amount, balance_after, reason, job_id, metadata, created_at from credit_transactions where workspace_id = $1 ${where} order by ${order} limit $2`, params),
+        deps.pool.query(`select id, kind, amount, balance_after, reason, job_id, metadata, created_at from credit_transactions where workspace_id = $1 ${where} order by ${order} limit $2`, params),
         deps.pool.query<{ n: number }>(`select count(*)::int as n from credit_transactions where workspace_id = $1`, [auth.workspaceId]),
       ]);
       const page = pageMeta({
@@ -117,7 +117,7 @@ export const platformRoutes = [
         keyOf: (r) => [r.id],
       });
       return {
-        data: page.data.map((r) => ({ id: r.id, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, jobId: r.job_id, metadata: r.metadata, createdAt: (r.created_at as Date).toISOString() })),
+        data: page.data.map((r) => ({ id: r.id, kind: r.kind, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, jobId: r.job_id, metadata: r.metadata, createdAt: (r.created_at as Date).toISOString() })),
         meta: page.meta,
       };
     },

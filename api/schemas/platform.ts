@@ -18,7 +18,13 @@ export const CreditTransactionsQuery = Type.Object(
 
 export const CreditTransaction = Type.Object({
   id: Type.String(),
-  amount: Type.Integer({ description: 'Positive for grants, negative for debits' }),
+  kind: Type.Union([Type.Literal('grant'), Type.Literal('debit'), Type.Literal('hold'), Type.Literal('release')], {
+    description:
+      '`grant`: credits added. `debit`: a charge. `hold`: the maximum price of an accepted job (enrichment), reserved so concurrent ' +
+      'requests cannot spend the same credits; `release`: that hold given back in full when the job settles (in the same transaction as ' +
+      "its `debit`s of the real price) or fails. A settled job's rows sum to what it cost.",
+  }),
+  amount: Type.Integer({ description: 'Positive for grants and releases, negative for debits and holds' }),
   balanceAfter: Type.Integer(),
   reason: Type.String(),
   jobId: Type.Union([Type.String(), Type.Null()]),

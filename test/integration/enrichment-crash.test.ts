@@ -1,7 +1,8 @@
 /**
  * A worker process SIGKILLed in the middle of an enrichment job: a restarted worker finishes the
  * job from its history, the interrupted provider call is retried (same request id), and every
- * slice is charged exactly once.
+ * slice is charged exactly once: the hold taken at acceptance survives the crash and is released,
+ * in the same transaction as the charges, exactly once.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -56,6 +57,10 @@ it('finishes the job after a worker crash mid-job, charging each slice once', { 
   await app.killWorker();
   const during = (await app.http('GET', `/jobs/${jobId}`, { apiKey: ws.apiKey })).body.data;
   expect(during.jobStatus).toBe('running');
+  // The maximum price (1 + 4) is held since acceptance; nothing is settled yet.
+  expect(await balance()).toBe(95);
+  const held = await app.pool.query(`select amount, kind from credit_transactions where job_id = $1`, [jobId]);
+  expect(held.rows).toEqual([{ amount: -5, kind: 'hold' }]);
   await app.startWorker();
 
   const job = await app.waitForJob(jobId, ws.apiKey, 60_000);
@@ -76,6 +81,8 @@ it('finishes the job after a worker crash mid-job, charging each slice once', { 
   expect(ledger.rows).toEqual([
     { amount: -1, idempotency_key: `enrich:${jobId}:basic_contact_data` },
     { amount: -4, idempotency_key: `enrich:${jobId}:emails` },
+    { amount: -5, idempotency_key: `hold:${jobId}` },
+    { amount: 5, idempotency_key: `release:${jobId}` },
   ]);
   await app.recordHistory(`enrichment-${jobId}`, 'enrichment/worker-crash');
 });

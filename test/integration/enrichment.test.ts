@@ -81,9 +81,10 @@ async function enrich(ws: NewWorkspace, body: Record<string, unknown>, headers: 
   return r.body.jobId;
 }
 
-async function ledger(jobId: string) {
+/** The job's charges (`debit` rows), or with `holds` also its hold and release. */
+async function ledger(jobId: string, holds = false) {
   const r = await app.pool.query<{ amount: number; idempotency_key: string }>(
-    `select amount, idempotency_key from credit_transactions where job_id = $1 order by idempotency_key`,
+    `select amount, idempotency_key from credit_transactions where job_id = $1 ${holds ? '' : `and kind = 'debit'`} order by idempotency_key`,
     [jobId],
   );
   return r.rows.map((x) => ({ amount: x.amount, key: x.idempotency_key }));
@@ -232,6 +233,8 @@ describe('provider waterfall', () => {
     expect(p).toMatchObject({ emails: [], phoneNumbers: [], creditsCharged: 0 });
     expect(await balance(ws)).toBe(100);
     expect(await ledger(jobId)).toEqual([]);
+    // The maximum price held at acceptance came back in full.
+    expect((await ledger(jobId, true)).map((r) => r.amount)).toEqual([-36, 36]);
     await app.recordHistory(`enrichment-${jobId}`, 'enrichment/no-hit');
   });
 
@@ -381,27 +384,77 @@ describe('dataset provider', () => {
 });
 
 describe('credits and webhooks', () => {
-  it('fails the job with insufficient_credits before any provider when the balance ran out after acceptance', async () => {
+  it('holds the maximum price at acceptance: a balance spent meanwhile cannot touch it; settling releases the hold and debits the real price', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
-    const who = person('drained');
-    alpha.setData(who, 'emails', { emails: [{ email: 'drained@acme.com', status: 'valid' }] });
+    const who = person('held');
+    alpha.setData(who, 'emails', { emails: [{ email: 'held@acme.com', status: 'valid' }] });
     await app.killWorker();
     let jobId: string;
     try {
-      jobId = await enrich(ws, { fields: ['emails'], pronet: who, webhookConfiguration: { url: hooks.url, headers: { 'x-caller': 'drained' } } });
-      await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 8, idempotencyKey: 'spent-elsewhere', reason: 'test' });
+      jobId = await enrich(ws, { fields: ['emails'], pronet: who, webhookConfiguration: { url: hooks.url, headers: { 'x-caller': 'held' } } });
+      // emails costs at most 6: reserved, so only 4 of the 10 can be spent elsewhere.
+      expect(await balance(ws)).toBe(4);
+      const tx = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data;
+      expect(tx[0]).toMatchObject({ kind: 'hold', amount: -6, balanceAfter: 4, jobId });
+      await expect(debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toMatchObject({ code: 'insufficient_credits' });
+      await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
+      expect(await balance(ws)).toBe(0);
     } finally {
       await app.startWorker();
     }
     const job = await app.waitForJob(jobId!, ws.apiKey);
-    expect(job.jobStatus).toBe('failed');
-    expect(job.error).toEqual({ code: 'insufficient_credits', message: 'This request needs up to 6 credits; the balance is 2' });
-    expect(alpha.requestsFor(who)).toHaveLength(0);
+    expect(job.jobStatus).toBe('completed');
+    expect(job.jobResponsePayload.emails).toEqual([{ email: 'held@acme.com', status: 'valid', provider: 'alpha' }]);
+    expect(job.jobResponsePayload.creditsCharged).toBe(4);
+    // 6 held, 6 released, 4 charged: 2 back on the balance.
     expect(await balance(ws)).toBe(2);
+    expect(await ledger(jobId!, true)).toEqual([
+      { amount: -4, key: `enrich:${jobId!}:emails` },
+      { amount: -6, key: `hold:${jobId!}` },
+      { amount: 6, key: `release:${jobId!}` },
+    ]);
+    const kinds = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data.filter((t: any) => t.jobId === jobId!).map((t: any) => t.kind);
+    expect(kinds.sort()).toEqual(['debit', 'hold', 'release']);
     const hook = await waitForHook((b) => b.jobId === jobId!);
-    expect(hook.body).toMatchObject({ type: 'job.failed', jobStatus: 'failed', jobType: 'enrichment', error: { code: 'insufficient_credits' } });
-    expect(hook.headers['x-caller']).toBe('drained');
-    await app.recordHistory(`enrichment-${jobId!}`, 'enrichment/insufficient-credits');
+    expect(hook.body).toMatchObject({ type: 'job.completed', jobStatus: 'completed', jobType: 'enrichment' });
+    expect(hook.headers['x-caller']).toBe('held');
+    await app.recordHistory(`enrichment-${jobId!}`, 'enrichment/credit-hold');
+  });
+
+  it('lets only as many concurrent requests through as the balance covers', async () => {
+    const ws = await app.createWorkspace({ credits: 6 });
+    const who = person('racer');
+    alpha.setData(who, 'emails', { emails: [{ email: 'racer@acme.com', status: 'valid' }] });
+    const both = await Promise.all(
+      [1, 2].map(() => app.http('POST', '/contacts/unified-data-api', { apiKey: ws.apiKey, body: { fields: ['emails'], pronet: who } })),
+    );
+    expect(both.map((r) => r.status).sort()).toEqual([202, 402]);
+    const accepted = both.find((r) => r.status === 202)!;
+    const job = await app.waitForJob(accepted.body.jobId, ws.apiKey);
+    expect(job.jobResponsePayload.creditsCharged).toBe(4);
+    expect(alpha.requestsFor(who)).toHaveLength(1);
+    expect(await balance(ws)).toBe(2);
+  });
+
+  it('releases the whole hold when the job ends without settling (cancelled)', async () => {
+    const ws = await app.createWorkspace({ credits: 40 });
+    const who = person('cancelled');
+    alpha.script('phoneNumbers', { delayMs: 3000 });
+    const jobId = await enrich(ws, { fields: ['phoneNumbers'], pronet: who });
+    expect(await balance(ws)).toBe(10);
+    const deadline = Date.now() + 10_000;
+    while (alpha.requestsFor(who).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const c = await app.http('POST', `/jobs/${jobId}/cancel`, { apiKey: ws.apiKey });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    const job = await app.waitForJob(jobId, ws.apiKey);
+    expect(job.jobStatus).toBe('cancelled');
+    const until = Date.now() + 10_000;
+    while ((await balance(ws)) !== 40 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(await balance(ws)).toBe(40);
+    expect(await ledger(jobId, true)).toEqual([
+      { amount: -30, key: `hold:${jobId}` },
+      { amount: 30, key: `release:${jobId}` },
+    ]);
   });
 
   it('delivers a Standard Webhooks signed job.completed with the caller headers and the same payload as GET /jobs', async () => {
