@@ -17,9 +17,10 @@ import {
   reverseOrder,
   type ConditionNode,
   type Projection,
+  projectionOf,
+  writeOutput,
 } from '../domain/conditions.js';
 import {
-  COMPANY_PREFIX,
   DEFAULT_FIELDS,
   JOIN_SQL,
   PERSON_COPIES,
@@ -148,6 +149,56 @@ interface Compiled {
   whereParams: unknown[];
   projection: Projection;
   params: Params;
+  /** Company search with `dsContact.*` fields: the projection of each company's people. */
+  people: Projection | null;
+}
+
+/** At most this many matching people are carried by a company item (`contacts`). */
+export const COMPANY_PEOPLE_LIMIT = 10;
+
+/** `fields` of a company search split into the company projection and the people projection (null without `dsContact.*`). */
+function peopleFields(fields: string[]): { companyProjection: Projection; people: Projection | null } {
+  const own = fields.map((f, i) => ({ f, i })).filter((x) => !x.f.startsWith(PERSON_PREFIX));
+  const persons = fields.map((f, i) => ({ f, i })).filter((x) => x.f.startsWith(PERSON_PREFIX));
+  if (!persons.length) return { companyProjection: compileFields(companySearchCatalog, fields), people: null };
+  const pick = (catalog: FieldCatalog, xs: { f: string; i: number }[]) =>
+    xs
+      .filter((x, k) => xs.findIndex((y) => y.f === x.f) === k)
+      .map(({ f, i }) => {
+        const field = catalog.get(f);
+        if (!field) throw invalidField(`/fields/${i}`, `unknown field ${f}`);
+        return field;
+      });
+  return { companyProjection: projectionOf(companySearchCatalog, pick(companySearchCatalog, own)), people: projectionOf(personCatalog, pick(personCatalog, persons)) };
+}
+
+/**
+ * The person conditions AND-ed at the top of a company search (root `conditions` and nested
+ * AND groups): the people a company item carries are those meeting all of them. Person
+ * conditions under OR / NOT select companies only.
+ */
+function topLevelPersonConditions(node: unknown): unknown[] {
+  if (!isGroup(node)) return personOnly(node) ? [node] : [];
+  if (node.operator.toUpperCase() !== 'AND') return personOnly(node) ? [node] : [];
+  return node.conditions.flatMap(topLevelPersonConditions);
+}
+
+/** Up to COMPANY_PEOPLE_LIMIT people per company (id order) meeting the query's top-level person conditions. */
+async function companyPeople(pool: Pool, input: V2SearchInput, people: Projection, companyIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
+  const byCompany = new Map<string, Record<string, unknown>[]>(companyIds.map((id) => [id, []]));
+  if (!companyIds.length) return byCompany;
+  const params = new Params();
+  const root = rootGroup(input);
+  const conds = root ? topLevelPersonConditions(root) : [];
+  const where = conds.length ? whereSql('contact', { operator: 'AND', conditions: conds }, false, params) : 'true';
+  const ids = params.add(companyIds, 'uuid[]');
+  const rows = await pool.query<Record<string, unknown>>(
+    `select cid.id as "companyId", x.* from unnest(${ids}) as cid(id)
+     cross join lateral (select ${people.select} from ds_people p where p.company_id = cid.id and (${where}) order by p.id limit ${COMPANY_PEOPLE_LIMIT}) x`,
+    params.values,
+  );
+  for (const r of rows.rows) byCompany.get(String(r.companyId))?.push(people.shape(r));
+  return byCompany;
 }
 
 function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
@@ -155,12 +206,9 @@ function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
   // Validation pass over the request as sent: 400s name the member by its JSON pointer.
   compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition });
   const fields = input.fields ?? DEFAULT_FIELDS[entity];
-  if (entity === 'company') {
-    fields.forEach((f, i) => {
-      if (f.startsWith(PERSON_PREFIX)) throw invalidField(`/fields/${i}`, `${f} is a person attribute: in a company search it filters companies (conditions) but is not a company field; use ${COMPANY_PREFIX}* paths`);
-    });
-  }
-  const projection = compileFields(catalog, fields);
+  // In a company search, `dsContact.*` fields are values of the company's matching people (companyPeople).
+  const people = entity === 'company' ? peopleFields(fields) : null;
+  const projection = people ? people.companyProjection : compileFields(catalog, fields);
   const params = new Params();
   let where: string;
   let from: string;
@@ -174,7 +222,7 @@ function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
     where = root ? whereSql('company', root, false, params) : 'true';
     from = 'ds_companies c';
   }
-  return { from, where, whereParams: [...params.values], projection, params };
+  return { from, where, whereParams: [...params.values], projection, params, people: people?.people ?? null };
 }
 
 /** find-contacts-v2 / find-companies-v2: one page plus the exact total. */
@@ -221,14 +269,16 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     keyOf: (r) => sort.keyOf(r),
     from,
   });
-  return {
-    data: page.data.map((r) => {
-      const item = c.projection.shape(r);
-      if (entity === 'contact' && item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
-      return item;
-    }),
-    meta: page.meta,
-  };
+  const data = page.data.map((r) => {
+    const item = c.projection.shape(r);
+    if (entity === 'contact' && item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
+    return item;
+  });
+  if (c.people) {
+    const people = await companyPeople(pool, input, c.people, data.map((d) => String(d.id)));
+    for (const d of data) d.contacts = people.get(String(d.id)) ?? [];
+  }
+  return { data, meta: page.meta };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -309,11 +359,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   ]);
   const data = rows.rows.map((r) => {
     const item: Record<string, unknown> = { id: r.id };
-    picked.forEach((p, i) => {
-      let target = item;
-      for (const k of p.output.slice(0, -1)) target = (target[k] ??= {}) as Record<string, unknown>;
-      target[p.output[p.output.length - 1]!] = r[`f${i}`] ?? null;
-    });
+    picked.forEach((p, i) => writeOutput(item, p, r[`f${i}`]));
     if (item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
     return item;
   });

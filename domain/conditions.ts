@@ -47,6 +47,15 @@ export interface CatalogField {
   selectSql?: string;
   /** Where the value sits in a response item: `['company', 'companyName']`. */
   output: string[];
+  /** The response value from the stored one (a stored `host/path` profile → `https://host/path`). */
+  present?: (value: unknown) => unknown;
+  /** A second response property derived from the same stored value (`emailStatuses` beside `emails`). */
+  also?: { output: string[]; present: (value: unknown) => unknown };
+  /**
+   * Normalises the operands of `==` `!=` `IN` `NOT IN` for a column stored normalised (profile
+   * URLs are matched on their `host/path` form, whatever form the client sends).
+   */
+  matchKey?: (value: string) => string;
   filteringSupported: boolean;
   /** Multi-value fields are never sortable; others are unless set to false. */
   sortable?: boolean;
@@ -258,10 +267,14 @@ function compileLeaf(
   }
   const cast = field.cast ?? CASTS[field.type];
   const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p, cast);
+  const key = (v: unknown, p: string) => {
+    const s = scalar(v, p);
+    return field.matchKey && typeof s === 'string' ? field.matchKey(s) : s;
+  };
   switch (op) {
     case '==':
     case '!=': {
-      const pred = `${e} = ${params.add(scalar(value, vPtr), cast)}`;
+      const pred = `${e} = ${params.add(key(value, vPtr), cast)}`;
       return op === '==' ? positive(pred) : negative(pred);
     }
     case '>':
@@ -279,7 +292,7 @@ function compileLeaf(
     case 'NOT IN': {
       if (!Array.isArray(value) || value.length === 0) throw invalidField(vPtr, 'must be a non-empty array');
       if (value.length > LIMITS.maxListItems) throw invalidField(vPtr, `must not have more than ${LIMITS.maxListItems} items`);
-      const list = value.map((v, i) => scalar(v, `${vPtr}/${i}`));
+      const list = value.map((v, i) => key(v, `${vPtr}/${i}`));
       const pred = `${e} = any(${params.add(list, `${cast}[]`)})`;
       return op === 'IN' ? positive(pred) : negative(pred);
     }
@@ -393,10 +406,17 @@ export function projectionOf(catalog: FieldCatalog, picked: CatalogField[]): Pro
     fields: picked,
     shape(row) {
       const out: Record<string, unknown> = { id: row.id };
-      picked.forEach((f, i) => setPath(out, f.output, outputValue(f.type, row[`f${i}`])));
+      picked.forEach((f, i) => writeOutput(out, f, row[`f${i}`]));
       return out;
     },
   };
+}
+
+/** Puts a stored value where a field's response value goes (and its derived `also` value). */
+export function writeOutput(target: Record<string, unknown>, f: Pick<CatalogField, 'type' | 'output' | 'present' | 'also'>, stored: unknown): void {
+  const v = outputValue(f.type, stored);
+  setPath(target, f.output, f.present ? f.present(v) : v);
+  if (f.also) setPath(target, f.also.output, f.also.present(v));
 }
 
 export function outputValue(type: FieldType, v: unknown): unknown {

@@ -16,7 +16,7 @@
  */
 import { OPERATORS_BY_TYPE, catalogOf, type CatalogField, type FieldType } from './conditions.js';
 import { invalidField, badRequest } from './errors.js';
-import { normalizeDomain } from './identity.js';
+import { normalizeDomain, normalizeProfileUrl } from './identity.js';
 import { SENIORITIES, SIZE_RANGES } from './datasetGenerator.js';
 
 export type DiscoveryEntity = 'contact' | 'company';
@@ -36,13 +36,36 @@ export interface DsColumn {
   selectSql?: (alias: string) => string;
   /** Whether the options endpoint lists distinct values of the field. */
   enumerable?: boolean;
+  /** Response shaping and operand normalisation (see CatalogField). */
+  present?: CatalogField['present'];
+  also?: CatalogField['also'];
+  matchKey?: CatalogField['matchKey'];
 }
+
+/**
+ * Profile URLs are stored normalised (`pronet.com/in/x`, the importer's matching key) and answered
+ * as the URLs the contract's tables promise (`https://pronet.com/in/x`); `==` / `IN` operands are
+ * normalised the same way, so any form of a profile URL matches. `LIKE` patterns match the stored
+ * `host/path` form.
+ */
+const profileUrl = {
+  present: (v: unknown) => (typeof v === 'string' && v ? `https://${v}` : null),
+  matchKey: (v: string) => normalizeProfileUrl(v) ?? v,
+} satisfies Partial<DsColumn>;
+
+/** Emails are stored as `[{email, status}]`; a Contact's `emails` are strings, statuses go to `emailStatuses`. */
+type StoredEmail = { email?: unknown; status?: unknown };
+const storedEmails = (v: unknown): StoredEmail[] => (Array.isArray(v) ? (v as StoredEmail[]).filter((e) => e && typeof e.email === 'string') : []);
+const emailStrings = {
+  present: (v: unknown) => storedEmails(v).map((e) => e.email as string),
+  also: { output: ['emailStatuses'], present: (v: unknown) => storedEmails(v).map((e) => ({ email: e.email as string, status: typeof e.status === 'string' ? e.status : null })) },
+} satisfies Partial<DsColumn>;
 
 const emailsArray = (a: string) => `(select coalesce(array_agg(e->>'email'), '{}') from jsonb_array_elements(${a}.member_emails) e)`;
 const phonesArray = (a: string) => `(select coalesce(array_agg(e->>'number'), '{}') from jsonb_array_elements(${a}.member_phones) e)`;
 
 export const PERSON_COLUMNS: DsColumn[] = [
-  { column: 'member_pronet_url', type: 'string', displayName: 'Profile URL', description: 'Professional-network profile URL (normalised: host/path, lower case)', contactKey: 'pronet' },
+  { column: 'member_pronet_url', type: 'string', displayName: 'Profile URL', description: 'Professional-network profile URL (`https://…`; matched on its normalised host/path, any form)', contactKey: 'pronet', ...profileUrl },
   { column: 'member_full_name', type: 'string', displayName: 'Full name', description: 'Full name', contactKey: 'fullName' },
   { column: 'member_first_name', type: 'string', displayName: 'First name', description: 'First name', contactKey: 'firstName' },
   { column: 'member_last_name', type: 'string', displayName: 'Last name', description: 'Last name', contactKey: 'lastName' },
@@ -54,20 +77,20 @@ export const PERSON_COLUMNS: DsColumn[] = [
   { column: 'member_skills', type: 'multi', displayName: 'Skills', description: 'Skills listed on the profile', contactKey: 'skills', enumerable: true },
   { column: 'member_years_experience', type: 'number', displayName: 'Years of experience', description: 'Years of professional experience', contactKey: 'yearsExperience' },
   {
-    column: 'member_emails', type: 'multi', displayName: 'Emails', description: 'Known email addresses; results carry [{email, status}], filters match the addresses',
-    contactKey: 'emails', filterSql: emailsArray, selectSql: (a) => `${a}.member_emails`,
+    column: 'member_emails', type: 'multi', displayName: 'Emails', description: 'Known email addresses; results carry `emails` (strings) and `emailStatuses` ([{email, status}]); filters match the addresses',
+    contactKey: 'emails', filterSql: emailsArray, selectSql: (a) => `${a}.member_emails`, ...emailStrings,
   },
   {
     column: 'member_phones', type: 'multi', displayName: 'Phone numbers', description: 'Known phone numbers; results carry [{number, type}], filters match the numbers',
     contactKey: 'phoneNumbers', filterSql: phonesArray, selectSql: (a) => `${a}.member_phones`,
   },
-  { column: 'company_pronet_url', type: 'string', displayName: 'Company profile URL', description: "Profile URL of the person's company (normalised)", contactKey: 'companyPronet' },
+  { column: 'company_pronet_url', type: 'string', displayName: 'Company profile URL', description: "Profile URL of the person's company (`https://…`)", contactKey: 'companyPronet', ...profileUrl },
   { column: 'verified', type: 'boolean', displayName: 'Verified', description: 'The record was verified', contactKey: 'verified' },
   { column: 'updated_at', type: 'date', displayName: 'Updated at', description: 'When the record was last imported', contactKey: 'updatedAt' },
 ];
 
 export const COMPANY_COLUMNS: DsColumn[] = [
-  { column: 'company_pronet_url', type: 'string', displayName: 'Company profile URL', description: 'Company page URL on the professional network (normalised)', contactKey: 'companyPronet', companyKey: 'companyPronet' },
+  { column: 'company_pronet_url', type: 'string', displayName: 'Company profile URL', description: 'Company page URL on the professional network (`https://…`)', contactKey: 'companyPronet', companyKey: 'companyPronet', ...profileUrl },
   { column: 'company_name', type: 'string', displayName: 'Company name', description: 'Company name', contactKey: 'companyName', companyKey: 'companyName' },
   { column: 'company_website', type: 'string', displayName: 'Website', description: 'Company website URL', contactKey: 'companyWebsite', companyKey: 'companyWebsite' },
   { column: 'company_domain', type: 'string', displayName: 'Domain', description: 'Domain of the website (`acme.com`)', contactKey: 'companyDomain', companyKey: 'companyDomain' },
@@ -97,6 +120,8 @@ const filterExpr = (c: DsColumn, alias: string) =>
   c.filterSql ? c.filterSql(alias) : c.type === 'number' ? `(${alias}.${c.column})::numeric` : `${alias}.${c.column}`;
 const selectExpr = (c: DsColumn, alias: string) => (c.selectSql ? c.selectSql(alias) : c.type === 'number' ? `${alias}.${c.column}` : undefined);
 
+const shaping = (c: DsColumn): Pick<CatalogField, 'present' | 'also' | 'matchKey'> => ({ present: c.present, also: c.also, matchKey: c.matchKey });
+
 function personField(c: DsColumn, alias = 'p'): CatalogField {
   return {
     path: `${PERSON_PREFIX}${c.column}`,
@@ -104,6 +129,7 @@ function personField(c: DsColumn, alias = 'p'): CatalogField {
     sql: filterExpr(c, alias),
     selectSql: selectExpr(c, alias),
     output: c.column === 'company_pronet_url' ? ['company', 'companyPronet'] : [c.contactKey],
+    ...shaping(c),
     filteringSupported: true,
     label: c.displayName,
   };
@@ -126,6 +152,7 @@ function companyField(c: DsColumn, entity: DiscoveryEntity, alias = 'c'): Catalo
     sql: filterSql,
     selectSql: selectExpr(c, alias) ?? (copy ? `${alias}.${c.column}` : undefined),
     output: entity === 'contact' ? ['company', c.contactKey] : [c.companyKey!],
+    ...shaping(c),
     filteringSupported: true,
     // in a contact search the company columns come through the join `company`
     joins: entity === 'contact' ? ['company'] : undefined,
@@ -211,7 +238,7 @@ export function v2SchemaItems(entity: DiscoveryEntity): V2SchemaItem[] {
   }
   return [
     ...COMPANY_COLUMNS.map((c) => item(c, COMPANY_PREFIX, true, c.companyKey!)),
-    ...PERSON_COLUMNS.map((c) => item(c, PERSON_PREFIX, false, `contacts[].${c.contactKey}`)),
+    ...PERSON_COLUMNS.map((c) => item(c, PERSON_PREFIX, true, c.column === 'company_pronet_url' ? 'contacts[].company.companyPronet' : `contacts[].${c.contactKey}`)),
   ];
 }
 
@@ -476,13 +503,15 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
 }
 
 /** Result fields of the verified searches (`fields`), with their SQL (company alias `c`, person `p`). */
-export const VERIFIED_RESULT_FIELDS: Record<DiscoveryEntity, Record<string, { sql: string; output: string[] }>> = {
-  company: Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, { sql: `c.${c.column}`, output: [c.companyKey!] }])),
+export type VerifiedResultField = Pick<CatalogField, 'type' | 'output' | 'present' | 'also'> & { sql: string };
+const verifiedField = (c: DsColumn, sql: string, output: string[]): VerifiedResultField => ({ sql, output, type: c.type, present: c.present, also: c.also });
+export const VERIFIED_RESULT_FIELDS: Record<DiscoveryEntity, Record<string, VerifiedResultField>> = {
+  company: Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, verifiedField(c, `c.${c.column}`, [c.companyKey!])])),
   contact: {
     ...Object.fromEntries(
-      PERSON_COLUMNS.filter((c) => !['verified', 'updated_at', 'company_pronet_url'].includes(c.column)).map((c) => [c.contactKey, { sql: c.selectSql ? c.selectSql('p') : `p.${c.column}`, output: [c.contactKey] }]),
+      PERSON_COLUMNS.filter((c) => !['verified', 'updated_at', 'company_pronet_url'].includes(c.column)).map((c) => [c.contactKey, verifiedField(c, c.selectSql ? c.selectSql('p') : `p.${c.column}`, [c.contactKey])]),
     ),
-    ...Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, { sql: `c.${c.column}`, output: ['company', c.companyKey!] }])),
+    ...Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, verifiedField(c, `c.${c.column}`, ['company', c.companyKey!])])),
   },
 };
 

@@ -24,7 +24,7 @@ import {
 import { startJob } from '../jobs.js';
 import { assertOutboundUrl } from '../../activities/outbound.js';
 import { debitCredits } from '../../db/credits.js';
-import { searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
+import { COMPANY_PEOPLE_LIMIT, searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, type DiscoveryOperation } from '../../domain/pricing.js';
@@ -51,8 +51,11 @@ const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
     `GET /schema/discovery-search-v2/${entity}; operators per type as listed there. Results are ordered by record id and paged by keyset`,
     '(`meta.nextToken` / `previousToken`, bound to the query: a token used with other conditions or fields is a 400); `meta.totalRecords` is exact.',
     entity === 'company'
-      ? 'dsContact.* conditions keep companies having at least one matching person; the person conditions of one group are met by the same person.'
-      : 'Items follow the Contact shape: `dsContact.member_job_title` → `title`, `dsCompany.company_name` → `company.companyName` (with `company.id`).',
+      ? 'dsContact.* conditions keep companies having at least one matching person; the person conditions of one group are met by the same person. ' +
+        `dsContact.* fields put each company's matching people (at most ${COMPANY_PEOPLE_LIMIT}) in its \`contacts\`.`
+      : 'Items follow the Contact shape: `dsContact.member_job_title` → `title`, `dsCompany.company_name` → `company.companyName` (with `company.id`); ' +
+        '`emails` are strings, their statuses in `emailStatuses`.',
+    'Profile URLs (`pronet`, `companyPronet`) are answered as `https://…` URLs; `==` / `IN` on them accept any form of the URL.',
     'Charged 1 credit per row returned in `data`; 402 `insufficient_credits` (nothing charged) when the balance cannot cover the page.',
   ].join(' ');
 

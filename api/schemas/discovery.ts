@@ -3,7 +3,7 @@ import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
-import { V2_MAX_LIMIT } from '../../db/discoverySearch.js';
+import { COMPANY_PEOPLE_LIMIT, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------
 // v2 search
@@ -16,7 +16,9 @@ export const V2SearchBody = Type.Object(
       Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
         minItems: 1,
         maxItems: 100,
-        description: 'Paths from the discovery-search-v2 schema (`dsContact.*`, `dsCompany.*`); each item carries `id` plus these. Default: the Contact / Company record fields',
+        description:
+          'Paths from the discovery-search-v2 schema (`dsContact.*`, `dsCompany.*`); each item carries `id` plus these. In a company search `dsContact.*` paths ' +
+          "fill each company's `contacts` (its matching people). Default: the Contact / Company record fields",
       }),
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: V2_MAX_LIMIT, default: 25, description: 'Rows per page; caps results and credit use (1 credit per row returned)' })),
@@ -26,16 +28,54 @@ export const V2SearchBody = Type.Object(
 );
 export type V2SearchBody = Static<typeof V2SearchBody>;
 
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+const ProfileUrl = (what: string) => NullableString(`${what} profile URL, \`https://…\` (stored and matched normalised: host/path); null when unknown`);
+const EmailStatus = Type.Object({ email: Type.String(), status: Type.Union([Type.String(), Type.Null()], { description: 'Verification status as the dataset records it (`valid`, `catch_all` …)' }) });
+
+/** The people values of a v2 item: `id` plus the requested `dsContact.*` paths in the Contact shape. */
+const personProperties = {
+  id: Type.String(),
+  pronet: Type.Optional(ProfileUrl('Professional-network')),
+  emails: Type.Optional(Type.Array(Type.String(), { description: 'Email addresses (strings, as in a Contact); `[]` when none' })),
+  emailStatuses: Type.Optional(Type.Array(EmailStatus, { description: 'Present with `emails`: the status of each address' })),
+};
 const ContactItem = Type.Object(
   {
-    id: Type.String(),
-    company: Type.Optional(Type.Object({ id: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: true })),
+    ...personProperties,
+    company: Type.Optional(
+      Type.Object(
+        { id: Type.Union([Type.String(), Type.Null()], { description: 'Dataset company id; null when the person has no company' }), companyPronet: Type.Optional(ProfileUrl('Company')) },
+        { additionalProperties: true },
+      ),
+    ),
   },
-  { additionalProperties: true, description: 'Contact record: `id` plus the requested fields in the Contact shape (`title`, `fullName`, `company.companyName` …)' },
+  {
+    additionalProperties: true,
+    description:
+      'Contact record: `id` plus the requested fields in the Contact shape (`title`, `fullName`, `company.companyName` …). Every requested path is present; ' +
+      'an unknown value is `null` (arrays: `[]`).',
+  },
 );
 const CompanyItem = Type.Object(
-  { id: Type.String() },
-  { additionalProperties: true, description: 'Company record: `id` plus the requested fields (`companyName`, `companyWebsite`, `companyPronet`, `companyIndustry`, `companyHeadcount`, `companyCity`, `companyState`, `companyCountry` …)' },
+  {
+    id: Type.String(),
+    companyPronet: Type.Optional(ProfileUrl('Company')),
+    contacts: Type.Optional(
+      Type.Array(Type.Object(personProperties, { additionalProperties: true }), {
+        maxItems: COMPANY_PEOPLE_LIMIT,
+        description:
+          `Present when \`fields\` names \`dsContact.*\` paths: up to ${COMPANY_PEOPLE_LIMIT} of the company's people (in id order) meeting the person conditions ` +
+          'AND-ed at the top of the query (root `conditions`, nested AND groups; all people when there are none), each `id` plus those paths in the Contact shape. ' +
+          'Person conditions under OR / NOT select companies only. Charged per company, not per person.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'Company record: `id` plus the requested fields (`companyName`, `companyWebsite`, `companyPronet`, `companyIndustry`, `companyHeadcount`, `companyCity`, ' +
+      '`companyState`, `companyCountry` …); an unknown value is `null`.',
+  },
 );
 export const ContactPage = Type.Object({ data: Type.Array(ContactItem), meta: Type.Ref(PaginationMeta) });
 export const CompanyPage = Type.Object({ data: Type.Array(CompanyItem), meta: Type.Ref(PaginationMeta) });

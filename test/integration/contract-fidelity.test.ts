@@ -94,3 +94,102 @@ describe('job progress (item 4)', () => {
     expect(res.body.data.progressUnknownReason).toMatch(/final progress/);
   });
 });
+
+describe('discovery output (items 1, 2, 3)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fidelity-ds-'));
+  const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n');
+  const engineer = (n: number) => ({
+    member_pronet_url: `https://www.pronet.com/in/Engineer-${n}/`,
+    member_full_name: `Engineer ${n}`,
+    member_job_title: 'Software Engineer',
+    member_seniority: 'Senior',
+    member_emails: [{ email: `eng${n}@engines.example`, status: n % 2 ? 'valid' : 'catch_all' }],
+    company_pronet_url: 'https://www.pronet.com/company/Engines-Ltd',
+    verified: true,
+  });
+
+  beforeAll(async () => {
+    writeFileSync(
+      join(dir, 'companies.jsonl'),
+      jsonl([
+        { company_pronet_url: 'https://www.pronet.com/company/Engines-Ltd', company_name: 'Engines Ltd', company_website: 'https://engines.example', industry: 'Manufacturing', size_range: '11-50', employee_count: 40, verified: true },
+        { company_pronet_url: 'https://pronet.com/company/quiet-co', company_name: 'Quiet Co', industry: 'Manufacturing', size_range: '1-10', employee_count: 3, verified: true },
+      ]),
+    );
+    writeFileSync(
+      join(dir, 'people.jsonl'),
+      jsonl([
+        ...Array.from({ length: 12 }, (_, i) => engineer(i + 1)),
+        { member_pronet_url: 'https://pronet.com/in/ada-cfo', member_full_name: 'Ada Lovelace', member_job_title: 'Chief Financial Officer', member_seniority: 'CXO', company_pronet_url: 'https://www.pronet.com/company/Engines-Ltd', member_emails: [{ email: 'ada@engines.example', status: 'valid' }], verified: true },
+        { member_pronet_url: 'https://pronet.com/in/quiet-ceo', member_full_name: 'Quiet Boss', member_job_title: 'Chief Executive Officer', member_seniority: 'Owner', company_pronet_url: 'https://pronet.com/company/quiet-co', verified: true },
+      ]),
+    );
+    const report = await importDataset(app.pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') });
+    expect(report.errorCount).toBe(0);
+  });
+
+  it('returns profile URLs as https URLs and matches conditions given either form (item 1)', async () => {
+    for (const value of ['https://www.pronet.com/in/ada-cfo/', 'pronet.com/in/ada-cfo', 'HTTPS://pronet.com/in/Ada-CFO?trk=x']) {
+      const res = await post('/discovery-search/find-contacts-v2', {
+        conditions: [{ field: 'dsContact.member_pronet_url', operator: '==', value }],
+        fields: ['dsContact.member_pronet_url', 'dsContact.company_pronet_url', 'dsCompany.company_pronet_url'],
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.data, value).toEqual([{ id: expect.any(String), pronet: 'https://pronet.com/in/ada-cfo', company: { id: expect.any(String), companyPronet: 'https://pronet.com/company/engines-ltd' } }]);
+    }
+    const companies = await post('/discovery-search/find-companies-v2', { conditions: [{ field: 'dsCompany.company_name', operator: '==', value: 'Engines Ltd' }] });
+    expect(companies.body.data[0].companyPronet).toBe('https://pronet.com/company/engines-ltd');
+    const verified = await post('/discovery-search/find-verified-companies', { fields: ['companyName', 'companyPronet'], limit: 25 });
+    expect(verified.body.data.map((c: { companyPronet: string }) => c.companyPronet).sort()).toEqual(['https://pronet.com/company/engines-ltd', 'https://pronet.com/company/quiet-co']);
+    const people = await post('/discovery-search/find-verified-contacts', { fields: ['pronet', 'companyPronet'], limit: 2 });
+    expect(people.status, JSON.stringify(people.body)).toBe(200);
+    expect(people.body.data).toEqual([
+      { id: expect.any(String), pronet: 'https://pronet.com/in/quiet-ceo', company: { id: expect.any(String), companyPronet: 'https://pronet.com/company/quiet-co' } },
+      { id: expect.any(String), pronet: 'https://pronet.com/in/ada-cfo', company: { id: expect.any(String), companyPronet: 'https://pronet.com/company/engines-ltd' } },
+    ]);
+  });
+
+  it('returns emails as strings, their statuses in emailStatuses (item 2)', async () => {
+    const res = await post('/discovery-search/find-contacts-v2', {
+      conditions: [{ field: 'dsContact.member_full_name', operator: 'IN', value: ['Engineer 1', 'Engineer 2', 'Quiet Boss'] }],
+      fields: ['dsContact.member_full_name', 'dsContact.member_emails'],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const byName = Object.fromEntries(res.body.data.map((d: { fullName: string }) => [d.fullName, d]));
+    expect(byName['Engineer 1']).toMatchObject({ emails: ['eng1@engines.example'], emailStatuses: [{ email: 'eng1@engines.example', status: 'valid' }] });
+    expect(byName['Engineer 2']).toMatchObject({ emails: ['eng2@engines.example'], emailStatuses: [{ email: 'eng2@engines.example', status: 'catch_all' }] });
+    expect(byName['Quiet Boss']).toMatchObject({ emails: [], emailStatuses: [] });
+    const verified = await post('/discovery-search/find-verified-contacts', { fields: ['fullName', 'emails'], limit: 2 });
+    expect(verified.body.data[1]).toMatchObject({ fullName: 'Ada Lovelace', emails: ['ada@engines.example'], emailStatuses: [{ email: 'ada@engines.example', status: 'valid' }] });
+  });
+
+  it('find-companies-v2 accepts dsContact.* fields: each company carries its matching people (at most 10) (item 3)', async () => {
+    const before = (await get('/credits/balance')).body.data.balance as number;
+    const res = await post('/discovery-search/find-companies-v2', {
+      conditions: [{ field: 'dsContact.member_job_title', operator: 'LIKE', value: '%engineer%' }],
+      fields: ['dsCompany.company_name', 'dsContact.member_full_name', 'dsContact.member_pronet_url', 'dsContact.member_emails'],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toHaveLength(1);
+    const [company] = res.body.data;
+    expect(company.companyName).toBe('Engines Ltd');
+    // the matching people only (not the CFO), in id order, bounded
+    expect(company.contacts).toHaveLength(10);
+    for (const p of company.contacts) {
+      expect(Object.keys(p).sort()).toEqual(['emailStatuses', 'emails', 'fullName', 'id', 'pronet']);
+      expect(p.fullName).toMatch(/^Engineer \d+$/);
+      expect(p.pronet).toMatch(/^https:\/\/pronet\.com\/in\/engineer-\d+$/);
+      expect(p.emails).toEqual([expect.stringMatching(/@engines\.example$/)]);
+    }
+    expect(company.contacts.map((p: { id: string }) => p.id)).toEqual([...company.contacts.map((p: { id: string }) => p.id)].sort());
+    // without person conditions: the company's people, whoever they are
+    const all = await post('/discovery-search/find-companies-v2', {
+      conditions: [{ field: 'dsCompany.company_name', operator: '==', value: 'Quiet Co' }],
+      fields: ['dsContact.member_job_title'],
+    });
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    expect(all.body.data).toEqual([{ id: expect.any(String), contacts: [{ id: expect.any(String), title: 'Chief Executive Officer' }] }]);
+    // charged per company returned, as before
+    expect((await get('/credits/balance')).body.data.balance).toBe(before - 2);
+  });
+});

@@ -123,7 +123,8 @@ describe('find-contacts-v2 against the oracle', () => {
       {
         id: p.id,
         title: p.rec.member_job_title,
-        emails: p.rec.member_emails,
+        emails: p.rec.member_emails.map((e) => e.email.toLowerCase()),
+        emailStatuses: p.rec.member_emails.map((e) => ({ email: e.email.toLowerCase(), status: e.status })),
         skills: p.rec.member_skills,
         yearsExperience: p.rec.member_years_experience,
         company: { id: p.company!.id, companyName: p.company!.rec.company_name, companyHeadcount: p.company!.rec.size_range },
@@ -203,7 +204,7 @@ describe('find-companies-v2 against the oracle', () => {
     expect(res.body.meta.totalRecords).toBe(expected);
   });
 
-  it('returns Company records; person paths are not company fields', async () => {
+  it('returns Company records', async () => {
     const c = companies[3]!;
     const res = await post('/discovery-search/find-companies-v2', { conditions: [{ field: 'dsCompany.company_name', operator: '==', value: c.rec.company_name }], limit: 1000 });
     const item = res.body.data.find((d: { id: string }) => d.id === c.id);
@@ -211,14 +212,14 @@ describe('find-companies-v2 against the oracle', () => {
       id: c.id,
       companyName: c.rec.company_name,
       companyWebsite: c.rec.company_website,
-      companyPronet: normalizeProfileUrl(c.rec.company_pronet_url),
+      companyPronet: `https://${normalizeProfileUrl(c.rec.company_pronet_url)}`,
       companyIndustry: c.rec.industry,
       companyHeadcount: c.rec.size_range,
       companyCity: c.rec.hq_city,
       companyState: c.rec.hq_state,
       companyCountry: c.rec.hq_country,
     });
-    expect400(await post('/discovery-search/find-companies-v2', { fields: ['dsCompany.company_name', 'dsContact.member_job_title'] }), '/fields/1', /person attribute/);
+    expect400(await post('/discovery-search/find-companies-v2', { fields: ['dsCompany.company_name', 'dsContact.nope'] }), '/fields/1', /unknown field/);
   });
 });
 
@@ -400,7 +401,7 @@ describe('schema catalogs', () => {
     expect(title).toMatchObject({ type: 'string', operators: expect.arrayContaining(['LIKE', 'IN', '==']), filteringSupported: true });
     const company = await get('/schema/discovery-search-v2/company');
     const person = company.body.data.find((i: { name: string }) => i.name === 'dsContact.member_seniority');
-    expect(person).toMatchObject({ selectable: false, filteringSupported: true });
+    expect(person).toMatchObject({ selectable: true, filteringSupported: true, readAccessPath: 'contacts[].seniority' });
     for (const item of [...contact.body.data, ...company.body.data].filter((i: { optionsLink: string | null }) => i.optionsLink)) {
       const res = await get(item.optionsLink);
       expect(res.status, item.optionsLink).toBe(200);

@@ -84,13 +84,13 @@ describe('verified input mapping', () => {
 });
 
 describe('catalogs', () => {
-  it('v2 catalogs list the spec paths; company search offers person paths for filtering only', () => {
+  it('v2 catalogs list the spec paths; company search offers person paths as filters and as contacts[] values', () => {
     const names = v2SchemaItems('contact').map((i) => i.name);
     for (const p of ['dsContact.member_job_title', 'dsContact.member_full_name', 'dsCompany.industry', 'dsCompany.company_name', 'dsCompany.size_range'])
       expect(names).toContain(p);
     expect(contactSearchCatalog.get('dsCompany.industry')!.output).toEqual(['company', 'companyIndustry']);
     expect(companySearchCatalog.get('dsCompany.size_range')!.output).toEqual(['companyHeadcount']);
-    expect(v2SchemaItems('company').find((i) => i.name === 'dsContact.member_seniority')!.selectable).toBe(false);
+    expect(v2SchemaItems('company').find((i) => i.name === 'dsContact.member_seniority')).toMatchObject({ selectable: true, readAccessPath: 'contacts[].seniority' });
   });
 
   it('verified items carry every property of the spec', () => {
