@@ -15,6 +15,7 @@ import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
+import { keyringOf } from '../domain/keyring.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
@@ -134,7 +135,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
     if (!i || i.status !== 'connected' || !i.credentials_encrypted) {
       throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     }
-    const creds = decryptCredentials(i.credentials_encrypted, config.encryptionKey, integrationId);
+    const creds = decryptCredentials(i.credentials_encrypted, keyringOf(config), integrationId);
     const token = creds.accessToken;
     if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
     // A base URL stored before the operator narrowed the allow-list is not called with the token.

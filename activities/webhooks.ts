@@ -6,6 +6,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
 import { v7 as uuidv7 } from 'uuid';
+import { keyringOf } from '../domain/keyring.js';
+import { readWebhookSecret } from '../db/secrets.js';
 import type { ActivityDeps } from './deps.js';
 import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, safeRequest } from './outbound.js';
 
@@ -25,8 +27,7 @@ const RESERVED = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature'
 export function createWebhookActivities(deps: ActivityDeps) {
   return {
     async deliverWebhook(input: DeliverWebhookInput): Promise<{ statusCode: number }> {
-      const ws = await deps.pool.query<{ webhook_secret: string }>(`select webhook_secret from workspaces where id = $1`, [input.workspaceId]);
-      const secret = ws.rows[0]?.webhook_secret;
+      const secret = await readWebhookSecret(deps.pool, keyringOf(deps.config), input.workspaceId);
       if (!secret) throw ApplicationFailure.nonRetryable('workspace no longer exists', 'WebhookGone');
       const body = JSON.stringify(input.payload);
       const now = new Date();

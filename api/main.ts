@@ -1,7 +1,8 @@
 /** The API process: `npm run api`. Stateless; run as many as the load needs. */
-import { loadConfig } from '../domain/config.js';
+import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
 import { startApiServer } from './server.js';
 
+refuseUnsafeProductionSecrets();
 const api = await startApiServer(loadConfig());
 // Last resorts, as in the worker: a stray rejection is logged; an uncaught exception is logged
 // and ends the process, which `npm start` (or the orchestrator) restarts.

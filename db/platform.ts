@@ -16,7 +16,7 @@ export const Workspace = defineEntity({
     id: p.uuid().primary(),
     name: p.string(),
     plan: p.string().$type<Plan>(),
-    /** Secret for Standard Webhooks signatures (`whsec_` + base64). */
+    /** Secret for Standard Webhooks signatures (`whsec_` + base64), stored encrypted (`db/secrets.ts`). */
     webhookSecret: p.string(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
@@ -34,6 +34,8 @@ export const ApiKey = defineEntity({
     prefix: p.string(),
     createdAt: p.datetime().onCreate(() => new Date()),
     revokedAt: p.datetime().nullable(),
+    /** Session keys only (SESSION_KEY_TTL_SECONDS after creation); past it the key is a 401. */
+    expiresAt: p.datetime().nullable(),
   },
 });
 

@@ -18,9 +18,13 @@ export interface Config {
   s3: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
   /** Secret for HMAC pagination tokens and other server-side signatures. */
   serverSecret: string;
-  /** 32-byte key (hex or any string, hashed) for encrypting integration credentials at rest. */
+  /** Current key of the keyring (`domain/keyring.ts`): 64 hex characters, or any string (stretched). */
   encryptionKey: string;
+  /** Earlier keys, kept to decrypt what they encrypted until `secrets:reencrypt` ran. */
+  previousEncryptionKeys: string[];
   rateLimitPerMinute: number;
+  /** Time to live of a new session key (`key:create --kind session`); 24 h unless set. */
+  sessionKeyTtlSeconds: number;
   /** Hosts/CIDRs outbound requests may reach although private (tests, operators). */
   outboundAllowList: string[];
   logLevel: string;
@@ -52,6 +56,46 @@ function bool(name: string, value: string | undefined, fallback: boolean): boole
   if (['true', '1', 'on', 'yes'].includes(v)) return true;
   if (['false', '0', 'off', 'no'].includes(v)) return false;
   throw new Error(`${name} must be one of true, false, 1, 0, on, off, yes, no (got ${JSON.stringify(value)})`);
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Fallbacks for local runs; with `NODE_ENV=production` API, worker and admin CLI refuse them. */
+export const DEV_SECRETS = { SERVER_SECRET: 'dev-server-secret-change-me', ENCRYPTION_KEY: 'dev-encryption-key-change-me' } as const;
+/** Shortest production secret: 32 characters (`openssl rand -hex 32` gives 64). */
+export const MIN_SECRET_LENGTH = 32;
+// Earlier compose files and common placeholders; compared lower-cased.
+const KNOWN_DEV_SECRETS = new Set<string>([...Object.values(DEV_SECRETS), 'change-me', 'changeme', 'secret', 'password', 'dev', 'test']);
+
+/**
+ * With `NODE_ENV=production`, why these secrets must not be used, one message per variable naming
+ * it (empty: fine, and always empty outside production): missing, a known development value, or
+ * shorter than 32 characters; and the two must differ.
+ */
+export function productionSecretProblems(env: NodeJS.ProcessEnv = process.env): string[] {
+  if (env.NODE_ENV !== 'production') return [];
+  const problems: string[] = [];
+  for (const name of ['SERVER_SECRET', 'ENCRYPTION_KEY'] as const) {
+    const value = env[name];
+    if (!value) problems.push(`${name} is not set`);
+    else if (KNOWN_DEV_SECRETS.has(value.trim().toLowerCase()) || /change-?me/i.test(value)) problems.push(`${name} is a known development value`);
+    else if (value.length < MIN_SECRET_LENGTH) problems.push(`${name} is too short (${value.length} characters; at least ${MIN_SECRET_LENGTH})`);
+  }
+  if (!problems.length && env.SERVER_SECRET === env.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY must differ from SERVER_SECRET');
+  return problems;
+}
+
+/** Called first by every process entry point (API, worker, admin CLI): ends the process on unsafe production secrets. */
+export function refuseUnsafeProductionSecrets(env: NodeJS.ProcessEnv = process.env): void {
+  const problems = productionSecretProblems(env);
+  if (!problems.length) return;
+  for (const p of problems) process.stderr.write(`refusing to start with NODE_ENV=production: ${p}; set a random value of at least ${MIN_SECRET_LENGTH} characters (openssl rand -hex 32)\n`);
+  process.exit(1);
 }
 
 /** `dist/` when running the compiled output (`npm run build`); the checkout or image root holds `config/`, `.data/`, `.tools/`. */
@@ -124,13 +168,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bucket: env.S3_BUCKET ?? 'media',
       region: env.S3_REGION ?? 'us-east-1',
     },
-    serverSecret: env.SERVER_SECRET ?? 'dev-server-secret-change-me',
-    encryptionKey: env.ENCRYPTION_KEY ?? 'dev-encryption-key-change-me',
+    serverSecret: env.SERVER_SECRET ?? DEV_SECRETS.SERVER_SECRET,
+    encryptionKey: env.ENCRYPTION_KEY ?? DEV_SECRETS.ENCRYPTION_KEY,
+    previousEncryptionKeys: list(env.ENCRYPTION_PREVIOUS_KEYS),
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
-    outboundAllowList: (env.OUTBOUND_ALLOW_LIST ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    sessionKeyTtlSeconds: int(env.SESSION_KEY_TTL_SECONDS, 24 * 60 * 60),
+    outboundAllowList: list(env.OUTBOUND_ALLOW_LIST),
     logLevel: env.LOG_LEVEL ?? 'info',
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
     statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },

@@ -2,18 +2,29 @@
  * Admin CLI: `npm run admin -- <command> [options] [--json]`
  *
  *   workspace:create --name N [--plan free|pro|enterprise] [--credits K]  → {workspaceId, apiKey, webhookSecret}
- *   key:create --workspace ID --kind workspace|user|session               → {apiKey}
+ *   workspace:list                                                        → {workspaces: [{workspaceId, name, plan, creditBalance, activeKeys, createdAt}]}
+ *   key:create --workspace ID --kind workspace|user|session [--ttl SECONDS] → {apiKey, apiKeyId, expiresAt}
+ *   key:list [--workspace ID] [--all]                                     → {keys: [{apiKeyId, workspaceId, kind, prefix, createdAt, expiresAt, revokedAt, status}]}
+ *   key:revoke --key API_KEY_ID                                           → {apiKeyId, workspaceId, revokedAt}
  *   credits:grant --workspace ID --amount K                               → {balance}
  *   workspace:plan --workspace ID --plan free|pro|enterprise              → {workspaceId, plan}
+ *   secrets:reencrypt                                                     → {webhookSecrets, integrationCredentials, alreadyCurrent}
  *
- * With --json the command prints exactly one JSON object.
+ * Session keys expire after --ttl seconds (default SESSION_KEY_TTL_SECONDS, 24 h); key:list shows
+ * active keys unless --all. key:revoke sets the key's `revoked_at`: the next request with it is a
+ * 401. secrets:reencrypt moves every stored secret onto the current ENCRYPTION_KEY (after a
+ * rotation: old key in ENCRYPTION_PREVIOUS_KEYS). With --json the command prints exactly one JSON
+ * object; an error is `{"error": …}` and exit code 2.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../domain/config.js';
+import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
+import { keyringOf } from '../domain/keyring.js';
 import { createPool } from '../db/pool.js';
 import { grantCredits } from '../db/credits.js';
-import { createApiKey, createWorkspace, setPlan } from '../db/workspaces.js';
+import { reencryptSecrets, runOn } from '../db/secrets.js';
+import { createWorkspace, issueApiKey, listApiKeys, listWorkspaces, revokeApiKey, setPlan } from '../db/workspaces.js';
 import { KEY_KINDS, PLANS, type KeyKind, type Plan } from '../db/platform.js';
+import { isUuid } from '../domain/ids.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -24,6 +35,9 @@ const { values, positionals } = parseArgs({
     workspace: { type: 'string' },
     kind: { type: 'string' },
     amount: { type: 'string' },
+    key: { type: 'string' },
+    ttl: { type: 'string' },
+    all: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -51,16 +65,48 @@ function int(name: keyof typeof values, fallback?: number): number {
   return n;
 }
 
-const pool = createPool(loadConfig().databaseUrl, 2);
+function uuid(name: keyof typeof values): string {
+  const v = need(name);
+  if (!isUuid(v)) fail(`--${name} must be an id (UUID)`);
+  return v;
+}
+
+/** Lists print one line per item (tab-separated) unless --json. */
+function printList(items: Array<Record<string, unknown>>) {
+  if (!items.length) console.log('(none)');
+  for (const item of items) console.log(Object.values(item).map((v) => v ?? '-').join('\t'));
+}
+
+refuseUnsafeProductionSecrets();
+const config = loadConfig();
+const pool = createPool(config.databaseUrl, 2);
 try {
   const command = positionals[0];
   let out: Record<string, unknown>;
   switch (command) {
     case 'workspace:create':
-      out = { ...(await createWorkspace(pool, { name: need('name'), plan: oneOf<Plan>('plan', PLANS, 'free'), credits: int('credits', 0) })) };
+      out = { ...(await createWorkspace(pool, { name: need('name'), plan: oneOf<Plan>('plan', PLANS, 'free'), credits: int('credits', 0), keyring: keyringOf(config) })) };
       break;
-    case 'key:create':
-      out = { apiKey: await createApiKey(pool, need('workspace'), oneOf<KeyKind>('kind', KEY_KINDS)) };
+    case 'workspace:list':
+      out = { workspaces: await listWorkspaces(pool) };
+      break;
+    case 'key:create': {
+      const workspaceId = uuid('workspace');
+      const kind = oneOf<KeyKind>('kind', KEY_KINDS);
+      if (values.ttl !== undefined && kind !== 'session') fail('--ttl applies to session keys only');
+      const ttl = int('ttl', config.sessionKeyTtlSeconds);
+      if (ttl < 1) fail('--ttl must be at least 1 second');
+      out = { ...(await issueApiKey(pool, workspaceId, kind, { sessionTtlSeconds: ttl })) };
+      break;
+    }
+    case 'key:list':
+      out = { keys: await listApiKeys(pool, { workspaceId: values.workspace === undefined ? undefined : uuid('workspace'), includeInactive: values.all }) };
+      break;
+    case 'key:revoke':
+      out = { ...(await revokeApiKey(pool, uuid('key'))) };
+      break;
+    case 'secrets:reencrypt':
+      out = { ...(await reencryptSecrets(runOn(pool), keyringOf(config))) };
       break;
     case 'credits:grant':
       out = { balance: await grantCredits(pool, need('workspace'), int('amount'), 'admin grant') };
@@ -72,9 +118,10 @@ try {
       break;
     }
     default:
-      fail(`unknown command ${command ?? '(none)'}; commands: workspace:create, key:create, credits:grant, workspace:plan`);
+      fail(`unknown command ${command ?? '(none)'}; commands: workspace:create, workspace:list, key:create, key:list, key:revoke, credits:grant, workspace:plan, secrets:reencrypt`);
   }
   if (values.json) console.log(JSON.stringify(out));
+  else if (Array.isArray(out.workspaces ?? out.keys)) printList((out.workspaces ?? out.keys) as Array<Record<string, unknown>>);
   else for (const [k, v] of Object.entries(out)) console.log(`${k}: ${v}`);
 } catch (e) {
   fail(e instanceof Error ? e.message : String(e));

@@ -22,6 +22,7 @@ import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
 import { startApiServer, type ApiServer } from '../api/server.js';
 import { createWorkers, type WorkerSet } from '../worker/worker.js';
 import { openStores, type Stores } from '../db/connect.js';
+import { keyringOf } from '../domain/keyring.js';
 import { createApiKey, createWorkspace, type NewWorkspace } from '../db/workspaces.js';
 import type { KeyKind, Plan } from '../db/platform.js';
 import type { AppDeps } from '../api/deps.js';
@@ -172,7 +173,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     config,
     deps: api.deps,
     pool: api.deps.pool,
-    createWorkspace: (o = {}) => createWorkspace(api.deps.pool, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits }),
+    createWorkspace: (o = {}) => createWorkspace(api.deps.pool, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits, keyring: keyringOf(config) }),
     createApiKey: (workspaceId, kind) => createApiKey(api.deps.pool, workspaceId, kind),
     http,
     async waitForJob(jobId, apiKey, timeoutMs = 30_000) {

@@ -1,12 +1,13 @@
 /** The worker process: `npm run worker`. Stateless; run as many as the load needs. */
 import { pino } from 'pino';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../domain/config.js';
+import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
 import { existsSync } from 'node:fs';
 import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
 import { startHealthServer } from './health.js';
 
+refuseUnsafeProductionSecrets();
 const config = loadConfig();
 // The SDK's own logs (bundler output, state changes) only at warning level and above.
 Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') ?? 'WARN') });

@@ -40,15 +40,27 @@ export function readKey(ctx: Context): string | undefined {
 const KEY_LOOKUP = {
   // Named: each pooled connection parses and plans it once.
   name: 'auth-key-lookup',
-  text: `select k.id, k.workspace_id, k.kind, w.plan
+  text: `select k.id, k.workspace_id, k.kind, w.plan, k.expires_at
            from api_keys k join workspaces w on w.id = k.workspace_id
           where k.key_hash = $1 and k.revoked_at is null`,
 };
 
-async function lookUpKey(db: Queryable, hash: string): Promise<AuthContext | undefined> {
-  const r = await db.query<{ id: string; workspace_id: string; kind: KeyKind; plan: Plan }>({ ...KEY_LOOKUP, values: [hash] });
+interface KnownKey {
+  auth: AuthContext;
+  /** Session keys expire (SESSION_KEY_TTL_SECONDS after creation); epoch ms, null: never. */
+  keyExpiresAt: number | null;
+}
+
+async function lookUpKey(db: Queryable, hash: string): Promise<KnownKey | undefined> {
+  const r = await db.query<{ id: string; workspace_id: string; kind: KeyKind; plan: Plan; expires_at: Date | null }>({ ...KEY_LOOKUP, values: [hash] });
   const row = r.rows[0];
-  return row && { workspaceId: row.workspace_id, apiKeyId: row.id, keyKind: row.kind, billable: row.kind !== 'session', plan: row.plan };
+  return row && { auth: { workspaceId: row.workspace_id, apiKeyId: row.id, keyKind: row.kind, billable: row.kind !== 'session', plan: row.plan }, keyExpiresAt: row.expires_at?.getTime() ?? null };
+}
+
+/** An expired session key is a 401 whether it came from the cache or the database. */
+function unlessExpired(known: KnownKey): AuthContext {
+  if (known.keyExpiresAt !== null && known.keyExpiresAt <= Date.now()) throw unauthorized('API key has expired');
+  return known.auth;
 }
 
 /** The channel the `api_keys`/`workspaces` triggers NOTIFY on (migration `auth_change_notify`). */
@@ -65,7 +77,7 @@ export const AUTH_CHANGED_CHANNEL = 'auth_changed';
  * cached (they count against the per-IP limit instead).
  */
 export class ApiKeyCache {
-  private readonly entries = new Map<string, { auth: AuthContext; expiresAt: number }>();
+  private readonly entries = new Map<string, KnownKey & { expiresAt: number }>();
   /** Bumped by every invalidation: a look-up that raced one is not cached. */
   private generation = 0;
   private readonly ttlMs: number;
@@ -87,16 +99,16 @@ export class ApiKeyCache {
     const now = performance.now();
     if (live) {
       const hit = this.entries.get(hash);
-      if (hit && hit.expiresAt > now) return hit.auth;
+      if (hit && hit.expiresAt > now) return unlessExpired(hit);
     }
     const generation = this.generation;
-    const auth = await lookUpKey(this.db, hash);
-    if (!auth) throw unauthorized('Invalid API key');
+    const known = await lookUpKey(this.db, hash);
+    if (!known) throw unauthorized('Invalid API key');
     if (live && this.isLive() && generation === this.generation) {
       if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(hash, { auth, expiresAt: now + this.ttlMs });
+      this.entries.set(hash, { ...known, expiresAt: now + this.ttlMs });
     }
-    return auth;
+    return unlessExpired(known);
   }
 
   /** A NOTIFY payload of `auth_changed`: `key:<hash>`, `workspace:<id>` or `*`. */

@@ -7,6 +7,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { assertProviderBaseUrl } from '../../activities/outbound.js';
 import { encryptCredentials } from '../../domain/credentials.js';
+import { keyringOf } from '../../domain/keyring.js';
 import { invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { isUuid, PROVIDERS, type IntegrationStatus, type Provider } from '../../domain/social.js';
@@ -63,7 +64,7 @@ export const integrationRoutes = [
       // (PROVIDER_BASE_URL_ALLOW_LIST, by default the networks' official hosts), on an allowed address.
       if (body.apiBaseUrl) await assertProviderBaseUrl(body.apiBaseUrl, deps.config.env, deps.config.outboundAllowList, '/apiBaseUrl');
       const id = uuidv7();
-      const blob = encryptCredentials(body.credentials, deps.config.encryptionKey, id);
+      const blob = encryptCredentials(body.credentials, keyringOf(deps.config), id);
       const r = await deps.pool.query<IntegrationRow>(
         `insert into integrations (id, workspace_id, provider, name, external_account_id, credentials_encrypted, api_base_url, status, created_at)
          values ($1, $2, $3, $4, $5, $6, $7, 'connected', now()) returning ${COLUMNS}`,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { decryptCredentials } from '../../domain/credentials.js';
+import { keyringOf } from '../../domain/keyring.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -36,7 +37,7 @@ describe('integrations', () => {
     const row = (await app.pool.query(`select credentials_encrypted from integrations where id = $1`, [res.body.data.id])).rows[0];
     expect(row.credentials_encrypted).not.toContain('super-secret-token-abc');
     expect(row.credentials_encrypted).not.toContain(Buffer.from('super-secret-token-abc').toString('base64'));
-    expect(decryptCredentials(row.credentials_encrypted, app.config.encryptionKey, res.body.data.id)).toEqual({ accessToken: 'super-secret-token-abc' });
+    expect(decryptCredentials(row.credentials_encrypted, keyringOf(app.config), res.body.data.id)).toEqual({ accessToken: 'super-secret-token-abc' });
   });
 
   it('validates the connect body', async () => {

@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { startJob } from '../../api/jobs.js';
 import { encryptCredentials } from '../../domain/credentials.js';
+import { keyringOf } from '../../domain/keyring.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { OFFICIAL_PROVIDER_ORIGINS, providerBaseUrlAllowed, providerBaseUrlAllowList } from '../../activities/outbound.js';
 import type { EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
@@ -242,7 +243,7 @@ describe('social adapters', () => {
     await inst.app.pool.query(
       `insert into integrations (id, workspace_id, provider, name, external_account_id, credentials_encrypted, api_base_url, status, created_at)
        values ($1, $2, $3, $4, $5, $6, $7, 'connected', now())`,
-      [id, inst.ws.workspaceId, provider, `${provider} stored`, externalAccountId, encryptCredentials({ accessToken: token }, inst.app.config.encryptionKey, id), apiBaseUrl],
+      [id, inst.ws.workspaceId, provider, `${provider} stored`, externalAccountId, encryptCredentials({ accessToken: token }, keyringOf(inst.app.config), id), apiBaseUrl],
     );
     return id;
   }
