@@ -12,8 +12,7 @@
  * `--tsx` forces the loader. Logging at info goes to stdout (here /dev/null), as in production.
  * `--cpu-prof DIR` writes the API process's V8 CPU profile there (open it in Chrome DevTools).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -21,7 +20,7 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
-import { cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
+import { compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say, startService, stopService } from './lib.js';
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' } } });
 const SECONDS = Number(args.seconds);
@@ -30,35 +29,7 @@ const CONNECTIONS = 32;
 const API_PORT = Number(process.env.BENCH_API_PORT ?? 3106);
 const KOA_PORT = Number(process.env.BENCH_KOA_PORT ?? 3116);
 
-const compiled = join(ROOT_DIR, 'dist', 'api', 'main.js');
-const useDist = !args.tsx && existsSync(compiled);
-if (useDist) {
-  // A stale build would measure old code: every source must be older than its compiled file.
-  const stale = ['api', 'db', 'domain'].flatMap((dir) =>
-    readdirSync(join(ROOT_DIR, dir), { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => [join(ROOT_DIR, dir, f), join(ROOT_DIR, 'dist', dir, f.replace(/\.ts$/, '.js'))] as const)
-      .filter(([src, out]) => !existsSync(out) || statSync(src).mtimeMs > statSync(out).mtimeMs),
-  );
-  if (stale.length) throw new Error(`dist/ is older than ${stale[0]![0]}: run \`npm run build\` first (or pass --tsx)`);
-}
-
-/** Starts a child that `process.send`s once it listens. */
-async function startChild(entry: string, execArgv: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = fork(entry, [], { execArgv, env, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
-  });
-  return child;
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
+const useDist = compiledBuild(args.tsx);
 
 interface Run {
   rps: number;
@@ -124,10 +95,8 @@ try {
     NODE_ENV: 'production',
   };
   const profileFlags = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
-  api = useDist
-    ? await startChild(compiled, [...PROCESS_NODE_FLAGS, ...profileFlags], env)
-    : await startChild(join(ROOT_DIR, 'api', 'main.ts'), [...PROCESS_NODE_FLAGS, ...profileFlags, '--import', 'tsx'], env);
-  koa = await startChild(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), PROCESS_NODE_FLAGS, { ...process.env, PORT: String(KOA_PORT) });
+  api = await startService('api', env, { compiled: useDist, nodeFlags: [...PROCESS_NODE_FLAGS, ...profileFlags] });
+  koa = await startService(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), { ...process.env, PORT: String(KOA_PORT) }, { compiled: true });
 
   const auth = { 'x-api-key': ws.apiKey };
   const targets = {
@@ -160,7 +129,7 @@ try {
     say(`  ${name.padEnd(22)} ${Math.round(rps).toString().padStart(6)} rps  p99 ${p99} ms  ${(rps / koaRps).toFixed(3)}x bare Koa  CPU/request: server ${serverUs} µs, postgres ${postgresUs} µs${errors ? `  (${errors} errors/non-2xx)` : ''}`);
   }
 } finally {
-  await stop(api);
-  await stop(koa);
+  await stopService(api);
+  await stopService(koa);
   await dropDatabase(dbName);
 }

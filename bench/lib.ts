@@ -1,8 +1,10 @@
 /** What every benchmark shares: a fresh migrated database of its own, percentiles, output. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../domain/config.js';
+import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
 import { openOrm, migrate } from '../db/orm.js';
 
 // Benchmarks print their figures; the SDK's INFO lines (worker state changes) would bury them.
@@ -111,3 +113,43 @@ export const bulkRow = (i: number) => ({
   Website: `https://company${i % 5000}.example.com`,
   Industry: INDUSTRIES[(i % 5000) % INDUSTRIES.length]!,
 });
+
+// --- API and worker processes -------------------------------------------------------------------
+/**
+ * API and worker run as production runs them, compiled JavaScript from `dist/` (`npm run build`),
+ * unless `--tsx` is passed or there is no build; a build older than any source is refused (it
+ * would measure old code).
+ */
+export function compiledBuild(forceTsx: boolean): boolean {
+  if (forceTsx || !existsSync(join(ROOT_DIR, 'dist', 'api', 'main.js'))) return false;
+  // tsc --incremental rewrites only outputs whose source changed, and its build info on every build.
+  const buildInfo = join(ROOT_DIR, 'dist', '.tsbuildinfo');
+  const built = existsSync(buildInfo) ? statSync(buildInfo).mtimeMs : 0;
+  const stale = ['api', 'db', 'domain', 'activities', 'workflows', 'worker'].flatMap((dir) =>
+    readdirSync(join(ROOT_DIR, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => [join(ROOT_DIR, dir, f), join(ROOT_DIR, 'dist', dir, f.replace(/\.ts$/, '.js'))] as const)
+      .filter(([src, out]) => !existsSync(out) || statSync(src).mtimeMs > Math.max(built, statSync(out).mtimeMs)),
+  );
+  if (stale.length) throw new Error(`dist/ is older than ${stale[0]![0]}: run \`npm run build\` first (or pass --tsx)`);
+  return true;
+}
+
+/** Starts `api` or `worker` (or a script) as a child process; resolves once it says it is ready. */
+export async function startService(entry: 'api' | 'worker' | string, env: NodeJS.ProcessEnv, opts: { compiled: boolean; nodeFlags?: string[]; stdout?: 'ignore' | 'inherit' }): Promise<ChildProcess> {
+  const file = entry === 'api' || entry === 'worker' ? join(ROOT_DIR, ...(opts.compiled ? ['dist', entry, 'main.js'] : [entry, 'main.ts'])) : entry;
+  const execArgv = [...(opts.nodeFlags ?? PROCESS_NODE_FLAGS), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
+  const child = fork(file, [], { execArgv, env, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+  });
+  return child;
+}
+
+export async function stopService(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
