@@ -159,6 +159,6 @@ describe('README walkthrough', () => {
         await new Promise((r) => setTimeout(r, 500));
       }
     }
-    expect(Object.keys(kept).sort()).toEqual(['JOB_ID', 'POST_ID', 'PROVIDER_ID', 'SEGMENT_ID', 'SOURCE_ID']);
+    expect(Object.keys(kept).sort()).toEqual(['JOB_ID', 'LISTENING_SOURCE_ID', 'POST_ID', 'PROVIDER_ID', 'SEGMENT_ID', 'SOURCE_ID']);
   });
 });
