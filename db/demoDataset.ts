@@ -4,6 +4,9 @@
  * generator's output (domain/datasetGenerator.ts) for a fixed seed and a size that imports in a
  * few seconds; `npm run dataset` generates and imports larger ones.
  *
+ * The records are the same on every load, except that post dates count back from the time of the
+ * load (source pulls look back from now).
+ *
  * It loads only into an empty dataset (no company, person or post yet), so a dataset someone
  * imported is never mixed with demo records, and a second start does nothing. Concurrent starts
  * against one database serialise on an advisory lock and the second one then finds the tables
@@ -12,7 +15,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateDataset } from '../domain/datasetGenerator.js';
+import { generateDataset, type GenerateOptions } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from './datasetImport.js';
 import type { Pool } from './pool.js';
 
@@ -31,14 +34,15 @@ async function datasetEmpty(pool: Pool): Promise<boolean> {
 }
 
 /** Loads the demo dataset when the ds_* tables are empty; otherwise leaves them alone. */
-export async function ensureDemoDataset(pool: Pool, size: { people: number; companies: number; seed: number } = DEMO_DATASET): Promise<DemoDatasetOutcome> {
+export async function ensureDemoDataset(pool: Pool, size: Omit<GenerateOptions, 'referenceTime'> = DEMO_DATASET): Promise<DemoDatasetOutcome> {
   const lock = await pool.connect();
   const dir = mkdtempSync(join(tmpdir(), 'demo-dataset-'));
   try {
     await lock.query('select pg_advisory_lock($1)', [DEMO_LOCK_KEY]);
     if (!(await datasetEmpty(pool))) return { loaded: false, reason: 'dataset_not_empty' };
     const lines = { companies: [] as string[], people: [] as string[], posts: [] as string[] };
-    for (const item of generateDataset(size)) {
+    // Posts are dated in the 90 days before now: source pulls look back from the current time.
+    for (const item of generateDataset({ ...size, referenceTime: Date.now() })) {
       if (item.kind === 'company') lines.companies.push(JSON.stringify(item.record));
       else {
         lines.people.push(JSON.stringify(item.record));

@@ -294,8 +294,12 @@ function slug(s: string): string {
 // ---------------------------------------------------------------------------------------------
 // Records
 
-/** Fixed reference instant, so generated timestamps do not depend on the clock. */
-const REFERENCE_TIME = Date.UTC(2026, 10, 1);
+/**
+ * Default reference instant (posts are dated up to 90 days before it), fixed so that generated
+ * timestamps do not depend on the clock. The demo dataset passes the time it is loaded instead,
+ * so that source pulls, which look back from now, find its posts.
+ */
+export const REFERENCE_TIME = Date.UTC(2026, 10, 1);
 
 export function generateCompany(seed: number, i: number): DsCompanyRecord {
   const r = Rng.of(seed, 'company', i);
@@ -424,7 +428,7 @@ function authoredPosts(seed: number, j: number): string[] {
  * and interactions (like/comment) with a post another person authored; an interaction's
  * `post_url` is the original's URL plus `/reactions/<member>` or `/comments/<id>`.
  */
-export function generatePosts(seed: number, i: number, person: DsPersonRecord, peopleCount: number): DsPostRecord[] {
+export function generatePosts(seed: number, i: number, person: DsPersonRecord, peopleCount: number, referenceTime = REFERENCE_TIME): DsPostRecord[] {
   const out: DsPostRecord[] = [];
   const n = postCount(seed, i);
   const memberSlug = person.member_pronet_url.replace(/^.*\/in\//, '');
@@ -432,7 +436,7 @@ export function generatePosts(seed: number, i: number, person: DsPersonRecord, p
     const r = Rng.of(seed, 'post', i, k);
     const interaction = r.chance(0.3) ? r.pick(['like', 'comment'] as const) : null;
     const topic = r.pick(POST_TOPICS);
-    const postedAt = new Date(REFERENCE_TIME - r.int(0, 90 * 24 * 3600) * 1000).toISOString();
+    const postedAt = new Date(referenceTime - r.int(0, 90 * 24 * 3600) * 1000).toISOString();
     const likes = Math.floor(-Math.log(1 - r.next()) * 40);
     const comments = Math.floor(-Math.log(1 - r.next()) * 6);
     if (!interaction) {
@@ -475,6 +479,8 @@ export interface GenerateOptions {
   people: number;
   companies: number;
   seed: number;
+  /** Epoch ms that post dates count back from (default {@link REFERENCE_TIME}). */
+  referenceTime?: number;
 }
 
 /** Companies first (needed to place people), then people, each with its posts. */
@@ -490,6 +496,6 @@ export function* generateDataset(opts: GenerateOptions): Generator<
   const picker = new CompanyPicker(picks);
   for (let i = 0; i < opts.people; i++) {
     const record = generatePerson(opts.seed, i, picker);
-    yield { kind: 'person', record, posts: generatePosts(opts.seed, i, record, opts.people) };
+    yield { kind: 'person', record, posts: generatePosts(opts.seed, i, record, opts.people, opts.referenceTime) };
   }
 }
