@@ -3,15 +3,19 @@
  * into the workspace's companies (matched by website domain, else name — the identity keys of
  * domain/contactMapping.ts), and optionally ingests their verified people as contacts through the
  * workspace's importFromWebhook source `verified-discovery`, attached to a segment. Every step
- * is an upsert, so a retried activity repeats nothing.
+ * is an upsert, so a retried activity repeats nothing. Companies are free (find-verified-companies
+ * charged for them); each person imported costs the find-verified-contacts price, debited once
+ * per (job, person) before the person is imported.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { v7 as uuidv7 } from 'uuid';
 import { ingestContacts } from '../db/contactIngest.js';
+import { debitEach } from '../db/credits.js';
 import { attachSourceToSegment } from '../db/segmentLinks.js';
 import { companyKey, type ContactInput } from '../domain/contactMapping.js';
 import { SENIORITY_RANK_SQL } from '../domain/discoveryCatalog.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
+import { VERIFIED_IMPORT_PERSON_PRICE, verifiedImportDebitKey } from '../domain/pricing.js';
 import type { ActivityDeps } from './deps.js';
 
 export const VERIFIED_IMPORT_SOURCE = 'verified-discovery';
@@ -36,6 +40,10 @@ export interface VerifiedBatchInput {
   /** Set when people are imported too. */
   sourceId: string | null;
   contactsPerCompany: number;
+  /** Keys the per-person debits (absent in jobs started before people were charged). */
+  jobId?: string;
+  /** True for workspace and user keys: each imported person is charged. */
+  billable?: boolean;
 }
 
 export interface VerifiedBatchResult {
@@ -44,6 +52,10 @@ export interface VerifiedBatchResult {
   updated: number;
   notFound: string[];
   contacts: { imported: number; created: number; updated: number };
+  /** Credits charged by this batch (people imported, once per (job, person)). */
+  creditsCharged?: number;
+  /** The balance ran out: the people after the last one paid for were not imported. */
+  exhausted?: boolean;
 }
 
 interface DsCompanyRow {
@@ -168,8 +180,26 @@ export function createDiscoveryActivities(deps: ActivityDeps) {
             },
           };
         });
-        if (inputs.length) {
-          const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
+        // Each person is paid for (once per job and person) before being imported; when the
+        // balance runs out only the people paid for are imported.
+        let paid = inputs;
+        if (input.billable && input.jobId) {
+          const keyOf = (i: ContactInput) => verifiedImportDebitKey(input.jobId!, i.pronetKey!);
+          const debit = await debitEach(deps.pool, {
+            workspaceId: input.workspaceId,
+            jobId: input.jobId,
+            billable: true,
+            unitPrice: VERIFIED_IMPORT_PERSON_PRICE,
+            keys: inputs.map(keyOf),
+            reason: 'import-verified-companies person',
+          });
+          const paidKeys = new Set(debit.paid);
+          paid = inputs.filter((i) => paidKeys.has(keyOf(i)));
+          result.creditsCharged = paid.length * VERIFIED_IMPORT_PERSON_PRICE;
+          result.exhausted = debit.exhausted;
+        }
+        if (paid.length) {
+          const r = await ingestContacts(deps.pool, paid, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
           result.contacts = { imported: r.created + r.updated, created: r.created, updated: r.updated };
         }
       }

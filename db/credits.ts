@@ -139,6 +139,53 @@ export function settleJobCredits(
   });
 }
 
+/**
+ * Charges `unitPrice` once per key, in order, in one transaction, for as long as the balance
+ * covers it: keys charged before (a retried activity) count as paid and cost nothing now; at the
+ * first key the balance cannot cover, charging stops (`exhausted`). Returns the paid keys in
+ * order. Session keys pay nothing and every key counts as paid.
+ */
+export function debitEach(
+  pool: Pool,
+  input: { workspaceId: string; jobId: string; billable: boolean; unitPrice: number; keys: string[]; reason: string },
+): Promise<{ paid: string[]; charged: number; exhausted: boolean }> {
+  if (!input.billable || input.unitPrice <= 0 || input.keys.length === 0) return Promise.resolve({ paid: [...input.keys], charged: 0, exhausted: false });
+  return withTransaction(pool, async (client) => {
+    const acct = await client.query<{ balance: number }>(`select balance from credit_accounts where workspace_id = $1 for update`, [input.workspaceId]);
+    let balance = Number(acct.rows[0]?.balance ?? 0);
+    const prior = await client.query<{ idempotency_key: string }>(
+      `select idempotency_key from credit_transactions where workspace_id = $1 and idempotency_key = any($2::text[])`,
+      [input.workspaceId, input.keys],
+    );
+    const done = new Set(prior.rows.map((r) => r.idempotency_key));
+    const paid: string[] = [];
+    const fresh: { key: string; after: number }[] = [];
+    let exhausted = false;
+    for (const key of input.keys) {
+      if (done.has(key)) {
+        paid.push(key);
+        continue;
+      }
+      if (balance < input.unitPrice) {
+        exhausted = true;
+        break;
+      }
+      balance -= input.unitPrice;
+      fresh.push({ key, after: balance });
+      paid.push(key);
+    }
+    if (fresh.length) {
+      await client.query(`update credit_accounts set balance = $2, updated_at = now() where workspace_id = $1`, [input.workspaceId, balance]);
+      await client.query(
+        `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, kind)
+         select t.id, $1, $2, t.after, $3, t.key, $4, 'debit' from unnest($5::uuid[], $6::text[], $7::bigint[]) as t(id, key, after)`,
+        [input.workspaceId, -input.unitPrice, input.reason, input.jobId, fresh.map(() => uuidv7()), fresh.map((f) => f.key), fresh.map((f) => f.after)],
+      );
+    }
+    return { paid, charged: fresh.length * input.unitPrice, exhausted };
+  });
+}
+
 export async function grantCredits(pool: Pool, workspaceId: string, amount: number, reason = 'grant'): Promise<number> {
   return withTransaction(pool, async (client) => {
     const r = await client.query<{ balance: number }>(

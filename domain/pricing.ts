@@ -10,6 +10,13 @@ export const DISCOVERY_PRICES = {
 } as const;
 export type DiscoveryOperation = keyof typeof DISCOVERY_PRICES;
 
+/**
+ * import-verified-companies: the companies were paid for by find-verified-companies and import
+ * free; each verified person imported as a contact costs what find-verified-contacts costs.
+ */
+export const VERIFIED_IMPORT_PERSON_PRICE = DISCOVERY_PRICES['find-verified-contacts'];
+export const verifiedImportDebitKey = (jobId: string, pronetKey: string) => `verified-import:${jobId}:${pronetKey}`;
+
 export const ENRICHMENT_SLICES = ['basic_contact_data', 'basic_company_data', 'emails', 'phoneNumbers', 'pronetPosts'] as const;
 export type EnrichmentSlice = (typeof ENRICHMENT_SLICES)[number];
 

@@ -1,11 +1,13 @@
 /**
  * `POST /discovery-search/import-verified-companies` (job type `import-verified-companies`):
  * prepares the workspace's `verified-discovery` source when people go into a segment, then
- * imports the companies in batches (one idempotent activity per batch), reporting progress.
+ * imports the companies in batches (one idempotent activity per batch), reporting progress. Each
+ * person imported is charged once per (job, person) inside the batch activity; when the balance
+ * runs out the job fails with `insufficient_credits` and the partial result.
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { runJob, type JobInput, type JobResult } from './job.js';
+import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
 
 export const VERIFIED_IMPORT_BATCH = 100;
 
@@ -13,6 +15,8 @@ export interface ImportVerifiedCompaniesInput {
   companyIds: string[];
   segmentId: string | null;
   contactsPerCompany: number;
+  /** Workspace and user keys pay for each person imported; session keys do not (absent: not charged). */
+  billable?: boolean;
 }
 
 export interface ImportVerifiedCompaniesResult {
@@ -20,6 +24,8 @@ export interface ImportVerifiedCompaniesResult {
   contacts: { imported: number; created: number; updated: number };
   segmentId: string | null;
   sourceId: string | null;
+  /** Credits charged: 4 per person imported as a contact. */
+  creditsCharged: number;
 }
 
 const acts = proxyActivities<Activities>({
@@ -37,10 +43,18 @@ export async function importVerifiedCompaniesWorkflow(input: ImportVerifiedCompa
       contacts: { imported: 0, created: 0, updated: 0 },
       segmentId: input.segmentId,
       sourceId,
+      creditsCharged: 0,
     };
     for (let i = 0; i < total; i += VERIFIED_IMPORT_BATCH) {
       const batch = input.companyIds.slice(i, i + VERIFIED_IMPORT_BATCH);
-      const r = await acts.importVerifiedCompanyBatch({ workspaceId: input.workspaceId, companyIds: batch, sourceId, contactsPerCompany: input.contactsPerCompany });
+      const r = await acts.importVerifiedCompanyBatch({
+        workspaceId: input.workspaceId,
+        companyIds: batch,
+        sourceId,
+        contactsPerCompany: input.contactsPerCompany,
+        jobId: input.jobId,
+        billable: input.billable === true,
+      });
       out.companies.imported += r.imported;
       out.companies.created += r.created;
       out.companies.updated += r.updated;
@@ -48,7 +62,16 @@ export async function importVerifiedCompaniesWorkflow(input: ImportVerifiedCompa
       out.contacts.imported += r.contacts.imported;
       out.contacts.created += r.contacts.created;
       out.contacts.updated += r.contacts.updated;
+      out.creditsCharged += r.creditsCharged ?? 0;
       job.setProgress(Math.min(total, i + batch.length), total);
+      // Only a charged import can run out (older jobs never report it): stop with what was paid for.
+      if (r.exhausted) {
+        job.setPartial(out);
+        throw jobFailure(
+          'insufficient_credits',
+          `The balance ran out after ${out.contacts.imported} people were imported (${out.creditsCharged} credits); companies up to #${i + batch.length} were imported`,
+        );
+      }
     }
     return out;
   });

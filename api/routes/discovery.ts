@@ -23,12 +23,12 @@ import {
 } from '../schemas/discovery.js';
 import { startJob } from '../jobs.js';
 import { assertOutboundUrl } from '../../activities/outbound.js';
-import { debitCredits } from '../../db/credits.js';
+import { debitCredits, getBalance } from '../../db/credits.js';
 import { COMPANY_PEOPLE_LIMIT, searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
-import { discoveryCharge, type DiscoveryOperation } from '../../domain/pricing.js';
-import { notFound } from '../../domain/errors.js';
+import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
+import { insufficientCredits, notFound } from '../../domain/errors.js';
 import type { ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
 
 async function charge(deps: AppDeps, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
@@ -116,8 +116,12 @@ export const discoveryRoutes = [
       'Starts a job that upserts the given verified companies (ids from find-verified-companies) as workspace companies (matched by',
       'website domain, else name; re-import updates). With `segmentId`, the companies\' verified people (up to `contactsPerCompany` each, ranked',
       'as in find-verified-contacts) are also ingested as contacts through the workspace\'s importFromWebhook source `verified-discovery`,',
-      'attached to that segment. Ids that are unknown or not verified are reported in the job result. Not charged.',
-      'Result: `{companies: {requested, imported, created, updated, notFound[]}, contacts: {imported, created, updated}, sourceId}`.',
+      'attached to that segment. Ids that are unknown or not verified are reported in the job result.',
+      `Credits: the companies are free (find-verified-companies charged for them); each verified person imported as a contact costs ${VERIFIED_IMPORT_PERSON_PRICE}`,
+      '(the find-verified-contacts price), debited once per (job, person). With `segmentId`, a balance that cannot cover one person is a 402',
+      '`insufficient_credits` up front; when the balance runs out during the job, it stops: `jobStatus` `failed`, `error.code`',
+      '`insufficient_credits`, and `jobResponsePayload` holds what was imported and paid for. Session keys are not charged.',
+      'Result: `{companies: {requested, imported, created, updated, notFound[]}, contacts: {imported, created, updated}, segmentId, sourceId, creditsCharged}`.',
     ].join(' '),
     body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500],
     idempotent: true,
@@ -130,10 +134,15 @@ export const discoveryRoutes = [
         }
       }
       if (body.webhookConfiguration) await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
+      if (body.segmentId && auth.billable) {
+        const balance = await getBalance(deps.pool, auth.workspaceId);
+        if (balance < VERIFIED_IMPORT_PERSON_PRICE) throw insufficientCredits(VERIFIED_IMPORT_PERSON_PRICE, balance);
+      }
       const args: ImportVerifiedCompaniesInput = {
         companyIds: body.companyIds,
         segmentId: body.segmentId ?? null,
         contactsPerCompany: body.contactsPerCompany ?? 10,
+        billable: auth.billable,
       };
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,

@@ -465,6 +465,7 @@ describe('import-verified-companies', () => {
     const unverified = companies.find((c) => !c.rec.verified)!;
     const seg = await post('/segments', { name: 'Verified imports' });
     expect(seg.status, JSON.stringify(seg.body)).toBe(200);
+    const before = await balance();
     const res = await post('/discovery-search/import-verified-companies', {
       companyIds: [...chosen.map((c) => c.id), unverified.id],
       segmentId: seg.body.data.id,
@@ -479,19 +480,68 @@ describe('import-verified-companies', () => {
       companies: { requested: 4, imported: 3, created: 3, updated: 0, notFound: [unverified.id] },
       contacts: { imported: expectedContacts, created: expectedContacts },
       segmentId: seg.body.data.id,
+      creditsCharged: 4 * expectedContacts,
     });
+    // 4 credits per person imported, one debit per (job, person); the companies are free.
+    expect(before - (await balance())).toBe(4 * expectedContacts);
+    const debits = await app.pool.query(`select amount, idempotency_key from credit_transactions where job_id = $1`, [res.body.jobId]);
+    expect(debits.rows).toHaveLength(expectedContacts);
+    expect(debits.rows.every((d) => d.amount === -4 && d.idempotency_key.startsWith(`verified-import:${res.body.jobId}:`))).toBe(true);
     const rows = await app.pool.query(`select company_name, company_domain from companies where workspace_id = $1 order by company_name`, [workspaceId]);
     for (const c of chosen) expect(rows.rows).toContainEqual({ company_name: c.rec.company_name, company_domain: normalizeDomain(c.rec.company_website) });
     const segNow = await get(`/segments/${seg.body.data.id}`);
     expect(segNow.body.data.attributes.segmentSources).toContain(job.jobResponsePayload.sourceId);
-    // re-import updates, never duplicates
+    // re-import updates, never duplicates; without people it is free
+    const beforeAgain = await balance();
     const again = await post('/discovery-search/import-verified-companies', { companyIds: chosen.map((c) => c.id) });
     const job2 = await app.waitForJob(again.body.jobId, key);
+    expect(await balance()).toBe(beforeAgain);
     await app.recordHistory(`import-verified-companies-${again.body.jobId}`, 'importVerifiedCompanies/companies-only');
     expect(job2.jobResponsePayload.companies).toMatchObject({ imported: 3, created: 0, updated: 3 });
     // foreign segment → 404
     const other = await app.createWorkspace();
     const foreign = await post('/discovery-search/import-verified-companies', { companyIds: [chosen[0]!.id], segmentId: seg.body.data.id }, other.apiKey);
     expect(foreign.status).toBe(404);
+  });
+
+  it('charges 4 credits per person imported, 402 up front when one cannot be paid, and stops with a partial result when the balance runs out', async () => {
+    const chosen = companies.filter((c) => c.rec.verified && c.people.filter((p) => p.rec.verified).length >= 2).slice(0, 4);
+    expect(chosen.length).toBe(4);
+    const poor = await app.createWorkspace({ credits: 3 });
+    const seg = async (k: string) => (await post('/segments', { name: `Verified ${Math.random()}` }, k)).body.data.id as string;
+    const poorSeg = await seg(poor.apiKey);
+    const refused = await post('/discovery-search/import-verified-companies', { companyIds: [chosen[0]!.id], segmentId: poorSeg }, poor.apiKey);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ code: 'insufficient_credits', message: 'This request needs 4 credits; the balance is 3' });
+    expect((await app.pool.query(`select count(*)::int as n from jobs where workspace_id = $1`, [poor.workspaceId])).rows[0].n).toBe(0);
+    // Companies alone are free.
+    const companiesOnly = await post('/discovery-search/import-verified-companies', { companyIds: [chosen[0]!.id] }, poor.apiKey);
+    expect(companiesOnly.status).toBe(202);
+    expect((await app.waitForJob(companiesOnly.body.jobId, poor.apiKey)).jobStatus).toBe('completed');
+    expect(await balance(poor.apiKey)).toBe(3);
+
+    // 14 credits pay for 3 people of the 8 asked for (2 per company).
+    const short = await app.createWorkspace({ credits: 14 });
+    const shortSeg = await seg(short.apiKey);
+    const res = await post('/discovery-search/import-verified-companies', { companyIds: chosen.map((c) => c.id), segmentId: shortSeg, contactsPerCompany: 2 }, short.apiKey);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const job = await app.waitForJob(res.body.jobId, short.apiKey);
+    expect(job.jobStatus).toBe('failed');
+    expect(job.error.code).toBe('insufficient_credits');
+    expect(job.jobResponsePayload).toMatchObject({ contacts: { imported: 3, created: 3 }, creditsCharged: 12, companies: { imported: 4 } });
+    await app.recordHistory(`import-verified-companies-${res.body.jobId}`, 'importVerifiedCompanies/insufficient-credits');
+    expect(await balance(short.apiKey)).toBe(2);
+    const imported = await app.pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [short.workspaceId]);
+    expect(imported.rows[0].n).toBe(3);
+    const debits = await app.pool.query(`select count(*)::int as n from credit_transactions where job_id = $1 and amount = -4`, [res.body.jobId]);
+    expect(debits.rows[0].n).toBe(3);
+
+    // A session key imports everyone and pays nothing.
+    const session = await app.createApiKey(short.workspaceId, 'session');
+    const free = await post('/discovery-search/import-verified-companies', { companyIds: chosen.map((c) => c.id), segmentId: shortSeg, contactsPerCompany: 2 }, session);
+    expect(free.status).toBe(202);
+    const freeJob = await app.waitForJob(free.body.jobId, session);
+    expect(freeJob.jobResponsePayload).toMatchObject({ contacts: { imported: 8 }, creditsCharged: 0 });
+    expect(await balance(short.apiKey)).toBe(2);
   });
 });
