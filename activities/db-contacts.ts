@@ -10,6 +10,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ingestContacts } from '../db/contactIngest.js';
 import { loadContactCatalog } from '../db/contactRead.js';
 import { dropStaged, readStaged } from '../db/contactStaging.js';
+import { ContactFileUnreadable, FILE_ROW_ERROR, stageFileSegment, type StageSegmentInput, type StageSegmentResult } from '../db/contactFile.js';
 import { mapRow, planFor, type ContactInput, type FieldMappingEntry } from '../domain/contactMapping.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -22,6 +23,8 @@ export interface IngestChunkInput {
   to: number;
   /** At most this many row errors are returned (the count is always exact). */
   maxErrors: number;
+  /** JSON pointer of the rows in errors (default `/contactsData`; `/contactsFile/rows` for a file). */
+  rowPath?: string;
 }
 
 export interface RowError {
@@ -53,6 +56,23 @@ export function createContactActivities(deps: ActivityDeps) {
       }
     },
 
+    /** Stages the next segment of a contacts file (see db/contactFile.ts); heartbeats with the rows read. */
+    async stageFileSegment(input: StageSegmentInput): Promise<StageSegmentResult> {
+      const ctx = Context.current();
+      let read = 0;
+      const beat = setInterval(() => ctx.heartbeat(read), 2000);
+      try {
+        return await stageFileSegment(deps.pool, deps.storage, input, (rows) => (read = rows));
+      } catch (e) {
+        // The file was checked when the job was accepted; one that went missing or changed since cannot be read by a retry.
+        if (e instanceof ContactFileUnreadable) throw ApplicationFailure.nonRetryable(e.message, 'contacts_file_unreadable');
+        if ((e as { code?: string }).code === 'NoSuchKey') throw ApplicationFailure.nonRetryable(`Contacts file ${input.fileName} no longer exists`, 'contacts_file_unreadable');
+        throw e;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
     async dropStagedRows(input: { batchId: string }): Promise<void> {
       await dropStaged(deps.pool, input.batchId);
     },
@@ -69,8 +89,16 @@ export function createContactActivities(deps: ActivityDeps) {
     const inputs: ContactInput[] = [];
     const errors: RowError[] = [];
     let failed = 0;
+    const rowPath = input.rowPath ?? '/contactsData';
     const rows = await readStaged(deps.pool, input.batchId, input.from, input.to, (row, seq) => {
-      const m = mapRow(row, catalog, plan, `/contactsData/${seq}`);
+      // A malformed record of a contacts file, staged as its message.
+      const unreadable = row && typeof row === 'object' && Object.hasOwn(row, FILE_ROW_ERROR) ? (row as Record<string, string>)[FILE_ROW_ERROR] : undefined;
+      if (unreadable !== undefined) {
+        failed++;
+        if (errors.length < input.maxErrors) errors.push({ row: seq, path: `${rowPath}/${seq}`, message: unreadable });
+        return;
+      }
+      const m = mapRow(row, catalog, plan, `${rowPath}/${seq}`);
       if (m.input) inputs.push(m.input);
       else {
         failed++;

@@ -10,7 +10,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { Pool } from './pool.js';
+import type { Pool, PoolClient } from './pool.js';
 
 export const STAGING_BLOCK = 1000;
 
@@ -42,19 +42,31 @@ function binaryTuple(batchId: Buffer, seq: number, data: string): Buffer {
 }
 
 export async function stageRows(pool: Pool, batchId: string, rows: unknown[]): Promise<void> {
-  const id = Buffer.from(batchId.replace(/-/g, ''), 'hex');
   const client = await pool.connect();
   try {
-    const stream = client.query(copyFrom(`copy contact_ingest_staging (batch_id, seq, data) from stdin with (format binary)`));
-    async function* blocks() {
-      yield binaryHeader();
-      for (let i = 0; i < rows.length; i += STAGING_BLOCK) yield binaryTuple(id, i, JSON.stringify(rows.slice(i, i + STAGING_BLOCK)));
-      yield Buffer.from([0xff, 0xff]); // trailer: field count -1
-    }
-    await pipeline(Readable.from(blocks()), stream);
+    await copyBlocks(client, batchId, (function* () {
+      for (let i = 0; i < rows.length; i += STAGING_BLOCK) yield { seq: i, data: JSON.stringify(rows.slice(i, i + STAGING_BLOCK)) };
+    })());
   } finally {
     client.release();
   }
+}
+
+/** Binary COPY of staged blocks (`data`: a JSON array whose first row is `seq`) under `batchId`. */
+export async function copyBlocks(client: PoolClient, batchId: string, blocks: Iterable<StagedBlock> | AsyncIterable<StagedBlock>): Promise<void> {
+  const id = Buffer.from(batchId.replace(/-/g, ''), 'hex');
+  const stream = client.query(copyFrom(`copy contact_ingest_staging (batch_id, seq, data) from stdin with (format binary)`));
+  async function* tuples() {
+    yield binaryHeader();
+    for await (const b of blocks) yield binaryTuple(id, b.seq, b.data);
+    yield Buffer.from([0xff, 0xff]); // trailer: field count -1
+  }
+  await pipeline(Readable.from(tuples()), stream);
+}
+
+export interface StagedBlock {
+  seq: number;
+  data: string;
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
  * Media objects in the object store. Every object's type is decided by its bytes (magic numbers
- * via `file-type`), never by what the client declared; only the types of `MEDIA_TYPES` are kept.
+ * via `file-type`, else the text check of `sniffContactFile` for CSV / JSON Lines contacts files),
+ * never by what the client declared; only the types of `UPLOAD_TYPES` are kept. Contacts files
+ * are for `bulk-upsert-contacts` (`contactsFile`), not for posts.
  * Object names are `<workspaceId>/<uuidv7>.<ext>` and equal the `fileName` clients reference.
  * Chunks of a chunked upload are stored untyped (`.part`) and only become media once assembled.
  */
@@ -11,8 +13,12 @@ import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError } from '../domain/errors.js';
 import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
+import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from './objectStore.js';
 import type { Queryable } from './pool.js';
+
+/** What may be uploaded: media for posts and contacts files for bulk upserts (type → extension). */
+export const UPLOAD_TYPES: Readonly<Record<string, string>> = { ...MEDIA_TYPES, ...CONTACT_FILE_TYPES };
 
 /** Bytes file-type needs to recognise every supported format. */
 const SNIFF_BYTES = 4100;
@@ -35,18 +41,26 @@ export interface MediaJson {
 
 export const unsupportedMediaType = (detected: string | undefined, path = '/file') => {
   const what = detected ? `detected type ${detected}` : 'the content type could not be recognised';
-  const message = `${path}: ${what}; allowed types are ${Object.keys(MEDIA_TYPES).join(', ')}`;
+  const message = `${path}: ${what}; allowed types are ${Object.keys(UPLOAD_TYPES).join(', ')}`;
   return new ApiError(400, 'unsupported_media_type', message, [{ path, message: what }]);
 };
 
 export const tooLarge = (maxBytes: number, what = 'File') =>
   new ApiError(413, 'payload_too_large', `${what} exceeds the limit of ${maxBytes} bytes`);
 
-/** The allowed MIME type of these leading bytes, or a 400 naming what was detected. */
+/**
+ * The allowed MIME type of these leading bytes (the whole file when shorter than SNIFF_BYTES), or
+ * a 400 naming what was detected.
+ */
 export async function detectMediaType(head: Uint8Array, path = '/file'): Promise<string> {
   const ft = await fileTypeFromBuffer(head);
-  if (!ft || !MEDIA_TYPES[ft.mime]) throw unsupportedMediaType(ft?.mime, path);
-  return ft.mime;
+  if (ft) {
+    if (!MEDIA_TYPES[ft.mime]) throw unsupportedMediaType(ft.mime, path);
+    return ft.mime;
+  }
+  const text = sniffContactFile(head, head.length < SNIFF_BYTES);
+  if (!text) throw unsupportedMediaType(undefined, path);
+  return text;
 }
 
 /**
@@ -142,7 +156,7 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
   });
   source.pipe(sniffer);
   const type = await sniffer.type;
-  const fileName = objectName(opts.workspaceId, opts.chunk ? 'part' : MEDIA_TYPES[type]!);
+  const fileName = objectName(opts.workspaceId, opts.chunk ? 'part' : UPLOAD_TYPES[type]!);
   const body = new PassThrough();
   // The MinIO client does not watch its input for errors: a failed source must fail the upload here.
   const failed = new Promise<never>((_, reject) => {
@@ -167,7 +181,7 @@ export async function storeBuffer(store: ObjectStore, body: Buffer, opts: StoreO
   if (body.length > opts.maxBytes) throw tooLarge(opts.maxBytes);
   if (body.length === 0) throw new ApiError(400, 'validation_failed', `${opts.path ?? '/file'}: is empty`, [{ path: opts.path ?? '/file', message: 'is empty' }]);
   const type = await detectMediaType(body.subarray(0, SNIFF_BYTES), opts.path);
-  const fileName = objectName(opts.workspaceId, MEDIA_TYPES[type]!);
+  const fileName = objectName(opts.workspaceId, UPLOAD_TYPES[type]!);
   await store.client.putObject(store.bucket, fileName, body, body.length, { 'Content-Type': type });
   return { fileName, contentType: type, sizeBytes: body.length };
 }
@@ -213,15 +227,15 @@ export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<Me
 }
 
 /**
- * Which of `fileNames` are not usable media of the workspace (missing, foreign, or an
- * unassembled chunk). Returns the set of unknown names.
+ * Which of `fileNames` are not usable media of the workspace (missing, foreign, an unassembled
+ * chunk, or a contacts file). Returns the set of unknown names.
  */
 export async function unknownMedia(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Set<string>> {
   const unique = [...new Set(fileNames)];
   if (unique.length === 0) return new Set();
   const r = await db.query<{ file_name: string }>(
-    `select file_name from media_objects where workspace_id = $1 and file_name = any($2::text[]) and not is_chunk`,
-    [workspaceId, unique],
+    `select file_name from media_objects where workspace_id = $1 and file_name = any($2::text[]) and not is_chunk and content_type <> all($3::text[])`,
+    [workspaceId, unique, Object.keys(CONTACT_FILE_TYPES)],
   );
   const known = new Set(r.rows.map((x) => x.file_name));
   return new Set(unique.filter((f) => !known.has(f)));

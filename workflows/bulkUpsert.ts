@@ -9,17 +9,36 @@
 import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { IngestChunkResult, RowError } from '../activities/db-contacts.js';
+import type { ContactFileFormat } from '../domain/contactFile.js';
 import { runJob, trackJob, type JobInput, type JobResult, type JobTracker } from './job.js';
 
 export interface BulkUpsertInput {
   sourceId: string;
   batchId: string;
+  /** Rows of an inline request (0 for a file: its rows are counted while it is read). */
   totalRows: number;
+  /** Rows come from this contacts file, staged segment by segment while earlier rows are ingested. */
+  file?: ContactFileRef;
   chunkSize?: number;
   /** Chunks one run processes before it continues as new (default CHUNKS_PER_RUN). */
   chunksPerRun?: number;
   /** Set when continuing as new: where to resume and the totals so far. */
-  resume?: { offset: number; totals: BulkUpsertTotals };
+  resume?: { offset: number; totals: BulkUpsertTotals; file?: FileProgress };
+}
+
+export interface ContactFileRef {
+  fileName: string;
+  format: ContactFileFormat;
+  sizeBytes: number;
+}
+
+/** How far a contacts file was read: staged rows [0, staged), the next record at byteOffset. */
+export interface FileProgress {
+  staged: number;
+  byteOffset: number;
+  done: boolean;
+  /** Bytes of the file whose rows were all ingested (a record boundary). */
+  bytesIngested: number;
 }
 
 export interface BulkUpsertTotals {
@@ -32,8 +51,11 @@ export interface BulkUpsertTotals {
 
 export interface BulkUpsertResult extends BulkUpsertTotals {
   sourceId: string;
+  /** For a file still being read: the rows read so far. */
   totalRows: number;
   processedRows: number;
+  /** A file import: how much of the file was read. */
+  contactsFile?: { fileName: string; fileSizeInBytes: number; bytesRead: number; complete: boolean };
 }
 
 export const DEFAULT_CHUNK = 10_000;
@@ -41,16 +63,29 @@ export const DEFAULT_CHUNK = 10_000;
 export const PARALLEL_CHUNKS = 2;
 export const MAX_REPORTED_ERRORS = 500;
 
-const { ingestStagedChunk, dropStagedRows } = proxyActivities<Activities>({
+const { ingestStagedChunk, dropStagedRows, stageFileSegment } = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
   // ingestStagedChunk heartbeats every 2 s: a lost attempt is retried after this, not 10 minutes.
   heartbeatTimeout: '30 seconds',
   // Rides out a database failover or restart of a few minutes (2 s doubling to 30 s, 10 tries).
-  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['source_not_found', 'staged_rows_missing'] },
+  retry: {
+    initialInterval: '2 seconds',
+    maximumInterval: '30 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['source_not_found', 'staged_rows_missing', 'contacts_file_unreadable'],
+  },
 });
 
 /** Chunks one run processes before it continues as new (keeps each history small). */
 export const CHUNKS_PER_RUN = 200;
+
+function addChunk(totals: BulkUpsertTotals, r: IngestChunkResult): void {
+  totals.created += r.created;
+  totals.updated += r.updated;
+  totals.skippedDeleted += r.skipped;
+  totals.failed += r.failed;
+  totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+}
 
 /** Ingests staged rows [offset, end) two chunks at a time; on failure the staged rows are dropped. */
 async function processRange(input: BulkUpsertInput & JobInput, from: number, end: number, totals: BulkUpsertTotals, job: JobTracker): Promise<number> {
@@ -87,11 +122,7 @@ async function processRange(input: BulkUpsertInput & JobInput, from: number, end
       finished.set(done.from, done);
       for (let f = finished.get(offset); f; f = finished.get(offset)) {
         finished.delete(offset);
-        totals.created += f.r.created;
-        totals.updated += f.r.updated;
-        totals.skippedDeleted += f.r.skipped;
-        totals.failed += f.r.failed;
-        totals.errors.push(...f.r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
+        addChunk(totals, f.r);
         offset = f.to;
       }
       job.setProgress(offset, input.totalRows);
@@ -106,7 +137,115 @@ async function processRange(input: BulkUpsertInput & JobInput, from: number, end
   return offset;
 }
 
+/** Chunks of rows one stageFileSegment call reads (they are ingested while the next segment is read). */
+export const FILE_SEGMENT_CHUNKS = 2;
+/** Segments staged ahead of the ingest at most. */
+const FILE_SEGMENTS_AHEAD = 2;
+
+/**
+ * One run of a file import: segments of the file are staged (one at a time, up to
+ * FILE_SEGMENTS_AHEAD ahead) while staged chunks are ingested two at a time, until the file is
+ * done or this run launched `chunksPerRun` chunks. Progress: rows ingested of the rows read so far
+ * (the exact total once the file is read), percent from the bytes whose rows are ingested.
+ */
+async function processFile(input: BulkUpsertInput & JobInput & { file: ContactFileRef }, state: FileProgress, offset: number, totals: BulkUpsertTotals, job: JobTracker): Promise<number> {
+  const file = input.file;
+  const chunk = input.chunkSize ?? DEFAULT_CHUNK;
+  const segmentRows = chunk * FILE_SEGMENT_CHUNKS;
+  const runChunks = input.chunksPerRun ?? CHUNKS_PER_RUN;
+  /** Staged segments not yet ingested: [seq end, byte end]. */
+  const segmentEnds: [number, number][] = [];
+  const view = (): BulkUpsertResult => ({
+    sourceId: input.sourceId,
+    totalRows: state.staged,
+    processedRows: offset,
+    ...totals,
+    contactsFile: { fileName: file.fileName, fileSizeInBytes: file.sizeBytes, bytesRead: state.byteOffset, complete: state.done },
+  });
+  const report = () => {
+    while (segmentEnds.length && segmentEnds[0]![0] <= offset) state.bytesIngested = segmentEnds.shift()![1];
+    const complete = state.done && offset === state.staged;
+    job.setProgress(offset, state.staged, complete ? 100 : Math.floor((100 * state.bytesIngested) / Math.max(file.sizeBytes, 1)));
+    job.setPartial(view());
+  };
+  report();
+  let launched = 0;
+  let next = offset;
+  let staging: Promise<void> | undefined;
+  const inflight = new Map<number, Promise<void>>();
+  const finished = new Map<number, { to: number; r: IngestChunkResult }>();
+  try {
+    for (;;) {
+      if (!staging && !state.done && launched < runChunks && state.staged - next < FILE_SEGMENTS_AHEAD * segmentRows) {
+        staging = stageFileSegment({
+          batchId: input.batchId,
+          fileName: file.fileName,
+          format: file.format,
+          byteOffset: state.byteOffset,
+          seqStart: state.staged,
+          maxRows: segmentRows,
+          pruneBelow: offset,
+        }).then((r) => {
+          state.staged += r.rows;
+          state.byteOffset = r.nextByteOffset;
+          state.done = r.done;
+          segmentEnds.push([state.staged, r.nextByteOffset]);
+          staging = undefined;
+        });
+      }
+      // A chunk is launched once it is staged whole (or the file ended).
+      while (inflight.size < PARALLEL_CHUNKS && launched < runChunks && next < state.staged && (next + chunk <= state.staged || state.done)) {
+        const from = next;
+        const to = Math.min(from + chunk, state.staged);
+        next = to;
+        launched++;
+        inflight.set(
+          from,
+          ingestStagedChunk({ workspaceId: input.workspaceId, sourceId: input.sourceId, batchId: input.batchId, from, to, maxErrors: MAX_REPORTED_ERRORS, rowPath: '/contactsFile/rows' }).then(
+            (r) => {
+              inflight.delete(from);
+              finished.set(from, { to, r });
+            },
+          ),
+        );
+      }
+      if (!staging && !inflight.size) break;
+      await Promise.race(staging ? [staging, ...inflight.values()] : inflight.values());
+      for (let f = finished.get(offset); f; f = finished.get(offset)) {
+        finished.delete(offset);
+        addChunk(totals, f.r);
+        offset = f.to;
+      }
+      report();
+    }
+  } catch (err) {
+    // A failed or cancelled job leaves no staged rows behind.
+    await CancellationScope.nonCancellable(() => dropStagedRows({ batchId: input.batchId }));
+    throw err;
+  }
+  return offset;
+}
+
+/** A file import: every run goes through runJob (whether it is the last is known only at its end). */
+async function importFile(input: BulkUpsertInput & JobInput & { file: ContactFileRef }): Promise<JobResult<BulkUpsertResult>> {
+  const totals: BulkUpsertTotals = input.resume?.totals ?? { created: 0, updated: 0, skippedDeleted: 0, failed: 0, errors: [] };
+  const state: FileProgress = input.resume?.file ?? { staged: 0, byteOffset: 0, done: false, bytesIngested: 0 };
+  return runJob(input, async (job) => {
+    const offset = await processFile(input, state, input.resume?.offset ?? 0, totals, job);
+    if (!state.done || offset < state.staged) return continueAsNew<typeof bulkUpsertContactsWorkflow>({ ...input, resume: { offset, totals, file: state } });
+    await dropStagedRows({ batchId: input.batchId });
+    return {
+      sourceId: input.sourceId,
+      totalRows: state.staged,
+      processedRows: offset,
+      ...totals,
+      contactsFile: { fileName: input.file.fileName, fileSizeInBytes: input.file.sizeBytes, bytesRead: state.byteOffset, complete: true },
+    };
+  });
+}
+
 export async function bulkUpsertContactsWorkflow(input: BulkUpsertInput & JobInput): Promise<JobResult<BulkUpsertResult>> {
+  if (input.file) return importFile(input as BulkUpsertInput & JobInput & { file: ContactFileRef });
   const chunk = input.chunkSize ?? DEFAULT_CHUNK;
   const start = input.resume?.offset ?? 0;
   const end = Math.min(input.totalRows, start + chunk * (input.chunksPerRun ?? CHUNKS_PER_RUN));

@@ -65,7 +65,8 @@ export interface JobInput {
 export const jobStatusQuery = defineQuery<JobView>('status');
 
 export interface JobTracker {
-  setProgress(completed: number, total?: number): void;
+  /** `percent` when the share done is not `completed / total` (e.g. a file whose row count is not known yet). */
+  setProgress(completed: number, total?: number, percent?: number): void;
   /** Partial result visible through the status query while the job runs. */
   setPartial(payload: unknown): void;
 }
@@ -98,10 +99,10 @@ function describe(err: unknown): JobError {
 export function trackJob(view: JobView): JobTracker {
   setHandler(jobStatusQuery, () => view);
   return {
-    setProgress(completed, total) {
+    setProgress(completed, total, percent) {
       if (total !== undefined) view.progress.total = total;
       view.progress.completed = completed;
-      view.progress.percent = view.progress.total ? Math.floor((100 * completed) / view.progress.total) : 0;
+      view.progress.percent = percent ?? (view.progress.total ? Math.floor((100 * completed) / view.progress.total) : 0);
     },
     setPartial(payload) {
       view.jobResponsePayload = payload;

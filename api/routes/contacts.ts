@@ -10,13 +10,16 @@ import { assertOutboundUrl } from '../../activities/outbound.js';
 import { ingestContacts } from '../../db/contactIngest.js';
 import { fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
 import { stageRows } from '../../db/contactStaging.js';
+import { findContactFile, readCsvHeader } from '../../db/contactFile.js';
+import { formatOf } from '../../domain/contactFile.js';
 import { deleteContact, patchContact } from '../../db/contactWrite.js';
 import type { Queryable } from '../../db/pool.js';
+import type { AppDeps } from '../deps.js';
 import { findInWorkspace } from '../../db/scoping.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import { ensureDefaultSegment } from '../../db/segments.js';
 import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
-import { badRequest, notFound, type ErrorDetail } from '../../domain/errors.js';
+import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
 import { checkFieldMapping, mapRow, planFor, rowKeys, type FieldMappingEntry } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
@@ -52,6 +55,36 @@ async function oneContact(q: Queryable, workspaceId: string, id: string) {
   const [c] = await fetchContacts(q, workspaceId, [id]);
   if (!c) throw notFound('Contact', id);
   return c;
+}
+
+/** Column names of inline rows (as mapping sees them), each with its JSON pointer in the first row that has it. */
+function columnsOf(rows: Record<string, unknown>[]): Map<string, string> {
+  const columns = new Map<string, string>();
+  rows.forEach((row, i) => {
+    for (const [k, pointer] of rowKeys(row)) if (!columns.has(k)) columns.set(k, `/contactsData/${i}${pointer}`);
+  });
+  return columns;
+}
+
+/**
+ * The contacts file of a bulk upsert: a media object of the workspace whose detected type is CSV
+ * or JSON Lines, and for CSV a usable header (its columns, checked against the mapping like the
+ * keys of inline rows). JSON Lines rows are checked one by one as they are imported.
+ */
+async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: string, inlineRows: number) {
+  const path = '/contactsFile/fileName';
+  if (inlineRows) throw invalidField('/contactsData', 'must be empty ([]) when contactsFile is given: the rows come from the file');
+  const found = await findContactFile(deps.pool, workspaceId, fileName);
+  if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /v1/media/upload or POST /v1/media/assemble-chunks and send the fileName returned');
+  const format = formatOf(found.contentType);
+  if (!format)
+    throw new ApiError(400, 'unsupported_media_type', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
+      { path, message: `holds ${found.contentType}, not text/csv or application/x-ndjson` },
+    ]);
+  if (format === 'jsonl') return { format, sizeBytes: found.sizeBytes, header: undefined };
+  const h = await readCsvHeader(deps.storage, fileName);
+  if (!h.header) throw invalidField(path, h.problem!);
+  return { format, sizeBytes: found.sizeBytes, header: new Map(h.header.map((c) => [c, path])) };
 }
 
 const validationFailed = (details: ErrorDetail[]) =>
@@ -220,7 +253,15 @@ export const contactRoutes = [
       "Columns are mapped through the source's `sourceMeta.config.fieldMapping`: each `sourceFieldName` must occur in `contactsData` " +
       'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). The rows are staged and processed by a job; ' +
       'per-row errors are reported in `jobResponsePayload.errors` while good rows are saved. `segmentId` attaches the source to that ' +
-      'segment; `webhookConfiguration` is notified when the job ends.',
+      'segment; `webhookConfiguration` is notified when the job ends. ' +
+      'Instead of inline rows, `contactsFile.fileName` may name a CSV or JSON Lines file uploaded through `/v1/media/upload` or ' +
+      '`/v1/media/assemble-chunks` (send `contactsData: []`): the same job imports it, streamed from storage. A file whose detected type is ' +
+      'not `text/csv` / `application/x-ndjson`, or a CSV header that lacks a mapped column (or, without a mapping, names a column that is no ' +
+      'writable path), is a 400 naming `/contactsFile/fileName`. A malformed record (CSV quoting, wrong field count, a line that is not a ' +
+      'JSON object) is a row error (`path` `/contactsFile/rows/<row>`, `row` counting data records from 0, blank lines not counted); ' +
+      'JSON Lines keys are checked row by row. While the file is read, `progress.total` and `jobResponsePayload.totalRows` are the rows read ' +
+      'so far, `progress.percent` the share of the file\'s bytes whose rows are done, and `jobResponsePayload.contactsFile` says how far ' +
+      'the file was read (`bytesRead`, `complete`).',
     params: SourceIdParams,
     body: BulkUpsertBody,
     bodyLimit: 'bulk', // up to MAX_BULK_ROWS rows
@@ -233,27 +274,29 @@ export const contactRoutes = [
       const mapping = source.source_meta?.config?.fieldMapping ?? [];
       const mappingErrors = checkFieldMapping(catalog, mapping, '/sourceMeta/config/fieldMapping');
       if (mappingErrors.length) throw validationFailed(mappingErrors);
-      if (mapping.length) {
-        const present = new Set<string>();
-        for (const row of body.contactsData) for (const [k] of rowKeys(row)) present.add(k);
-        const missing = mapping.filter((m) => !present.has(m.sourceFieldName));
-        if (missing.length)
-          throw validationFailed(
-            missing.map((m) => ({ path: `/contactsData`, message: `sourceFieldName ${m.sourceFieldName} of the field mapping occurs in no row` })),
-          );
-      } else {
-        // Without a mapping the keys are catalog paths: an unknown one is a request error.
-        const seen = new Set<string>();
-        const bad: ErrorDetail[] = [];
-        body.contactsData.forEach((row, i) => {
-          for (const [k, pointer] of rowKeys(row)) {
-            if (k.startsWith('_') || seen.has(k)) continue;
-            seen.add(k);
-            if (!catalog.get(k)?.write && bad.length < 20)
-              bad.push({ path: `/contactsData/${i}${pointer}`, message: `unknown field ${k}; keys are writable paths from GET /schema/contact or columns of the source's fieldMapping` });
+      // The rows: inline, or a contacts file (checked here as far as its type and CSV header).
+      const file = body.contactsFile ? await checkContactsFile(deps, auth.workspaceId, body.contactsFile.fileName, body.contactsData.length) : undefined;
+      if (!file && !body.contactsData.length) throw invalidField('/contactsData', 'must NOT have fewer than 1 items (or send contactsFile)');
+      const columns = file ? file.header : columnsOf(body.contactsData);
+      if (columns) {
+        const where = file ? '/contactsFile/fileName' : '/contactsData';
+        if (mapping.length) {
+          const missing = mapping.filter((m) => !columns.has(m.sourceFieldName));
+          if (missing.length)
+            throw validationFailed(missing.map((m) => ({ path: where, message: `sourceFieldName ${m.sourceFieldName} of the field mapping occurs in no ${file ? 'column of the file' : 'row'}` })));
+        } else {
+          // Without a mapping the keys are catalog paths: an unknown one is a request error.
+          const bad: ErrorDetail[] = [];
+          for (const [k, pointer] of columns) {
+            if (k.startsWith('_') || catalog.get(k)?.write) continue;
+            if (bad.length < 20)
+              bad.push({
+                path: pointer,
+                message: `unknown ${file ? 'column' : 'field'} ${k}; keys are writable paths from GET /schema/contact or columns of the source's fieldMapping`,
+              });
           }
-        });
-        if (bad.length) throw validationFailed(bad);
+          if (bad.length) throw validationFailed(bad);
+        }
       }
       if (body.segmentId) {
         await ensureDefaultSegment(em, auth.workspaceId);
@@ -262,15 +305,19 @@ export const contactRoutes = [
       if (body.webhookConfiguration) await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, source.id);
       const batchId = uuidv7();
-      await stageRows(deps.pool, batchId, body.contactsData);
+      if (!file) await stageRows(deps.pool, batchId, body.contactsData);
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
         type: 'bulk-upsert',
         workflowType: 'bulkUpsertContactsWorkflow',
-        args: { sourceId: source.id, batchId, totalRows: body.contactsData.length },
+        args: file
+          ? { sourceId: source.id, batchId, totalRows: 0, file: { fileName: body.contactsFile!.fileName, format: file.format, sizeBytes: file.sizeBytes } }
+          : { sourceId: source.id, batchId, totalRows: body.contactsData.length },
         webhook: body.webhookConfiguration ?? null,
         searchAttributes: { SourceId: source.id },
-        message: `Accepted ${body.contactsData.length} rows; poll jobStatusEndpoint for the result`,
+        message: file
+          ? `Accepted ${file.format === 'csv' ? 'CSV' : 'JSON Lines'} file ${body.contactsFile!.fileName}; poll jobStatusEndpoint for the progress and result`
+          : `Accepted ${body.contactsData.length} rows; poll jobStatusEndpoint for the result`,
       });
       return reply(202, accepted);
     },

@@ -14,7 +14,6 @@ import {
   MAX_CHUNK_BYTES,
   MAX_IMPORT_BYTES,
   MAX_UPLOAD_BYTES,
-  MEDIA_TYPES,
 } from '../../domain/social.js';
 import {
   composeObjects,
@@ -26,6 +25,7 @@ import {
   storeBuffer,
   storeStream,
   tooLarge,
+  UPLOAD_TYPES,
   type StoredObject,
 } from '../../db/media.js';
 import type { ObjectStore } from '../../db/objectStore.js';
@@ -34,7 +34,7 @@ import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery } from 
 
 /** S3 multipart copy: every source but the last must be at least 5 MiB. */
 const MIN_COMPOSE_PART_BYTES = 5 * 1024 * 1024;
-const EXTENSION_ALIASES: Record<string, string> = { jpeg: 'jpg', qt: 'mov' };
+const EXTENSION_ALIASES: Record<string, string> = { jpeg: 'jpg', qt: 'mov', ndjson: 'jsonl' };
 
 /** Streams the multipart part named `file` into the store; other parts are ignored. */
 async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: string, chunk: boolean): Promise<StoredObject> {
@@ -93,9 +93,11 @@ export const mediaRoutes = [
     tag: 'Social publishing',
     summary: 'Upload a media file',
     description:
-      'multipart/form-data with one part named `file` (≤ 50 MiB). The type is detected from the bytes; allowed: ' +
-      `${Object.keys(MEDIA_TYPES).join(', ')} (else 400 \`unsupported_media_type\`). With \`?chunk=true\` the part is stored as ` +
-      'one chunk (≤ 10 MiB) for `POST /v1/media/assemble-chunks`. `Idempotency-Key` binds to the query and the SHA-256 of the ' +
+      'multipart/form-data with one part named `file` (≤ 50 MiB). The type is detected from the bytes, never taken from the declared type; allowed: ' +
+      `${Object.keys(UPLOAD_TYPES).join(', ')} (else 400 \`unsupported_media_type\`). \`text/csv\` and \`application/x-ndjson\` are contacts files ` +
+      'for `contactsFile` of `POST /contacts/{sourceId}/bulk-upsert-contacts` (UTF-8 text without control characters; JSON Lines when the first ' +
+      'line is a JSON object, CSV when a header line is followed by a record of as many fields), not media for posts. With `?chunk=true` the part ' +
+      'is stored as one chunk (≤ 10 MiB) for `POST /v1/media/assemble-chunks`. `Idempotency-Key` binds to the query and the SHA-256 of the ' +
       "file's bytes (not the multipart framing, whose boundary differs per request): the same key and file within 24 h replays the " +
       'first response (same `fileName`; its `readUrl` may have expired) and stores nothing new; the same key with another file is 422.',
     contentType: 'multipart/form-data',
@@ -130,7 +132,8 @@ export const mediaRoutes = [
     summary: 'Assemble uploaded chunks into one media file',
     description:
       'Concatenates chunks uploaded with `POST /v1/media/upload?chunk=true`, server-side, in `chunkNumber` order. Chunks ≤ 10 MiB, ' +
-      'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type matching `fileExtension`; the chunks are consumed.',
+      'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type (detected from the first chunk\'s bytes, as for uploads) ' +
+      'matching `fileExtension` (`csv`, `jsonl` or `ndjson` for contacts files); the chunks are consumed.',
     body: AssembleChunksBody,
     bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names
     responses: { 200: MediaObject },
@@ -166,12 +169,12 @@ export const mediaRoutes = [
 
       const wantedExt = body.fileExtension.replace(/^\./, '').toLowerCase();
       const ext = EXTENSION_ALIASES[wantedExt] ?? wantedExt;
-      if (!Object.values(MEDIA_TYPES).includes(ext)) {
-        throw invalidField('/fileExtension', `must be one of ${[...Object.values(MEDIA_TYPES), ...Object.keys(EXTENSION_ALIASES)].join(', ')}`);
+      if (!Object.values(UPLOAD_TYPES).includes(ext)) {
+        throw invalidField('/fileExtension', `must be one of ${[...Object.values(UPLOAD_TYPES), ...Object.keys(EXTENSION_ALIASES)].join(', ')}`);
       }
       const type = await detectMediaType(await readHead(deps.storage, names[0]!), '/chunks/0/fileName');
-      if (MEDIA_TYPES[type] !== ext) {
-        throw new ApiError(400, 'unsupported_media_type', `/fileExtension: the chunks hold ${type}, which is stored as .${MEDIA_TYPES[type]}, not .${ext}`, [
+      if (UPLOAD_TYPES[type] !== ext) {
+        throw new ApiError(400, 'unsupported_media_type', `/fileExtension: the chunks hold ${type}, which is stored as .${UPLOAD_TYPES[type]}, not .${ext}`, [
           { path: '/fileExtension', message: `does not match the detected type ${type}` },
         ]);
       }

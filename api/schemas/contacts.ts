@@ -139,7 +139,25 @@ export const MAX_BULK_ROWS = 100_000;
 
 export const BulkUpsertBody = Type.Object(
   {
-    contactsData: Type.Array(KeyedRecord(Type.Unknown(), { keyMaxLength: 300, maxProperties: 500 }), { minItems: 1, maxItems: MAX_BULK_ROWS }),
+    contactsData: Type.Array(KeyedRecord(Type.Unknown(), { keyMaxLength: 300, maxProperties: 500 }), {
+      maxItems: MAX_BULK_ROWS,
+      description: 'The rows (1 to 100,000). Send `[]` with `contactsFile`: the rows then come from the file.',
+    }),
+    contactsFile: Type.Optional(
+      Type.Object(
+        {
+          fileName: Type.String({
+            minLength: 1,
+            maxLength: 300,
+            description:
+              'A `fileName` of `POST /v1/media/upload` or `POST /v1/media/assemble-chunks` whose detected type is `text/csv` ' +
+              '(header line of column names, comma-separated, RFC 4180 quoting, UTF-8, BOM allowed) or `application/x-ndjson` ' +
+              '(one JSON object per line), ≤ 1 GiB (imports of 1,000,000 rows are benchmarked)',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
   },

@@ -1,8 +1,9 @@
 /** Media upload, chunk assembly and import: request and response shapes. */
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_CHUNKS, MEDIA_TYPES } from '../../domain/social.js';
+import { CONTACT_FILE_TYPES } from '../../domain/contactFile.js';
 
-const allowed = Object.keys(MEDIA_TYPES).join(', ');
+const allowed = [...Object.keys(MEDIA_TYPES), ...Object.keys(CONTACT_FILE_TYPES)].join(', ');
 
 export const MediaObject = Type.Object(
   {
