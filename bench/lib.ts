@@ -2,9 +2,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { v7 as uuidv7 } from 'uuid';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
+import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { openOrm, migrate } from '../db/orm.js';
 
 // Benchmarks print their figures; the SDK's INFO lines (worker state changes) would bury them.
@@ -152,4 +157,42 @@ export async function stopService(child: ChildProcess | undefined): Promise<void
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
+}
+
+/** Peak resident set (VmHWM) of a process so far, in MB. */
+export function peakRssMb(child: ChildProcess): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/**
+ * The physical anchor of the import benchmarks: plain COPY (text) of the contact columns of
+ * generated rows 0..rows-1 into `contacts` of `workspaceId` (no identity resolution, no
+ * companies). Returns the milliseconds it took.
+ */
+export async function plainCopyContacts(pool: pg.Pool, workspaceId: string, rows: number): Promise<number> {
+  const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n');
+  const t0 = performance.now();
+  const client = await pool.connect();
+  try {
+    const stream = client.query(
+      copyFrom(`copy contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, created_at, updated_at) from stdin`),
+    );
+    const now = new Date().toISOString();
+    async function* lines() {
+      for (let i = 0; i < rows; i += 5000) {
+        let s = '';
+        for (let j = i; j < Math.min(i + 5000, rows); j++) {
+          const r = bulkRow(j);
+          const email = normalizeEmail(r.Email)!;
+          s += [uuidv7(), workspaceId, r['First Name'], r['Last Name'], `${r['First Name']} ${r['Last Name']}`, r.Title, r.Profile, normalizeProfileUrl(r.Profile)!, `{${email}}`, email, now, now].map(esc).join('\t') + '\n';
+        }
+        yield s;
+      }
+    }
+    await pipeline(Readable.from(lines()), stream);
+  } finally {
+    client.release();
+  }
+  return performance.now() - t0;
 }

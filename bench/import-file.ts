@@ -1,0 +1,188 @@
+/**
+ * File-import benchmark on the local stack (issue 14 item 4): a generated contacts file of
+ * `--rows` rows (CSV, or JSON Lines with `--format jsonl`) is uploaded in 8 MiB chunks through
+ * `POST /v1/media/upload?chunk=true` + `POST /v1/media/assemble-chunks`, imported with
+ * `POST /contacts/{sourceId}/bulk-upsert-contacts {contactsData: [], contactsFile: {fileName}}`
+ * (202 → job completed → every row queryable), beside plain COPY of the same rows in the same run
+ * (the anchor). The API and the worker are child processes; their peak RSS (VmHWM) is read at the
+ * end. The job's progress is printed while it runs. API and worker run from `dist/` as in
+ * production (a stale build is refused) unless `--tsx`.
+ *
+ *   npm run build && npx tsx bench/import-file.ts [--rows 1000000] [--format csv|jsonl] [--tsx]
+ *
+ * Uses a database of its own (`bench_import_file`, dropped at the end) and its own task queue.
+ * Targets: import rate as the inline bulk upsert (bench/bulk-upsert.ts) against the same anchor;
+ * peak RSS of API and worker < 500 MB each.
+ */
+import { createWriteStream, mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { createWorkspace } from '../db/workspaces.js';
+import { WORKFLOWS_PATH } from '../worker/worker.js';
+import { PROCESS_NODE_FLAGS } from '../domain/config.js';
+import {
+  BULK_MAPPING,
+  bulkRow,
+  compiledBuild,
+  cpuByProcess,
+  cpuSpent,
+  dropDatabase,
+  freshDatabase,
+  peakRssMb,
+  plainCopyContacts,
+  say,
+  startService,
+  stopService,
+} from './lib.js';
+
+const { values: args } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    format: { type: 'string', default: 'csv' },
+    tsx: { type: 'boolean', default: false },
+  },
+});
+const useDist = compiledBuild(args.tsx);
+const ROWS = Number(args.rows);
+const FORMAT = args.format === 'jsonl' ? 'jsonl' : 'csv';
+const CHUNK_BYTES = 8 * 1024 * 1024;
+const DB = 'bench_import_file';
+const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
+
+// --- database, API and worker -------------------------------------------------------------------
+const dbUrl = new URL(await freshDatabase(DB));
+const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 4 });
+say('bundling workflows');
+const dir = mkdtempSync(join(tmpdir(), 'bench-import-file-'));
+const bundlePath = join(dir, 'workflows.js');
+writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined })).code);
+const port = 20000 + Math.floor(Math.random() * 20000);
+const env = {
+  ...process.env,
+  DATABASE_URL: dbUrl.toString(),
+  PORT: String(port),
+  TEMPORAL_TASK_QUEUE: `bench-import-file-${Date.now()}`,
+  WORKFLOW_BUNDLE_PATH: bundlePath,
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  LOG_LEVEL: 'warn',
+};
+const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
+const [api, worker] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled: useDist, nodeFlags, stdout: 'inherit' })));
+const baseUrl = `http://127.0.0.1:${port}`;
+const ws = await createWorkspace(pool, { name: 'bench-import-file' });
+async function http(method: string, path: string, body?: unknown) {
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers: { 'x-api-key': ws.apiKey, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+// --- the file -----------------------------------------------------------------------------------
+const filePath = join(dir, `contacts.${FORMAT}`);
+say(`writing ${ROWS} rows as ${FORMAT}`);
+{
+  const columns = BULK_MAPPING.map((m) => m.sourceFieldName);
+  const cell = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const out = createWriteStream(filePath);
+  if (FORMAT === 'csv') out.write(columns.join(',') + '\n');
+  for (let i = 0; i < ROWS; i += 10_000) {
+    let s = '';
+    for (let j = i; j < Math.min(i + 10_000, ROWS); j++) {
+      const r = bulkRow(j) as Record<string, string>;
+      s += (FORMAT === 'csv' ? columns.map((c) => cell(r[c]!)).join(',') : JSON.stringify(r)) + '\n';
+    }
+    if (!out.write(s)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+const fileBytes = statSync(filePath).size;
+say(`file: ${(fileBytes / 1024 / 1024).toFixed(1)} MiB`);
+
+const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench-file', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } });
+if (src.status !== 200) throw new Error(JSON.stringify(src.body));
+const cpuNow = () => cpuByProcess({ api: api.pid, worker: worker.pid, bench: process.pid });
+
+// --- upload in chunks ---------------------------------------------------------------------------
+const cpu0 = cpuNow();
+const t0 = performance.now();
+const chunks: { fileName: string; chunkNumber: number }[] = [];
+{
+  const fd = openSync(filePath, 'r');
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  for (let pos = 0, n = 1; pos < fileBytes; pos += CHUNK_BYTES, n++) {
+    const len = readSync(fd, buf, 0, CHUNK_BYTES, pos);
+    const form = new FormData();
+    form.append('file', new Blob([buf.subarray(0, len)]), `part${n}`);
+    const r = await http('POST', '/v1/media/upload?chunk=true', form);
+    if (r.status !== 200) throw new Error(`chunk ${n}: ${JSON.stringify(r.body)}`);
+    chunks.push({ fileName: r.body.fileName, chunkNumber: n });
+  }
+  closeSync(fd);
+}
+const assembled = await http('POST', '/v1/media/assemble-chunks', { chunks, fileExtension: FORMAT });
+if (assembled.status !== 200) throw new Error(JSON.stringify(assembled.body));
+const tUploaded = performance.now();
+say(`uploaded in ${chunks.length} chunks and assembled in ${Math.round(tUploaded - t0)} ms: ${assembled.body.contentType}`);
+
+// --- import -------------------------------------------------------------------------------------
+const accepted = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: [], contactsFile: { fileName: assembled.body.fileName } });
+if (accepted.status !== 202) throw new Error(JSON.stringify(accepted.body));
+const tAccepted = performance.now();
+let job: any;
+let lastPrint = 0;
+for (;;) {
+  job = (await http('GET', `/jobs/${accepted.body.jobId}`)).body.data;
+  if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
+  if (performance.now() - lastPrint > 10_000) {
+    lastPrint = performance.now();
+    const f = job.jobResponsePayload?.contactsFile;
+    say(`  ${Math.round((lastPrint - tAccepted) / 1000)} s: ${JSON.stringify(job.progress)}${f ? `; ${Math.round(f.bytesRead / 1024 / 1024)} MiB read` : ''}; RSS peak api ${peakRssMb(api)} MB, worker ${peakRssMb(worker)} MB`);
+  }
+  await new Promise((r) => setTimeout(r, 200));
+}
+const tDone = performance.now();
+const listed = await http('POST', '/contacts/filter-contacts', { fields: ['contact.workEmail'], limit: 1 });
+const tQueryable = performance.now();
+const cpu = cpuSpent(cpu0, cpuNow());
+if (job.jobStatus !== 'completed' || listed.body.meta.totalRecords !== ROWS)
+  throw new Error(`job ${job.jobStatus} ${JSON.stringify(job.error)}; ${listed.body.meta?.totalRecords} contacts queryable`);
+say(`  result: ${JSON.stringify({ ...job.jobResponsePayload, errors: job.jobResponsePayload.errors.length })}`);
+const apiRss = peakRssMb(api);
+const workerRss = peakRssMb(worker);
+
+// --- plain COPY (anchor) ------------------------------------------------------------------------
+say(`plain COPY: ${ROWS} rows`);
+const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
+const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);
+
+// --- report -------------------------------------------------------------------------------------
+const importMs = tQueryable - tAccepted;
+const e2eMs = tQueryable - t0;
+const copyRate = rate(ROWS, copyMs);
+console.log('');
+console.log(`rows                                        ${ROWS} (${FORMAT}, ${(fileBytes / 1024 / 1024).toFixed(1)} MiB, ${chunks.length} chunks of ${CHUNK_BYTES / 1024 / 1024} MiB)`);
+console.log(`upload + assemble                           ${Math.round(tUploaded - t0)} ms`);
+console.log(`import (202 → completed → queryable)        ${Math.round(importMs)} ms   ${rate(ROWS, importMs)} rows/s   (202 after ${Math.round(tAccepted - tUploaded)} ms, completed after ${Math.round(tDone - tAccepted)} ms)`);
+console.log(`end to end (upload start → queryable)       ${Math.round(e2eMs)} ms   ${rate(ROWS, e2eMs)} rows/s`);
+console.log(`plain COPY (anchor, same run)               ${Math.round(copyMs)} ms   ${copyRate} rows/s`);
+console.log(`ratios: import / plain COPY = ${(rate(ROWS, importMs) / copyRate).toFixed(2)}x; end to end / plain COPY = ${(rate(ROWS, e2eMs) / copyRate).toFixed(2)}x`);
+console.log(`CPU ms from upload start to queryable (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(cpu)}`);
+console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; ${useDist ? 'compiled dist/' : 'tsx'}; node flags: ${nodeFlags.join(' ')})`);
+
+// --- cleanup ------------------------------------------------------------------------------------
+await Promise.all([stopService(api), stopService(worker)]);
+await pool.end();
+// Connections still closing when the database is dropped must not crash the report.
+process.on('uncaughtException', (e) => {
+  if (!/terminating connection/.test(String(e))) throw e;
+});
+await dropDatabase(DB);
+rmSync(dir, { recursive: true, force: true });
+process.exit(0);
