@@ -320,6 +320,12 @@ function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Para
     }
     if (f.seniorities) w.push(`p.member_seniority = any(${params.add(f.seniorities, 'text[]')})`);
     if (f.countries) w.push(`p.member_location_country = any(${params.add(f.countries, 'text[]')})`);
+    // numberOfCompaniesToPull: the first N companies find-verified-companies would return for the
+    // same company filters; only their people remain (the subquery's `c` is its own).
+    if (f.companyPull !== undefined) {
+      const companies = verifiedWhere('company', { ...f, companyPull: undefined }, params);
+      w.push(`p.company_id = any(array(select c.id from ds_companies c where ${companies} order by ${VERIFIED_ORDER.company} limit ${params.add(f.companyPull, 'int')}))`);
+    }
   }
   return w.join(' and ');
 }

@@ -346,6 +346,13 @@ const contactInputs: VerifiedInputDef[] = [
     groupNames: ['Limits'], userInputShape: 'number', exampleUserInput: 100,
   },
   {
+    name: 'numberOfCompaniesToPull', readAccessPath: 'company.id', type: 'integer', displayName: 'Number of companies to pull',
+    description:
+      'Caps the companies whose people are returned: only people of the first N verified companies that match the company filters, ' +
+      'ranked as find-verified-companies ranks them (headcount, then id). Combines with numberOfContactsToPull (both caps apply)',
+    groupNames: ['Limits'], userInputShape: 'number', exampleUserInput: 10,
+  },
+  {
     name: 'jobTitleInclude', readAccessPath: 'title', type: 'string[]', displayName: 'Job titles',
     description: 'People whose job title contains any of these terms (case-insensitive)', groupNames: ['Contact'], userInputShape: 'array',
     exampleUserInput: ['VP of Sales', 'Head of Growth'], suggestions: { table: 'ds_people', column: 'member_job_title' },
@@ -372,6 +379,8 @@ export const VERIFIED_GROUPS_ORDER = ['Limits', 'Contact', 'Company'];
 /** Parsed `inputFieldMapping` of a verified search. */
 export interface VerifiedFilters {
   pull?: number;
+  /** find-verified-contacts: only people of the first N matching companies (company ranking). */
+  companyPull?: number;
   industries?: string[];
   headcountRanges?: [number, number][];
   revenue?: { min: number | null; max: number | null; includeUnknown: boolean };
@@ -450,7 +459,8 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
         const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
         if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > VERIFIED_MAX_LIMIT * VERIFIED_MAX_PAGE)
           throw invalidField(ptr, `must be a whole number between 1 and ${VERIFIED_MAX_LIMIT * VERIFIED_MAX_PAGE}`);
-        f.pull = n;
+        if (entity === 'contact' && name === 'numberOfCompaniesToPull') f.companyPull = n;
+        else f.pull = n;
         break;
       }
       case 'companyHeadcountRange':

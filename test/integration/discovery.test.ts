@@ -459,6 +459,37 @@ describe('schema catalogs', () => {
   });
 });
 
+describe('find-verified-contacts numberOfCompaniesToPull', () => {
+  it('returns only people of the first N companies find-verified-companies ranks for the same company filters', async () => {
+    const industry = (await app.pool.query(`select industry from ds_companies where verified and industry is not null group by industry order by count(*) desc limit 1`)).rows[0].industry;
+    const companyFilter = { sourceFieldName: 'companyIndustryInclude', userInput: [industry] };
+    const top = await post('/discovery-search/find-verified-companies', { limit: 2, fields: ['companyName'], inputFieldMapping: [companyFilter] });
+    expect(top.status, JSON.stringify(top.body)).toBe(200);
+    const topIds = top.body.data.map((c: { id: string }) => c.id);
+    expect(topIds).toHaveLength(2);
+    const res = await post('/discovery-search/find-verified-contacts', {
+      limit: 25,
+      inputFieldMapping: [companyFilter, { sourceFieldName: 'numberOfCompaniesToPull', userInput: 2 }],
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const expected = await app.pool.query(`select count(*)::int as n from ds_people where verified and company_id = any($1::uuid[])`, [topIds]);
+    expect(res.body.meta.totalRecords).toBe(expected.rows[0].n);
+    const ids = res.body.data.map((p: { id: string }) => p.id);
+    expect(ids.length).toBe(Math.min(25, expected.rows[0].n));
+    const companiesOf = await app.pool.query(`select distinct company_id from ds_people where id = any($1::uuid[])`, [ids]);
+    for (const r of companiesOf.rows) expect(topIds).toContain(r.company_id);
+    // both caps apply; the input is in the verified contact catalog
+    const both = await post('/discovery-search/find-verified-contacts', {
+      limit: 25,
+      inputFieldMapping: [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 2 }, { sourceFieldName: 'numberOfContactsToPull', userInput: 1 }],
+    });
+    expect(both.body.meta.totalRecords).toBe(1);
+    const catalog = await get('/schema/verified-discovery/contact');
+    expect(catalog.body.data.map((i: { name: string }) => i.name)).toContain('numberOfCompaniesToPull');
+    expect400(await post('/discovery-search/find-verified-contacts', { inputFieldMapping: [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 0 }] }), '/inputFieldMapping/0/userInput');
+  });
+});
+
 describe('import-verified-companies', () => {
   it('saves chosen verified companies as workspace companies and, with a segment, their people as contacts', async () => {
     const chosen = companies.filter((c) => c.rec.verified && c.people.some((p) => p.rec.verified)).slice(0, 3);
