@@ -19,8 +19,10 @@ import {
   type Projection,
   projectionOf,
   writeOutput,
+  catalogOf,
 } from '../domain/conditions.js';
 import {
+  COMPANY_PREFIX,
   DEFAULT_FIELDS,
   JOIN_SQL,
   PERSON_COPIES,
@@ -37,7 +39,7 @@ import {
 import { invalidField } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
-import type { Pool } from './pool.js';
+import type { Pool, Queryable } from './pool.js';
 
 export interface V2SearchInput {
   conditions?: unknown[];
@@ -52,8 +54,20 @@ export interface SearchPage {
   meta: { totalRecords: number; previousToken: string; nextToken: string };
 }
 
+/** A v2 page: `totalRecordsEstimated` says whether `totalRecords` is exact (false) or an estimate. */
+export interface V2SearchPage extends SearchPage {
+  meta: SearchPage['meta'] & { totalRecordsEstimated: boolean };
+}
+
+export interface V2SearchOptions {
+  /** Matches are counted exactly up to this number; above it `totalRecords` is estimated. */
+  exactCountLimit: number;
+}
+
 export const V2_DEFAULT_LIMIT = 25;
 export const V2_MAX_LIMIT = 1000;
+/** How the exact-count limit is set (OpenAPI descriptions). */
+export const V2_EXACT_COUNT_DOC = 'DISCOVERY_EXACT_COUNT_LIMIT, default 10,000';
 /** Planner statistics of the row counts, refreshed every minute. */
 const rowEstimates = new Map<string, { at: number; n: Promise<number> }>();
 function tableRows(pool: Pool, table: 'ds_people' | 'ds_companies'): Promise<number> {
@@ -126,7 +140,12 @@ function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, para
     kids = kids.filter((k) => !personOnly(k));
     if (persons.length) {
       // inside the sub-query the persons' own group operator applies, un-negated
-      const inner = whereSql('contact', { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons }, false, params);
+      const group = { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons };
+      // Company conditions AND-ed beside them that have a copy on ds_people (industry, size range,
+      // headcount, HQ country) hold for every person of a matching company: applied to the
+      // person too, they let the sub-query start from the few people of such companies.
+      const copied = op === 'AND' && !negated ? kids.filter(copiedOnPeople) : [];
+      const inner = whereSql('contact', copied.length ? { operator: 'AND', conditions: [group, ...copied] } : group, false, params);
       const sub = peopleOf(inner);
       parts.push(kidNegated ? `not (${sub})` : sub);
     }
@@ -138,19 +157,103 @@ function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, para
 
 const peopleOf = (personSql: string) => `c.id in (select p.company_id from ds_people p where p.company_id is not null and (${personSql}))`;
 
+/** A `dsCompany.*` leaf on a column copied onto ds_people (PERSON_COPIES). */
+function copiedOnPeople(node: unknown): boolean {
+  if (isGroup(node)) return false;
+  const field = (node as { field?: unknown }).field;
+  return typeof field === 'string' && field.startsWith(COMPANY_PREFIX) && Object.hasOwn(PERSON_COPIES, field.slice(COMPANY_PREFIX.length));
+}
+
 function rootGroup(input: V2SearchInput): { operator: string; conditions: unknown[] } | null {
   const kids = [...(input.conditions ?? []), ...(input.groupedCondition ? [input.groupedCondition] : [])];
   return kids.length ? { operator: 'AND', conditions: kids } : null;
 }
 
-interface Compiled {
+// ---------------------------------------------------------------------------------------------
+// OR groups as a UNION of ids
+
+/** A node with the negation it is evaluated under (negation normal form). */
+interface Signed {
+  node: unknown;
+  negated: boolean;
+}
+/** Whether a group is a conjunction once the negation above it is pushed down. */
+const isConjunction = (op: string, negated: boolean) => (op === 'AND' ? !negated : negated);
+const kidsOf = (g: { operator: string; conditions: unknown[] }, negated: boolean): Signed[] =>
+  g.conditions.map((node) => ({ node, negated: g.operator.toUpperCase() === 'NOT' ? !negated : negated }));
+
+/** The conjuncts of a node: AND groups (and negated OR groups …) flattened. */
+function conjuncts(s: Signed): Signed[] {
+  if (!isGroup(s.node) || !isConjunction(s.node.operator.toUpperCase(), s.negated)) return [s];
+  return kidsOf(s.node, s.negated).flatMap(conjuncts);
+}
+
+/** The disjuncts of an OR group (or of a negated AND / a NOT of several children), else null. */
+function disjuncts(s: Signed): Signed[] | null {
+  if (!isGroup(s.node) || s.node.conditions.length < 2 || isConjunction(s.node.operator.toUpperCase(), s.negated)) return null;
+  return kidsOf(s.node, s.negated);
+}
+
+const POSITIVE_OPS = new Set(['==', 'IN', 'ALL', 'LIKE', 'BETWEEN', '>', '>=', '<', '<=']);
+const NEGATIVE_OPS = new Set(['!=', 'NOT IN', 'NOT LIKE']);
+/**
+ * Whether every row the node keeps is found through some bare predicate (an index can start
+ * there): a positive leaf, an AND with one, an OR of such.
+ */
+function anchored(s: Signed): boolean {
+  if (!isGroup(s.node)) {
+    const op = normOp(String((s.node as { operator?: unknown }).operator ?? ''));
+    return s.negated ? NEGATIVE_OPS.has(op) : POSITIVE_OPS.has(op);
+  }
+  const kids = kidsOf(s.node, s.negated);
+  return isConjunction(s.node.operator.toUpperCase(), s.negated) ? kids.some(anchored) : kids.every(anchored);
+}
+
+/** At most this many UNION branches (each is a scan of its own). */
+const MAX_UNION_BRANCHES = 8;
+
+/**
+ * A contact search whose conditions are `x AND (a OR b …)` as `(x AND a) UNION (x AND b) …` of
+ * person ids: PostgreSQL plans an OR across different columns as a BitmapOr of BitmapAnds, which
+ * builds every bitmap whole (100k rows for one common country), while each branch alone is one
+ * index range. Only when every branch is anchored (else a branch would be a scan of the table).
+ * Returns the UNION's SQL (selecting `p.id`) or null.
+ */
+function unionOf(root: { operator: string; conditions: unknown[] } | null, params: Params): string | null {
+  if (!root) return null;
+  const parts = conjuncts({ node: root, negated: false });
+  const at = parts.findIndex((p) => {
+    const d = disjuncts(p);
+    return d !== null && d.length <= MAX_UNION_BRANCHES;
+  });
+  if (at < 0) return null;
+  const others = parts.filter((_, i) => i !== at);
+  const branches = disjuncts(parts[at]!)!.map((d) => [...others, d]);
+  if (!branches.every((b) => b.some(anchored))) return null;
+  const common = others.map((o) => `(${whereSql('contact', o.node, o.negated, params)})`);
+  return branches
+    .map((b) => {
+      const d = b[b.length - 1]!;
+      const where = [...common, `(${whereSql('contact', d.node, d.negated, params)})`].join(' and ');
+      return `select p.id from ds_people p ${/\bc\./.test(where) ? JOIN_SQL.company : ''} where ${where}`;
+    })
+    .join(' union ');
+}
+
+export interface Compiled {
+  /** FROM of the page (with the joins the WHERE and the fields need). */
   from: string;
+  /** FROM of the count (only the joins the WHERE needs). */
+  countFrom: string;
   where: string;
+  /** Parameters of `where` alone (the page adds its own to `params`). */
   whereParams: unknown[];
   projection: Projection;
   params: Params;
   /** Company search with `dsContact.*` fields: the projection of each company's people. */
   people: Projection | null;
+  /** The WHERE as a UNION of ids (contact searches with an OR group), with its own parameters. */
+  union: { sql: string; params: Params; whereParams: unknown[] } | null;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -184,7 +287,7 @@ function topLevelPersonConditions(node: unknown): unknown[] {
 }
 
 /** Up to COMPANY_PEOPLE_LIMIT people per company (id order) meeting the query's top-level person conditions. */
-async function companyPeople(pool: Pool, input: V2SearchInput, people: Projection, companyIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
+async function companyPeople(db: Queryable, input: V2SearchInput, people: Projection, companyIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
   const byCompany = new Map<string, Record<string, unknown>[]>(companyIds.map((id) => [id, []]));
   if (!companyIds.length) return byCompany;
   const params = new Params();
@@ -192,7 +295,7 @@ async function companyPeople(pool: Pool, input: V2SearchInput, people: Projectio
   const conds = root ? topLevelPersonConditions(root) : [];
   const where = conds.length ? whereSql('contact', { operator: 'AND', conditions: conds }, false, params) : 'true';
   const ids = params.add(companyIds, 'uuid[]');
-  const rows = await pool.query<Record<string, unknown>>(
+  const rows = await db.query<Record<string, unknown>>(
     `select cid.id as "companyId", x.* from unnest(${ids}) as cid(id)
      cross join lateral (select ${people.select} from ds_people p where p.company_id = cid.id and (${where}) order by p.id limit ${COMPANY_PEOPLE_LIMIT}) x`,
     params.values,
@@ -201,7 +304,8 @@ async function companyPeople(pool: Pool, input: V2SearchInput, people: Projectio
   return byCompany;
 }
 
-function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
+/** Compiles a v2 search (exported for the tests: whether it is read as a UNION). */
+export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
   const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
   // Validation pass over the request as sent: 400s name the member by its JSON pointer.
   compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition });
@@ -210,23 +314,43 @@ function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
   const people = entity === 'company' ? peopleFields(fields) : null;
   const projection = people ? people.companyProjection : compileFields(catalog, fields);
   const params = new Params();
-  let where: string;
-  let from: string;
+  const root = rootGroup(input);
+  const where = root ? whereSql(entity, root, false, params) : 'true';
+  let from = 'ds_companies c';
+  let countFrom = from;
+  let union: Compiled['union'] = null;
   if (entity === 'contact') {
-    const root = rootGroup(input);
-    where = root ? whereSql('contact', root, false, params) : 'true';
     const joins = new Set([...(/\bc\./.test(where) ? ['company'] : []), ...projection.joins]);
     from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
-  } else {
-    const root = rootGroup(input);
-    where = root ? whereSql('company', root, false, params) : 'true';
-    from = 'ds_companies c';
+    // The count needs only the joins its WHERE uses.
+    countFrom = /\bc\./.test(where) ? from : 'ds_people p';
+    const unionParams = new Params();
+    const sql = unionOf(root, unionParams);
+    if (sql) union = { sql, params: unionParams, whereParams: [...unionParams.values] };
   }
-  return { from, where, whereParams: [...params.values], projection, params, people: people?.people ?? null };
+  return { from, countFrom, where, whereParams: [...params.values], projection, params, people: people?.people ?? null, union };
 }
 
-/** find-contacts-v2 / find-companies-v2: one page plus the exact total. */
-export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEntity, input: V2SearchInput): Promise<SearchPage> {
+/**
+ * Counts the matches up to `cap`; past it, the planner's estimate of the matches (at least
+ * cap + 1), flagged as estimated: an exact count of a broad search reads every match, far more
+ * than the page does.
+ */
+async function countMatches(db: Queryable, c: Compiled, cap: number): Promise<{ n: number; estimated: boolean }> {
+  const matches = c.union ? `select m.id from (${c.union.sql}) m` : `select 1 from ${c.countFrom} where ${c.where}`;
+  const params = c.union ? c.union.whereParams : c.whereParams;
+  const limit = Math.max(0, Math.trunc(cap));
+  const n = (await db.query<{ n: number }>(`select count(*)::int as n from (${matches} limit ${limit + 1}) s`, params)).rows[0]!.n;
+  if (n <= limit) return { n, estimated: false };
+  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`explain (format json) ${matches}`, params)).rows[0]!['QUERY PLAN'];
+  return { n: Math.max(Math.round(plan[0].Plan['Plan Rows']), limit + 1), estimated: true };
+}
+
+/** Keyset order of the ids of a UNION (`m.id`). */
+const unionIdSort = compileSort(catalogOf([], 'm.id'), undefined);
+
+/** find-contacts-v2 / find-companies-v2: one page plus the total (exact up to `exactCountLimit`). */
+export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEntity, input: V2SearchInput, opts: V2SearchOptions): Promise<V2SearchPage> {
   const limit = input.limit ?? V2_DEFAULT_LIMIT;
   const c = compileV2(entity, input);
   const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
@@ -237,35 +361,48 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     groupedCondition: input.groupedCondition ?? null,
     fields: input.fields ?? null,
   });
-  let from: TokenPayload | undefined;
-  let keyset = 'true';
-  if (input.paginationToken) {
-    from = decodeToken(secret, fingerprint, input.paginationToken);
-    keyset = keysetPredicate(sort, from.after, from.dir, c.params);
-  }
-  const limitPh = c.params.add(limit + 1, 'int');
-  const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
-  // The count needs only the joins its WHERE uses.
-  const countFrom = entity === 'contact' && !/\bc\./.test(c.where) ? 'ds_people p' : c.from;
-  const countSql = `select count(*)::int as n from ${countFrom} where ${c.where}`;
-  const total = (await pool.query<{ n: number }>(countSql, c.whereParams)).rows[0]!.n;
-  // Walking the primary key reads about limit × rows / total rows before the page is full;
-  // sorting the matches reads `total`. The exact count (not the planner's estimate) picks the
-  // cheaper: sparse matches are read through the filter's indexes and sorted (ordering by the
-  // id's text form, which sorts exactly like the uuid, keeps the planner off the primary key).
+  const from: TokenPayload | undefined = input.paginationToken ? decodeToken(secret, fingerprint, input.paginationToken) : undefined;
   const rowsInTable = await tableRows(pool, entity === 'contact' ? 'ds_people' : 'ds_companies');
-  // (walking reads rows in physical order and stops early: it may read 16 times more rows)
-  const sparse = total * total * 16 < (limit + 1) * rowsInTable;
+  const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
   const dir = from?.dir === 'prev' ? 'desc' : 'asc';
-  const order = sparse ? `(${catalog.idSql})::text collate "C" ${dir}` : from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
-  const pageSql = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from} where (${c.where}) and (${keyset}) order by ${order} limit ${limitPh}`;
-  const rows = total === 0 ? { rows: [] as Record<string, unknown>[] } : await pool.query(pageSql, c.params.values);
+  const pageOrder = from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
+  // Count and page are two statements on the API pool, under its statement_timeout
+  // (API_STATEMENT_TIMEOUT_MS). (A transaction of their own, for one snapshot and a tighter
+  // SET LOCAL timeout, cost two more round trips: several milliseconds at p50 on a loaded machine,
+  // more than most searches take.)
+  const total = await countMatches(pool, c, opts.exactCountLimit);
+  let rows: Record<string, unknown>[] = [];
+  if (total.n > 0) {
+    const select = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from}`;
+    let sql: string;
+    let params: Params;
+    if (c.union && !total.estimated) {
+      // the page's ids from the UNION (index-only), then their rows by primary key
+      params = c.union.params;
+      const keyset = from ? keysetPredicate(unionIdSort, from.after, from.dir, params) : 'true';
+      sql = `${select} where p.id = any(array(select m.id from (${c.union.sql}) m where ${keyset} order by m.id ${dir} limit ${params.add(limit + 1, 'int')})) order by ${pageOrder}`;
+    } else {
+      // Walking the primary key reads about limit × rows / total rows before the page is full;
+      // reading the matches' ids through the filter's indexes (which carry `id`: often
+      // index-only) and sorting them reads `total` ids. The count (not the planner's estimate)
+      // picks the cheaper; ordering by the id's text form (which sorts exactly like the uuid)
+      // keeps the planner off the primary key, and only the page's rows are then read by id.
+      params = c.params;
+      const sparse = !total.estimated && total.n * total.n < (limit + 1) * rowsInTable;
+      const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
+      const limitPh = params.add(limit + 1, 'int');
+      sql = sparse
+        ? `${select} where ${catalog.idSql} = any(array(select ${catalog.idSql} from ${c.countFrom} where (${c.where}) and (${keyset}) order by (${catalog.idSql})::text collate "C" ${dir} limit ${limitPh})) order by ${pageOrder}`
+        : `${select} where (${c.where}) and (${keyset}) order by ${pageOrder} limit ${limitPh}`;
+    }
+    rows = (await pool.query(sql, params.values)).rows;
+  }
   const page = pageMeta({
     secret,
     fingerprint,
-    rows: rows.rows,
+    rows,
     limit,
-    totalRecords: total,
+    totalRecords: total.n,
     keyOf: (r) => sort.keyOf(r),
     from,
   });
@@ -278,7 +415,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     const people = await companyPeople(pool, input, c.people, data.map((d) => String(d.id)));
     for (const d of data) d.contacts = people.get(String(d.id)) ?? [];
   }
-  return { data, meta: page.meta };
+  return { data, meta: { ...page.meta, totalRecordsEstimated: total.estimated } };
 }
 
 // ---------------------------------------------------------------------------------------------

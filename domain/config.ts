@@ -40,6 +40,12 @@ export interface Config {
    * `DEMO_DATASET`, on by default, off by default when `NODE_ENV=production`.
    */
   demoDataset: boolean;
+  /**
+   * v2 discovery searches (docs/DISCOVERY.md "Totals"): matches counted exactly up to
+   * `exactCountLimit`; above it `meta.totalRecords` is an estimate, flagged by
+   * `meta.totalRecordsEstimated`.
+   */
+  discovery: { exactCountLimit: number };
   /** The environment this configuration was read from; modules read their own settings here. */
   env: NodeJS.ProcessEnv;
 }
@@ -178,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
     statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },
     demoDataset: bool('DEMO_DATASET', env.DEMO_DATASET, env.NODE_ENV !== 'production'),
+    discovery: { exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000) },
     env,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Discovery search over the global dataset (API-SPEC "Discovery search", DESIGN §4):
- * v2 searches (grouped conditions, keyset pages, exact totals), verified searches (flat input
+ * v2 searches (grouped conditions, keyset pages, totals exact up to a limit), verified searches (flat input
  * mapping, ranked numbered pages) and the verified-company import job.
  *
  * Credits: exactly the price × rows returned in `data`, debited atomically after the page is read
@@ -14,7 +14,9 @@ import type { AuthContext } from '../middleware/auth.js';
 import { JobAccepted } from '../schemas/common.js';
 import {
   CompanyPage,
+  CompanyV2Page,
   ContactPage,
+  ContactV2Page,
   ImportVerifiedCompaniesBody,
   V2SearchBody,
   VerifiedCompanyBody,
@@ -49,7 +51,8 @@ const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
     `Searches the ${entity === 'contact' ? 'people' : 'companies'} of the discovery dataset. \`conditions\` (root, AND-ed) and/or \`groupedCondition\``,
     '(AND / OR / NOT, nestable) use paths from',
     `GET /schema/discovery-search-v2/${entity}; operators per type as listed there. Results are ordered by record id and paged by keyset`,
-    '(`meta.nextToken` / `previousToken`, bound to the query: a token used with other conditions or fields is a 400); `meta.totalRecords` is exact.',
+    '(`meta.nextToken` / `previousToken`, bound to the query: a token used with other conditions or fields is a 400); `meta.totalRecords` is exact up to',
+    'the exact-count limit (10,000 by default) and an estimate above it, flagged by `meta.totalRecordsEstimated: true`.',
     entity === 'company'
       ? 'dsContact.* conditions keep companies having at least one matching person; the person conditions of one group are met by the same person. ' +
         `dsContact.* fields put each company's matching people (at most ${COMPANY_PEOPLE_LIMIT}) in its \`contacts\`.`
@@ -90,9 +93,9 @@ export const discoveryRoutes = [
   defineRoute({
     method: 'post', path: '/discovery-search/find-contacts-v2', tag: 'Discovery search',
     summary: 'Find contacts with grouped conditions (v2)', description: V2_DESCRIPTION('contact'),
-    body: V2SearchBody, responses: { 200: ContactPage }, errors: [400, 401, 402, 429, 500],
+    body: V2SearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500],
     handler: async ({ body, auth, deps }) => {
-      const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body);
+      const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body, deps.config.discovery);
       await charge(deps, auth, 'find-contacts-v2', page);
       return page;
     },
@@ -100,9 +103,9 @@ export const discoveryRoutes = [
   defineRoute({
     method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
     summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
-    body: V2SearchBody, responses: { 200: CompanyPage }, errors: [400, 401, 402, 429, 500],
+    body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500],
     handler: async ({ body, auth, deps }) => {
-      const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body);
+      const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body, deps.config.discovery);
       await charge(deps, auth, 'find-companies-v2', page);
       return page;
     },

@@ -3,7 +3,7 @@ import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
-import { COMPANY_PEOPLE_LIMIT, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
+import { COMPANY_PEOPLE_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------
 // v2 search
@@ -79,6 +79,21 @@ const CompanyItem = Type.Object(
 );
 export const ContactPage = Type.Object({ data: Type.Array(ContactItem), meta: Type.Ref(PaginationMeta) });
 export const CompanyPage = Type.Object({ data: Type.Array(CompanyItem), meta: Type.Ref(PaginationMeta) });
+
+/** Meta of a v2 page: the pagination meta plus whether `totalRecords` is exact. */
+const V2PageMeta = Type.Object({
+  totalRecords: Type.Integer({
+    minimum: 0,
+    description: `Number of matches: exact up to the server's exact-count limit (${V2_EXACT_COUNT_DOC}); above it an estimate, and then \`totalRecordsEstimated\` is true`,
+  }),
+  totalRecordsEstimated: Type.Boolean({
+    description: 'True when `totalRecords` is the database planner\'s estimate (more matches than the exact-count limit, at least that limit + 1), false when it is exact',
+  }),
+  previousToken: Type.String(),
+  nextToken: Type.String(),
+});
+export const ContactV2Page = Type.Object({ data: Type.Array(ContactItem), meta: V2PageMeta });
+export const CompanyV2Page = Type.Object({ data: Type.Array(CompanyItem), meta: V2PageMeta });
 
 // ---------------------------------------------------------------------------------------------
 // verified search

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { importDataset } from '../../db/datasetImport.js';
+import { compileV2, searchV2 } from '../../db/discoverySearch.js';
 import { SENIORITIES, generateDataset, type DsCompanyRecord, type DsPersonRecord } from '../../domain/datasetGenerator.js';
 import { normalizeDomain, normalizeProfileUrl } from '../../domain/identity.js';
 import { FIELDS, TreeRng, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
@@ -112,6 +113,66 @@ describe('find-contacts-v2 against the oracle', () => {
     expect(nonEmpty).toBeGreaterThan(15);
   });
 
+  it('OR groups read as a UNION of ids: same rows as the oracle, both directions, every row once', async () => {
+    const r = new TreeRng(31);
+    const sample = () => r.pick(people);
+    let unions = 0;
+    for (let i = 0; i < 400 && unions < 20; i++) {
+      const tree = randomTree(r, FIELDS, sample);
+      const body = { groupedCondition: 'conditions' in tree ? tree : { operator: 'OR', conditions: [tree] }, fields: ['dsContact.member_full_name'] };
+      if (!compileV2('contact', body).union) continue; // only the shapes the rewrite applies to
+      unions++;
+      const expected = people.filter((p) => matchPerson(body.groupedCondition as Node, p)).sort(byId).map((p) => p.id);
+      const got = await allPages('/discovery-search/find-contacts-v2', body, r.pick([60, 250, 1000]));
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+    }
+    expect(unions).toBe(20);
+    // the plain OR of the bench (title LIKE + country, or seniority + company industry), forwards and back
+    const p = people.find((x) => x.company && x.rec.member_job_title && x.rec.member_seniority)!;
+    const body = {
+      groupedCondition: {
+        operator: 'OR',
+        conditions: [
+          { operator: 'AND', conditions: [{ field: 'dsContact.member_job_title', operator: 'LIKE', value: `%${p.rec.member_job_title!.slice(2, 7)}%` }, { field: 'dsContact.member_location_country', operator: '==', value: p.rec.member_location_country }] },
+          { operator: 'AND', conditions: [{ field: 'dsContact.member_seniority', operator: '==', value: p.rec.member_seniority }, { field: 'dsCompany.industry', operator: '==', value: p.company!.rec.industry }] },
+        ],
+      },
+    };
+    expect(compileV2('contact', body).union).not.toBeNull();
+    const expected = people.filter((x) => matchPerson(body.groupedCondition as Node, x)).sort(byId).map((x) => x.id);
+    expect(expected.length).toBeGreaterThan(20);
+    const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 10 });
+    const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 10, paginationToken: p1.body.meta.nextToken });
+    expect(p2.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(10, 20));
+    const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 10, paginationToken: p2.body.meta.previousToken });
+    expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 10));
+    expect(back.body.meta.totalRecords).toBe(expected.length);
+  }, 120_000);
+
+  it('above the exact-count limit the total is the estimate, flagged; pages still hold exactly the matches', async () => {
+    const opts = { exactCountLimit: 40 };
+    const search = (body: Record<string, unknown>) => searchV2(app.pool, 'test-secret', 'contact', body, opts);
+    const us = { conditions: [{ field: 'dsContact.member_location_country', operator: '==', value: 'United States' }] };
+    const expected = people.filter((p) => p.rec.member_location_country === 'United States').sort(byId).map((p) => p.id);
+    expect(expected.length).toBeGreaterThan(40);
+    const ids: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await search({ ...us, limit: 300, ...(token ? { paginationToken: token } : {}) });
+      expect(page.meta.totalRecordsEstimated).toBe(true);
+      expect(page.meta.totalRecords).toBeGreaterThan(40);
+      ids.push(...page.data.map((d) => d.id as string));
+      token = page.meta.nextToken || undefined;
+    } while (token);
+    expect(ids).toEqual(expected);
+    // at or below the limit: exact, not flagged (a UNION-read OR group too)
+    const few = people.find((p) => p.rec.member_location_country !== 'United States')!;
+    const narrow = { groupedCondition: { operator: 'OR', conditions: [{ field: 'dsContact.member_pronet_url', operator: '==', value: normalizeProfileUrl(few.rec.member_pronet_url) }, { field: 'dsContact.member_full_name', operator: '==', value: few.rec.member_full_name }] } };
+    const exact = people.filter((p) => matchPerson(narrow.groupedCondition as Node, p)).length;
+    expect((await search(narrow)).meta).toMatchObject({ totalRecords: exact, totalRecordsEstimated: false });
+  });
+
   it('projects fields in the Contact shape with company.id', async () => {
     const p = people.find((x) => x.company && x.rec.member_emails.length)!;
     const res = await post('/discovery-search/find-contacts-v2', {
@@ -130,7 +191,7 @@ describe('find-contacts-v2 against the oracle', () => {
         company: { id: p.company!.id, companyName: p.company!.rec.company_name, companyHeadcount: p.company!.rec.size_range },
       },
     ]);
-    expect(res.body.meta).toEqual({ totalRecords: 1, previousToken: '', nextToken: '' });
+    expect(res.body.meta).toEqual({ totalRecords: 1, totalRecordsEstimated: false, previousToken: '', nextToken: '' });
   });
 
   it('previousToken walks back to the same rows', async () => {
@@ -185,6 +246,33 @@ describe('find-companies-v2 against the oracle', () => {
       expect(got.ids, JSON.stringify(body)).toEqual(expected);
     }
     expect(nonEmpty).toBeGreaterThan(15);
+  });
+
+  it('company conditions applied to the people too (copied attributes) keep the same companies as the oracle', async () => {
+    const r = new TreeRng(5);
+    const withCompany = people.filter((p) => p.company);
+    for (let i = 0; i < 20; i++) {
+      const p = r.pick(withCompany);
+      const co = p.company!.rec;
+      const companyLeaf = r.pick([
+        { field: 'dsCompany.hq_country', operator: '==', value: co.hq_country },
+        { field: 'dsCompany.industry', operator: 'IN', value: [co.industry, r.pick(withCompany).company!.rec.industry] },
+        { field: 'dsCompany.size_range', operator: '==', value: co.size_range },
+        { field: 'dsCompany.employee_count', operator: 'BETWEEN', value: [Math.max(0, (co.employee_count ?? 0) - 100), (co.employee_count ?? 0) + 100] },
+        { field: 'dsCompany.industry', operator: 'NOT IN', value: [co.industry] },
+      ]);
+      const personLeaf = r.pick([
+        { field: 'dsContact.member_seniority', operator: '==', value: p.rec.member_seniority },
+        { field: 'dsContact.member_job_title', operator: 'LIKE', value: `%${(p.rec.member_job_title ?? 'x').slice(1, 6)}%` },
+        { field: 'dsContact.member_location_country', operator: '!=', value: p.rec.member_location_country },
+      ]);
+      const body = r.next() < 0.5 ? { conditions: [companyLeaf, personLeaf] } : { conditions: [companyLeaf], groupedCondition: { operator: 'AND', conditions: [personLeaf, { field: 'dsContact.verified', operator: '==', value: p.rec.verified }] } };
+      const root: Node = { operator: 'AND', conditions: [...body.conditions, ...('groupedCondition' in body ? [body.groupedCondition as Node] : [])] };
+      const expected = companies.filter((c) => matchCompany(root, c)).sort(byId).map((c) => c.id);
+      const got = await allPages('/discovery-search/find-companies-v2', body, 50);
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+    }
   });
 
   it('the person conditions of one group are met by the same person', async () => {
