@@ -5,8 +5,9 @@
  *
  * Per key: `RATE_LIMIT_PER_MINUTE` requests per key per minute shared by `API_REPLICAS` API
  * processes (default 1), each allowing its share `ceil(limit / replicas)` in a fixed window that
- * opens with the key's first request there. The error bound: across N replicas a key is never
- * admitted more than `N × ceil(limit / N)` (< limit + N) times in a minute; a client whose
+ * opens with the key's first request there. The error bound: across N replicas a key is admitted
+ * at most `N × ceil(limit / N)` (< limit + N) times per window (fixed windows: as before, a burst
+ * straddling a window's end can reach twice that within 60 s); a client whose
  * requests all reach one replica (one keep-alive connection, a sticky balancer) gets its share,
  * so at worst `limit / N` — stricter, never looser. `RateLimit-Remaining` extrapolates this
  * replica's remaining share to all replicas (exact with one replica).
