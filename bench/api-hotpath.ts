@@ -13,6 +13,7 @@
  * `--cpu-prof DIR` writes the API process's V8 CPU profile there (open it in Chrome DevTools).
  */
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -93,6 +94,9 @@ try {
     RATE_LIMIT_PER_MINUTE: '1000000000',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     NODE_ENV: 'production',
+    // Production refuses the development secrets.
+    SERVER_SECRET: randomBytes(32).toString('hex'),
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
   };
   const profileFlags = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
   api = await startService('api', env, { compiled: useDist, nodeFlags: [...PROCESS_NODE_FLAGS, ...profileFlags] });

@@ -8,7 +8,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { assertOutboundUrl } from '../../activities/outbound.js';
 import { ingestContacts } from '../../db/contactIngest.js';
-import { fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
+import { fetchContact, fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
 import { stageRows } from '../../db/contactStaging.js';
 import { findContactFile, readCsvHeader } from '../../db/contactFile.js';
 import { formatOf } from '../../domain/contactFile.js';
@@ -52,7 +52,7 @@ function loadSource(q: Queryable, workspaceId: string, id: string): Promise<Sour
 }
 
 async function oneContact(q: Queryable, workspaceId: string, id: string) {
-  const [c] = await fetchContacts(q, workspaceId, [id]);
+  const c = await fetchContact(q, workspaceId, id);
   if (!c) throw notFound('Contact', id);
   return c;
 }
