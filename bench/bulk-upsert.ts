@@ -17,14 +17,11 @@
  * Targets: end to end ≥ 20,000 rows/s; peak RSS of API and worker < 500 MB.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
@@ -33,7 +30,7 @@ import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
+import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, peakRssMb, plainCopyContacts, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -78,10 +75,6 @@ function start(script: string): Promise<ChildProcess> {
   });
 }
 const [apiProc, workerProc] = await Promise.all([start('api/main.ts'), start('worker/main.ts')]);
-const peakRss = (p: ChildProcess) => {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-};
 
 const baseUrl = `http://127.0.0.1:${port}`;
 const ws = await createWorkspace(pool, { name: 'bench-contacts' });
@@ -148,8 +141,8 @@ const job = await waitForJob(again.body.jobId);
 const resendMs = performance.now() - t2;
 const count = await pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [ws.workspaceId]);
 say(`  re-sent: ${JSON.stringify({ created: job.jobResponsePayload.created, updated: job.jobResponsePayload.updated })} in ${Math.round(resendMs)} ms; contacts stored: ${count.rows[0].n}`);
-const apiRss = peakRss(apiProc);
-const workerRss = peakRss(workerProc);
+const apiRss = peakRssMb(apiProc);
+const workerRss = peakRssMb(workerProc);
 
 // --- 2. one by one through the ORM --------------------------------------------------------------
 say(`ORM one by one: ${ORM_ROWS} rows`);
@@ -181,29 +174,7 @@ const ormMs = performance.now() - t3;
 // --- 3. plain COPY ------------------------------------------------------------------------------
 say(`plain COPY: ${ROWS} rows`);
 const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
-const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n');
-const t4 = performance.now();
-const client = await pool.connect();
-try {
-  const stream = client.query(
-    copyFrom(`copy contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, created_at, updated_at) from stdin`),
-  );
-  const now = new Date().toISOString();
-  async function* lines() {
-    for (let i = 0; i < ROWS; i += 5000) {
-      let s = '';
-      for (const r of rows.slice(i, i + 5000)) {
-        const email = normalizeEmail(r.Email)!;
-        s += [uuidv7(), copyWs.workspaceId, r['First Name'], r['Last Name'], `${r['First Name']} ${r['Last Name']}`, r.Title!, r.Profile, normalizeProfileUrl(r.Profile)!, `{${email}}`, email, now, now].map(esc).join('\t') + '\n';
-      }
-      yield s;
-    }
-  }
-  await pipeline(Readable.from(lines()), stream);
-} finally {
-  client.release();
-}
-const copyMs = performance.now() - t4;
+const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);
 
 // --- report -------------------------------------------------------------------------------------
 const e2eRate = rate(ROWS, e2eMs);

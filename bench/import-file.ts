@@ -3,12 +3,13 @@
  * `--rows` rows (CSV, or JSON Lines with `--format jsonl`) is uploaded in 8 MiB chunks through
  * `POST /v1/media/upload?chunk=true` + `POST /v1/media/assemble-chunks`, imported with
  * `POST /contacts/{sourceId}/bulk-upsert-contacts {contactsData: [], contactsFile: {fileName}}`
- * (202 → job completed → every row queryable), beside plain COPY of the same rows in the same run
- * (the anchor). The API and the worker are child processes; their peak RSS (VmHWM) is read at the
+ * (202 → job completed → every row queryable), beside an inline bulk upsert of the first
+ * `--inline-rows` rows (≤ 100,000, one request, into another workspace: the rate to match) and plain
+ * COPY of the same rows in the same run (the anchor). The API and the worker are child processes; their peak RSS (VmHWM) is read at the
  * end. The job's progress is printed while it runs. API and worker run from `dist/` as in
  * production (a stale build is refused) unless `--tsx`.
  *
- *   npm run build && npx tsx bench/import-file.ts [--rows 1000000] [--format csv|jsonl] [--tsx]
+ *   npm run build && npx tsx bench/import-file.ts [--rows 1000000] [--format csv|jsonl] [--inline-rows 100000] [--tsx]
  *
  * Uses a database of its own (`bench_import_file`, dropped at the end) and its own task queue.
  * Targets: import rate as the inline bulk upsert (bench/bulk-upsert.ts) against the same anchor;
@@ -43,11 +44,13 @@ const { values: args } = parseArgs({
   options: {
     rows: { type: 'string', default: '1000000' },
     format: { type: 'string', default: 'csv' },
+    'inline-rows': { type: 'string', default: '100000' },
     tsx: { type: 'boolean', default: false },
   },
 });
 const useDist = compiledBuild(args.tsx);
 const ROWS = Number(args.rows);
+const INLINE_ROWS = Math.min(Number(args['inline-rows']), 100_000);
 const FORMAT = args.format === 'jsonl' ? 'jsonl' : 'csv';
 const CHUNK_BYTES = 8 * 1024 * 1024;
 const DB = 'bench_import_file';
@@ -68,16 +71,17 @@ const env = {
   TEMPORAL_TASK_QUEUE: `bench-import-file-${Date.now()}`,
   WORKFLOW_BUNDLE_PATH: bundlePath,
   RATE_LIMIT_PER_MINUTE: '1000000',
+  BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
   LOG_LEVEL: 'warn',
 };
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
 const [api, worker] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled: useDist, nodeFlags, stdout: 'inherit' })));
 const baseUrl = `http://127.0.0.1:${port}`;
 const ws = await createWorkspace(pool, { name: 'bench-import-file' });
-async function http(method: string, path: string, body?: unknown) {
+async function http(method: string, path: string, body?: unknown, apiKey = ws.apiKey) {
   const res = await fetch(baseUrl + path, {
     method,
-    headers: { 'x-api-key': ws.apiKey, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }) },
+    headers: { 'x-api-key': apiKey, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
@@ -109,6 +113,31 @@ const src = await http('POST', '/sources', { sourceType: 'importFromWebhook', so
 if (src.status !== 200) throw new Error(JSON.stringify(src.body));
 const cpuNow = () => cpuByProcess({ api: api.pid, worker: worker.pid, bench: process.pid });
 
+async function waitForJob(jobId: string, apiKey: string, onRunning?: (job: any) => void): Promise<any> {
+  for (;;) {
+    const job = (await http('GET', `/jobs/${jobId}`, undefined, apiKey)).body.data;
+    if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') return job;
+    onRunning?.(job);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// --- inline bulk upsert of the first rows, into a workspace of its own (the rate to match) ------
+let inlineMs = NaN;
+if (INLINE_ROWS > 0) {
+  say(`inline bulk upsert: ${INLINE_ROWS} rows in one request`);
+  const inlineWs = await createWorkspace(pool, { name: 'bench-inline' });
+  const inlineSrc = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench-inline', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } }, inlineWs.apiKey);
+  const importBody = { contactsData: Array.from({ length: INLINE_ROWS }, (_, i) => bulkRow(i)) };
+  const ti = performance.now();
+  const r = await http('POST', `/contacts/${inlineSrc.body.data.id}/bulk-upsert-contacts`, importBody, inlineWs.apiKey);
+  if (r.status !== 202) throw new Error(JSON.stringify(r.body));
+  const inlineJob = await waitForJob(r.body.jobId, inlineWs.apiKey);
+  if (inlineJob.jobStatus !== 'completed') throw new Error(JSON.stringify(inlineJob));
+  inlineMs = performance.now() - ti;
+  say(`  ${INLINE_ROWS} rows in ${Math.round(inlineMs)} ms (${rate(INLINE_ROWS, inlineMs)} rows/s, 202 → completed)`);
+}
+
 // --- upload in chunks ---------------------------------------------------------------------------
 const cpu0 = cpuNow();
 const t0 = performance.now();
@@ -135,18 +164,13 @@ say(`uploaded in ${chunks.length} chunks and assembled in ${Math.round(tUploaded
 const accepted = await http('POST', `/contacts/${src.body.data.id}/bulk-upsert-contacts`, { contactsData: [], contactsFile: { fileName: assembled.body.fileName } });
 if (accepted.status !== 202) throw new Error(JSON.stringify(accepted.body));
 const tAccepted = performance.now();
-let job: any;
 let lastPrint = 0;
-for (;;) {
-  job = (await http('GET', `/jobs/${accepted.body.jobId}`)).body.data;
-  if (job.jobStatus !== 'queued' && job.jobStatus !== 'running') break;
-  if (performance.now() - lastPrint > 10_000) {
-    lastPrint = performance.now();
-    const f = job.jobResponsePayload?.contactsFile;
-    say(`  ${Math.round((lastPrint - tAccepted) / 1000)} s: ${JSON.stringify(job.progress)}${f ? `; ${Math.round(f.bytesRead / 1024 / 1024)} MiB read` : ''}; RSS peak api ${peakRssMb(api)} MB, worker ${peakRssMb(worker)} MB`);
-  }
-  await new Promise((r) => setTimeout(r, 200));
-}
+const job = await waitForJob(accepted.body.jobId, ws.apiKey, (running) => {
+  if (performance.now() - lastPrint < 10_000) return;
+  lastPrint = performance.now();
+  const f = running.jobResponsePayload?.contactsFile;
+  say(`  ${Math.round((lastPrint - tAccepted) / 1000)} s: ${JSON.stringify(running.progress)}${f ? `; ${Math.round(f.bytesRead / 1024 / 1024)} MiB read` : ''}; RSS peak api ${peakRssMb(api)} MB, worker ${peakRssMb(worker)} MB`);
+});
 const tDone = performance.now();
 const listed = await http('POST', '/contacts/filter-contacts', { fields: ['contact.workEmail'], limit: 1 });
 const tQueryable = performance.now();
@@ -171,8 +195,12 @@ console.log(`rows                                        ${ROWS} (${FORMAT}, ${(
 console.log(`upload + assemble                           ${Math.round(tUploaded - t0)} ms`);
 console.log(`import (202 → completed → queryable)        ${Math.round(importMs)} ms   ${rate(ROWS, importMs)} rows/s   (202 after ${Math.round(tAccepted - tUploaded)} ms, completed after ${Math.round(tDone - tAccepted)} ms)`);
 console.log(`end to end (upload start → queryable)       ${Math.round(e2eMs)} ms   ${rate(ROWS, e2eMs)} rows/s`);
+console.log(`inline bulk upsert (${INLINE_ROWS} rows, same run) ${Math.round(inlineMs)} ms   ${rate(INLINE_ROWS, inlineMs)} rows/s`);
 console.log(`plain COPY (anchor, same run)               ${Math.round(copyMs)} ms   ${copyRate} rows/s`);
-console.log(`ratios: import / plain COPY = ${(rate(ROWS, importMs) / copyRate).toFixed(2)}x; end to end / plain COPY = ${(rate(ROWS, e2eMs) / copyRate).toFixed(2)}x`);
+console.log(
+  `ratios: import / plain COPY = ${(rate(ROWS, importMs) / copyRate).toFixed(2)}x; end to end / plain COPY = ${(rate(ROWS, e2eMs) / copyRate).toFixed(2)}x; ` +
+    `inline / plain COPY = ${(rate(INLINE_ROWS, inlineMs) / copyRate).toFixed(2)}x; import / inline = ${(rate(ROWS, importMs) / rate(INLINE_ROWS, inlineMs)).toFixed(2)}x`,
+);
 console.log(`CPU ms from upload start to queryable (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(cpu)}`);
 console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; ${useDist ? 'compiled dist/' : 'tsx'}; node flags: ${nodeFlags.join(' ')})`);
 
