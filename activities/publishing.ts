@@ -21,6 +21,7 @@ import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from './outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
+import { publishOutcomes } from '../telemetry/metrics.js';
 import { pronetAdapter } from './providers/pronet.js';
 import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
 
@@ -214,6 +215,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         const adapter = adapters[networkOf(acct.provider)];
         const attempt = ctx.info.attempt;
         const done = async (res: Published) => {
+          publishOutcomes.inc({ provider: acct.provider, outcome: 'published' });
           await pool.query(`update publish_attempts set state = 'done', external_id = $2, external_url = $3, updated_at = now() where step_key = $1`, [
             key,
             res.externalId,
@@ -263,6 +265,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
           throw e;
         }
       } catch (e) {
+        publishOutcomes.inc({ provider: provider ?? 'unknown', outcome: e instanceof ProviderFailure ? e.kind : 'error' });
         throw asActivityFailure(e, provider);
       } finally {
         clearInterval(beat);

@@ -10,6 +10,7 @@ import { keyringOf } from '../domain/keyring.js';
 import { readWebhookSecret } from '../db/secrets.js';
 import type { ActivityDeps } from './deps.js';
 import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, safeRequest } from './outbound.js';
+import { webhookDeliveries } from '../telemetry/metrics.js';
 
 export interface DeliverWebhookInput {
   workspaceId: string;
@@ -72,7 +73,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
   };
 }
 
+/** Records one attempt: on the job (`webhook_deliveries`), in the metrics, and as a log line (never the URL or headers). */
 async function record(deps: ActivityDeps, input: DeliverWebhookInput, attempt: number, statusCode: number | null, error: string | null, ms: number) {
+  const outcome = error === null ? 'delivered' : statusCode !== null ? 'rejected' : 'failed';
+  webhookDeliveries.inc({ outcome });
+  Context.current().log[outcome === 'delivered' ? 'info' : 'warn']('webhook delivery', { jobId: input.jobId, attempt, outcome, statusCode, durationMs: ms, ...(error ? { error } : {}) });
   await deps.pool.query(
     `insert into webhook_deliveries (id, workspace_id, job_id, message_id, attempt, url, status_code, error, duration_ms) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
     [uuidv7(), input.workspaceId, input.jobId, input.messageId, attempt, input.url, statusCode, error, ms],

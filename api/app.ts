@@ -19,6 +19,8 @@ import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
 import { routeGroups } from './routes/index.js';
+import { httpMetrics } from './middleware/metrics.js';
+import { logContext } from '../telemetry/log.js';
 
 export function errorBody(status: number, code: string, message: string, requestId: string, details?: unknown) {
   return { error: { status, code, message, ...(details ? { details } : {}), requestId } };
@@ -152,13 +154,15 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   const limiters = { keys: createKeyLimiter(deps.config.rateLimitPerMinute, deps.config.env), anonymous: createAnonymousLimiter(deps.config.env) };
   for (const group of groups) for (const def of group) mount(router, def, deps, limiters);
 
+  app.use(httpMetrics());
   app.use(async (ctx, next) => {
     const requestId = (ctx.get('x-request-id') || '').slice(0, 100) || uuidv7();
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
     const started = performance.now();
     try {
-      await next();
+      // Lines logged while serving it carry the request id; jobs it starts keep it in their memo.
+      await logContext.run({ requestId }, next);
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = errorBody(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}`, requestId);

@@ -12,6 +12,8 @@ import { conflict, notFound } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { JobError, JobInput, JobProgress, JobResult, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
+import { logContext } from '../telemetry/log.js';
+import { jobsStarted } from '../telemetry/metrics.js';
 
 export interface StartJobOptions<A extends object> {
   workspaceId: string;
@@ -50,19 +52,23 @@ export async function startJob<A extends object>(deps: AppDeps, opts: StartJobOp
     { key: SA.JobType, value: opts.type },
     ...Object.entries(opts.searchAttributes ?? {}).map(([k, v]) => ({ key: SA[k as 'PostId' | 'SourceId'], value: v! })),
   ];
+  // The request that started the job, findable from the workflow (memo, in the UI and `describe()`).
+  const requestId = logContext.getStore()?.requestId;
   try {
     await deps.temporal.workflow.start(opts.workflowType, {
       workflowId,
       taskQueue: opts.taskQueue ?? deps.config.temporal.taskQueue,
       args: [input],
       typedSearchAttributes: new TypedSearchAttributes(attrs),
-      memo: { jobId, workspaceId: opts.workspaceId },
+      memo: { jobId, workspaceId: opts.workspaceId, ...(requestId ? { requestId } : {}) },
     });
   } catch (e) {
     await deps.pool.query(`delete from jobs where id = $1`, [jobId]);
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw conflict(`Job ${jobId} is already running`);
     throw e;
   }
+  jobsStarted.inc({ type: opts.type });
+  deps.log.info({ jobId, jobType: opts.type, workflowId, workspaceId: opts.workspaceId }, 'job started');
   return {
     message: opts.message ?? 'Accepted: the job runs in the background; poll jobStatusEndpoint for its status',
     jobId,

@@ -11,7 +11,7 @@ process.on('uncaughtException', (err) => {
   api.deps.log.fatal({ err }, 'uncaught exception; exiting');
   process.exit(1);
 });
-api.deps.log.info({ url: api.url }, 'api listening');
+api.deps.log.info({ url: api.url, metricsUrl: api.metricsUrl, codecUrl: api.codecUrl }, 'api listening');
 process.send?.('ready');
 const stop = async () => {
   await api.close();

@@ -4,7 +4,12 @@ import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
 import { listen } from '../db/notifications.js';
+import { createPayloadCodec } from '../domain/payloadCodec.js';
+import { createLogger } from '../telemetry/log.js';
+import { startMetricsServer } from '../telemetry/metricsServer.js';
+import type { OperatorServer } from '../telemetry/operatorHttp.js';
 import { createApp } from './app.js';
+import { startCodecServer } from './codecServer.js';
 import { AUTH_CHANGED_CHANNEL, ApiKeyCache } from './middleware/auth.js';
 import type { AppDeps } from './deps.js';
 
@@ -12,13 +17,16 @@ export interface ApiServer {
   deps: AppDeps;
   server: Server;
   url: string;
+  /** Operator endpoints, when their ports are configured (`METRICS_PORT`, `CODEC_PORT`). */
+  metricsUrl?: string;
+  codecUrl?: string;
   close(): Promise<void>;
 }
 
 export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
   // Asynchronous stdout: lines written while a write is in flight go out together, so the access
   // log at info costs the request path no synchronous write (pino flushes it when the process exits).
-  const log = opts.log ?? pino({ level: config.logLevel, base: { svc: 'api' } }, pino.destination({ dest: 1, sync: false }));
+  const log = opts.log ?? createLogger({ svc: 'api', level: config.logLevel }, pino.destination({ dest: 1, sync: false }));
   const stores = await openStores(config, { poolMax: 20, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
   const apiKeys = new ApiKeyCache(stores.pool, () => listener.live);
   const listener = listen({
@@ -29,25 +37,39 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     onError: (err) => log.warn({ err: err.message }, 'auth change listener lost its connection; keys are looked up per request until it is back'),
   });
   const deps: AppDeps = { config, log, ...stores, apiKeys };
-  await stores.storage.ensureBucket();
-  const app = createApp(deps);
-  const server = app.listen(opts.port ?? config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  server.keepAliveTimeout = 65_000;
-  const addr = server.address();
+  let metrics: OperatorServer | undefined;
+  let codec: OperatorServer | undefined;
+  let server: Server | undefined;
+  try {
+    await stores.storage.ensureBucket();
+    if (config.metrics.port !== null) metrics = await startMetricsServer({ ...config.metrics, port: config.metrics.port });
+    if (config.codec.port !== null) codec = await startCodecServer(config, createPayloadCodec(config));
+    server = createApp(deps).listen(opts.port ?? config.port, config.host);
+    await new Promise<void>((resolve, reject) => {
+      server!.once('listening', resolve);
+      server!.once('error', reject);
+    });
+  } catch (e) {
+    // Nothing half-started stays behind (an operator port taken, a codec without its token …).
+    server?.close();
+    await Promise.allSettled([listener.close(), stores.close(), metrics?.close(), codec?.close()]);
+    throw e;
+  }
+  const api = server;
+  api.keepAliveTimeout = 65_000;
+  const addr = api.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   return {
     deps,
-    server,
+    server: api,
     url: `http://${config.host}:${port}`,
+    metricsUrl: metrics && `${metrics.url}/metrics`,
+    codecUrl: codec?.url,
     async close() {
-      await new Promise<void>((r) => server.close(() => r()));
-      server.closeAllConnections?.();
+      await new Promise<void>((r) => api.close(() => r()));
+      api.closeAllConnections?.();
       await listener.close();
-      await stores.close();
+      await Promise.allSettled([stores.close(), metrics?.close(), codec?.close()]);
     },
   };
 }

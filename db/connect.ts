@@ -7,6 +7,8 @@ import type { Config } from '../domain/config.js';
 import { openOrm, type MikroORM } from './orm.js';
 import { createPool, type Pool } from './pool.js';
 import { createObjectStore, type ObjectStore } from './objectStore.js';
+import { createPayloadCodec } from '../domain/payloadCodec.js';
+import { observePool } from '../telemetry/metrics.js';
 
 export interface Stores {
   orm: MikroORM;
@@ -29,14 +31,17 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
   const orm = await openOrm(config.databaseUrl, {}, statementTimeoutMs);
   const pool = createPool(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError });
   const storage = createObjectStore(config.s3);
+  const unobservePool = observePool(pool, opts.role ?? 'tool');
   const connection = Connection.lazy({ address: config.temporal.address });
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  // Payloads are sealed before they reach Temporal (domain/payloadCodec.ts); the worker uses the same codec.
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: { payloadCodecs: [createPayloadCodec(config)] } });
   return {
     orm,
     pool,
     storage,
     temporal,
     async close() {
+      unobservePool();
       await Promise.allSettled([orm.close(true), pool.end(), connection.close()]);
     },
   };

@@ -12,6 +12,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { ApiError, insufficientCredits } from '../domain/errors.js';
 import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+import { creditsDebited } from '../telemetry/metrics.js';
 
 /** What a ledger row is (`kind` of `GET /credits/transactions`). */
 export type LedgerKind = 'grant' | 'debit' | 'hold' | 'release';
@@ -67,9 +68,16 @@ export async function debitInTransaction(client: PoolClient, input: DebitInput):
   return { charged: amount, balance: after, replayed: false };
 }
 
+/** Counts a committed charge in `credits_debited_total` (a hold is a reservation, not a charge). */
+function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitResult | ApiError): void {
+  if (!(result instanceof ApiError) && result.charged > 0 && (input.kind ?? 'debit') === 'debit') creditsDebited.inc({ reason: input.reason }, result.charged);
+}
+
 /** Debits in a transaction of its own. */
-export function debitCredits(pool: Pool, input: DebitInput): Promise<DebitResult> {
-  return withTransaction(pool, (client) => debitInTransaction(client, input));
+export async function debitCredits(pool: Pool, input: DebitInput): Promise<DebitResult> {
+  const result = await withTransaction(pool, (client) => debitInTransaction(client, input));
+  countCharged(input, result);
+  return result;
 }
 
 export const holdKey = (jobId: string) => `hold:${jobId}`;
@@ -119,11 +127,11 @@ export type ChargeInput = Omit<DebitInput, 'workspaceId' | 'jobId' | 'billable' 
  * under its own key. Per charge: the debit's result, or the 402 error when the balance cannot
  * cover it (only possible for a job that holds nothing). Retrying after a commit changes nothing.
  */
-export function settleJobCredits(
+export async function settleJobCredits(
   pool: Pool,
   input: { workspaceId: string; jobId: string; billable: boolean; charges: ChargeInput[] },
 ): Promise<Array<DebitResult | ApiError>> {
-  return withTransaction(pool, async (client) => {
+  const results = await withTransaction(pool, async (client) => {
     await releaseHoldInTransaction(client, input.workspaceId, input.jobId);
     const out: Array<DebitResult | ApiError> = [];
     for (const c of input.charges) {
@@ -137,6 +145,8 @@ export function settleJobCredits(
     }
     return out;
   });
+  input.charges.forEach((c, i) => countCharged(c, results[i]!));
+  return results;
 }
 
 /**

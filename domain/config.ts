@@ -28,6 +28,15 @@ export interface Config {
   /** Hosts/CIDRs outbound requests may reach although private (tests, operators). */
   outboundAllowList: string[];
   logLevel: string;
+  /** Level of the Temporal SDK's own log lines (worker lifecycle, bundler, Core); workflow and activity lines follow `logLevel`. */
+  temporalLogLevel: string;
+  /**
+   * Operator endpoints, each on a port of its own (never the API's port; unset: not served):
+   * Prometheus `GET /metrics` (optional bearer token), and Temporal's remote payload codec
+   * (`POST …/encode`, `…/decode`; API process only; bearer token required).
+   */
+  metrics: { port: number | null; host: string; token: string };
+  codec: { port: number | null; host: string; authToken: string; corsOrigins: string[] };
   bodyLimitBytes: number;
   /**
    * Server-side `statement_timeout` (ms) of each process's database pools (0: none). The API's
@@ -102,6 +111,23 @@ export function refuseUnsafeProductionSecrets(env: NodeJS.ProcessEnv = process.e
   if (!problems.length) return;
   for (const p of problems) process.stderr.write(`refusing to start with NODE_ENV=production: ${p}; set a random value of at least ${MIN_SECRET_LENGTH} characters (openssl rand -hex 32)\n`);
   process.exit(1);
+}
+
+/** The port `env[name]` names, or null when it is unset or empty (`0`: any free port). */
+function optionalPort(env: NodeJS.ProcessEnv, name: string): number | null {
+  const value = env[name];
+  if (value === undefined || value.trim() === '') return null;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} "${value}" is not a port number (0-65535)`);
+  return n;
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    throw new Error(`TEMPORAL_UI_URL "${url}" is not a URL`);
+  }
 }
 
 /** `dist/` when running the compiled output (`npm run build`); the checkout or image root holds `config/`, `.data/`, `.tools/`. */
@@ -181,6 +207,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionKeyTtlSeconds: int(env.SESSION_KEY_TTL_SECONDS, 24 * 60 * 60),
     outboundAllowList: list(env.OUTBOUND_ALLOW_LIST),
     logLevel: env.LOG_LEVEL ?? 'info',
+    temporalLogLevel: env.TEMPORAL_LOG_LEVEL ?? 'WARN',
+    metrics: { port: optionalPort(env, 'METRICS_PORT'), host: env.METRICS_HOST ?? host, token: env.METRICS_TOKEN ?? '' },
+    codec: {
+      port: optionalPort(env, 'CODEC_PORT'),
+      host: env.CODEC_HOST ?? host,
+      authToken: env.CODEC_AUTH_TOKEN ?? '',
+      // The browser of an operator viewing the Temporal UI calls the codec: its origin is allowed.
+      corsOrigins: list(env.CODEC_CORS_ORIGINS ?? originOf(env.TEMPORAL_UI_URL ?? `http://127.0.0.1:${ports.temporalUi}`)),
+    },
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
     statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },
     demoDataset: bool('DEMO_DATASET', env.DEMO_DATASET, env.NODE_ENV !== 'production'),

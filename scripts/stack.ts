@@ -197,7 +197,9 @@ async function startTemporal(l: StackLayout): Promise<StackStatus> {
     '--dynamic-config-value', 'history.rps=20000',
     '--dynamic-config-value', 'matching.rps=20000',
     '--dynamic-config-value', 'frontend.namespaceCount=20000',
-    ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`])];
+    ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
+    // The UI decodes sealed payloads through the API's codec endpoint (api/codecServer.ts) when told where it is.
+    ...(process.env.TEMPORAL_UI_CODEC_ENDPOINT ? ['--ui-codec-endpoint', process.env.TEMPORAL_UI_CODEC_ENDPOINT] : [])];
   const pid = daemon(l, 'temporal', bin, args);
   await waitFor(l, 'temporal', () => portOpen(port), pid, 60_000);
   await waitFor(l, 'temporal', () => portOpen(l.ports.temporalUi), pid, 30_000);

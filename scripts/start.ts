@@ -47,7 +47,7 @@ const log = (msg: string) => console.error(`[start] ${new Date().toISOString()} 
 let stopping = false;
 const supervised: Supervised[] = [];
 
-function supervise(entry: string): Supervised {
+function supervise(entry: string, env: NodeJS.ProcessEnv = process.env): Supervised {
   let firstReady!: () => void;
   const s: Supervised = { entry, failures: 0, ready: new Promise((r) => (firstReady = r)) };
   supervised.push(s);
@@ -55,7 +55,7 @@ function supervise(entry: string): Supervised {
     s.timer = undefined;
     if (stopping) return;
     const startedAt = Date.now();
-    const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: NODE_FLAGS });
+    const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: NODE_FLAGS, env });
     s.child = child;
     log(`${entry} started (pid ${child.pid})`);
     child.once('message', () => {
@@ -91,7 +91,11 @@ async function stop(code = 0) {
 process.once('SIGINT', () => void stop());
 process.once('SIGTERM', () => void stop());
 
-await Promise.all([supervise('worker/main.ts').ready, supervise('api/main.ts').ready]);
+// API and worker share this host: the worker's metrics port is WORKER_METRICS_PORT, else METRICS_PORT + 1.
+const metricsPort = process.env.METRICS_PORT?.trim();
+const workerMetricsPort = process.env.WORKER_METRICS_PORT ?? (metricsPort && metricsPort !== '0' ? String(Number(metricsPort) + 1) : metricsPort);
+const workerEnv = workerMetricsPort === undefined ? process.env : { ...process.env, METRICS_PORT: workerMetricsPort };
+await Promise.all([supervise('worker/main.ts', workerEnv).ready, supervise('api/main.ts').ready]);
 const secs = ((performance.now() - t0) / 1000).toFixed(1);
 const datasetLine = describeDataset(dataset);
 console.log(`

@@ -1,17 +1,18 @@
 /** The worker process: `npm run worker`. Stateless; run as many as the load needs. */
-import { pino } from 'pino';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
 import { existsSync } from 'node:fs';
+import { createLogger } from '../telemetry/log.js';
+import { scrapeText, startMetricsServer } from '../telemetry/metricsServer.js';
 import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
 import { startHealthServer } from './health.js';
+import { installRuntime } from './telemetry.js';
 
 refuseUnsafeProductionSecrets();
 const config = loadConfig();
-// The SDK's own logs (bundler output, state changes) only at warning level and above.
-Runtime.install({ logger: new DefaultLogger((process.env.TEMPORAL_LOG_LEVEL as 'WARN') ?? 'WARN') });
-const log = pino({ level: config.logLevel, base: { svc: 'worker' } });
+const log = createLogger({ svc: 'worker', level: config.logLevel });
+// The SDK's own logs (bundler output, state changes) at TEMPORAL_LOG_LEVEL (warnings by default).
+const { sdkMetricsUrl } = await installRuntime(config, log);
 // Last resorts. A stray rejection is logged, not fatal: whatever awaited it has failed or will
 // time out, and Temporal retries it. An uncaught exception leaves the process in an unknown
 // state: logged with its cause, the process exits and `npm start` (or the orchestrator) restarts it.
@@ -26,6 +27,8 @@ const stores = await openStores(config, {
   // The activity using the connection fails and Temporal retries it; the worker stays up.
   onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost'),
 });
+// One scrape per process: this registry, then the SDK's worker metrics.
+const metrics = config.metrics.port === null ? undefined : await startMetricsServer({ ...config.metrics, port: config.metrics.port, extra: sdkMetricsUrl ? () => scrapeText(sdkMetricsUrl) : undefined });
 // The compiled worker loads the bundle `npm run build` wrote; from sources (tsx) it bundles at start.
 const builtBundle = RUNNING_COMPILED && existsSync(BUILT_WORKFLOW_BUNDLE) ? BUILT_WORKFLOW_BUNDLE : undefined;
 const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || builtBundle });
@@ -34,13 +37,13 @@ const stop = async () => {
   log.info('worker shutting down');
   health?.close();
   await set.shutdown();
-  await stores.close();
+  await Promise.allSettled([stores.close(), metrics?.close()]);
   process.exit(0);
 };
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
 // Started by `npm start` or a test: go when the parent goes, never linger as an orphan.
 process.once('disconnect', stop);
-log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), healthPort: config.workerHealthPort || undefined }, 'worker running');
+log.info({ taskQueues: set.workers.map((w) => w.options.taskQueue), healthPort: config.workerHealthPort || undefined, metricsUrl: metrics ? `${metrics.url}/metrics` : undefined }, 'worker running');
 process.send?.('ready');
 await set.run();

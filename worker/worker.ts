@@ -10,6 +10,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../domain/config.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { createPayloadCodec } from '../domain/payloadCodec.js';
+import { activityLogContext, jobSinks } from './telemetry.js';
 
 /** True when running the JavaScript that `npm run build` wrote to `dist/` (not the sources through tsx). */
 export const RUNNING_COMPILED = import.meta.url.endsWith('.js');
@@ -42,6 +44,7 @@ export async function createWorkers(
 ): Promise<WorkerSet> {
   const connection = opts.connection ?? (await NativeConnection.connect({ address: deps.config.temporal.address }));
   const activities = createActivities(deps);
+  const dataConverter = { payloadCodecs: [createPayloadCodec(deps.config)] };
   const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };
   const workers = await Promise.all(
     Object.entries(TASK_QUEUES).map(([suffix, extra]) =>
@@ -50,6 +53,9 @@ export async function createWorkers(
         namespace: deps.config.temporal.namespace,
         taskQueue: taskQueueName(deps.config, suffix),
         activities,
+        dataConverter,
+        interceptors: { activity: [activityLogContext] },
+        sinks: jobSinks,
         ...(suffix === '' ? workflowSource : {}),
         shutdownGraceTime: '5 seconds',
         ...extra,

@@ -18,7 +18,9 @@ import {
   defineQuery,
   isCancellation,
   proxyActivities,
+  proxySinks,
   setHandler,
+  type Sinks,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -63,6 +65,15 @@ export interface JobInput {
 }
 
 export const jobStatusQuery = defineQuery<JobView>('status');
+
+/**
+ * How a job's end reaches the worker's metrics (worker/telemetry.ts). A sink call is no command:
+ * histories are unchanged, and the worker skips it while replaying.
+ */
+export interface JobSinks extends Sinks {
+  jobs: { finished(jobType: string, status: 'completed' | 'failed' | 'cancelled'): void };
+}
+const { jobs } = proxySinks<JobSinks>();
 
 export interface JobTracker {
   /** `percent` when the share done is not `completed / total` (e.g. a file whose row count is not known yet). */
@@ -120,6 +131,7 @@ export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Prom
     // A finished job is done whatever it counted (also when there was nothing to count).
     view.progress.percent = 100;
     await notify(input, view);
+    jobs.finished(input.jobType, 'completed');
     return { jobResponsePayload: result, progress: { ...view.progress } };
   } catch (err) {
     // Continuing as new is how a long job hands over to its next run, not a failure.
@@ -127,11 +139,13 @@ export async function runJob<T>(input: JobInput, body: (job: JobTracker) => Prom
     if (isCancellation(err)) {
       view.jobStatus = 'cancelled';
       view.error = { code: 'cancelled', message: 'The job was cancelled' };
+      jobs.finished(input.jobType, 'cancelled');
       throw err;
     }
     view.jobStatus = 'failed';
     view.error = describe(err);
     await notify(input, view);
+    jobs.finished(input.jobType, 'failed');
     throw jobFailure(view.error.code, view.error.message, view.jobResponsePayload ?? undefined, { ...view.progress });
   }
 }

@@ -1,0 +1,75 @@
+/**
+ * What the worker adds to the SDK for operators: the Runtime (SDK logs into the process's pino
+ * logger; the SDK's Prometheus exporter), activity log context, and the sink through which job
+ * workflows report how they ended (workflows cannot touch metrics themselves).
+ */
+import { createServer } from 'node:net';
+import { Runtime, type ActivityInterceptorsFactory, type InjectedSinks } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import type { Config } from '../domain/config.js';
+import type { JobSinks } from '../workflows/job.js';
+import { logContext, temporalLogger } from '../telemetry/log.js';
+import { jobsCancelled, jobsCompleted, jobsFailed } from '../telemetry/metrics.js';
+
+/**
+ * Installs the process's Temporal Runtime: SDK logs (Core's forwarded too) go to `log`; with a
+ * metrics port configured, the SDK's own worker metrics are exported on a loopback port of their
+ * own, whose URL is returned for the worker's `/metrics` to append. Once per process, before any
+ * worker or connection is created.
+ */
+export async function installRuntime(config: Config, log: Logger): Promise<{ sdkMetricsUrl: string | null }> {
+  const sdkMetricsPort = config.metrics.port === null ? null : await freeLoopbackPort();
+  Runtime.install({
+    logger: temporalLogger(log, config.temporalLogLevel),
+    telemetryOptions: {
+      logging: { filter: { core: config.temporalLogLevel.toUpperCase() as 'WARN', other: 'ERROR' }, forward: {} },
+      ...(sdkMetricsPort === null ? {} : { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkMetricsPort}`, countersTotalSuffix: true, useSecondsForDurations: true } } }),
+    },
+  });
+  return { sdkMetricsUrl: sdkMetricsPort === null ? null : `http://127.0.0.1:${sdkMetricsPort}/metrics` };
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Every line an activity logs (the SDK's `log`, or the process logger) names its workflow, run,
+ * activity type and, when its input carries one, its workspace.
+ */
+export const activityLogContext: ActivityInterceptorsFactory = (ctx) => {
+  let workspaceId: string | undefined;
+  return {
+    inbound: {
+      execute(input, next) {
+        const first = input.args[0] as { workspaceId?: unknown } | undefined;
+        if (first && typeof first === 'object' && typeof first.workspaceId === 'string') workspaceId = first.workspaceId;
+        const { workflowExecution, activityType } = ctx.info;
+        return logContext.run({ workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, activityType, workspaceId }, () => next(input));
+      },
+    },
+    outbound: {
+      getLogAttributes(attrs, next) {
+        return next(workspaceId ? { ...attrs, workspaceId } : attrs);
+      },
+    },
+  };
+};
+
+export const jobSinks: InjectedSinks<JobSinks> = {
+  jobs: {
+    finished: {
+      fn(_info, jobType, status) {
+        (status === 'completed' ? jobsCompleted : status === 'failed' ? jobsFailed : jobsCancelled).inc({ type: jobType });
+      },
+      callDuringReplay: false,
+    },
+  },
+};
