@@ -126,15 +126,18 @@ export function sliceDataErrors(slice: EnrichmentSlice, data: unknown): string[]
 // Lookups: what a request identifies the person by
 // ---------------------------------------------------------------------------------------------
 
-/** `pronet`: by profile URL. `name_domain`: by person name + company website (domain). */
-export const LOOKUP_KINDS = ['pronet', 'name_domain'] as const;
+/**
+ * `pronet`: by profile URL. `name_domain`: by person name + company website (domain). `name`: by
+ * person name alone (a provider answers only when the name is unambiguous to it).
+ */
+export const LOOKUP_KINDS = ['pronet', 'name_domain', 'name'] as const;
 export type LookupKind = (typeof LOOKUP_KINDS)[number];
 
-/** Which lookups a slice can be answered from at all. Only emails can be found by name + domain. */
+/** Which lookups a slice can be answered from at all. Only emails can be found by name. */
 export const SLICE_LOOKUPS: Record<EnrichmentSlice, readonly LookupKind[]> = {
   basic_contact_data: ['pronet'],
   basic_company_data: ['pronet'],
-  emails: ['pronet', 'name_domain'],
+  emails: ['pronet', 'name_domain', 'name'],
   phoneNumbers: ['pronet'],
   pronetPosts: ['pronet'],
 };
@@ -153,10 +156,13 @@ export interface EnrichmentLookup {
   companyDomain?: string;
 }
 
+const LOOKUP_LABELS: Record<LookupKind, string> = { pronet: 'pronet', name_domain: 'name and company website', name: 'name alone' };
+
 export function lookupKindsOf(lookup: EnrichmentLookup): LookupKind[] {
   const kinds: LookupKind[] = [];
   if (lookup.pronetKey) kinds.push('pronet');
   if (lookup.companyDomain && lookup.fullName) kinds.push('name_domain');
+  else if (lookup.fullName) kinds.push('name');
   return kinds;
 }
 
@@ -178,7 +184,7 @@ export const ProviderConfigSchema = Type.Object(
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
     /** Slices this provider can answer (default: every slice). */
     slices: Type.Optional(Type.Array(SliceName, { minItems: 1, uniqueItems: true })),
-    /** Lookups this provider accepts (default: `pronet` only; dataset: both). */
+    /** Lookups this provider accepts (default: `pronet` only; dataset: all). */
     lookups: Type.Optional(Type.Array(Type.Union(LOOKUP_KINDS.map((k) => Type.Literal(k))), { minItems: 1, uniqueItems: true })),
     /** Timeout of one call in ms (default 5000). */
     timeoutMs: Type.Optional(Type.Integer({ minimum: 50, maximum: 120_000 })),
@@ -275,7 +281,7 @@ export function parseEnrichmentConfig(raw: unknown): EnrichmentConfig {
       ...(p.apiKeyEnv ? { apiKeyEnv: p.apiKeyEnv } : {}),
       ...(p.headers ? { headers: p.headers } : {}),
       slices: p.slices ? [...p.slices] : [...ENRICHMENT_SLICES],
-      lookups: p.lookups ? [...p.lookups] : p.type === 'dataset' ? ['pronet', 'name_domain'] : ['pronet'],
+      lookups: p.lookups ? [...p.lookups] : p.type === 'dataset' ? [...LOOKUP_KINDS] : ['pronet'],
       timeoutMs: p.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
   }
@@ -419,16 +425,8 @@ export function planEnrichment(req: EnrichmentRequest, config: EnrichmentConfig)
   const name = fullName ?? (firstName && lastName ? `${firstName} ${lastName}` : undefined);
   if (name) lookup.fullName = name;
 
-  const nameInputs = (['fullName', 'firstName', 'lastName', 'companyWebsite'] as const).filter((k) => trim(req[k]) !== undefined);
-  const nameSlices = fields.filter((s) => SLICE_LOOKUPS[s].includes('name_domain'));
-  if (nameInputs.length && nameSlices.length === 0) {
-    throw badRequest(
-      'lookup_not_supported',
-      `${nameInputs.join(', ')} ${nameInputs.length > 1 ? 'are' : 'is'} accepted only with fields that can be found by name and company website (emails); requested: ${fields.join(', ')}`,
-      nameInputs.map((k) => ({ path: `/${k}`, message: 'accepted only for emails' })),
-    );
-  }
-
+  // Names and companyWebsite sent beside pronet are accepted: every provider receives them, and
+  // slices found by profile only simply do not use them.
   if (!lookup.pronetKey) {
     const profileBound = fields.filter((s) => !SLICE_LOOKUPS[s].includes('name_domain'));
     if (profileBound.length) {
@@ -436,13 +434,10 @@ export function planEnrichment(req: EnrichmentRequest, config: EnrichmentConfig)
         { path: '/pronet', message: `required for ${profileBound.join(', ')}` },
       ]);
     }
-    if (!lookup.companyDomain || !lookup.fullName) {
-      throw new ApiError(
-        400,
-        'pronet_required',
-        'emails needs pronet, or companyWebsite together with fullName (or firstName and lastName)',
-        [{ path: lookup.companyDomain ? '/fullName' : lookup.fullName ? '/companyWebsite' : '/pronet', message: 'missing lookup input' }],
-      );
+    if (!lookup.fullName) {
+      throw new ApiError(400, 'pronet_required', 'emails needs pronet, or fullName (or firstName and lastName), best with companyWebsite', [
+        { path: lookup.companyDomain ? '/fullName' : '/pronet', message: 'missing lookup input' },
+      ]);
     }
   }
 
@@ -459,7 +454,7 @@ export function planEnrichment(req: EnrichmentRequest, config: EnrichmentConfig)
     if (usable.length === 0) {
       throw badRequest(
         'lookup_not_supported',
-        `No configured ${slice} provider can look a person up by ${kinds.map((k) => (k === 'pronet' ? 'pronet' : 'name and company website')).join(' or ')}; send pronet`,
+        `No configured ${slice} provider can look a person up by ${kinds.map((k) => LOOKUP_LABELS[k]).join(' or ')}; send pronet`,
         [{ path: '/pronet', message: `required for ${slice} with the configured providers` }],
       );
     }

@@ -1,9 +1,11 @@
 /**
  * The built-in `dataset` enrichment provider: answers from the discovery dataset tables
  * (`ds_people`, `ds_companies`, `ds_posts`), by normalised profile URL, or for emails by person
- * name + company domain. Every lookup is one indexed query.
+ * name + company domain or by a name alone that names exactly one person. Every lookup is one
+ * indexed query.
  */
 import type { Queryable } from '../../db/pool.js';
+import { escapeLike } from '../../domain/like.js';
 import type { EnrichedCompany, EnrichedContact, EnrichmentLookup, EnrichmentSlice, SliceDataOf } from '../../domain/enrichment.js';
 import type { EnrichmentProvider, ProviderCallOptions } from './enrichment-provider.js';
 
@@ -147,6 +149,15 @@ export class DatasetEnrichmentProvider implements EnrichmentProvider {
             [lookup.companyDomain, lookup.fullName, lookup.firstName ?? '', lookup.lastName ?? ''],
           );
           const emails = asEmails(r.rows[0]?.member_emails);
+          if (emails.length) return { emails };
+        }
+        if (!lookup.companyDomain && lookup.fullName) {
+          // By name alone: only a name that names exactly one person is an answer.
+          const r = await this.db.query<{ member_emails: unknown }>(
+            `select member_emails from ds_people where member_full_name ilike $1 limit 2`,
+            [escapeLike(lookup.fullName)],
+          );
+          const emails = r.rows.length === 1 ? asEmails(r.rows[0]!.member_emails) : [];
           if (emails.length) return { emails };
         }
         return null;

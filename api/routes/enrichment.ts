@@ -23,7 +23,8 @@ export const enrichmentRoutes = [
     description: [
       'Starts an enrichment job. Each requested slice (`basic_contact_data`, `basic_company_data`, `emails`, `phoneNumbers`, `pronetPosts`)',
       'tries its configured providers in order until one finds data. `pronet` is required for every slice but `emails`, which can also be',
-      'found by `companyWebsite` with `fullName` (or `firstName` + `lastName`). Poll `jobStatusEndpoint` (GET /jobs/{jobId}) or pass',
+      'found by `fullName` (or `firstName` + `lastName`), with `companyWebsite` or alone, by the providers that accept such lookups; names and',
+      '`companyWebsite` beside `pronet` are accepted for any slice. A lookup that finds nothing ends `not_found` at no charge. Poll `jobStatusEndpoint` (GET /jobs/{jobId}) or pass',
       '`webhookConfiguration`; the result (`jobResponsePayload`) is `{contact, company, emails[], phoneNumbers[], pronetPosts[],',
       'slices{<slice>: {status, provider, credits, attempts[]}}, creditsCharged}`. Credits per found slice: basic data 1, emails 4/5/6 and',
       'phoneNumbers 10/20/30 by how many providers were tried, pronetPosts 10; nothing for a slice not found. The request\'s maximum price',

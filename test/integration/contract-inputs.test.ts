@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { v7 as uuidv7 } from 'uuid';
 import type { NewWorkspace } from '../../db/workspaces.js';
 import { startTestApp, type TestApp } from '../harness.js';
 
@@ -84,6 +85,43 @@ describe('8: importFromWebhook without a field mapping', () => {
     const r = await post(`/contacts/${sourceId}`, { person: { first: 'Map', last: 'Ped' }, ignored: { x: 1 } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.data).toMatchObject({ firstName: 'Map', lastName: 'Ped' });
+  });
+});
+
+describe('9: enrichment lookups by name alone, and names beside pronet', () => {
+  it('accepts them; a lookup that finds nothing ends not_found at no charge', async () => {
+    const w = await app.createWorkspace({ credits: 50 });
+    const tag = randomBytes(4).toString('hex');
+    const fullName = `Unique Nameonly ${tag}`;
+    await app.pool.query(`insert into ds_people (id, member_pronet_url, member_full_name, member_emails) values ($1, $2, $3, $4)`, [
+      uuidv7(),
+      `pronet.example/in/nameonly-${tag}`,
+      fullName,
+      JSON.stringify([{ email: `nameonly-${tag}@acme.example`, status: 'valid' }]),
+    ]);
+    const enrich = async (body: Record<string, unknown>) => {
+      const r = await app.http('POST', '/contacts/unified-data-api', { apiKey: w.apiKey, body });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return app.waitForJob(r.body.jobId, w.apiKey, 60_000);
+    };
+    const byName = await enrich({ fields: ['emails'], fullName: fullName.toLowerCase() });
+    expect(byName.jobStatus).toBe('completed');
+    expect(byName.jobResponsePayload.emails).toEqual([{ email: `nameonly-${tag}@acme.example`, status: 'valid', provider: 'dataset' }]);
+    expect(byName.jobResponsePayload.creditsCharged).toBe(4);
+
+    const nobody = await enrich({ fields: ['emails'], firstName: 'Nobody', lastName: `Known-${tag}` });
+    expect(nobody.jobResponsePayload.slices.emails).toMatchObject({ status: 'not_found', credits: 0 });
+    expect(nobody.jobResponsePayload.creditsCharged).toBe(0);
+
+    const beside = await enrich({ fields: ['basic_contact_data', 'emails'], pronet: `https://pronet.example/in/nameonly-${tag}`, fullName, companyWebsite: 'acme.example' });
+    expect(beside.jobStatus).toBe('completed');
+    expect(beside.jobResponsePayload.contact).toMatchObject({ fullName });
+    expect(beside.jobResponsePayload.creditsCharged).toBe(1 + 4);
+
+    const none = await enrich({ fields: ['basic_company_data'], pronet: `https://pronet.example/in/nobody-${tag}`, firstName: 'No', lastName: 'Body' });
+    expect(none.jobResponsePayload.slices.basic_company_data).toMatchObject({ status: 'not_found', credits: 0 });
+    // 4 + 5 charged; every hold released.
+    expect((await app.http('GET', '/credits/balance', { apiKey: w.apiKey })).body.data.balance).toBe(50 - 9);
   });
 });
 

@@ -108,11 +108,8 @@ describe('POST /contacts/unified-data-api validation', () => {
     const noPronet = await post({ fields: ['basic_contact_data', 'phoneNumbers', 'emails'], fullName: 'Jane Doe', companyWebsite: 'acme.com' });
     expect(noPronet.status).toBe(400);
     expect(noPronet.body.error).toMatchObject({ code: 'pronet_required', message: 'pronet is required for basic_contact_data, phoneNumbers' });
-    const nameOnly = await post({ fields: ['emails'], fullName: 'Jane Doe' });
-    expect(nameOnly.body.error.code).toBe('pronet_required');
-    const nameForContact = await post({ fields: ['basic_contact_data'], pronet: person('x'), companyWebsite: 'acme.com' });
-    expect(nameForContact.status).toBe(400);
-    expect(nameForContact.body.error.code).toBe('lookup_not_supported');
+    const websiteOnly = await post({ fields: ['emails'], companyWebsite: 'acme.com' });
+    expect(websiteOnly.body.error).toMatchObject({ code: 'pronet_required', details: [{ path: '/fullName' }] });
     const badUrl = await post({ fields: ['emails'], pronet: 'jane doe' });
     expect(badUrl.body.error.details[0].path).toBe('/pronet');
     const privateHook = await post({ fields: ['emails'], pronet: person('x'), webhookConfiguration: { url: 'http://10.1.2.3/hook' } });

@@ -49,7 +49,7 @@ describe('enrichment configuration', () => {
   it('fills defaults and normalises base URLs', () => {
     expect(config.providers.alpha).toMatchObject({ baseUrl: 'http://127.0.0.1:9', timeoutMs: 5000, lookups: ['pronet', 'name_domain'] });
     expect(config.providers.beta!.lookups).toEqual(['pronet']);
-    expect(config.providers.dataset!.lookups).toEqual(['pronet', 'name_domain']);
+    expect(config.providers.dataset!.lookups).toEqual(['pronet', 'name_domain', 'name']);
     expect(config.retry).toEqual({ maxAttempts: 3, initialIntervalMs: 200, maxIntervalMs: 5000, maxRetryAfterMs: 30000 });
     expect(config.postsLimit).toBe(20);
   });
@@ -114,19 +114,21 @@ describe('request rules', () => {
     expect(e.code).toBe('lookup_not_supported');
   });
 
-  it('refuses emails without pronet and without a complete name + website', () => {
-    expect(rejects(() => planEnrichment({ fields: ['emails'], fullName: 'Jane Doe' }, config)).code).toBe('pronet_required');
+  it('refuses emails without pronet and without a name', () => {
+    // fullName alone is a lookup by name (providers that accept it: the dataset)
+    expect(planEnrichment({ fields: ['emails'], fullName: 'Jane Doe' }, config).slices.emails!.map((p) => p.provider)).toEqual(['dataset']);
     expect(rejects(() => planEnrichment({ fields: ['emails'], companyWebsite: 'acme.com' }, config)).code).toBe('pronet_required');
     expect(rejects(() => planEnrichment({ fields: ['emails'] }, config)).code).toBe('pronet_required');
     const half = rejects(() => planEnrichment({ fields: ['emails'], firstName: 'Jane', companyWebsite: 'acme.com' }, config));
     expect(half.details?.[0]?.path).toBe('/lastName');
   });
 
-  it('accepts name inputs only when a requested slice can use them', () => {
-    const e = rejects(() => planEnrichment({ fields: ['basic_contact_data'], pronet: 'pronet.example/in/x', companyWebsite: 'acme.com' }, config));
-    expect(e.code).toBe('lookup_not_supported');
-    expect(e.message).toContain('companyWebsite is accepted only with fields that can be found by name and company website (emails)');
-    // With emails among the fields they are fine, next to pronet.
+  it('accepts name inputs beside pronet whatever the slices', () => {
+    expect(planEnrichment({ fields: ['basic_contact_data'], pronet: 'pronet.example/in/x', fullName: 'X Y', companyWebsite: 'acme.com' }, config).lookup).toMatchObject({
+      pronetKey: 'pronet.example/in/x',
+      fullName: 'X Y',
+      companyDomain: 'acme.com',
+    });
     expect(() => planEnrichment({ fields: ['basic_contact_data', 'emails'], pronet: 'pronet.example/in/x', fullName: 'X Y', companyWebsite: 'acme.com' }, config)).not.toThrow();
   });
 
