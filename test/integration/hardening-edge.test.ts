@@ -216,6 +216,33 @@ describe('body size limit per route', () => {
 });
 
 describe('methods', () => {
+  it('answers 404 naming the parameter when an id segment of the path is empty (an unset shell variable), instead of routing elsewhere', async () => {
+    // Found pasting the README walkthrough without `export SEGMENT_ID=…`: POST /contacts/by-segment/
+    // answered "Source by-segment was not found" (the upsert route), and
+    // POST /sources/pull-contacts-from-source/ a 405 naming PATCH.
+    const cases = [
+      ['POST', '/contacts/by-segment/', '{segmentId}', '/contacts/by-segment/{segmentId}'],
+      ['POST', '/sources/pull-contacts-from-source/', '{id}', '/sources/pull-contacts-from-source/{id}'],
+      ['GET', '/jobs/', '{jobId}', '/jobs/{jobId}'],
+      ['POST', '/contacts//bulk-upsert-contacts', '{sourceId}', '/contacts/{sourceId}/bulk-upsert-contacts'],
+      ['POST', '/v1/posts//unschedule', '{postId}', '/v1/posts/{postId}/unschedule'],
+    ] as const;
+    const before = await contactCount();
+    for (const [method, path, param, template] of cases) {
+      const res = await rawRequest(app.url, method, path, { ...json, 'x-api-key': key }, method === 'GET' ? undefined : '{"fields":["contact.firstName"]}');
+      expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBe(404);
+      expect(res.body.error).toMatchObject({ status: 404, code: 'empty_path_parameter' });
+      expect(res.body.error.message).toContain(`${param} is empty in ${method} ${template}`);
+    }
+    expect(await contactCount()).toBe(before);
+    // A trailing slash on a path without a parameter there still reaches its route.
+    const balance = await rawRequest(app.url, 'GET', '/credits/balance/', { 'x-api-key': key });
+    expect(balance.status, JSON.stringify(balance.body)).toBe(200);
+    const draft = await rawRequest(app.url, 'POST', '/v1/posts/', { ...json, 'x-api-key': key }, '{}');
+    expect(draft.status, JSON.stringify(draft.body)).toBe(400);
+    expect(draft.body.error.code).toBe('validation_failed');
+  });
+
   it('answers 405 with Allow and the error envelope for methods a known path does not route; unknown paths stay 404', async () => {
     for (const method of ['TRACE', 'QUERY', 'PUT']) {
       const res = await rawRequest(app.url, method, '/contacts/00000000-0000-7000-8000-000000000000', { 'x-api-key': key });
