@@ -181,9 +181,35 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
       if (ctx.path !== '/healthz') deps.log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, workspaceId: ctx.state.workspaceId }, 'request');
     }
   });
+  app.use(emptyParameterGate(router));
   app.use(methodGate(router));
   app.use(router.routes());
   return app;
+}
+
+/**
+ * A path with an empty segment (`/jobs/`, `/contacts//bulk-upsert-contacts`) is usually a client's
+ * unset variable (`curl "$API/jobs/$JOB_ID"`). When that segment is a parameter of a route this
+ * method has, the answer is a 404 naming it, instead of whatever another route makes of the path
+ * (`POST /contacts/by-segment/` would be an upsert into a source called "by-segment"). A trailing
+ * slash on a path that has no parameter there (`/credits/balance/`) still reaches its route.
+ */
+function emptyParameterGate(router: Router): Koa.Middleware {
+  return async (ctx, next) => {
+    const segments = ctx.path.split('/');
+    for (let i = 1; i < segments.length; i++) {
+      if (segments[i] !== '') continue;
+      const probe = segments.map((s, k) => (k === i ? '_' : s)).join('/');
+      const layer = router.match(probe, ctx.method).pathAndMethod.find((l) => String(l.path).split('/')[i]?.startsWith(':'));
+      if (!layer) continue;
+      const name = String(layer.path).split('/')[i]!.slice(1);
+      const template = String(layer.path).replace(/:(\w+)/g, '{$1}');
+      throw new ApiError(404, 'empty_path_parameter', `No route for ${ctx.method} ${ctx.path}: {${name}} is empty in ${ctx.method} ${template} (an unset variable?)`, [
+        { path: `/${name}`, message: 'is empty' },
+      ]);
+    }
+    return next();
+  };
 }
 
 /** Of route templates matching one path, the OpenAPI pick: a static segment beats a `:param`. */
