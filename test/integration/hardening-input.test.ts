@@ -372,3 +372,22 @@ describe('9. one running pull per source', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(202);
   });
 });
+
+describe('10. blank names', () => {
+  it('a segment or integration name (and an account id) of spaces only is a 400 naming it; nothing is written', async () => {
+    // Found trying the API as a newcomer: POST /segments {"name":"   "} answered 200 with a
+    // segment named "" (the name is trimmed after the length check), PATCH likewise.
+    const before = await counts();
+    expect400(await post('/segments', { name: '   ' }), '/name', /must not be blank/);
+    const segment = await post('/segments', { name: ' Leads ' });
+    expect(segment.body.data.attributes.name).toBe('Leads');
+    const patched = await app.http('PATCH', `/segments/${segment.body.data.id}`, { apiKey: key, body: { name: '\t \n' } });
+    expect400(patched, '/name', /must not be blank/);
+    expect((await get(`/segments/${segment.body.data.id}`)).body.data.attributes.name).toBe('Leads');
+    const integration = { provider: 'microblog', name: 'X', externalAccountId: '42', credentials: { accessToken: 't' } };
+    expect400(await post('/integrations', { ...integration, name: '  ' }), '/name', /must not be blank/);
+    expect400(await post('/integrations', { ...integration, externalAccountId: ' ' }), '/externalAccountId', /must not be blank/);
+    const after = await counts();
+    expect({ ...after, segments: after.segments - 1 }).toEqual(before);
+  });
+});
