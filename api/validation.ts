@@ -8,7 +8,7 @@ import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError, type ErrorDetail } from '../domain/errors.js';
 import { unsafeInputDetails } from '../domain/inputSafety.js';
-import { KEY_RULES, sharedSchemas } from './schemas/common.js';
+import { KEY_RULES, VALUE_RULES, sharedSchemas } from './schemas/common.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -57,6 +57,8 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
       path += `/${escapePointer(e.propertyName)}`;
       const pattern = (e.params as { pattern?: string }).pattern;
       message = e.keyword === 'pattern' ? `is not an allowed name: ${(pattern && KEY_RULES.get(pattern)) ?? `must match ${pattern}`}` : `name ${message}`;
+    } else if (e.keyword === 'pattern' && VALUE_RULES.has((e.params as { pattern: string }).pattern)) {
+      message = VALUE_RULES.get((e.params as { pattern: string }).pattern)!;
     } else if (e.keyword === 'additionalProperties') {
       path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
       message = 'is not a known property';

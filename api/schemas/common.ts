@@ -24,6 +24,14 @@ export function KeyedRecord<V extends TSchema>(
 /** Default key rule: no control characters (C0, DEL, C1). */
 export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
 
+/** A name or identifier a person reads: at least one character that is not white space. */
+const NON_BLANK = '\\S';
+export function NonBlankString(opts: { minLength?: number; maxLength: number; description?: string }): TString {
+  return Type.String({ minLength: 1, ...opts, pattern: NON_BLANK });
+}
+/** What each value pattern means, for error messages (ajv would quote the regular expression). */
+export const VALUE_RULES = new Map<string, string>([[NON_BLANK, 'must not be blank']]);
+
 /** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
 const HTTP_TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,100}";
 /**

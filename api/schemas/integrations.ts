@@ -1,7 +1,7 @@
 /** Integrations (connected social accounts): request and response shapes. */
 import { Type, type Static } from '@sinclair/typebox';
 import { INTEGRATION_STATUSES, PROVIDERS } from '../../domain/social.js';
-import { DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
+import { DataOf, KeyedRecord, NonBlankString, PageOf, PaginationToken } from './common.js';
 
 export const ProviderKind = Type.Union(
   PROVIDERS.map((p) => Type.Literal(p)),
@@ -25,8 +25,8 @@ export type IntegrationJson = Static<typeof Integration>;
 export const ConnectIntegrationBody = Type.Object(
   {
     provider: ProviderKind,
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    externalAccountId: Type.String({ minLength: 1, maxLength: 200 }),
+    name: NonBlankString({ maxLength: 200 }),
+    externalAccountId: NonBlankString({ maxLength: 200 }),
     credentials: KeyedRecord(Type.Unknown(), {
       keyMaxLength: 100,
       minProperties: 1,

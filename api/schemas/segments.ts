@@ -1,7 +1,7 @@
 /** Segments: request and response shapes (API-SPEC "Segments", DESIGN §4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition, KeyedRecord } from './common.js';
+import { Condition, GroupedCondition, KeyedRecord, NonBlankString } from './common.js';
 
 const JsonObject = KeyedRecord(Type.Unknown(), { keyMaxLength: 200, maxProperties: 200 });
 
@@ -44,7 +44,7 @@ export const SegmentList = Type.Object({ data: Type.Array(Segment) });
 
 export const CreateSegmentBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: NonBlankString({ maxLength: 200 }),
     segmentSources: Type.Optional(SegmentSources),
     conditions: Type.Optional(Conditions),
     groupedCondition: Type.Optional(Type.Union([GroupedCondition, Type.Null()])),
@@ -57,7 +57,7 @@ export type CreateSegmentBody = Static<typeof CreateSegmentBody>;
 
 export const PatchSegmentBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(NonBlankString({ maxLength: 200 })),
     segmentSources: Type.Optional(SegmentSources),
     conditions: Type.Optional(Conditions),
     groupedCondition: Type.Optional(Type.Union([GroupedCondition, Type.Null()])),
