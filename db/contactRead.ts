@@ -15,7 +15,7 @@ import {
   reverseOrder,
   type CompiledWhere,
 } from '../domain/conditions.js';
-import { contactCatalog, joinSql, type ContactCatalog, type CustomFieldDef } from '../domain/contactCatalog.js';
+import { SOURCES_SQL, contactCatalog, joinSql, type ContactCatalog, type CustomFieldDef } from '../domain/contactCatalog.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
 import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
@@ -106,11 +106,19 @@ function contactJson(r: ContactRow): ContactJson {
   };
 }
 
+/**
+ * Null vs absent (issue 12, decided once): a contact carries every property of its shape; an
+ * unknown value is `null` (lists `[]`), `company` is `null` without a primary company, and
+ * `customFields` lists every custom field of the workspace (`null` when unset). A `fields`
+ * projection carries the same values for the paths it names (listContacts).
+ */
+const CUSTOM_FIELDS_SQL = `(select coalesce(jsonb_object_agg(d.id::text, c.custom_fields -> d.id::text), '{}'::jsonb) from custom_field_definitions d where d.workspace_id = c.workspace_id)`;
+
 /** Active contacts of workspace `$1` with their primary company and sources; the id condition is appended. */
-const SELECT_ACTIVE_CONTACTS = `select c.id, c.first_name, c.last_name, c.full_name, c.title, c.pronet, c.emails, c.work_email, c.custom_fields,
+const SELECT_ACTIVE_CONTACTS = `select c.id, c.first_name, c.last_name, c.full_name, c.title, c.pronet, c.emails, c.work_email, ${CUSTOM_FIELDS_SQL} as custom_fields,
             c.primary_company_id, c.company_ids::text[] as company_ids, c.created_at, c.updated_at,
             co.company_name, co.company_website, co.company_industry, co.company_headcount, co.company_pronet,
-            array(select cs.source_id::text from contact_sources cs where cs.contact_id = c.id group by cs.source_id order by min(cs.first_seen), cs.source_id) as sources
+            ${SOURCES_SQL} as sources
      from contacts c left join companies co on co.id = c.primary_company_id
      where c.workspace_id = $1 and c.status = 'active' and `;
 
@@ -180,7 +188,9 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
   const filter = `c.workspace_id = ${ws} and c.status = 'active' and (${scope?.sql ?? 'true'}) and (${where.sql})`;
   const countParams = [...params.values];
   const keyset = token ? keysetPredicate(sort, token.after, token.dir, params) : 'true';
-  const select = [projection?.select ?? 'c.id as "id"', sort.select].join(', ');
+  // a projection naming company.* paths answers `company: null` for a contact without one, like the full contact
+  const companyPaths = projection?.fields.some((f) => f.output[0] === 'company') ?? false;
+  const select = [projection?.select ?? 'c.id as "id"', sort.select, ...(companyPaths ? ['c.primary_company_id as "primaryCompanyId"'] : [])].join(', ');
   const rowsSql = `select ${select} from contacts c ${joinSql(joins)} where ${filter} and (${keyset})
      order by ${token?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limit + 1}`;
   // Joins only matter for the count when a condition uses them.
@@ -198,7 +208,15 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
     keyOf: sort.keyOf,
     from: token,
   });
-  if (projection) return { data: page.data.map((r) => projection.shape(r)), meta: page.meta };
+  if (projection)
+    return {
+      data: page.data.map((r) => {
+        const item = projection.shape(r);
+        if (companyPaths && r.primaryCompanyId == null) item.company = null;
+        return item;
+      }),
+      meta: page.meta,
+    };
   const full = await fetchContacts(q, opts.workspaceId, page.data.map((r) => String(r.id)));
   return { data: full as unknown as Record<string, unknown>[], meta: page.meta };
 }

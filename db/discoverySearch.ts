@@ -331,6 +331,12 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
   return { from, countFrom, where, whereParams: [...params.values], projection, params, people: people?.people ?? null, union };
 }
 
+/** A contact item's `company` gets its id; a person without a company has `company: null`, as a Contact does. */
+function withCompanyId(item: Record<string, unknown>, companyId: unknown): void {
+  if (!item.company || typeof item.company !== 'object') return;
+  item.company = companyId == null ? null : { ...(item.company as Record<string, unknown>), id: companyId };
+}
+
 /**
  * Counts the matches up to `cap`; past it, the planner's estimate of the matches (at least
  * cap + 1), flagged as estimated: an exact count of a broad search reads every match, far more
@@ -408,7 +414,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   });
   const data = page.data.map((r) => {
     const item = c.projection.shape(r);
-    if (entity === 'contact' && item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
+    if (entity === 'contact') withCompanyId(item, r.companyId);
     return item;
   });
   if (c.people) {
@@ -503,7 +509,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   const data = rows.rows.map((r) => {
     const item: Record<string, unknown> = { id: r.id };
     picked.forEach((p, i) => writeOutput(item, p, r[`f${i}`]));
-    if (item.company && typeof item.company === 'object') (item.company as Record<string, unknown>).id = r.companyId ?? null;
+    withCompanyId(item, r.companyId);
     return item;
   });
   return {

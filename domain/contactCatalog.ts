@@ -41,6 +41,10 @@ export const CONTACT_JOINS: Record<string, string> = {
     'left join companies co on co.id = c.primary_company_id',
 };
 
+/** A contact's source ids in the order it came from them (first seen), as every contact answer lists them. */
+export const SOURCES_SQL =
+  'array(select cs.source_id::text from contact_sources cs where cs.contact_id = c.id group by cs.source_id order by min(cs.first_seen), cs.source_id)';
+
 const builtin = (
   path: string,
   type: FieldType,
@@ -80,6 +84,7 @@ export const BUILTIN_CONTACT_FIELDS: ContactField[] = [
     ['sources'],
     'Sources',
     null,
+    { selectSql: SOURCES_SQL },
   ),
   builtin('contact.createdAt', 'date', 'c.created_at', ['createdAt'], 'Created at', null),
   builtin('contact.updatedAt', 'date', 'c.updated_at', ['updatedAt'], 'Updated at', null),

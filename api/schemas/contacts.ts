@@ -3,40 +3,60 @@ import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 
+/** A string the contact may not know: always present, `null` when unknown (issue 12: null, never absent). */
+const Nullable = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description: `${description}; null when unknown` } : { description: 'Null when unknown' });
+
 export const CompanySummary = Type.Object(
   {
     id: Type.String(),
-    companyName: Type.Union([Type.String(), Type.Null()]),
-    companyWebsite: Type.Union([Type.String(), Type.Null()]),
-    companyIndustry: Type.Union([Type.String(), Type.Null()]),
-    companyHeadcount: Type.Union([Type.String(), Type.Null()], { description: 'Range `<min>-<max>`' }),
-    companyPronet: Type.Union([Type.String(), Type.Null()]),
+    companyName: Nullable(),
+    companyWebsite: Nullable('Website URL'),
+    companyIndustry: Nullable(),
+    companyHeadcount: Nullable('Range `<min>-<max>`'),
+    companyPronet: Nullable('Company profile URL'),
   },
+  { description: 'The primary company of the contact' },
 );
+
+const NULL_VS_ABSENT_DOC =
+  'Every property is present: an unknown value is `null` (lists `[]`), `company` is `null` when the contact has no company, and `customFields` lists every ' +
+  "custom field of the workspace (`null` when unset). Single read, bulk fetch, filter, by-segment, upsert and patch answer the same contact identically.";
 
 export const ContactSchema = Type.Object(
   {
     id: Type.String({ description: 'Stable contact id (not a source id)' }),
-    firstName: Type.Union([Type.String(), Type.Null()]),
-    lastName: Type.Union([Type.String(), Type.Null()]),
-    fullName: Type.Union([Type.String(), Type.Null()]),
-    title: Type.Union([Type.String(), Type.Null()], { description: 'Job title (`contact.jobTitle`)' }),
-    pronet: Type.Union([Type.String(), Type.Null()], { description: 'Professional-network profile URL' }),
-    emails: Type.Array(Type.String()),
-    workEmail: Type.Union([Type.String(), Type.Null()], { description: 'Primary email (`contact.workEmail`)' }),
-    sources: Type.Array(Type.String(), { description: 'Ids of the sources the contact came from' }),
+    firstName: Nullable(),
+    lastName: Nullable(),
+    fullName: Nullable(),
+    title: Nullable('Job title (`contact.jobTitle`)'),
+    pronet: Nullable('Professional-network profile URL'),
+    emails: Type.Array(Type.String(), { description: 'Email addresses; `[]` when none' }),
+    workEmail: Nullable('Primary email (`contact.workEmail`)'),
+    sources: Type.Array(Type.String(), { description: 'Ids of the sources the contact came from, in the order it first came from them' }),
     companies: Type.Array(Type.String(), { description: 'Company ids' }),
-    primaryCompanyId: Type.Union([Type.String(), Type.Null()]),
-    company: Type.Union([CompanySummary, Type.Null()]),
-    customFields: Type.Record(Type.String(), Type.Unknown(), { description: 'Custom field id → value' }),
+    primaryCompanyId: Nullable('Id of `company`'),
+    company: Type.Union([CompanySummary, Type.Null()], { description: 'Embedded company summary; null when the contact has no company' }),
+    customFields: Type.Record(Type.String(), Type.Unknown(), { description: 'Every custom field id of the workspace → its value, `null` when unset' }),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
+  { description: `A contact. ${NULL_VS_ABSENT_DOC}` },
 );
 export type ContactJson = Static<typeof ContactSchema>;
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
-export const ContactItem = Type.Union([ContactSchema, Type.Object({ id: Type.String() }, { additionalProperties: true })]);
+export const ContactItem = Type.Union([
+  ContactSchema,
+  Type.Object(
+    { id: Type.String() },
+    {
+      additionalProperties: true,
+      description:
+        'With `fields`: `id` plus exactly the requested paths, nested as in the Contact shape, with the values the full contact has ' +
+        '(`null` when unknown; `company: null` when the contact has no company)',
+    },
+  ),
+]);
 
 export const ContactResponse = Type.Object({ data: ContactSchema });
 export const ContactList = Type.Object({ data: Type.Array(ContactSchema) });

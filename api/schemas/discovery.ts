@@ -43,9 +43,9 @@ const ContactItem = Type.Object(
   {
     ...personProperties,
     company: Type.Optional(
-      Type.Object(
-        { id: Type.Union([Type.String(), Type.Null()], { description: 'Dataset company id; null when the person has no company' }), companyPronet: Type.Optional(ProfileUrl('Company')) },
-        { additionalProperties: true },
+      Type.Union(
+        [Type.Object({ id: Type.String({ description: 'Dataset company id' }), companyPronet: Type.Optional(ProfileUrl('Company')) }, { additionalProperties: true }), Type.Null()],
+        { description: 'Present when `dsCompany.*` paths are requested: the requested company values plus `id`; null when the person has no company' },
       ),
     ),
   },

@@ -193,3 +193,52 @@ describe('discovery output (items 1, 2, 3)', () => {
     expect((await get('/credits/balance')).body.data.balance).toBe(before - 2);
   });
 });
+
+describe('one contact shape everywhere (item 5)', () => {
+  it('single read, bulk fetch, filter, by-segment, upsert and patch answer the same contact, nulls for unknown values', async () => {
+    const ws = await app.createWorkspace();
+    const k = ws.apiKey;
+    const score = await post('/schema/contact/custom-fields', { label: 'Score', type: 'number' }, k);
+    const since = await post('/schema/contact/custom-fields', { label: 'Since', type: 'date' }, k);
+    expect(score.status, JSON.stringify(score.body)).toBe(200);
+    const scoreId = score.body.data.writeAccessPath.split('.').pop();
+    const sinceId = since.body.data.writeAccessPath.split('.').pop();
+    const src1 = (await post('/sources', { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.com/posts/shape-1' }, k)).body.data.id;
+    const src2 = (await post('/sources', { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.com/posts/shape-2' }, k)).body.data.id;
+    // with a company and a custom value, from two sources (the second one first in id order)
+    const withCompany = await post(`/contacts/${src2}`, { 'contact.firstName': 'Ada', 'contact.workEmail': 'ada@shape.example', 'company.companyName': 'Engines Ltd', [`contact.customFields.${scoreId}`]: 7, [`contact.customFields.${sinceId}`]: '2026-01-02' }, k);
+    expect(withCompany.status, JSON.stringify(withCompany.body)).toBe(200);
+    const upserted = await post(`/contacts/${src1}`, { 'contact.workEmail': 'ada@shape.example', 'contact.lastName': 'Lovelace' }, k);
+    // without company, title or custom values
+    const bare = await post(`/contacts/${src1}`, { 'contact.workEmail': 'bare@shape.example' }, k);
+    expect(bare.status, JSON.stringify(bare.body)).toBe(200);
+    const ids = [withCompany.body.data.id, bare.body.data.id];
+
+    const single = await Promise.all(ids.map(async (id) => (await get(`/contacts/${id}`, k)).body.data));
+    expect(upserted.body.data).toEqual(single[0]);
+    expect(single[1]).toMatchObject({ company: null, primaryCompanyId: null, title: null, pronet: null, customFields: { [scoreId]: null, [sinceId]: null } });
+    expect(single[0].customFields).toEqual({ [scoreId]: 7, [sinceId]: '2026-01-02T00:00:00.000Z' });
+    expect(single[0].sources).toEqual([src2, src1]);
+
+    expect((await post('/contacts/bulk-fetch', { contactIds: ids }, k)).body.data).toEqual(single);
+    const byId = (items: { id: string }[]) => ids.map((id) => items.find((i) => i.id === id));
+    const filtered = await post('/contacts/filter-contacts', { conditions: [{ field: 'contact.workEmail', operator: 'LIKE', value: '%@shape.example' }] }, k);
+    expect(byId(filtered.body.data)).toEqual(single);
+
+    // with every path of the catalog, an item equals the full contact restricted to those paths
+    const fields = ((await get('/schema/contact', k)).body.data as { writeAccessPath: string }[]).map((f) => f.writeAccessPath);
+    const { companies: _c, primaryCompanyId: _p, ...projectable } = single[0];
+    const restrict = (c: Record<string, unknown>) => Object.fromEntries(Object.keys(projectable).map((key) => [key, c[key]]));
+    const projected = await post('/contacts/filter-contacts', { fields, conditions: [{ field: 'contact.workEmail', operator: 'LIKE', value: '%@shape.example' }] }, k);
+    expect(projected.status, JSON.stringify(projected.body)).toBe(200);
+    expect(byId(projected.body.data)).toEqual(single.map(restrict));
+    const segments = (await get('/segments/search?q=', k)).body.data as { id: string; attributes: { isDefault: boolean } }[];
+    const all = segments.find((s) => s.attributes.isDefault)!;
+    const bySegment = await post(`/contacts/by-segment/${all.id}`, { fields }, k);
+    expect(byId(bySegment.body.data)).toEqual(single.map(restrict));
+
+    const patched = await app.http('PATCH', `/contacts/${ids[1]}`, { apiKey: k, body: { title: 'Engineer' } });
+    expect(patched.body.data).toEqual((await get(`/contacts/${ids[1]}`, k)).body.data);
+    expect(patched.body.data).toMatchObject({ title: 'Engineer', company: null, customFields: { [scoreId]: null, [sinceId]: null } });
+  });
+});

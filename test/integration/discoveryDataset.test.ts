@@ -79,7 +79,7 @@ describe('dataset import', () => {
     ]);
     // no company yet
     let got = await find('pronet.com/in/ada-1');
-    expect(got.data[0]).toMatchObject({ title: 'Chief Analyst', emails: ['ada@example.com'], emailStatuses: [{ email: 'ada@example.com', status: 'valid' }], company: { id: null, companyName: null } });
+    expect(got.data[0]).toMatchObject({ title: 'Chief Analyst', emails: ['ada@example.com'], emailStatuses: [{ email: 'ada@example.com', status: 'valid' }], company: null });
     const companies = file(
       'companies.jsonl',
       jsonl({ company_pronet_url: 'https://www.pronet.com/company/Engines-Ltd', company_name: 'Engines Ltd', company_website: 'https://engines.co.uk', industry: 'Manufacturing', size_range: '11-50', technologies: ['Brass'], verified: true }),
