@@ -11,20 +11,28 @@ export interface ObjectStore {
   ping(): Promise<void>;
 }
 
-export function createObjectStore(cfg: Config['s3']): ObjectStore {
-  const url = new URL(cfg.endpoint);
-  const client = new Client({
+function clientFor(endpoint: string, cfg: Config['s3']): Client {
+  const url = new URL(endpoint);
+  return new Client({
     endPoint: url.hostname,
     port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
     useSSL: url.protocol === 'https:',
     accessKey: cfg.accessKey,
     secretKey: cfg.secretKey,
+    // Known region: presigning is computed locally, it never calls the endpoint.
     region: cfg.region,
   });
+}
+
+export function createObjectStore(cfg: Config['s3']): ObjectStore {
+  const client = clientFor(cfg.endpoint, cfg);
+  // readUrls are signed for the host clients call (S3_PUBLIC_ENDPOINT), not the internal one the
+  // service talks to: the signature covers the host, so the URL cannot be rewritten afterwards.
+  const presigner = cfg.publicEndpoint === cfg.endpoint ? client : clientFor(cfg.publicEndpoint, cfg);
   return {
     client,
     bucket: cfg.bucket,
-    readUrl: (objectName, seconds = 15 * 60) => client.presignedGetObject(cfg.bucket, objectName, seconds),
+    readUrl: (objectName, seconds = 15 * 60) => presigner.presignedGetObject(cfg.bucket, objectName, seconds),
     async ensureBucket() {
       if (!(await client.bucketExists(cfg.bucket))) {
         try {

@@ -15,7 +15,8 @@ export interface Config {
   publicBaseUrl: string;
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string; uiUrl: string };
-  s3: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+  /** `publicEndpoint`: the object store as clients reach it, used only to presign `readUrl`s (default: `endpoint`). */
+  s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
   /** Secret for HMAC pagination tokens and other server-side signatures. */
   serverSecret: string;
   /** Current key of the keyring (`domain/keyring.ts`): 64 hex characters, or any string (stretched). */
@@ -195,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     s3: {
       endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
+      publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
       accessKey: env.S3_ACCESS_KEY ?? e.minioUser,
       secretKey: env.S3_SECRET_KEY ?? e.minioPassword,
       bucket: env.S3_BUCKET ?? 'media',

@@ -9,15 +9,14 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
 import { startStack } from './stack.js';
-import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
-import { Connection } from '@temporalio/client';
-import protoPackage from '@temporalio/proto';
+import { ensureTemporalNamespace } from './temporalSetup.js';
 import { describeDataset, prepareDatabase } from './firstStart.js';
 
 const t0 = performance.now();
 const config = loadConfig();
 await startStack();
-await ensureSearchAttributes();
+// The embedded dev server has them already; an external Temporal gets its namespace and search attributes.
+if (process.env.TEMPORAL_ADDRESS) await ensureTemporalNamespace(config);
 
 // The demo workspace's key is shown once at creation; keep it in the git-ignored data folder.
 const demoFile = join(process.env.DATA_DIR ?? join(ROOT_DIR, '.data'), 'demo-workspace.json');
@@ -110,21 +109,3 @@ In another terminal, for the README walkthrough:
   export API_KEY=${demo.apiKey}
   curl -s "$API/credits/balance" -H "x-api-key: $API_KEY"
 `);
-
-/** The embedded dev server registers them at start; an external Temporal gets them here. */
-async function ensureSearchAttributes() {
-  if (!process.env.TEMPORAL_ADDRESS) return;
-  const connection = await Connection.connect({ address: config.temporal.address });
-  try {
-    const existing = await connection.operatorService.listSearchAttributes({ namespace: config.temporal.namespace });
-    const missing = SEARCH_ATTRIBUTES.filter((a) => !(a in (existing.customAttributes ?? {})));
-    if (missing.length) {
-      await connection.operatorService.addSearchAttributes({
-        namespace: config.temporal.namespace,
-        searchAttributes: Object.fromEntries(missing.map((a) => [a, protoPackage.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
-      });
-    }
-  } finally {
-    await connection.close();
-  }
-}

@@ -20,6 +20,7 @@ import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../../domain/config.js
 import { DEMO_DATASET } from '../../db/demoDataset.js';
 import { describeDataset, prepareDatabase, type FirstStart } from '../../scripts/firstStart.js';
 import { adminUrl } from '../globalSetup.js';
+import { buildOnce } from '../build.js';
 import { matchAnswer, namesUsed, parseAnswer, readWalkthrough } from '../walkthrough.js';
 
 const run = promisify(execFile);
@@ -62,7 +63,7 @@ async function startChild(name: string, entry: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  const build = run('npm', ['run', 'build'], { cwd: ROOT_DIR, timeout: 240_000 });
+  const build = buildOnce();
   const template = process.env.TEST_TEMPLATE_DB;
   if (!template) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
   const base = loadConfig();
