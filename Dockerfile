@@ -18,6 +18,7 @@ COPY activities ./activities
 COPY db ./db
 COPY domain ./domain
 COPY scripts ./scripts
+COPY telemetry ./telemetry
 COPY worker ./worker
 COPY workflows ./workflows
 RUN npm run build

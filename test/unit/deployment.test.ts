@@ -3,7 +3,7 @@
  * the override example, the Dockerfile and the scripts they mount, rule by rule (issue 15 item 1).
  * That the compiled output they run actually starts and serves is test/integration/compiled.test.ts.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -162,7 +162,10 @@ describe('docker-compose.yml', () => {
       expect(env.NODE_ENV, name).toBe('production');
       expect(env.SERVER_SECRET, name).toMatch(/^\$\{SERVER_SECRET:\?/);
       expect(env.ENCRYPTION_KEY, name).toMatch(/^\$\{ENCRYPTION_KEY:\?/);
-      for (const key of Object.keys(env)) if (!['NODE_ENV', 'NODE_OPTIONS'].includes(key)) expect(configSource, `${key} is read by domain/config.ts`).toContain(`env.${key}`);
+      for (const key of Object.keys(env)) {
+        if (['NODE_ENV', 'NODE_OPTIONS'].includes(key)) continue;
+        expect(configSource.includes(`env.${key}`) || configSource.includes(`'${key}'`), `${key} is read by domain/config.ts`).toBe(true);
+      }
     }
     expect(read('docker-compose.yml')).not.toMatch(/change-me|minioadmin/);
     expect(read('.gitignore')).toMatch(/^\.env$/m);
@@ -240,6 +243,18 @@ describe('Dockerfile', () => {
   it('.dockerignore keeps local state and secrets out of the build context', () => {
     const ignored = read('.dockerignore').split('\n');
     for (const entry of ['node_modules', 'dist', '.data', '.env', '.git']) expect(ignored).toContain(entry);
+  });
+
+  it('the build stage copies every source folder the build compiles, and the build compiles every source folder', () => {
+    const include = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
+    const copied = byName.get('build')!.instructions.filter(([op]) => op === 'COPY').map(([, r]) => r.split(/\s+/)[0]);
+    for (const dir of include) expect(copied, `Dockerfile copies ${dir}/`).toContain(dir);
+    // Every top-level folder holding TypeScript the service runs (not tests, benchmarks, tooling).
+    const sourceDirs = readdirSync(ROOT_DIR, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && !['node_modules', 'dist', 'test', 'bench'].includes(d.name))
+      .filter((d) => readdirSync(join(ROOT_DIR, d.name), { recursive: true }).some((f) => String(f).endsWith('.ts')))
+      .map((d) => d.name);
+    expect([...sourceDirs].sort()).toEqual([...include].sort());
   });
 
   it('package.json: the build compiles and bundles; start scripts run node on dist/', () => {
