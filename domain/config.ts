@@ -30,7 +30,7 @@ export interface Config {
   outboundAllowList: string[];
   logLevel: string;
   /** Level of the Temporal SDK's own log lines (worker lifecycle, bundler, Core); workflow and activity lines follow `logLevel`. */
-  temporalLogLevel: string;
+  temporalLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /**
    * Operator endpoints, each on a port of its own (never the API's port; unset: not served):
    * Prometheus `GET /metrics` (optional bearer token), and Temporal's remote payload codec
@@ -123,6 +123,16 @@ function optionalPort(env: NodeJS.ProcessEnv, name: string): number | null {
   return n;
 }
 
+const TEMPORAL_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+
+/** The Temporal SDK's log levels; anything else is refused by name (the SDK would refuse it later, less clearly). */
+function temporalLogLevel(value: string | undefined): (typeof TEMPORAL_LOG_LEVELS)[number] {
+  if (value === undefined || value.trim() === '') return 'WARN';
+  const v = value.trim().toUpperCase();
+  if (!(TEMPORAL_LOG_LEVELS as readonly string[]).includes(v)) throw new Error(`TEMPORAL_LOG_LEVEL must be one of ${TEMPORAL_LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`);
+  return v as (typeof TEMPORAL_LOG_LEVELS)[number];
+}
+
 function originOf(url: string): string {
   try {
     return new URL(url).origin;
@@ -209,7 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionKeyTtlSeconds: int(env.SESSION_KEY_TTL_SECONDS, 24 * 60 * 60),
     outboundAllowList: list(env.OUTBOUND_ALLOW_LIST),
     logLevel: env.LOG_LEVEL ?? 'info',
-    temporalLogLevel: env.TEMPORAL_LOG_LEVEL ?? 'WARN',
+    temporalLogLevel: temporalLogLevel(env.TEMPORAL_LOG_LEVEL),
     metrics: { port: optionalPort(env, 'METRICS_PORT'), host: env.METRICS_HOST ?? host, token: env.METRICS_TOKEN ?? '' },
     codec: {
       port: optionalPort(env, 'CODEC_PORT'),

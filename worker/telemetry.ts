@@ -22,7 +22,7 @@ export async function installRuntime(config: Config, log: Logger): Promise<{ sdk
   Runtime.install({
     logger: temporalLogger(log, config.temporalLogLevel),
     telemetryOptions: {
-      logging: { filter: { core: config.temporalLogLevel.toUpperCase() as 'WARN', other: 'ERROR' }, forward: {} },
+      logging: { filter: { core: config.temporalLogLevel, other: 'ERROR' }, forward: {} },
       ...(sdkMetricsPort === null ? {} : { metrics: { prometheus: { bindAddress: `127.0.0.1:${sdkMetricsPort}`, countersTotalSuffix: true, useSecondsForDurations: true } } }),
     },
   });
