@@ -82,7 +82,7 @@ async function http(method: string, path: string, body?: unknown, apiKey = ws.ap
   const res = await fetch(baseUrl + path, {
     method,
     headers: { 'x-api-key': apiKey, ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+    body: body === undefined || typeof body === 'string' || body instanceof FormData ? body : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
 }
@@ -120,22 +120,6 @@ async function waitForJob(jobId: string, apiKey: string, onRunning?: (job: any) 
     onRunning?.(job);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-// --- inline bulk upsert of the first rows, into a workspace of its own (the rate to match) ------
-let inlineMs = NaN;
-if (INLINE_ROWS > 0) {
-  say(`inline bulk upsert: ${INLINE_ROWS} rows in one request`);
-  const inlineWs = await createWorkspace(pool, { name: 'bench-inline' });
-  const inlineSrc = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench-inline', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } }, inlineWs.apiKey);
-  const importBody = { contactsData: Array.from({ length: INLINE_ROWS }, (_, i) => bulkRow(i)) };
-  const ti = performance.now();
-  const r = await http('POST', `/contacts/${inlineSrc.body.data.id}/bulk-upsert-contacts`, importBody, inlineWs.apiKey);
-  if (r.status !== 202) throw new Error(JSON.stringify(r.body));
-  const inlineJob = await waitForJob(r.body.jobId, inlineWs.apiKey);
-  if (inlineJob.jobStatus !== 'completed') throw new Error(JSON.stringify(inlineJob));
-  inlineMs = performance.now() - ti;
-  say(`  ${INLINE_ROWS} rows in ${Math.round(inlineMs)} ms (${rate(INLINE_ROWS, inlineMs)} rows/s, 202 → completed)`);
 }
 
 // --- upload in chunks ---------------------------------------------------------------------------
@@ -181,26 +165,45 @@ say(`  result: ${JSON.stringify({ ...job.jobResponsePayload, errors: job.jobResp
 const apiRss = peakRssMb(api);
 const workerRss = peakRssMb(worker);
 
+// --- inline bulk upsert of the first rows, into a workspace of its own (the rate to match) ------
+// After the peak RSS was read (a 100,000-row JSON body is the inline path's memory, not the
+// file's) and the file's contacts were counted.
+let inlineMs = NaN;
+if (INLINE_ROWS > 0) {
+  say(`inline bulk upsert: ${INLINE_ROWS} rows in one request`);
+  // Into empty tables, as the file import started.
+  await pool.query(`truncate contacts, contact_sources, companies`);
+  const inlineWs = await createWorkspace(pool, { name: 'bench-inline' });
+  const inlineSrc = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench-inline', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } }, inlineWs.apiKey);
+  // Serialised before the clock starts, as bench/bulk-upsert.ts does: the client's work is not the service's.
+  const importBody = JSON.stringify({ contactsData: Array.from({ length: INLINE_ROWS }, (_, i) => bulkRow(i)) });
+  const ti = performance.now();
+  const r = await http('POST', `/contacts/${inlineSrc.body.data.id}/bulk-upsert-contacts`, importBody, inlineWs.apiKey);
+  if (r.status !== 202) throw new Error(JSON.stringify(r.body));
+  const inlineJob = await waitForJob(r.body.jobId, inlineWs.apiKey);
+  if (inlineJob.jobStatus !== 'completed') throw new Error(JSON.stringify(inlineJob));
+  inlineMs = performance.now() - ti;
+  say(`  ${INLINE_ROWS} rows in ${Math.round(inlineMs)} ms (${rate(INLINE_ROWS, inlineMs)} rows/s, request → completed)`);
+}
+
 // --- plain COPY (anchor) ------------------------------------------------------------------------
 say(`plain COPY: ${ROWS} rows`);
 const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
 const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);
 
 // --- report -------------------------------------------------------------------------------------
-const importMs = tQueryable - tAccepted;
+const importMs = tQueryable - tUploaded;
 const e2eMs = tQueryable - t0;
 const copyRate = rate(ROWS, copyMs);
 console.log('');
 console.log(`rows                                        ${ROWS} (${FORMAT}, ${(fileBytes / 1024 / 1024).toFixed(1)} MiB, ${chunks.length} chunks of ${CHUNK_BYTES / 1024 / 1024} MiB)`);
 console.log(`upload + assemble                           ${Math.round(tUploaded - t0)} ms`);
-console.log(`import (202 → completed → queryable)        ${Math.round(importMs)} ms   ${rate(ROWS, importMs)} rows/s   (202 after ${Math.round(tAccepted - tUploaded)} ms, completed after ${Math.round(tDone - tAccepted)} ms)`);
+console.log(`import (request → completed → queryable)    ${Math.round(importMs)} ms   ${rate(ROWS, importMs)} rows/s   (202 after ${Math.round(tAccepted - tUploaded)} ms, completed after ${Math.round(tDone - tAccepted)} ms)`);
 console.log(`end to end (upload start → queryable)       ${Math.round(e2eMs)} ms   ${rate(ROWS, e2eMs)} rows/s`);
-console.log(`inline bulk upsert (${INLINE_ROWS} rows, same run) ${Math.round(inlineMs)} ms   ${rate(INLINE_ROWS, inlineMs)} rows/s`);
+if (INLINE_ROWS > 0) console.log(`inline bulk upsert (${INLINE_ROWS} rows, request → completed, same run) ${Math.round(inlineMs)} ms   ${rate(INLINE_ROWS, inlineMs)} rows/s`);
 console.log(`plain COPY (anchor, same run)               ${Math.round(copyMs)} ms   ${copyRate} rows/s`);
-console.log(
-  `ratios: import / plain COPY = ${(rate(ROWS, importMs) / copyRate).toFixed(2)}x; end to end / plain COPY = ${(rate(ROWS, e2eMs) / copyRate).toFixed(2)}x; ` +
-    `inline / plain COPY = ${(rate(INLINE_ROWS, inlineMs) / copyRate).toFixed(2)}x; import / inline = ${(rate(ROWS, importMs) / rate(INLINE_ROWS, inlineMs)).toFixed(2)}x`,
-);
+const inlineRatios = INLINE_ROWS > 0 ? `; inline / plain COPY = ${(rate(INLINE_ROWS, inlineMs) / copyRate).toFixed(2)}x; import / inline = ${(rate(ROWS, importMs) / rate(INLINE_ROWS, inlineMs)).toFixed(2)}x` : '';
+console.log(`ratios: import / plain COPY = ${(rate(ROWS, importMs) / copyRate).toFixed(2)}x; end to end / plain COPY = ${(rate(ROWS, e2eMs) / copyRate).toFixed(2)}x${inlineRatios}`);
 console.log(`CPU ms from upload start to queryable (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(cpu)}`);
 console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; ${useDist ? 'compiled dist/' : 'tsx'}; node flags: ${nodeFlags.join(' ')})`);
 

@@ -142,6 +142,18 @@ export const FILE_SEGMENT_CHUNKS = 2;
 /** Segments staged ahead of the ingest at most. */
 const FILE_SEGMENTS_AHEAD = 2;
 
+/** A file import's result so far: `totalRows` are the rows read until the file is done. */
+function fileResult(input: BulkUpsertInput & { file: ContactFileRef }, state: FileProgress, offset: number, totals: BulkUpsertTotals): BulkUpsertResult {
+  const { fileName, sizeBytes } = input.file;
+  return {
+    sourceId: input.sourceId,
+    totalRows: state.staged,
+    processedRows: offset,
+    ...totals,
+    contactsFile: { fileName, fileSizeInBytes: sizeBytes, bytesRead: state.byteOffset, complete: state.done },
+  };
+}
+
 /**
  * One run of a file import: segments of the file are staged (one at a time, up to
  * FILE_SEGMENTS_AHEAD ahead) while staged chunks are ingested two at a time, until the file is
@@ -155,18 +167,11 @@ async function processFile(input: BulkUpsertInput & JobInput & { file: ContactFi
   const runChunks = input.chunksPerRun ?? CHUNKS_PER_RUN;
   /** Staged segments not yet ingested: [seq end, byte end]. */
   const segmentEnds: [number, number][] = [];
-  const view = (): BulkUpsertResult => ({
-    sourceId: input.sourceId,
-    totalRows: state.staged,
-    processedRows: offset,
-    ...totals,
-    contactsFile: { fileName: file.fileName, fileSizeInBytes: file.sizeBytes, bytesRead: state.byteOffset, complete: state.done },
-  });
   const report = () => {
     while (segmentEnds.length && segmentEnds[0]![0] <= offset) state.bytesIngested = segmentEnds.shift()![1];
     const complete = state.done && offset === state.staged;
     job.setProgress(offset, state.staged, complete ? 100 : Math.floor((100 * state.bytesIngested) / Math.max(file.sizeBytes, 1)));
-    job.setPartial(view());
+    job.setPartial(fileResult(input, state, offset, totals));
   };
   report();
   let launched = 0;
@@ -234,13 +239,7 @@ async function importFile(input: BulkUpsertInput & JobInput & { file: ContactFil
     const offset = await processFile(input, state, input.resume?.offset ?? 0, totals, job);
     if (!state.done || offset < state.staged) return continueAsNew<typeof bulkUpsertContactsWorkflow>({ ...input, resume: { offset, totals, file: state } });
     await dropStagedRows({ batchId: input.batchId });
-    return {
-      sourceId: input.sourceId,
-      totalRows: state.staged,
-      processedRows: offset,
-      ...totals,
-      contactsFile: { fileName: input.file.fileName, fileSizeInBytes: input.file.sizeBytes, bytesRead: state.byteOffset, complete: true },
-    };
+    return fileResult(input, state, offset, totals);
   });
 }
 
