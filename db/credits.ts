@@ -73,11 +73,50 @@ function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitR
   if (!(result instanceof ApiError) && result.charged > 0 && (input.kind ?? 'debit') === 'debit') creditsDebited.inc({ reason: input.reason }, result.charged);
 }
 
-/** Debits in a transaction of its own. */
+/**
+ * A debit as one statement (one round trip instead of six; every billed discovery page pays
+ * one): the UPDATE takes the account row's lock and checks `balance >= amount` on its newest
+ * version, the ledger row is inserted from the UPDATE's result, the idempotency key is looked up
+ * in the same statement. A debit with the same key that commits while this one waits for the
+ * lock is not in this statement's snapshot: the ledger's unique (workspace, key) then fails the
+ * whole statement (nothing charged), and the retry sees it (`replayed`).
+ */
+const DEBIT_SQL = `with prior as (
+    select 1 from credit_transactions where workspace_id = $1 and idempotency_key = $2
+  ), charged as (
+    update credit_accounts set balance = balance - $3::bigint, updated_at = now()
+    where workspace_id = $1 and balance >= $3::bigint and not exists (select 1 from prior)
+    returning balance
+  ), ledger as (
+    insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, metadata, kind)
+    select $4, $1, -$3::bigint, balance, $5, $2, $6, $7, $8 from charged
+  )
+  select (select balance from charged) as after, exists (select 1 from prior) as replayed,
+    (select balance from credit_accounts where workspace_id = $1) as before`;
+
+/** Debits in a statement of its own (see DEBIT_SQL); same outcomes as {@link debitInTransaction}. */
 export async function debitCredits(pool: Pool, input: DebitInput): Promise<DebitResult> {
-  const result = await withTransaction(pool, (client) => debitInTransaction(client, input));
+  const result = await debitStatement(pool, input);
   countCharged(input, result);
   return result;
+}
+
+async function debitStatement(pool: Pool, input: DebitInput): Promise<DebitResult> {
+  const amount = Math.trunc(input.amount);
+  if (amount < 0) throw new Error('debit amount must be >= 0');
+  if (input.billable === false || amount === 0) return { charged: 0, balance: await getBalance(pool, input.workspaceId), replayed: false };
+  const params = [input.workspaceId, input.idempotencyKey, amount, uuidv7(), input.reason, input.jobId ?? null, input.metadata ?? null, input.kind ?? 'debit'];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const row = (await pool.query<{ after: number | null; replayed: boolean; before: number | null }>(DEBIT_SQL, params)).rows[0]!;
+      if (row.replayed) return { charged: 0, balance: row.before ?? 0, replayed: true };
+      if (row.after === null) throw insufficientCredits(amount, row.before ?? 0);
+      return { charged: amount, balance: row.after, replayed: false };
+    } catch (e) {
+      if (attempt === 0 && (e as { code?: string }).code === '23505') continue;
+      throw e;
+    }
+  }
 }
 
 export const holdKey = (jobId: string) => `hold:${jobId}`;
