@@ -68,7 +68,7 @@ const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 
 /** A port nothing listens on right now (the OS picks it). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
@@ -82,30 +82,48 @@ function dbUrl(base: string, name: string): string {
   return u.toString();
 }
 
-export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+/** A database of the caller's own, cloned from this run's migrated template: its name and URL. */
+export async function cloneTestDatabase(label = ''): Promise<{ name: string; url: string }> {
   const runId = process.env.TEST_RUN_ID;
   const template = process.env.TEST_TEMPLATE_DB;
-  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
-  if (!runId || !template || !bundlePath) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
+  if (!runId || !template) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
   const base = loadConfig();
-  const dbName = `t_${runId}_${randomBytes(4).toString('hex')}`;
+  const name = `t_${runId}_${label}${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: dbUrl(base.databaseUrl, 'postgres') });
   await admin.connect();
-  // Cloning a template needs it to be idle; concurrent clones of one template can collide, so retry.
-  for (let i = 0; ; i++) {
-    try {
-      await admin.query(`create database ${dbName} template ${template}`);
-      break;
-    } catch (e) {
-      if (i > 50) throw e;
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+  try {
+    // Cloning a template needs it to be idle; concurrent clones of one template can collide, so retry.
+    for (let i = 0; ; i++) {
+      try {
+        await admin.query(`create database ${name} template ${template}`);
+        break;
+      } catch (e) {
+        if (i > 50) throw e;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
     }
+  } finally {
+    await admin.end();
   }
-  await admin.end();
+  return { name, url: dbUrl(base.databaseUrl, name) };
+}
+
+export async function dropTestDatabase(name: string): Promise<void> {
+  const a = new pg.Client({ connectionString: dbUrl(loadConfig().databaseUrl, 'postgres') });
+  await a.connect();
+  await a.query(`drop database if exists ${name} with (force)`).catch(() => {});
+  await a.end();
+}
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
+  if (!bundlePath) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
+  const db = await cloneTestDatabase();
+  const dbName = db.name;
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    DATABASE_URL: dbUrl(base.databaseUrl, dbName),
+    DATABASE_URL: db.url,
     TEMPORAL_TASK_QUEUE: `test-${dbName}`,
     OUTBOUND_ALLOW_LIST: '127.0.0.1,::1',
     // Integrations may point their apiBaseUrl at the local fake networks.
@@ -225,10 +243,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       for (const proc of apiProcesses) proc.kill('SIGKILL');
       await stopWorker();
       await api.close();
-      const a = new pg.Client({ connectionString: dbUrl(base.databaseUrl, 'postgres') });
-      await a.connect();
-      await a.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
-      await a.end();
+      await dropTestDatabase(dbName);
     },
   };
 }

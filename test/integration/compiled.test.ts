@@ -10,18 +10,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR, loadConfig } from '../../domain/config.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { SEARCH_ATTRIBUTES } from '../../domain/searchAttributes.js';
 import { createPool } from '../../db/pool.js';
 import { createWorkspace, type NewWorkspace } from '../../db/workspaces.js';
-import { adminUrl } from '../globalSetup.js';
+import { cloneTestDatabase, dropTestDatabase, freePort } from '../harness.js';
 import { buildOnce } from '../build.js';
 
 const run = promisify(execFile);
@@ -34,17 +32,6 @@ let workerHealthPort: number;
 let ws: NewWorkspace;
 let migrateOutput: string;
 const children = new Map<string, { child: ChildProcess; output: string[] }>();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** `node <entry>` exactly as the image's CMD runs it (no IPC, no loader). */
 function startCompiled(name: string, entry: string) {
@@ -74,21 +61,9 @@ const http = async (method: string, path: string, body?: unknown, apiKey = ws.ap
 
 beforeAll(async () => {
   const build = buildOnce();
-  const template = process.env.TEST_TEMPLATE_DB!;
   const base = loadConfig();
-  dbName = `t_${process.env.TEST_RUN_ID}_dist_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
-  await admin.connect();
-  for (let i = 0; ; i++) {
-    try {
-      await admin.query(`create database ${dbName} template ${template}`);
-      break;
-    } catch (e) {
-      if (i > 50) throw e;
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-    }
-  }
-  await admin.end();
+  const db = await cloneTestDatabase('dist_');
+  dbName = db.name;
 
   const [port, healthPort] = [await freePort(), await freePort()];
   workerHealthPort = healthPort;
@@ -99,7 +74,7 @@ beforeAll(async () => {
     NODE_ENV: 'production',
     SERVER_SECRET: randomBytes(32).toString('hex'),
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    DATABASE_URL: adminUrl(base.databaseUrl, dbName),
+    DATABASE_URL: db.url,
     // The migration job registers this namespace (and its search attributes) like on a fresh server.
     TEMPORAL_ADDRESS: base.temporal.address,
     TEMPORAL_NAMESPACE: `dist-${dbName.replaceAll('_', '-')}`,
@@ -137,12 +112,7 @@ afterAll(async () => {
     await connection.operatorService.deleteNamespace({ namespace: env.TEMPORAL_NAMESPACE }).catch(() => {});
     await connection.close();
   }
-  if (dbName) {
-    const admin = new pg.Client({ connectionString: adminUrl(loadConfig().databaseUrl) });
-    await admin.connect();
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
-    await admin.end();
-  }
+  if (dbName) await dropTestDatabase(dbName);
 });
 
 describe('compiled output (dist/) in production mode', () => {
