@@ -9,7 +9,7 @@
  * and message reach the job's errors in row order like any other bad row.
  */
 import type { Readable } from 'node:stream';
-import { CONTACT_FILE_TYPES, csvRecords, csvRow, headerProblems, jsonLineRecords, type ContactFileFormat, type RawRecord } from '../domain/contactFile.js';
+import { csvRecords, csvRow, headerProblems, jsonLineRecords, type ContactFileFormat, type RawRecord } from '../domain/contactFile.js';
 import { copyBlocks, STAGING_BLOCK, type StagedBlock } from './contactStaging.js';
 import type { ObjectStore } from './objectStore.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
@@ -53,8 +53,6 @@ export async function findContactFile(db: Queryable, workspaceId: string, fileNa
   );
   return r.rows[0] ? { contentType: r.rows[0].content_type, sizeBytes: Number(r.rows[0].size_bytes) } : undefined;
 }
-
-export const isContactFileType = (contentType: string) => Object.hasOwn(CONTACT_FILE_TYPES, contentType);
 
 export interface StageSegmentInput {
   batchId: string;

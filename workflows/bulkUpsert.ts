@@ -138,7 +138,7 @@ async function processRange(input: BulkUpsertInput & JobInput, from: number, end
 }
 
 /** Chunks of rows one stageFileSegment call reads (they are ingested while the next segment is read). */
-export const FILE_SEGMENT_CHUNKS = 2;
+const FILE_SEGMENT_CHUNKS = 2;
 /** Segments staged ahead of the ingest at most. */
 const FILE_SEGMENTS_AHEAD = 2;
 

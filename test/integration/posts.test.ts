@@ -94,8 +94,14 @@ describe('draft posts', () => {
     const foreignAccount = await connect(other, 'microblog');
     const mine = await uploadGif(ws);
     const foreignFile = await uploadGif(other);
+    // A contacts file (CSV) is an upload of the workspace, but no media for posts.
+    const fd = new FormData();
+    fd.append('file', new Blob([new Uint8Array(Buffer.from('First Name,Email\nA,a@x.com\n'))]), 'contacts.csv');
+    const csv = (await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: fd })).body;
+    expect(csv.contentType).toBe('text/csv');
 
     const cases: [Record<string, unknown>, string][] = [
+      [{ providerId: x, content: 'a', media: [{ fileName: csv.fileName }] }, '/media/0/fileName'],
       [{ providerId: x, content: 'a', media: [{ fileName: mine }, { fileName: `${ws.workspaceId}/nope.png` }] }, '/media/1/fileName'],
       [{ providerId: x, content: 'a', media: [{ fileName: foreignFile }] }, '/media/0/fileName'],
       [{ providerId: x, content: 'a', articles: [{ fileName: 'missing.pdf' }] }, '/articles/0/fileName'],
