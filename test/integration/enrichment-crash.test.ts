@@ -51,7 +51,7 @@ it('finishes the job after a worker crash mid-job, charging each slice once', { 
   const balance = async () => (await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance as number;
 
   // The dataset slice is done and the emails call is in flight: kill the worker now.
-  const progress = async () => (await app.http('GET', `/jobs/${jobId}`, { apiKey: ws.apiKey })).body.data.progress.completed as number;
+  const progress = async () => (await app.http('GET', `/jobs/${jobId}`, { apiKey: ws.apiKey })).body.data.progress?.completed as number | undefined; // null while no worker answers
   await until('the contact slice to finish', async () => (await progress()) === 1);
   await until('the emails call to reach the provider', async () => alpha.requestsFor(who).length === 1);
   await app.killWorker();

@@ -300,7 +300,7 @@ describe('provider waterfall', () => {
     for (let i = 0; i < 100; i++) {
       const r = await app.http('GET', `/jobs/${jobId}`, { apiKey: ws.apiKey });
       seen = r.body.data;
-      if (seen.jobStatus === 'running' && seen.progress.completed === 1) break;
+      if (seen.jobStatus === 'running' && seen.progress?.completed === 1) break;
       await new Promise((res) => setTimeout(res, 50));
     }
     expect(seen).toMatchObject({ jobStatus: 'running', progress: { completed: 1, total: 2, percent: 50 } });

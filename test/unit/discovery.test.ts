@@ -1,6 +1,7 @@
 /** Pure rules of the discovery search and the dataset tools. */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../domain/errors.js';
+import { compileWhere, projectionOf } from '../../domain/conditions.js';
 import { CsvRecordReader, RecordError, copyLine, parseCsvRecord, parseRecord } from '../../domain/datasetRecords.js';
 import {
   VERIFIED_INPUTS,
@@ -132,5 +133,21 @@ describe('dataset records', () => {
     expect(r.push('1,"two')).toBeNull();
     expect(r.push('lines",3')).toEqual(['1', 'two\nlines', '3']);
     expect(r.unterminated).toBe(false);
+  });
+});
+
+describe('discovery output shapes (issue 12)', () => {
+  it('profile URLs answer as https URLs and match any form; emails answer as strings with their statuses beside', () => {
+    const projection = projectionOf(contactSearchCatalog, ['dsContact.member_pronet_url', 'dsContact.member_emails', 'dsCompany.company_pronet_url'].map((p) => contactSearchCatalog.get(p)!));
+    const item = projection.shape({ id: 'x', f0: 'pronet.com/in/ada', f1: [{ email: 'a@b.io', status: 'valid' }, { email: 'c@d.io' }], f2: null });
+    expect(item).toEqual({
+      id: 'x',
+      pronet: 'https://pronet.com/in/ada',
+      emails: ['a@b.io', 'c@d.io'],
+      emailStatuses: [{ email: 'a@b.io', status: 'valid' }, { email: 'c@d.io', status: null }],
+      company: { companyPronet: null },
+    });
+    const where = compileWhere(contactSearchCatalog, { conditions: [{ field: 'dsContact.member_pronet_url', operator: 'IN', value: ['HTTPS://www.Pronet.com/in/Ada/?x=1', 'pronet.com/in/bob'] }] });
+    expect(where.params).toContainEqual(['pronet.com/in/ada', 'pronet.com/in/bob']);
   });
 });
