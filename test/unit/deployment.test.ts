@@ -120,6 +120,12 @@ describe('docker-compose.yml', () => {
       for (const p of s.ports ?? []) expect(p, name).toMatch(/^127\.0\.0\.1:/);
     }
     expect(read('.gitignore')).toMatch(/^docker-compose\.override\.yml$/m);
+    // The codec endpoint: served by the API on the port the UI's (browser-side) endpoint names.
+    const codecPort = o.api!.environment!.CODEC_PORT!;
+    expect(o.api!.ports).toContain(`127.0.0.1:${codecPort}:${codecPort}`);
+    expect(o['temporal-ui']!.environment!.TEMPORAL_CODEC_ENDPOINT).toBe(`http://127.0.0.1:${codecPort}/\${CODEC_AUTH_TOKEN:?set CODEC_AUTH_TOKEN}`);
+    expect(o.api!.environment!.CODEC_CORS_ORIGINS).toBe(`http://${o['temporal-ui']!.ports![0]!.split(':').slice(0, 2).join(':')}`);
+    expect(services.api!.environment!.CODEC_PORT, 'no codec endpoint by default').toBeUndefined();
   });
 
   it('MinIO: the app uses its own access key, made with a bucket-only policy by an mc init job', () => {
