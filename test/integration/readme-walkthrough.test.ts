@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../../domain/config.js';
@@ -110,6 +111,18 @@ afterAll(async () => {
       return exited;
     }),
   );
+  // The unscheduled post's batch workflow sleeps until its (far) scheduledTime: end what is left.
+  if (env) {
+    const config = loadConfig(env);
+    const { namespace } = config.temporal;
+    // The raw service calls: listing through a Client would decode memos, which the codec encrypts.
+    const connection = await Connection.connect({ address: config.temporal.address });
+    const running = await connection.workflowService.listWorkflowExecutions({ namespace, query: `TaskQueue = '${config.temporal.taskQueue}' AND ExecutionStatus = 'Running'` });
+    for (const w of running.executions) {
+      await connection.workflowService.terminateWorkflowExecution({ namespace, workflowExecution: { workflowId: w.execution?.workflowId }, reason: 'test over' }).catch(() => undefined);
+    }
+    await connection.close();
+  }
   if (dbName) {
     const admin = new pg.Client({ connectionString: adminUrl(loadConfig().databaseUrl) });
     await admin.connect();
