@@ -17,6 +17,9 @@ import type { ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
+import { externalReplyWorkflow } from '../workflows/externalReply.js';
+import { publishPostWorkflow } from '../workflows/publishPost.js';
+import { scheduleSignal } from '../workflows/scheduling.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from './outbound.js';
@@ -304,11 +307,11 @@ export function createPublishingActivities(deps: ActivityDeps) {
             const i = next++;
             if (i >= list.length) return;
             const r = list[i]!;
-            await c.workflow.signalWithStart(r.external_post ? 'externalReplyWorkflow' : 'publishPostWorkflow', {
+            await c.workflow.signalWithStart(r.external_post ? externalReplyWorkflow : publishPostWorkflow, {
               workflowId: publishWorkflowId(r.post_id, r.n),
               taskQueue: input.taskQueue,
               args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
-              signal: 'schedule',
+              signal: scheduleSignal,
               signalArgs: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }],
               workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
               typedSearchAttributes: new TypedSearchAttributes([

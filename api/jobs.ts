@@ -10,19 +10,22 @@ import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import type { JobError, JobInput, JobProgress, JobResult, JobStatus, JobView, WebhookTarget } from '../workflows/job.js';
+import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobStatus, type JobView, type WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
 import { logContext } from '../telemetry/log.js';
 import { jobsStarted } from '../telemetry/metrics.js';
 
-export interface StartJobOptions<A extends object> {
+/** A job workflow: takes one input (its own fields and `JobInput`), returns a `JobResult`. Its input type is read back with `Parameters<W>`. */
+export type JobWorkflow = (input: any) => Promise<JobResult<unknown>>;
+
+export interface StartJobOptions<W extends JobWorkflow> {
   workspaceId: string;
   /** Short kebab-case job type, also the workflow id prefix: `enrichment`, `bulk-upsert` … */
   type: string;
-  /** Registered workflow function name, e.g. `enrichmentWorkflow`. */
-  workflowType: string;
+  /** The workflow function, e.g. `enrichmentWorkflow` (started by reference, never by name). */
+  workflow: W;
   /** Workflow input; `jobId`, `workspaceId`, `jobType` and `webhook` are added. Keep it small. */
-  args: A;
+  args: Omit<Parameters<W>[0], keyof JobInput>;
   webhook?: WebhookTarget | null;
   taskQueue?: string;
   /** Extra search attributes for the Temporal UI (e.g. SourceId). */
@@ -42,11 +45,11 @@ export function jobWorkflowId(type: string, jobId: string): string {
   return `${type}-${jobId}`;
 }
 
-export async function startJob<A extends object>(deps: AppDeps, opts: StartJobOptions<A>): Promise<JobAcceptedBody> {
+export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: StartJobOptions<W>): Promise<JobAcceptedBody> {
   const jobId = opts.jobId ?? uuidv7();
   const workflowId = jobWorkflowId(opts.type, jobId);
   await deps.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4)`, [jobId, opts.workspaceId, opts.type, workflowId]);
-  const input: A & JobInput = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: opts.type, webhook: opts.webhook ?? null };
+  const input = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: opts.type, webhook: opts.webhook ?? null };
   const attrs = [
     { key: SA.WorkspaceId, value: opts.workspaceId },
     { key: SA.JobType, value: opts.type },
@@ -55,10 +58,10 @@ export async function startJob<A extends object>(deps: AppDeps, opts: StartJobOp
   // The request that started the job, findable from the workflow (memo, in the UI and `describe()`).
   const requestId = logContext.getStore()?.requestId;
   try {
-    await deps.temporal.workflow.start(opts.workflowType, {
+    await deps.temporal.workflow.start(opts.workflow, {
       workflowId,
       taskQueue: opts.taskQueue ?? deps.config.temporal.taskQueue,
-      args: [input],
+      args: [input] as Parameters<W>,
       typedSearchAttributes: new TypedSearchAttributes(attrs),
       memo: { jobId, workspaceId: opts.workspaceId, ...(requestId ? { requestId } : {}) },
     });
@@ -152,7 +155,7 @@ async function stateOf(deps: AppDeps, handle: WorkflowHandle): Promise<JobState>
   const status = desc.status.name;
   if (status === 'RUNNING') {
     try {
-      const view = await deps.temporal.connection.withDeadline(Date.now() + STATUS_QUERY_DEADLINE_MS, () => handle.query<JobView>('status'));
+      const view = await deps.temporal.connection.withDeadline(Date.now() + STATUS_QUERY_DEADLINE_MS, () => handle.query(jobStatusQuery));
       return { view, progressUnknownReason: null, closedAt: null };
     } catch {
       // No worker answers right now (none started yet, or all restarting). A workflow whose first

@@ -8,7 +8,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { SourceRefreshInput } from '../workflows/sourcePull.js';
+import { sourceRefreshWorkflow, type SourceRefreshInput } from '../workflows/sourcePull.js';
 import type { AppDeps } from './deps.js';
 import { SA } from '../domain/searchAttributes.js';
 
@@ -24,7 +24,7 @@ export async function upsertSourceSchedule(
   const args: [SourceRefreshInput] = [{ workspaceId: source.workspaceId, sourceId: source.id }];
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'sourceRefreshWorkflow',
+    workflowType: sourceRefreshWorkflow,
     workflowId: `source-refresh-${source.id}`,
     taskQueue: deps.config.temporal.taskQueue,
     args,

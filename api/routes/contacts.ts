@@ -23,6 +23,7 @@ import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '
 import { checkFieldMapping, mapRow, planFor, rowKeys, type FieldMappingEntry } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
+import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import {
   BulkFetchBody,
   BulkUpsertBody,
@@ -309,7 +310,7 @@ export const contactRoutes = [
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
         type: 'bulk-upsert',
-        workflowType: 'bulkUpsertContactsWorkflow',
+        workflow: bulkUpsertContactsWorkflow,
         args: file
           ? { sourceId: source.id, batchId, totalRows: 0, file: { fileName: body.contactsFile!.fileName, format: file.format, sizeBytes: file.sizeBytes } }
           : { sourceId: source.id, batchId, totalRows: body.contactsData.length },

@@ -31,7 +31,7 @@ import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
 import { insufficientCredits, notFound } from '../../domain/errors.js';
-import type { ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
+import { importVerifiedCompaniesWorkflow, type ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
 
 async function charge(deps: AppDeps, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
   const amount = discoveryCharge(op, page.data.length);
@@ -150,7 +150,7 @@ export const discoveryRoutes = [
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
         type: 'import-verified-companies',
-        workflowType: 'importVerifiedCompaniesWorkflow',
+        workflow: importVerifiedCompaniesWorkflow,
         args,
         webhook: body.webhookConfiguration ?? null,
         message: `Import of ${body.companyIds.length} verified companies accepted; poll jobStatusEndpoint for the result`,

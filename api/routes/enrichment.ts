@@ -12,7 +12,7 @@ import { startJob } from '../jobs.js';
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { UnifiedDataBody } from '../schemas/enrichment.js';
-import type { EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
+import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
 
 export const enrichmentRoutes = [
   defineRoute({
@@ -48,7 +48,7 @@ export const enrichmentRoutes = [
         const accepted = await startJob(deps, {
           workspaceId: auth.workspaceId,
           type: 'enrichment',
-          workflowType: 'enrichmentWorkflow',
+          workflow: enrichmentWorkflow,
           jobId,
           args,
           webhook: body.webhookConfiguration ?? null,

@@ -14,6 +14,7 @@ import { withTransaction, type Queryable } from '../../db/pool.js';
 import { cancelRepostChildren, findPost, POST_COLUMNS, postJson, replaceRepostChildren, type PostRow } from '../../db/posts.js';
 import { cancelSchedules, livePublishRows, type ReplacedRow } from '../../db/schedules.js';
 import { publishWorkflowId } from '../../domain/publishing.js';
+import { unscheduleSignal } from '../../workflows/scheduling.js';
 import type { AppDeps } from '../deps.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
@@ -59,7 +60,7 @@ async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdat
 /** Tells the publish workflows of cancelled rows to stop waiting (they would find the row cancelled anyway). */
 async function stopWaitingWorkflows(deps: AppDeps, rows: ReplacedRow[]): Promise<void> {
   await Promise.all(
-    rows.map((r) => deps.temporal.workflow.getHandle(publishWorkflowId(r.postId, r.n)).signal('unschedule', { scheduleId: r.id }).catch(() => undefined)),
+    rows.map((r) => deps.temporal.workflow.getHandle(publishWorkflowId(r.postId, r.n)).signal(unscheduleSignal, { scheduleId: r.id }).catch(() => undefined)),
   );
 }
 

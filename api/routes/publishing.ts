@@ -11,6 +11,8 @@ import type { AppDeps } from '../deps.js';
 import { SA } from '../../domain/searchAttributes.js';
 import { ApiError, conflict, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
 import { contentProblem, emptyContentProblem, publishWorkflowId, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
+import { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
+import { unscheduleSignal } from '../../workflows/scheduling.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation, type MediaRef, type PostStatus, type Provider, type ThreadItem } from '../../domain/social.js';
 import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
@@ -133,7 +135,7 @@ async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows
   const { stale } = await replaceSchedules(tx, workspaceId, batchId, rows);
   const taskQueue = deps.config.temporal.taskQueue;
   // If the commit fails after this start, the dispatch finds no rows of the batch and does nothing.
-  await deps.temporal.workflow.start('scheduleBatchWorkflow', {
+  await deps.temporal.workflow.start(scheduleBatchWorkflow, {
     workflowId: scheduleBatchWorkflowId(batchId),
     taskQueue,
     args: [{ batchId, workspaceId, taskQueue }],
@@ -155,7 +157,7 @@ async function signalUnscheduled(deps: AppDeps, rows: ReplacedRow[]): Promise<vo
       // A workflow that already ended needs no signal; the database claim stops it anyway.
       await deps.temporal.workflow
         .getHandle(publishWorkflowId(r.postId, r.n))
-        .signal('unschedule', { scheduleId: r.id })
+        .signal(unscheduleSignal, { scheduleId: r.id })
         .catch(() => undefined);
     }
   };

@@ -46,7 +46,7 @@ import {
   SourceResponse,
   type SourceJson,
 } from '../schemas/sources.js';
-import type { SourcePullInput } from '../../workflows/sourcePull.js';
+import { sourcePullWorkflow, type SourcePullInput } from '../../workflows/sourcePull.js';
 
 interface SourceRow extends Record<string, unknown> {
   id: string;
@@ -449,7 +449,7 @@ export const sourceRoutes = [
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
         type: 'source-pull',
-        workflowType: 'sourcePullWorkflow',
+        workflow: sourcePullWorkflow,
         args,
         searchAttributes: { SourceId: row.id },
         message: 'Accepted: the audience is pulled in the background; poll jobStatusEndpoint for its status',

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { startJob } from '../../api/jobs.js';
+import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import { startTestApp, type TestApp } from '../harness.js';
 
 let app: TestApp;
@@ -150,7 +151,7 @@ describe('bulk upsert from a contacts file', () => {
     const accepted = await startJob(app.deps, {
       workspaceId: ws.workspaceId,
       type: 'bulk-upsert',
-      workflowType: 'bulkUpsertContactsWorkflow',
+      workflow: bulkUpsertContactsWorkflow,
       args: { sourceId, batchId, totalRows: 0, file: { fileName: up.body.fileName, format: 'jsonl', sizeBytes: file.length }, chunkSize: 100, chunksPerRun: 4 },
     });
     const seen: { status: string; completed: number; total: number; percent: number; complete: boolean }[] = [];

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startJob } from '../../api/jobs.js';
+import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import { stageRows } from '../../db/contactStaging.js';
 import { hash53, unpackHashes } from '../../domain/hash53.js';
 
@@ -498,7 +499,7 @@ describe('bulk upsert', () => {
     const accepted = await startJob(app.deps, {
       workspaceId: ws.workspaceId,
       type: 'bulk-upsert',
-      workflowType: 'bulkUpsertContactsWorkflow',
+      workflow: bulkUpsertContactsWorkflow,
       args: { sourceId: src, batchId, totalRows: data.length, chunkSize: 2, chunksPerRun: 4 },
     });
     const job = await app.waitForJob(accepted.jobId, ws.apiKey);

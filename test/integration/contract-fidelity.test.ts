@@ -11,6 +11,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset } from '../../db/datasetImport.js';
 import { startTestApp, type TestApp } from '../harness.js';
+import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 
 let app: TestApp;
 let key: string;
@@ -61,7 +62,7 @@ describe('job progress (item 4)', () => {
     const workflowId = `bulk-upsert-${jobId}`;
     await app.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, 'bulk-upsert', $3)`, [jobId, ws.workspaceId, workflowId]);
     // a task queue no worker polls: the workflow exists and runs, nobody can answer for it
-    const handle = await app.deps.temporal.workflow.start('bulkUpsertContactsWorkflow', {
+    const handle = await app.deps.temporal.workflow.start(bulkUpsertContactsWorkflow, {
       workflowId,
       taskQueue: `nobody-polls-${jobId}`,
       args: [{ sourceId: uuidv7(), batchId: uuidv7(), totalRows: 5, jobId, workspaceId: ws.workspaceId, jobType: 'bulk-upsert', webhook: null }],

@@ -23,7 +23,7 @@ import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { OFFICIAL_PROVIDER_ORIGINS, providerBaseUrlAllowed, providerBaseUrlAllowList } from '../../activities/outbound.js';
-import type { EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
+import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
@@ -141,7 +141,7 @@ describe('job webhooks', () => {
   async function job(inst: Instance, url: string): Promise<string> {
     const plan = planEnrichment({ fields: ['emails'], pronet: `https://www.pronet.example/in/hook-${randomBytes(4).toString('hex')}/` } as never, loadEnrichmentConfig(inst.app.config.rootDir, inst.app.config.env));
     const args: EnrichmentWorkflowInput = { plan, billable: false };
-    return (await startJob(inst.app.deps, { workspaceId: inst.ws.workspaceId, type: 'enrichment', workflowType: 'enrichmentWorkflow', args, webhook: { url } })).jobId;
+    return (await startJob(inst.app.deps, { workspaceId: inst.ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook: { url } })).jobId;
   }
   async function deliveries(inst: Instance, jobId: string) {
     const deadline = Date.now() + 20_000;

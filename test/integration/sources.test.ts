@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { startTestApp, type TestApp } from '../harness.js';
+import { sourceRefreshWorkflow } from '../../workflows/sourcePull.js';
 
 let app: TestApp;
 let key: string;
@@ -163,7 +164,7 @@ describe('GET and PATCH /sources/{id}', () => {
     const handle = app.deps.temporal.schedule.getHandle(`source-refresh-${id}`);
     let d = await handle.describe();
     expect(d.spec.intervals?.[0]?.every).toBe(6 * 3600_000);
-    expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: 'sourceRefreshWorkflow', taskQueue: app.config.temporal.taskQueue });
+    expect(d.action).toMatchObject({ type: 'startWorkflow', workflowType: sourceRefreshWorkflow.name, taskQueue: app.config.temporal.taskQueue });
     expect((d.action as { args: unknown[] }).args).toEqual([{ workspaceId: expect.any(String), sourceId: id }]);
 
     const r2 = await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '30', periodicInterval: '1d' } });

@@ -15,7 +15,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../api/jobs.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
-import type { EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
+import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
 import { FakeX } from '../fakes/x.js';
 import { HOSTILE_MODES, startHostileServer, type HostileMode, type HostileServer } from '../fakes/hostile.js';
@@ -112,7 +112,7 @@ async function enrichmentJob(webhook: { url: string; headers?: Record<string, st
     loadEnrichmentConfig(app.config.rootDir, app.config.env),
   );
   const args: EnrichmentWorkflowInput = { plan, billable: true };
-  const accepted = await startJob(app.deps, { workspaceId: ws.workspaceId, type: 'enrichment', workflowType: 'enrichmentWorkflow', args, webhook });
+  const accepted = await startJob(app.deps, { workspaceId: ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook });
   return accepted.jobId;
 }
 
