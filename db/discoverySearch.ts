@@ -393,8 +393,11 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
       // index-only) and sorting them reads `total` ids. The count (not the planner's estimate)
       // picks the cheaper; ordering by the id's text form (which sorts exactly like the uuid)
       // keeps the planner off the primary key, and only the page's rows are then read by id.
+      // A WHERE on the joined company (technologies …) is no index range: reading the ids means
+      // joining every match, so walking wins until the matches are 4 times sparser.
       params = c.params;
-      const sparse = !total.estimated && total.n * total.n < (limit + 1) * rowsInTable;
+      const joined = entity === 'contact' && c.countFrom !== 'ds_people p';
+      const sparse = !total.estimated && total.n * total.n * (joined ? 16 : 1) < (limit + 1) * rowsInTable;
       const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
       const limitPh = params.add(limit + 1, 'int');
       sql = sparse
