@@ -172,6 +172,9 @@ async function assertEnrichmentExactlyOnce(e: Awaited<ReturnType<typeof startEnr
   expect(ledger.rows).toEqual([
     { amount: -1, idempotency_key: `enrich:${e.jobId}:basic_contact_data` },
     { amount: -4, idempotency_key: `enrich:${e.jobId}:emails` },
+    // The maximum price held at acceptance, given back in full when the job settled.
+    { amount: -5, idempotency_key: `hold:${e.jobId}` },
+    { amount: 5, idempotency_key: `release:${e.jobId}` },
   ]);
   const balance = await stack.http('GET', '/credits/balance', { apiKey: e.ws.apiKey });
   expect(balance.body.data.balance).toBe(95);
