@@ -11,6 +11,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ingestContacts } from '../db/contactIngest.js';
 import { attachSourceToSegment } from '../db/segmentLinks.js';
+import { learnSourceDisplay } from '../db/sources.js';
 import { headcountRangeError, type ContactInput } from '../domain/contactMapping.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { isListeningSourceType, pullWindow, type ListeningSourceType } from '../domain/sourceRules.js';
@@ -166,6 +167,7 @@ export function createSourceActivities(deps: ActivityDeps) {
       } catch (e) {
         throw providerFailure(e);
       }
+      if (page.subject) await learnSourceDisplay(deps.pool, input.workspaceId, input.sourceId, page.subject);
       const origin = `pull:${provider.name}`;
       const inputs = page.people.map((p) => personToContactInput(p, origin)).filter((x): x is ContactInput => x !== null);
       const res = inputs.length

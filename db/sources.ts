@@ -7,6 +7,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
 import type { RunFrequency } from '../domain/runFrequency.js';
+import type { Queryable } from './pool.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
 export { REFRESH_STATUSES, SOURCE_TYPES } from '../domain/sourceRules.js';
@@ -38,3 +39,21 @@ export const Source = defineEntity({
     updatedAt: p.datetime(),
   },
 });
+
+/**
+ * Display fields a pull learned about a listening source's subject (`sourceMeta.socialName`,
+ * `profileImageUrl`): the name replaces only the placeholder set at creation (the handle) or an
+ * empty one, never a name the client chose; the picture fills only an empty one.
+ */
+export async function learnSourceDisplay(db: Queryable, workspaceId: string, sourceId: string, subject: { name?: string | null; profileImageUrl?: string | null }): Promise<void> {
+  if (!subject.name && !subject.profileImageUrl) return;
+  await db.query(
+    `update sources set source_meta = source_meta
+       || case when $3::text is not null and (coalesce(source_meta->>'socialName', '') = '' or source_meta->>'socialName' = source_meta->>'socialHandle')
+               then jsonb_build_object('socialName', $3::text) else '{}'::jsonb end
+       || case when $4::text is not null and coalesce(source_meta->>'profileImageUrl', '') = ''
+               then jsonb_build_object('profileImageUrl', $4::text) else '{}'::jsonb end
+     where id = $1 and workspace_id = $2`,
+    [sourceId, workspaceId, subject.name ?? null, subject.profileImageUrl ?? null],
+  );
+}

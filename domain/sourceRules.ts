@@ -180,7 +180,7 @@ export function validateSourceInput(input: SourceInput, inCatalog: CatalogCheck,
     }
   };
 
-  return prefixed(() => {
+  const norm = prefixed(() => {
     switch (input.sourceType) {
       case 'pronetInbound':
       case 'pronetOutbound': {
@@ -250,6 +250,40 @@ export function validateSourceInput(input: SourceInput, inCatalog: CatalogCheck,
         throw invalidField('/sourceType', `must be one of ${SOURCE_TYPES.join(', ')}`);
     }
   });
+  return isListeningSourceType(norm.sourceType) ? { ...norm, sourceMeta: withListeningDisplay(norm.sourceType, norm.sourceIdentifier, norm.sourceMeta) } : norm;
+}
+
+/** What a listening source's audience is, by type (`sourceMeta.interactionType` by default). */
+export const LISTENING_INTERACTION: Record<ListeningSourceType, string> = {
+  pronetInbound: 'inbound engagement',
+  pronetOutbound: 'outbound engagement',
+  pronetPost: 'post engagement',
+  pronetKeywordSearch: 'keyword posts',
+  pronetJobPosting: 'job posts',
+};
+
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
+
+/**
+ * The display fields of a listening source's `sourceMeta` (API-SPEC Source: `socialName`,
+ * `socialHandle`, `platformName`, `interactionType`, `profileImageUrl`), filled from its type and
+ * identifier where the client sent none: the handle is the URL's last path segment (or the
+ * keyword / job title), the name its `sourceName`, keyword or job title, else the handle until the
+ * first pull learns the real name (db/sources.ts `learnSourceDisplay`). `profileImageUrl` is only
+ * ever learned. Values the client sent are kept.
+ */
+export function withListeningDisplay(type: ListeningSourceType, identifier: string | null, meta: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...meta };
+  const segment = identifier ? urlPath(identifier)?.split('/').filter(Boolean).at(-1) : undefined;
+  const handle = segment ?? (nonEmpty(meta.keyword) ? meta.keyword : nonEmpty(meta.jobTitle) ? meta.jobTitle : undefined);
+  if (!nonEmpty(out.platformName)) out.platformName = 'pronet';
+  if (!nonEmpty(out.interactionType)) out.interactionType = LISTENING_INTERACTION[type];
+  if (!nonEmpty(out.socialHandle) && handle) out.socialHandle = handle;
+  if (!nonEmpty(out.socialName)) {
+    const name = [meta.sourceName, meta.keyword, meta.jobTitle].find(nonEmpty) ?? handle;
+    if (name) out.socialName = name;
+  }
+  return out;
 }
 
 /** The field mapping a source applies to pushed rows (`sourceMeta.config.fieldMapping`). */

@@ -32,6 +32,26 @@ function urlCandidates(raw: string): string[] {
   return [...new Set([n, raw.trim(), `https://${n}`, `https://www.${n}`, `http://${n}`, `http://www.${n}`])];
 }
 
+/**
+ * The name of what a URL source listens to: the profile's person, the company page, or the
+ * post's author. The dataset has no pictures. Null for keyword and job sources.
+ */
+async function subjectOf(pool: Pool, q: ListeningQuery): Promise<ListeningPage['subject']> {
+  const urls = urlCandidates(q.sourceIdentifier ?? '');
+  if (!urls.length) return null;
+  // Display only: a failed look-up leaves the name unknown rather than failing the pull.
+  const r = await pool.query<{ name: string | null }>(
+    `select coalesce(
+       (select member_full_name from ds_people where member_pronet_url = any($1::text[]) limit 1),
+       (select company_name from ds_companies where company_pronet_url = any($1::text[]) limit 1),
+       (select pe.member_full_name from ds_posts po join ds_people pe on pe.member_pronet_url = po.author_pronet_url
+         where po.post_url = any($1::text[]) and po.interaction_type is null limit 1)) as name`,
+    [urls],
+  ).catch(() => ({ rows: [] as { name: string | null }[] }));
+  const name = r.rows[0]?.name;
+  return name ? { name } : null;
+}
+
 interface Hits {
   /** SQL selecting (member_url, interaction, post_url, occurred_at) rows; `$1` since, `$2` until. */
   sql: string;
@@ -177,6 +197,7 @@ export function createDatasetListeningProvider(pool: Pool): ListeningProvider {
           interaction: { type: r.interaction_type ?? 'post', postUrl: asUrl(r.post_url), occurredAt: r.posted_at.toISOString() },
         })),
         nextCursor: more ? Buffer.from(pageRows.at(-1)!.member_url, 'utf8').toString('base64url') : null,
+        ...(page.cursor ? {} : { subject: await subjectOf(pool, query) }),
       };
     },
   };

@@ -22,6 +22,7 @@ import {
   type ListeningPerson,
   type ListeningProvider,
   type ListeningQuery,
+  type ListeningSubject,
 } from './listening.js';
 
 export interface HttpListeningOptions {
@@ -120,6 +121,15 @@ function parsePerson(raw: unknown, i: number): ListeningPerson {
   };
 }
 
+/** The optional `subject` of an answer: a name (≤ 200 chars) and an http(s) picture URL; anything else is ignored. */
+function parseSubject(v: unknown): ListeningSubject | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const o = v as Record<string, unknown>;
+  const name = typeof o.name === 'string' && o.name.trim() && o.name.length <= 200 ? o.name.trim() : null;
+  const image = typeof o.profileImageUrl === 'string' && o.profileImageUrl.length <= 2048 && /^https?:\/\/[^\s]+$/i.test(o.profileImageUrl) ? o.profileImageUrl : null;
+  return name || image ? { ...(name ? { name } : {}), ...(image ? { profileImageUrl: image } : {}) } : null;
+}
+
 export function createHttpListeningProvider(opts: HttpListeningOptions): ListeningProvider {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/v1/audience`;
   return {
@@ -173,12 +183,13 @@ export function createHttpListeningProvider(opts: HttpListeningOptions): Listeni
       } catch {
         throw new ListeningProviderError('transient', 'listening provider answered with a body that is not JSON', undefined, 200);
       }
-      const b = body as { people?: unknown; nextCursor?: unknown };
+      const b = body as { people?: unknown; nextCursor?: unknown; subject?: unknown };
       if (!Array.isArray(b.people)) throw new ListeningProviderError('transient', 'listening provider answer has no people array', undefined, 200);
       try {
         return {
           people: b.people.map(parsePerson),
           nextCursor: typeof b.nextCursor === 'string' && b.nextCursor ? b.nextCursor : null,
+          subject: parseSubject(b.subject),
         };
       } catch (e) {
         throw new ListeningProviderError('transient', `listening provider answer is malformed: ${(e as Error).message}`, undefined, 200);

@@ -54,10 +54,18 @@ export interface ListeningPerson {
   };
 }
 
+/** What a provider knows of the listened-to profile, page or post author (display fields of the source). */
+export interface ListeningSubject {
+  name?: string | null;
+  profileImageUrl?: string | null;
+}
+
 export interface ListeningPage {
   people: ListeningPerson[];
   /** Opaque; null on the last page. */
   nextCursor: string | null;
+  /** Optional, on the first page: the source's subject (its name and picture), when known. */
+  subject?: ListeningSubject | null;
 }
 
 export interface ListeningProvider {

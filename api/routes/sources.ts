@@ -125,19 +125,21 @@ async function insertOrFind(
   q: Queryable,
   workspaceId: string,
   s: { sourceType: SourceType; sourceIdentifier: string | null; sourceMeta: Record<string, unknown>; identityKey: string | null },
-  mergeMeta: boolean,
+  /** Merge into an existing source: the keys the client sent (null: keep the existing one as it is). */
+  given: Record<string, unknown> | null,
 ): Promise<{ row: SourceRow; created: boolean }> {
   const id = uuidv7();
   const key = s.identityKey ?? `id:${id}`;
-  const onConflict = mergeMeta
-    ? `on conflict (workspace_id, source_type, normalised_identifier) do update set source_meta = sources.source_meta || excluded.source_meta, updated_at = now()`
+  // Filled-in display defaults never override what the source already has; sent keys do.
+  const onConflict = given
+    ? `on conflict (workspace_id, source_type, normalised_identifier) do update set source_meta = excluded.source_meta || sources.source_meta || $7::jsonb, updated_at = now()`
     : `on conflict (workspace_id, source_type, normalised_identifier) do nothing`;
   const r = await q.query<SourceRow & { inserted: boolean }>(
     `insert into sources (id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, null, null, now(), now())
      ${onConflict}
      returning ${COLUMNS}, (xmax = 0) as inserted`,
-    [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta)],
+    [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta), ...(given ? [JSON.stringify(given)] : [])],
   );
   if (r.rows[0]) return { row: r.rows[0], created: r.rows[0].inserted };
   const existing = await q.query<SourceRow>(
@@ -279,7 +281,7 @@ export const sourceRoutes = [
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const norm = validateSourceInput(body, inCatalog(catalog));
       if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
-      const { row } = await insertOrFind(deps.pool, auth.workspaceId, norm, false);
+      const { row } = await insertOrFind(deps.pool, auth.workspaceId, norm, null);
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
       return { data: sourceJson(row) };
     },
@@ -344,7 +346,11 @@ export const sourceRoutes = [
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const items = body.sources.map((s, i) => ({ norm: validateSourceInput(s, inCatalog(catalog), `/sources/${i}`), segmentId: s.segmentId }));
+      const items = body.sources.map((s, i) => {
+        const norm = validateSourceInput(s, inCatalog(catalog), `/sources/${i}`);
+        const given = Object.fromEntries(Object.entries(norm.sourceMeta).filter(([k]) => Object.hasOwn(s.sourceMeta ?? {}, k)));
+        return { norm, given, segmentId: s.segmentId };
+      });
       for (const segId of new Set(items.map((i) => i.segmentId).filter((x): x is string => !!x))) {
         await assertSegment(deps.pool, auth.workspaceId, segId);
       }
@@ -354,7 +360,7 @@ export const sourceRoutes = [
         const out: SourceRow[] = [];
         let created = 0;
         for (const it of items) {
-          const r = await insertOrFind(client, auth.workspaceId, it.norm, true);
+          const r = await insertOrFind(client, auth.workspaceId, it.norm, it.given);
           if (r.created) created++;
           if (it.segmentId) await attachSourceToSegment(client, auth.workspaceId, it.segmentId, r.row.id);
           out.push(r.row);

@@ -22,7 +22,9 @@ export const SourceMeta = KeyedRecord(Type.Unknown(), {
     'Per type: `pronetKeywordSearch` `{keyword (≥3 chars, required), postedTime?, authorTitle?, sourceName?}`; ' +
     '`pronetJobPosting` `{jobTitle, jobLocation, postedTime, jobType (required), sourceName?, fieldMapping?}`; ' +
     '`importFromWebhook` `{config?: {fieldMapping?: [{sourceFieldName, targetFieldName}]}}` (targets are paths of `GET /schema/contact`; without a mapping, pushed rows are keyed by those paths, nested objects flattened); ' +
-    'social listening display fields `socialName`, `socialHandle`, `platformName`, `interactionType`, `profileImageUrl`.',
+    'social listening display fields `socialName`, `socialHandle`, `platformName`, `interactionType`, `profileImageUrl`: filled from the ' +
+    'source type and URL / keyword when not sent (socialName defaults to sourceName, keyword, job title or the handle), then the first pull ' +
+    'replaces a placeholder name with the real one and sets profileImageUrl when the provider knows it; sent values always win.',
 });
 
 export const PastDays = Type.Integer({

@@ -152,6 +152,25 @@ describe('10: companyHeadcount is a <min>-<max> range on every write path', () =
   });
 });
 
+describe('11: social-listening sources carry the display fields', () => {
+  it('fills them from the source type at creation and the subject name from the first pull; client values stay', async () => {
+    const tag = randomBytes(4).toString('hex');
+    await app.pool.query(`insert into ds_people (id, member_pronet_url, member_full_name) values ($1, $2, $3)`, [uuidv7(), `pronet.com/in/owner-${tag}`, `Owen Owner ${tag}`]);
+    const id = await createSource({ sourceType: 'pronetInbound', sourceIdentifier: `https://www.pronet.com/in/owner-${tag}/` });
+    const read = async (sid: string) => (await app.http('GET', `/sources/${sid}`, { apiKey: ws.apiKey })).body.data.attributes.sourceMeta;
+    expect(await read(id)).toEqual({ platformName: 'pronet', interactionType: 'inbound engagement', socialHandle: `owner-${tag}`, socialName: `owner-${tag}` });
+    const pull = await post(`/sources/pull-contacts-from-source/${id}`, {});
+    expect(pull.status).toBe(202);
+    expect((await app.waitForJob(pull.body.jobId, ws.apiKey, 60_000)).jobStatus).toBe('completed');
+    expect(await read(id)).toMatchObject({ socialName: `Owen Owner ${tag}`, socialHandle: `owner-${tag}` });
+
+    const named = await createSource({ sourceType: 'pronetPost', sourceIdentifier: `https://www.pronet.com/posts/p-${tag}`, sourceMeta: { socialName: 'My post', platformName: 'LinkedIn' } });
+    expect(await read(named)).toEqual({ socialName: 'My post', platformName: 'LinkedIn', interactionType: 'post engagement', socialHandle: `p-${tag}` });
+    const kw = await createSource({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: `series-a-${tag}` } });
+    expect(await read(kw)).toMatchObject({ keyword: `series-a-${tag}`, socialName: `series-a-${tag}`, socialHandle: `series-a-${tag}`, platformName: 'pronet', interactionType: 'keyword posts' });
+  });
+});
+
 describe('13: Idempotency-Key on media upload and reposting', () => {
   const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
   const upload = (bytes: Buffer, key: string, boundaryName = 'a.gif') => {

@@ -144,7 +144,10 @@ describe('GET and PATCH /sources/{id}', () => {
     const id = s.body.data.id;
     const r = await patch(`/sources/${id}`, { sourceMeta: { authorTitle: 'CEO', sourceName: null } });
     expect(r.status).toBe(200);
-    expect(r.body.data.attributes.sourceMeta).toEqual({ keyword: 'funding round', authorTitle: 'CEO' });
+    // the display fields filled at creation stay (socialName came from the sourceName)
+    expect(r.body.data.attributes.sourceMeta).toEqual({
+      keyword: 'funding round', authorTitle: 'CEO', socialName: 'Funding', socialHandle: 'funding round', platformName: 'pronet', interactionType: 'keyword posts',
+    });
     expect400(await patch(`/sources/${id}`, { sourceMeta: { keyword: 'no' } }), '/sourceMeta/keyword');
     expect400(await patch(`/sources/${id}`, { sourceIdentifier: 'x' }), '/sourceIdentifier');
     // Changing the search into one the workspace already has is a conflict.
@@ -234,7 +237,7 @@ describe('filter, bulk upsert, bulk fetch, bulk update', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.meta).toEqual({ created: 2, updated: 1 });
     expect(res.body.data[0].id).toBe(existing.body.data.id);
-    expect(res.body.data[0].attributes.sourceMeta).toEqual({ socialName: 'Zero', socialHandle: '@zero' });
+    expect(res.body.data[0].attributes.sourceMeta).toEqual({ socialName: 'Zero', socialHandle: '@zero', platformName: 'pronet', interactionType: 'inbound engagement' });
     const before = (await post('/sources/filter-sources/pronetInbound', { limit: 100 })).body.meta.totalRecords;
     expect400(
       await post('/sources/bulk-upsert', {
@@ -271,13 +274,13 @@ describe('filter, bulk upsert, bulk fetch, bulk update', () => {
       ],
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.data[0].attributes.sourceMeta).toEqual({ socialName: 'A' });
+    expect(r.body.data[0].attributes.sourceMeta).toMatchObject({ socialName: 'A' });
     expect(r.body.data[1].attributes.runFrequency).toEqual({ numberOfPastDaysToSync: '1', periodicInterval: '12h' });
     const handle = app.deps.temporal.schedule.getHandle(`source-refresh-${b.body.data.id}`);
     expect((await handle.describe()).spec.intervals?.[0]?.every).toBe(12 * 3600_000);
     const nf = await patch('/sources/bulk-update', { sources: [{ id: a.body.data.id, sourceMeta: { socialName: 'B' } }, { id: f.body.data.id, sourceMeta: { socialName: 'X' } }] });
     expect(nf.status).toBe(404);
-    expect((await get(`/sources/${a.body.data.id}`)).body.data.attributes.sourceMeta).toEqual({ socialName: 'A' });
+    expect((await get(`/sources/${a.body.data.id}`)).body.data.attributes.sourceMeta).toMatchObject({ socialName: 'A' });
     expect400(await patch('/sources/bulk-update', { sources: [{ id: a.body.data.id, sourceMeta: {} }, { id: a.body.data.id, sourceMeta: {} }] }), '/sources/1/id');
     await patch('/sources/bulk-update', { sources: [{ id: b.body.data.id, runFrequency: null }] });
     await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
