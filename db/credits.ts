@@ -27,7 +27,7 @@ export interface DebitInput {
   /** Session keys are not billed: nothing is charged or recorded. */
   billable?: boolean;
   /** `hold` for a reservation ({@link holdCredits}); default `debit`. */
-  kind?: 'debit' | 'hold';
+  kind?: Extract<LedgerKind, 'debit' | 'hold'>;
 }
 
 export interface DebitResult {
@@ -119,8 +119,8 @@ async function debitStatement(pool: Pool, input: DebitInput): Promise<DebitResul
   }
 }
 
-export const holdKey = (jobId: string) => `hold:${jobId}`;
-export const releaseKey = (jobId: string) => `release:${jobId}`;
+const holdKey = (jobId: string) => `hold:${jobId}`;
+const releaseKey = (jobId: string) => `release:${jobId}`;
 
 /**
  * Reserves up to `amount` for job `jobId` before it starts (402 `insufficient_credits` when the

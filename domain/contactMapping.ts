@@ -38,7 +38,7 @@ export const COMPANY_INPUT_COLUMNS = {
 export const COMPANY_INPUT_FIELDS = Object.keys(COMPANY_INPUT_COLUMNS) as (keyof CompanyInput)[];
 
 /** `companyHeadcount` is a range `<min>-<max>` (API-SPEC company summary), whole numbers, min ≤ max. */
-export const HEADCOUNT_RANGE_MESSAGE = 'must be a headcount range of the form <min>-<max> (e.g. 51-200)';
+const HEADCOUNT_RANGE_MESSAGE = 'must be a headcount range of the form <min>-<max> (e.g. 51-200)';
 
 /** Why a `companyHeadcount` value is not a range, or null when it is one. */
 export function headcountRangeError(s: string): string | null {
