@@ -4,12 +4,13 @@
  * it runs and reads its result (payload and final progress) once it closed; the API keeps no copy
  * of progress and never makes one up: unknown progress is `null` with `progressUnknownReason`.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
+import { rootCause } from '../workflows/failure.js';
 import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobStatus, type JobView, type WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
 import { logContext } from '../telemetry/log.js';
@@ -105,8 +106,7 @@ async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
 }
 
 function failureOf(err: unknown): { error: JobError; partial: unknown; progress: JobProgress | null } {
-  let cause: unknown = err instanceof WorkflowFailedError ? err.cause : err;
-  while (cause && !(cause instanceof ApplicationFailure) && (cause as { cause?: unknown }).cause) cause = (cause as { cause: unknown }).cause;
+  const cause = rootCause(err);
   if (cause instanceof ApplicationFailure) {
     const progress = cause.details?.[1];
     return { error: { code: cause.type ?? 'job_failed', message: cause.message }, partial: cause.details?.[0] ?? null, progress: isProgress(progress) ? progress : null };

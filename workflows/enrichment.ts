@@ -14,6 +14,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation,
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SliceOutcome } from '../domain/enrichment.js';
 import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
+import { rootCause } from './failure.js';
 
 export interface EnrichmentWorkflowInput {
   plan: EnrichmentPlan;
@@ -43,15 +44,15 @@ function attemptActivity(plan: EnrichmentPlan, p: PlannedProvider) {
 
 /** What a failed attempt means: the activity names it in the failure's details. */
 function failedOutcome(err: unknown): { outcome: AttemptOutcome; error: string } {
-  let cause: unknown = err instanceof ActivityFailure ? err.cause : err;
+  const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const named = cause.details?.[0];
     const outcome: AttemptOutcome = named === 'rejected' || named === 'unavailable' ? named : cause.nonRetryable ? 'rejected' : 'unavailable';
     return { outcome, error: `${cause.type ?? 'error'}: ${cause.message}` };
   }
   // Timeouts (start-to-close) and other failures once the retries are spent.
-  while (cause && (cause as { cause?: unknown }).cause) cause = (cause as { cause: unknown }).cause;
-  return { outcome: 'unavailable', error: cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause) };
+  const root = rootCause(cause);
+  return { outcome: 'unavailable', error: root instanceof Error ? `${root.name}: ${root.message}` : String(root) };
 }
 
 async function runSlice(input: EnrichmentWorkflowInput & JobInput, slice: EnrichmentSlice): Promise<SliceOutcome> {

@@ -24,6 +24,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { rootCause } from './failure.js';
 
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
@@ -96,9 +97,8 @@ export function jobFailure(code: string, message: string, partial?: unknown, pro
 }
 
 function describe(err: unknown): JobError {
-  let e: unknown = err;
   // An activity failure wraps the application failure that says what went wrong.
-  while (e && typeof e === 'object' && 'cause' in e && (e as { cause?: unknown }).cause && !(e instanceof ApplicationFailure)) e = (e as { cause: unknown }).cause;
+  const e = rootCause(err);
   if (e instanceof ApplicationFailure) return { code: e.type ?? 'job_failed', message: e.message };
   return { code: 'job_failed', message: err instanceof Error ? err.message : String(err) };
 }
