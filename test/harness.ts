@@ -15,7 +15,7 @@ import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
@@ -26,6 +26,7 @@ import { keyringOf } from '../domain/keyring.js';
 import { createApiKey, createWorkspace, type NewWorkspace } from '../db/workspaces.js';
 import type { KeyKind, Plan } from '../db/platform.js';
 import type { AppDeps } from '../api/deps.js';
+import { currentHistoryFile } from './replay/historyVersions.js';
 
 export interface HttpResponse<T = any> {
   status: number;
@@ -50,7 +51,11 @@ export interface TestApp {
   workerProcess(): { pid: number | undefined; alive: boolean; exitCode: number | null; signal: NodeJS.Signals | null } | null;
   /** Another API process (compiled by tsx) on the same database, for tests across replicas. */
   startApiProcess(env?: Record<string, string>): Promise<{ url: string; pid: number; stop(): Promise<void> }>;
-  /** Saves a workflow's history for the replay tests (`test/replay/histories/<name>.json`). */
+  /**
+   * Saves a workflow's history for the replay tests, as `<name>.json` in the current version
+   * folder (`test/replay/historyVersions.ts`) when it is not there yet. A recorded history is
+   * frozen: `npm run record-histories` (RECORD_HISTORIES=1) refuses, rather than overwrite one.
+   */
   recordHistory(workflowId: string, name: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -227,8 +232,13 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     startWorker,
     workerProcess: () => (child ? { pid: child.pid, alive: child.exitCode === null && child.signalCode === null, exitCode: child.exitCode, signal: child.signalCode } : null),
     async recordHistory(workflowId, name) {
-      const file = join(ROOT_DIR, 'test', 'replay', 'histories', `${name}.json`);
-      if (existsSync(file) && process.env.RECORD_HISTORIES !== '1') return;
+      const file = currentHistoryFile(name);
+      if (existsSync(file)) {
+        if (process.env.RECORD_HISTORIES !== '1') return;
+        throw new Error(
+          `${relative(ROOT_DIR, file)} is recorded and frozen: histories are never re-recorded. A workflow change that breaks it goes behind patched() or a new workflow type (docs/ARCHITECTURE.md, "Changing a workflow"); a new case gets a new name.`,
+        );
+      }
       // The CLI writes the canonical JSON form of a history (what replay and the Temporal UI read).
       const out = spawnSync(
         join(ROOT_DIR, '.tools', 'bin', 'temporal'),
@@ -237,7 +247,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       );
       if (out.status !== 0) throw new Error(`temporal workflow show failed: ${out.stderr}`);
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, out.stdout);
+      writeFileSync(file, out.stdout, { flag: 'wx' }); // never over an existing file
     },
     async close() {
       for (const proc of apiProcesses) proc.kill('SIGKILL');

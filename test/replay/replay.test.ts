@@ -1,11 +1,12 @@
 /**
- * Replays every recorded workflow history against the current workflow code: a change that
- * would break running workflows (non-determinism) fails here. Histories are recorded by the
- * integration tests (`app.recordHistory`), refreshed with RECORD_HISTORIES=1. Histories recorded
- * since the payload codec hold sealed payloads: replay opens them with the worker's codec (the
- * test key), and passes older, unsealed ones through.
+ * Replays every recorded workflow history, of every release's version folder
+ * (`histories/<version>/<workflow>/<case>.json`), against the current workflow code: a change
+ * that would break running workflows (non-determinism) fails here. Histories are recorded by the
+ * integration tests (`app.recordHistory`) into the current version folder and never re-recorded
+ * (`historyVersions.ts`). Histories recorded since the payload codec hold sealed payloads: replay
+ * opens them with the worker's codec (the test key), and passes older, unsealed ones through.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
@@ -13,17 +14,12 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { loadConfig } from '../../domain/config.js';
 import { createPayloadCodec } from '../../domain/payloadCodec.js';
 import { jobSinks } from '../../worker/telemetry.js';
+import { CURRENT_HISTORY_VERSION, HISTORIES_DIR, historyFiles, historyVersions, versionNumber } from './historyVersions.js';
 
-const root = join(import.meta.dirname, 'histories');
-
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = join(dir, f);
-    return statSync(p).isDirectory() ? files(p) : p.endsWith('.json') ? [p] : [];
-  });
-}
-
-const histories = files(root);
+const versions = historyVersions();
+const isFolder = (v: string) => statSync(join(HISTORIES_DIR, v)).isDirectory();
+const byVersion = new Map(versions.filter(isFolder).map((v) => [v, historyFiles(join(HISTORIES_DIR, v))]));
+const histories = [...byVersion.values()].flat();
 const replayOptions = (replayName: string) => ({
   workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
   replayName,
@@ -32,14 +28,21 @@ const replayOptions = (replayName: string) => ({
 });
 
 describe('workflow replay', () => {
-  it('has recorded histories', () => {
+  it('keeps every history in a version folder, none newer than the current version', () => {
+    expect(versions.filter((v) => !versionNumber(v) || !isFolder(v)), 'entries of histories/ that are no version folder').toEqual([]);
+    expect(versions.filter((v) => versionNumber(v) > versionNumber(CURRENT_HISTORY_VERSION))).toEqual([]);
     expect(histories.length).toBeGreaterThan(0);
   });
-  for (const file of histories) {
-    it(`replays ${relative(root, file)}`, async () => {
-      const history: unknown = JSON.parse(readFileSync(file, 'utf8'));
-      const workflowId = relative(root, file).replace(/\.json$/, '');
-      await Worker.runReplayHistory(replayOptions(workflowId), history, workflowId);
+
+  for (const [version, files] of byVersion) {
+    describe(version, () => {
+      for (const file of files) {
+        it(`replays ${relative(join(HISTORIES_DIR, version), file)}`, async () => {
+          const history: unknown = JSON.parse(readFileSync(file, 'utf8'));
+          const workflowId = relative(HISTORIES_DIR, file).replace(/\.json$/, '');
+          await Worker.runReplayHistory(replayOptions(workflowId), history, workflowId);
+        });
+      }
     });
   }
 
