@@ -12,10 +12,8 @@ import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Prov
 import { unknownMedia } from '../../db/media.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import { cancelRepostChildren, findPost, POST_COLUMNS, postJson, replaceRepostChildren, type PostRow } from '../../db/posts.js';
-import { cancelSchedules, livePublishRows, type ReplacedRow } from '../../db/schedules.js';
-import { publishWorkflowId } from '../../domain/publishing.js';
-import { unscheduleSignal } from '../../workflows/scheduling.js';
-import type { AppDeps } from '../deps.js';
+import { cancelSchedules, livePublishRows } from '../../db/schedules.js';
+import { signalUnscheduled } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -55,13 +53,6 @@ async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdat
   const post = isUuid(id) ? await findPost(db, workspaceId, id, forUpdate) : undefined;
   if (!post) throw notFound('Post', id);
   return post;
-}
-
-/** Tells the publish workflows of cancelled rows to stop waiting (they would find the row cancelled anyway). */
-async function stopWaitingWorkflows(deps: AppDeps, rows: ReplacedRow[]): Promise<void> {
-  await Promise.all(
-    rows.map((r) => deps.temporal.workflow.getHandle(publishWorkflowId(r.postId, r.n)).signal(unscheduleSignal, { scheduleId: r.id }).catch(() => undefined)),
-  );
 }
 
 async function kindOf(db: Queryable, integrationId: string): Promise<Provider> {
@@ -269,7 +260,7 @@ export const postRoutes = [
           await cancelRepostChildren(tx, post.id);
           return rows;
         });
-        await stopWaitingWorkflows(deps, cancelled);
+        await signalUnscheduled(deps, cancelled);
         return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
       }
       const r = await deps.pool.query(`delete from posts where id = $1 and workspace_id = $2 and status not in ('scheduled','publishing')`, [post.id, auth.workspaceId]);

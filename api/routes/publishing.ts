@@ -10,20 +10,19 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppDeps } from '../deps.js';
 import { SA } from '../../domain/searchAttributes.js';
 import { ApiError, conflict, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
-import { contentProblem, emptyContentProblem, publishWorkflowId, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
+import { contentProblem, emptyContentProblem, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
 import { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
-import { unscheduleSignal } from '../../workflows/scheduling.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation, type MediaRef, type PostStatus, type Provider, type ThreadItem } from '../../domain/social.js';
 import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
 import { findPost, postJson, POST_COLUMNS, type PostRow } from '../../db/posts.js';
 import { cancelSchedules, livePublishRows, replaceSchedules, type NewScheduleRow, type ReplacedRow } from '../../db/schedules.js';
+import { signalUnscheduled } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
 import { PostIdParams, PostResponse } from '../schemas/posts.js';
 import { BulkScheduleBody, ExternalReplyBody, MAX_SCHEDULE_ROWS, MessageResponse } from '../schemas/publishing.js';
 
 const MAX_DETAILS = 50;
-const SIGNAL_CONCURRENCY = 16;
 
 function validationFailed(details: ErrorDetail[]): ApiError {
   const first = details[0]!;
@@ -146,22 +145,6 @@ async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows
     memo: { workspaceId, rows: rows.length },
   });
   return stale;
-}
-
-/** Tells the workflows of rows that no longer exist (or were cancelled) to stop waiting. */
-async function signalUnscheduled(deps: AppDeps, rows: ReplacedRow[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < rows.length) {
-      const r = rows[next++]!;
-      // A workflow that already ended needs no signal; the database claim stops it anyway.
-      await deps.temporal.workflow
-        .getHandle(publishWorkflowId(r.postId, r.n))
-        .signal(unscheduleSignal, { scheduleId: r.id })
-        .catch(() => undefined);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(SIGNAL_CONCURRENCY, rows.length) }, worker));
 }
 
 async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow> {
