@@ -27,7 +27,7 @@ import { ROOT_DIR, loadConfig } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { dropDatabase, freshDatabase, percentile, say } from './lib.js';
+import { dropDatabase, freshDatabase, loadEnrichmentDataset, percentile, say } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -56,24 +56,7 @@ const config = loadConfig(env);
 say(`loading ${PEOPLE} people into the dataset tables`);
 const db = new pg.Client({ connectionString: dbUrl.toString() });
 await db.connect();
-await db.query(
-  `insert into ds_companies (id, company_pronet_url, company_name, company_website, company_domain, industry, size_range, employee_count, hq_country)
-   select gen_random_uuid(), 'pronet.example/company/bench-' || i, 'Bench Co ' || i, 'https://bench' || i || '.example', 'bench' || i || '.example',
-          'Software', '51-200', 120, 'Germany'
-     from generate_series(1, 200) i`,
-);
-await db.query(
-  `insert into ds_people (id, member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title,
-                          member_emails, member_phones, company_pronet_url, company_id)
-   select gen_random_uuid(), 'pronet.example/in/bench-' || i, 'Person ' || i, 'Person', i::text, 'Engineer',
-          jsonb_build_array(jsonb_build_object('email', 'p' || i || '@bench.example', 'status', 'valid')),
-          jsonb_build_array(jsonb_build_object('number', '+49 30 ' || i, 'type', 'work')),
-          c.company_pronet_url, c.id
-     from generate_series(1, $1::int) i
-     join ds_companies c on c.company_pronet_url = 'pronet.example/company/bench-' || (i % 200 + 1)`,
-  [PEOPLE],
-);
-await db.query('analyze');
+await loadEnrichmentDataset(db, PEOPLE, 200);
 await db.end();
 
 say('bundling workflows and starting the worker process');
@@ -123,7 +106,8 @@ say(`all ${JOBS} accepted in ${sendSeconds.toFixed(1)} s; waiting for completion
 const completions = await Promise.all(
   accepted.map(async (a) => {
     const h = api.deps.temporal.workflow.getHandle(`enrichment-${a.jobId}`);
-    const result = (await h.result()) as { creditsCharged: number; slices: Record<string, { status: string }> };
+    // A job workflow's result is {jobResponsePayload, progress} (workflows/job.ts).
+    const { jobResponsePayload: result } = (await h.result()) as { jobResponsePayload: { creditsCharged: number; slices: Record<string, { status: string }> } };
     const d = await h.describe();
     return { ms: d.closeTime!.getTime() - a.sent, found: Object.values(result.slices).every((s) => s.status === 'found'), credits: result.creditsCharged };
   }),

@@ -196,3 +196,29 @@ export async function plainCopyContacts(pool: pg.Pool, workspaceId: string, rows
   }
   return performance.now() - t0;
 }
+
+/**
+ * `people` enrichable people (`pronet.example/in/bench-<i>`, one valid email and a work phone each)
+ * spread over `companies` companies, straight into the dataset tables, then `analyze`.
+ */
+export async function loadEnrichmentDataset(db: pg.Client | pg.Pool, people: number, companies: number): Promise<void> {
+  await db.query(
+    `insert into ds_companies (id, company_pronet_url, company_name, company_website, company_domain, industry, size_range, employee_count, hq_country)
+     select gen_random_uuid(), 'pronet.example/company/bench-' || i, 'Bench Co ' || i, 'https://bench' || i || '.example', 'bench' || i || '.example',
+            'Software', '51-200', 120, 'Germany'
+       from generate_series(1, $1::int) i`,
+    [companies],
+  );
+  await db.query(
+    `insert into ds_people (id, member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title,
+                            member_emails, member_phones, company_pronet_url, company_id)
+     select gen_random_uuid(), 'pronet.example/in/bench-' || i, 'Person ' || i, 'Person', i::text, 'Engineer',
+            jsonb_build_array(jsonb_build_object('email', 'p' || i || '@bench.example', 'status', 'valid')),
+            jsonb_build_array(jsonb_build_object('number', '+49 30 ' || i, 'type', 'work')),
+            c.company_pronet_url, c.id
+       from generate_series(1, $1::int) i
+       join ds_companies c on c.company_pronet_url = 'pronet.example/company/bench-' || (i % $2::int + 1)`,
+    [people, companies],
+  );
+  await db.query('analyze');
+}

@@ -28,7 +28,7 @@ import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createWorkspace } from '../db/workspaces.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { BULK_MAPPING, bulkRow, compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say, startService, stopService } from './lib.js';
+import { BULK_MAPPING, bulkRow, compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, loadEnrichmentDataset, say, startService, stopService } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -83,26 +83,6 @@ interface Outcome {
   cores: Record<string, number>;
 }
 
-async function loadDataset(db: pg.Client, people: number) {
-  await db.query(
-    `insert into ds_companies (id, company_pronet_url, company_name, company_website, company_domain, industry, size_range, employee_count, hq_country)
-     select gen_random_uuid(), 'pronet.example/company/bench-' || i, 'Bench Co ' || i, 'https://bench' || i || '.example', 'bench' || i || '.example',
-            'Software', '51-200', 120, 'Germany'
-       from generate_series(1, 100) i`,
-  );
-  await db.query(
-    `insert into ds_people (id, member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title,
-                            member_emails, member_phones, company_pronet_url, company_id)
-     select gen_random_uuid(), 'pronet.example/in/bench-' || i, 'Person ' || i, 'Person', i::text, 'Engineer',
-            jsonb_build_array(jsonb_build_object('email', 'p' || i || '@bench.example', 'status', 'valid')),
-            jsonb_build_array(jsonb_build_object('number', '+49 30 ' || i, 'type', 'work')),
-            c.company_pronet_url, c.id
-       from generate_series(1, $1::int) i
-       join ds_companies c on c.company_pronet_url = 'pronet.example/company/bench-' || (i % 100 + 1)`,
-    [people],
-  );
-  await db.query('analyze');
-}
 
 async function run(replicas: number): Promise<Outcome> {
   const databaseUrl = await freshDatabase(DB);
@@ -111,7 +91,7 @@ async function run(replicas: number): Promise<Outcome> {
   const apis: ChildProcess[] = [];
   const workers: ChildProcess[] = [];
   try {
-    await loadDataset(db, ENRICH);
+    await loadEnrichmentDataset(db, ENRICH, 100);
     const setup = new pg.Pool({ connectionString: databaseUrl, max: 1 });
     const ws = await createWorkspace(setup, { name: 'bench', plan: 'enterprise', credits: ENRICH * ENRICH_PRICE + 1000 });
     await setup.end();
