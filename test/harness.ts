@@ -11,6 +11,7 @@
  * `workerMode: 'process'` runs the worker as a child process that `killWorker()` SIGKILLs and
  * `startWorker()` starts again, for tests of crashes between activities.
  */
+import { adminUrl } from './globalSetup.js';
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -81,12 +82,6 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-function dbUrl(base: string, name: string): string {
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
 /** A database of the caller's own, cloned from this run's migrated template: its name and URL. */
 export async function cloneTestDatabase(label = ''): Promise<{ name: string; url: string }> {
   const runId = process.env.TEST_RUN_ID;
@@ -94,7 +89,7 @@ export async function cloneTestDatabase(label = ''): Promise<{ name: string; url
   if (!runId || !template) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
   const base = loadConfig();
   const name = `t_${runId}_${label}${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: dbUrl(base.databaseUrl, 'postgres') });
+  const admin = new pg.Client({ connectionString: adminUrl(base.databaseUrl, 'postgres') });
   await admin.connect();
   try {
     // Cloning a template needs it to be idle; concurrent clones of one template can collide, so retry.
@@ -110,11 +105,11 @@ export async function cloneTestDatabase(label = ''): Promise<{ name: string; url
   } finally {
     await admin.end();
   }
-  return { name, url: dbUrl(base.databaseUrl, name) };
+  return { name, url: adminUrl(base.databaseUrl, name) };
 }
 
 export async function dropTestDatabase(name: string): Promise<void> {
-  const a = new pg.Client({ connectionString: dbUrl(loadConfig().databaseUrl, 'postgres') });
+  const a = new pg.Client({ connectionString: adminUrl(loadConfig().databaseUrl, 'postgres') });
   await a.connect();
   await a.query(`drop database if exists ${name} with (force)`).catch(() => {});
   await a.end();

@@ -10,13 +10,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig, type Config } from '../../domain/config.js';
 import { servicePid, startStack, stopStack, type ServiceName } from '../../scripts/stack.js';
 import { openOrm, migrate, ormOptions } from '../../db/orm.js';
 import { createPool } from '../../db/pool.js';
+import { freePort } from '../harness.js';
 
 export interface AppProcess {
   name: 'api' | 'worker';
@@ -47,16 +47,6 @@ export interface ChaosStack {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function alive(pid: number): boolean {
   try {

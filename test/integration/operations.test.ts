@@ -9,13 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import protoPackage from '@temporalio/proto';
 import { ROOT_DIR } from '../../domain/config.js';
 import { createPayloadCodec, ENCRYPTED_ENCODING } from '../../domain/payloadCodec.js';
-import { startTestApp, type TestApp } from '../harness.js';
+import { freePort, startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { FakeX } from '../fakes/x.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
@@ -38,16 +37,6 @@ const uiOrigin = 'http://127.0.0.1:8233';
 
 const profile = (n: number) => `https://www.pronet.com/in/ops-test-${n}`;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   provider = await startFakeEnrichmentProvider('ops');

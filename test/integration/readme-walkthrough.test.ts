@@ -8,19 +8,16 @@
  * README's (test/walkthrough.ts).
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../../domain/config.js';
 import { DEMO_DATASET } from '../../db/demoDataset.js';
 import { describeDataset, prepareDatabase, type FirstStart } from '../../scripts/firstStart.js';
-import { adminUrl } from '../globalSetup.js';
+import { cloneTestDatabase, dropTestDatabase, freePort } from '../harness.js';
 import { buildOnce } from '../build.js';
 import { matchAnswer, namesUsed, parseAnswer, readWalkthrough } from '../walkthrough.js';
 
@@ -34,17 +31,6 @@ let env: NodeJS.ProcessEnv;
 let first: FirstStart;
 let apiUrl: string;
 const children: { name: string; child: ChildProcess; output: string[] }[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a compiled entry point with the flags scripts/start.ts gives it; waits for its 'ready' message. */
 async function startChild(name: string, entry: string): Promise<void> {
@@ -65,22 +51,8 @@ async function startChild(name: string, entry: string): Promise<void> {
 
 beforeAll(async () => {
   const build = buildOnce();
-  const template = process.env.TEST_TEMPLATE_DB;
-  if (!template) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
-  const base = loadConfig();
-  dbName = `t_${process.env.TEST_RUN_ID}_walk_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl(base.databaseUrl) });
-  await admin.connect();
-  for (let i = 0; ; i++) {
-    try {
-      await admin.query(`create database ${dbName} template ${template}`);
-      break;
-    } catch (e) {
-      if (i > 50) throw e;
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-    }
-  }
-  await admin.end();
+  const db = await cloneTestDatabase('walk_');
+  dbName = db.name;
 
   dataDir = mkdtempSync(join(tmpdir(), 'walkthrough-'));
   const port = await freePort();
@@ -89,7 +61,7 @@ beforeAll(async () => {
   const { OUTBOUND_ALLOW_LIST, PROVIDER_BASE_URL_ALLOW_LIST, DEMO_DATASET, PUBLIC_BASE_URL, WORKFLOW_BUNDLE_PATH, ...inherited } = process.env;
   env = {
     ...inherited,
-    DATABASE_URL: adminUrl(base.databaseUrl, dbName),
+    DATABASE_URL: db.url,
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -123,12 +95,7 @@ afterAll(async () => {
     }
     await connection.close();
   }
-  if (dbName) {
-    const admin = new pg.Client({ connectionString: adminUrl(loadConfig().databaseUrl) });
-    await admin.connect();
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
-    await admin.end();
-  }
+  if (dbName) await dropTestDatabase(dbName);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
