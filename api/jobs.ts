@@ -13,6 +13,7 @@ import { isUuid } from '../domain/ids.js';
 import { rootCause } from '../workflows/failure.js';
 import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobStatus, type JobView, type WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
+import { deleteJob, findJobInWorkspace, insertJob, webhookDeliveriesOfJob } from '../db/jobs.js';
 import { logContext } from '../telemetry/log.js';
 import { jobsStarted } from '../telemetry/metrics.js';
 
@@ -49,7 +50,7 @@ export function jobWorkflowId(type: string, jobId: string): string {
 export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: StartJobOptions<W>): Promise<JobAcceptedBody> {
   const jobId = opts.jobId ?? uuidv7();
   const workflowId = jobWorkflowId(opts.type, jobId);
-  await deps.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4)`, [jobId, opts.workspaceId, opts.type, workflowId]);
+  await insertJob(deps.pool, { id: jobId, workspaceId: opts.workspaceId, type: opts.type, workflowId });
   const input = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: opts.type, webhook: opts.webhook ?? null };
   const attrs = [
     { key: SA.WorkspaceId, value: opts.workspaceId },
@@ -67,7 +68,7 @@ export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: Start
       memo: { jobId, workspaceId: opts.workspaceId, ...(requestId ? { requestId } : {}) },
     });
   } catch (e) {
-    await deps.pool.query(`delete from jobs where id = $1`, [jobId]);
+    await deleteJob(deps.pool, jobId);
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw conflict(`Job ${jobId} is already running`);
     throw e;
   }
@@ -97,12 +98,9 @@ export interface JobRecord {
 async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
   // a malformed id names no job (and would fail the uuid cast): 404 without a query
   if (!isUuid(jobId)) throw notFound('Job', jobId);
-  const r = await deps.pool.query<{ id: string; type: string; workflow_id: string; created_at: Date }>(
-    `select id, type, workflow_id, created_at from jobs where id = $1 and workspace_id = $2`,
-    [jobId, workspaceId],
-  );
-  if (!r.rows[0]) throw notFound('Job', jobId);
-  return r.rows[0];
+  const row = await findJobInWorkspace(deps.pool, workspaceId, jobId);
+  if (!row) throw notFound('Job', jobId);
+  return row;
 }
 
 function failureOf(err: unknown): { error: JobError; partial: unknown; progress: JobProgress | null } {
@@ -192,12 +190,9 @@ export async function readJob(deps: AppDeps, workspaceId: string, jobId: string)
   const handle = deps.temporal.workflow.getHandle(row.workflow_id);
   const [{ view, progressUnknownReason, closedAt }, deliveries] = await Promise.all([
     stateOf(deps, handle),
-    deps.pool.query<{ attempt: number; status_code: number | null; error: string | null; duration_ms: number; created_at: Date }>(
-      `select attempt, status_code, error, duration_ms, created_at from webhook_deliveries where job_id = $1 order by created_at`,
-      [jobId],
-    ),
+    webhookDeliveriesOfJob(deps.pool, jobId),
   ]);
-  const last = deliveries.rows.at(-1)?.created_at;
+  const last = deliveries.at(-1)?.created_at;
   const updated = [row.created_at, closedAt, last].filter(Boolean).map((d) => (d as Date).getTime());
   return {
     id: row.id,
@@ -207,7 +202,7 @@ export async function readJob(deps: AppDeps, workspaceId: string, jobId: string)
     progressUnknownReason,
     jobResponsePayload: view.jobResponsePayload,
     error: view.error,
-    webhookDeliveries: deliveries.rows.map((d) => ({ attempt: d.attempt, statusCode: d.status_code, error: d.error, durationMs: d.duration_ms, createdAt: d.created_at.toISOString() })),
+    webhookDeliveries: deliveries.map((d) => ({ attempt: d.attempt, statusCode: d.status_code, error: d.error, durationMs: d.duration_ms, createdAt: d.created_at.toISOString() })),
     createdAt: row.created_at.toISOString(),
     updatedAt: new Date(Math.max(...updated)).toISOString(),
   };

@@ -257,3 +257,47 @@ export async function getBalance(db: Queryable, workspaceId: string): Promise<nu
   const r = await db.query<{ balance: number }>(`select balance from credit_accounts where workspace_id = $1`, [workspaceId]);
   return r.rows[0]?.balance ?? 0;
 }
+
+/** The workspace's credit account (`GET /credits/balance`), or null when it has none yet. */
+export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<{ balance: number; updated_at: Date } | null> {
+  const r = await db.query<{ balance: number; updated_at: Date }>({
+    name: 'credit-balance', // planned once per connection: a hot read
+    text: `select balance, updated_at from credit_accounts where workspace_id = $1`,
+    values: [workspaceId],
+  });
+  return r.rows[0] ?? null;
+}
+
+export interface CreditTransactionRow {
+  id: string;
+  kind: LedgerKind;
+  amount: number;
+  balance_after: number;
+  reason: string;
+  job_id: string | null;
+  metadata: unknown;
+  created_at: Date;
+}
+
+/**
+ * One keyset page of the ledger (UUIDv7 ids are time-ordered, so the id alone is the keyset):
+ * `limit` rows after (`next`: older) or before (`prev`: newer) the id `from.after[0]`, newest first for
+ * `next`, oldest first for `prev`; from the newest row without `from`.
+ */
+export async function creditTransactionsPage(db: Queryable, workspaceId: string, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
+  const params: unknown[] = [workspaceId, limit];
+  let where = '';
+  let order = 'id desc';
+  if (from) {
+    params.push(from.after[0]);
+    where = from.dir === 'next' ? 'and id < $3' : 'and id > $3';
+    if (from.dir === 'prev') order = 'id asc';
+  }
+  const r = await db.query<CreditTransactionRow>(`select id, kind, amount, balance_after, reason, job_id, metadata, created_at from credit_transactions where workspace_id = $1 ${where} order by ${order} limit $2`, params);
+  return r.rows;
+}
+
+export async function countCreditTransactions(db: Queryable, workspaceId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(`select count(*)::int as n from credit_transactions where workspace_id = $1`, [workspaceId]);
+  return r.rows[0]!.n;
+}

@@ -240,3 +240,17 @@ export async function unknownMedia(db: Queryable, workspaceId: string, fileNames
   const known = new Set(r.rows.map((x) => x.file_name));
   return new Set(unique.filter((f) => !known.has(f)));
 }
+
+/** Sizes of the workspace's unassembled chunks among `fileNames` (file name → bytes); names that are no such chunk are absent. */
+export async function chunkSizes(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, number>> {
+  const r = await db.query<{ file_name: string; size_bytes: number }>(
+    `select file_name, size_bytes from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`,
+    [workspaceId, fileNames],
+  );
+  return new Map(r.rows.map((x) => [x.file_name, Number(x.size_bytes)]));
+}
+
+/** Removes the rows of consumed chunks (their objects are removed from the store by the caller). */
+export async function deleteChunkRecords(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
+  await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`, [workspaceId, fileNames]);
+}

@@ -53,3 +53,8 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     client.release();
   }
 }
+
+/** One round trip to PostgreSQL (readiness check); rejects when the database does not answer. */
+export async function pingDatabase(db: Queryable): Promise<void> {
+  await db.query('select 1');
+}

@@ -8,6 +8,7 @@ import type { Context } from 'koa';
 import { unauthorized } from '../../domain/errors.js';
 import type { KeyKind, Plan } from '../../db/platform.js';
 import type { Queryable } from '../../db/pool.js';
+import { findActiveApiKeyByHash } from '../../db/apiKeys.js';
 
 export interface AuthContext {
   workspaceId: string;
@@ -37,14 +38,6 @@ export function readKey(ctx: Context): string | undefined {
   return m?.[1]?.trim();
 }
 
-const KEY_LOOKUP = {
-  // Named: each pooled connection parses and plans it once.
-  name: 'auth-key-lookup',
-  text: `select k.id, k.workspace_id, k.kind, w.plan, k.expires_at
-           from api_keys k join workspaces w on w.id = k.workspace_id
-          where k.key_hash = $1 and k.revoked_at is null`,
-};
-
 interface KnownKey {
   auth: AuthContext;
   /** Session keys expire (SESSION_KEY_TTL_SECONDS after creation); epoch ms, null: never. */
@@ -52,9 +45,8 @@ interface KnownKey {
 }
 
 async function lookUpKey(db: Queryable, hash: string): Promise<KnownKey | undefined> {
-  const r = await db.query<{ id: string; workspace_id: string; kind: KeyKind; plan: Plan; expires_at: Date | null }>({ ...KEY_LOOKUP, values: [hash] });
-  const row = r.rows[0];
-  return row && { auth: { workspaceId: row.workspace_id, apiKeyId: row.id, keyKind: row.kind, billable: row.kind !== 'session', plan: row.plan }, keyExpiresAt: row.expires_at?.getTime() ?? null };
+  const row = await findActiveApiKeyByHash(db, hash);
+  return row ? { auth: { workspaceId: row.workspace_id, apiKeyId: row.id, keyKind: row.kind, billable: row.kind !== 'session', plan: row.plan }, keyExpiresAt: row.expires_at?.getTime() ?? null } : undefined;
 }
 
 /** An expired session key is a 401 whether it came from the cache or the database. */

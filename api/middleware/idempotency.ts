@@ -7,6 +7,13 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../domain/pagination.js';
 import { conflict, invalidField, unprocessable } from '../../domain/errors.js';
+import {
+  completeIdempotencyRecord,
+  deleteExpiredIdempotencyRecord,
+  deletePendingIdempotencyRecord,
+  findIdempotencyRecord,
+  insertIdempotencyRecord,
+} from '../../db/idempotency.js';
 import type { Pool } from '../../db/pool.js';
 
 export interface StoredResponse {
@@ -25,18 +32,9 @@ export async function claimIdempotencyKey(pool: Pool, workspaceId: string, key: 
   if (key.length > 255) throw invalidField('/headers/idempotency-key', 'must be at most 255 characters');
   const hash = requestHash(method, path, body);
   // A record older than 24 h no longer counts.
-  await pool.query(`delete from idempotency_records where workspace_id = $1 and idempotency_key = $2 and created_at < now() - interval '24 hours'`, [workspaceId, key]);
-  const ins = await pool.query(
-    `insert into idempotency_records (workspace_id, idempotency_key, method, path, request_hash) values ($1, $2, $3, $4, $5)
-     on conflict do nothing`,
-    [workspaceId, key, method, path, hash],
-  );
-  if (ins.rowCount === 1) return { kind: 'new' };
-  const r = await pool.query<{ request_hash: string; status: number | null; response_body: unknown; response_headers: Record<string, string> | null }>(
-    `select request_hash, status, response_body, response_headers from idempotency_records where workspace_id = $1 and idempotency_key = $2`,
-    [workspaceId, key],
-  );
-  const row = r.rows[0];
+  await deleteExpiredIdempotencyRecord(pool, workspaceId, key);
+  if (await insertIdempotencyRecord(pool, workspaceId, key, method, path, hash)) return { kind: 'new' };
+  const row = await findIdempotencyRecord(pool, workspaceId, key);
   if (!row) return claimIdempotencyKey(pool, workspaceId, key, method, path, body);
   if (row.request_hash !== hash) throw unprocessable('idempotency_key_reused', 'This Idempotency-Key was used with a different request body or path');
   if (row.status === null) throw conflict('A request with this Idempotency-Key is still being processed', 'idempotency_request_in_progress');
@@ -44,12 +42,9 @@ export async function claimIdempotencyKey(pool: Pool, workspaceId: string, key: 
 }
 
 export async function completeIdempotencyKey(pool: Pool, workspaceId: string, key: string, res: StoredResponse): Promise<void> {
-  await pool.query(
-    `update idempotency_records set status = $3, response_body = $4, response_headers = $5, completed_at = now() where workspace_id = $1 and idempotency_key = $2`,
-    [workspaceId, key, res.status, JSON.stringify(res.body ?? null), JSON.stringify(res.headers)],
-  );
+  await completeIdempotencyRecord(pool, workspaceId, key, res);
 }
 
 export async function releaseIdempotencyKey(pool: Pool, workspaceId: string, key: string): Promise<void> {
-  await pool.query(`delete from idempotency_records where workspace_id = $1 and idempotency_key = $2 and status is null`, [workspaceId, key]);
+  await deletePendingIdempotencyRecord(pool, workspaceId, key);
 }

@@ -16,7 +16,9 @@ import {
   MAX_UPLOAD_BYTES,
 } from '../../domain/social.js';
 import {
+  chunkSizes,
   composeObjects,
+  deleteChunkRecords,
   detectMediaType,
   mediaJson,
   objectName,
@@ -149,11 +151,7 @@ export const mediaRoutes = [
       const names = chunks.map((c) => c.fileName);
       const dup = names.findIndex((n, i) => names.indexOf(n) !== i);
       if (dup >= 0) throw invalidField(`/chunks/${dup}/fileName`, 'is listed twice');
-      const r = await deps.pool.query<{ file_name: string; size_bytes: number }>(
-        `select file_name, size_bytes from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`,
-        [auth.workspaceId, names],
-      );
-      const sizeOf = new Map(r.rows.map((x) => [x.file_name, Number(x.size_bytes)]));
+      const sizeOf = await chunkSizes(deps.pool, auth.workspaceId, names);
       chunks.forEach((c, i) => {
         if (!sizeOf.has(c.fileName)) throw invalidField(`/chunks/${i}/fileName`, 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)');
       });
@@ -183,7 +181,7 @@ export const mediaRoutes = [
       const o: StoredObject = { fileName, contentType: type, sizeBytes: total };
       await recordMedia(deps.pool, auth.workspaceId, o);
       // The chunks are consumed: remove their rows and objects.
-      await deps.pool.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`, [auth.workspaceId, names]);
+      await deleteChunkRecords(deps.pool, auth.workspaceId, names);
       await deps.storage.client.removeObjects(deps.storage.bucket, names).catch((e) => deps.log.warn({ err: e }, 'chunk cleanup failed'));
       return mediaJson(deps.storage, o);
     },

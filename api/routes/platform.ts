@@ -9,6 +9,8 @@ import { buildOpenApi } from '../openapi.js';
 import { PageOf } from '../schemas/common.js';
 import { CreditBalance, CreditTransaction, CreditTransactionsQuery, Health, JobParams, JobResponse, Readiness } from '../schemas/platform.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../../domain/pagination.js';
+import { countCreditTransactions, creditTransactionsPage, findCreditAccount } from '../../db/credits.js';
+import { pingDatabase } from '../../db/pool.js';
 
 const swaggerDir = join(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'), '..');
 const SWAGGER_ASSETS: Record<string, string> = {
@@ -45,7 +47,7 @@ export const platformRoutes = [
     responses: { 200: Readiness, 503: Readiness },
     handler: async ({ deps }) => {
       const checks = {
-        database: await timed(() => deps.pool.query('select 1')),
+        database: await timed(() => pingDatabase(deps.pool)),
         temporal: await timed(() => deps.temporal.workflowService.getSystemInfo({})),
         objectStore: await timed(() => deps.storage.ping()),
       };
@@ -83,12 +85,7 @@ export const platformRoutes = [
     method: 'get', path: '/credits/balance', tag: 'Credits', summary: 'Credit balance of the workspace',
     responses: { 200: CreditBalance }, errors: [401, 500],
     handler: async ({ auth, deps }) => {
-      const r = await deps.pool.query<{ balance: number; updated_at: Date }>({
-        name: 'credit-balance', // planned once per connection: a hot read
-        text: `select balance, updated_at from credit_accounts where workspace_id = $1`,
-        values: [auth.workspaceId],
-      });
-      const row = r.rows[0];
+      const row = await findCreditAccount(deps.pool, auth.workspaceId);
       return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updated_at ?? new Date(0)).toISOString() } };
     },
   }),
@@ -99,25 +96,16 @@ export const platformRoutes = [
       const limit = query.limit ?? 100;
       const fp = queryFingerprint({ ledger: auth.workspaceId });
       const from = query.paginationToken ? decodeToken(deps.config.serverSecret, fp, query.paginationToken) : undefined;
-      // UUIDv7 ids are time-ordered, so the id alone is the keyset.
-      const params: unknown[] = [auth.workspaceId, limit + 1];
-      let where = '';
-      let order = 'id desc';
-      if (from) {
-        params.push(from.after[0]);
-        where = from.dir === 'next' ? 'and id < $3' : 'and id > $3';
-        if (from.dir === 'prev') order = 'id asc';
-      }
       const [rows, total] = await Promise.all([
-        deps.pool.query(`select id, kind, amount, balance_after, reason, job_id, metadata, created_at from credit_transactions where workspace_id = $1 ${where} order by ${order} limit $2`, params),
-        deps.pool.query<{ n: number }>(`select count(*)::int as n from credit_transactions where workspace_id = $1`, [auth.workspaceId]),
+        creditTransactionsPage(deps.pool, auth.workspaceId, limit + 1, from),
+        countCreditTransactions(deps.pool, auth.workspaceId),
       ]);
       const page = pageMeta({
-        secret: deps.config.serverSecret, fingerprint: fp, rows: rows.rows, limit, totalRecords: total.rows[0]!.n, from,
+        secret: deps.config.serverSecret, fingerprint: fp, rows, limit, totalRecords: total, from,
         keyOf: (r) => [r.id],
       });
       return {
-        data: page.data.map((r) => ({ id: r.id, kind: r.kind, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, jobId: r.job_id, metadata: r.metadata, createdAt: (r.created_at as Date).toISOString() })),
+        data: page.data.map((r) => ({ id: r.id, kind: r.kind, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, jobId: r.job_id, metadata: r.metadata, createdAt: r.created_at.toISOString() })),
         meta: page.meta,
       };
     },

@@ -4,6 +4,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import { loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
+import { insertCustomField } from '../../db/customFields.js';
 import { GROUP_OPERATORS, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 import { customField, schemaItem } from '../../domain/contactCatalog.js';
 import { conflict, invalidField } from '../../domain/errors.js';
@@ -48,10 +49,7 @@ export const contactSchemaRoutes = [
       });
       const id = uuidv7();
       try {
-        await deps.pool.query(
-          `insert into custom_field_definitions (id, workspace_id, label, type, options, created_at) values ($1, $2, $3, $4, $5, now())`,
-          [id, auth.workspaceId, body.label.trim(), body.type, body.options ? JSON.stringify(body.options) : null],
-        );
+        await insertCustomField(deps.pool, { id, workspaceId: auth.workspaceId, label: body.label.trim(), type: body.type, options: body.options });
       } catch (e) {
         if ((e as { code?: string }).code === '23505') throw conflict(`A custom field labelled "${body.label.trim()}" already exists`);
         throw e;
