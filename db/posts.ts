@@ -134,3 +134,87 @@ export async function replaceRepostChildren(db: Queryable, parent: PostRow, targ
   }
   await syncRepostChildren(db, parent.id);
 }
+
+// --- Statements of the posts API (api/routes/posts.ts) ---
+
+export interface NewDraftPost {
+  providerId: string;
+  content: string;
+  media?: MediaRef[];
+  articles?: Article[];
+  threadItems?: ThreadItem[];
+  automation?: Automation;
+}
+
+export async function insertDraftPost(db: Queryable, workspaceId: string, p: NewDraftPost): Promise<PostRow> {
+  const r = await db.query<PostRow>(
+    `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post, thread_external_ids, created_at, updated_at)
+     values ($1, $2, $3, 'draft', $4, $5, $6, $7, $8, false, '[]', now(), now()) returning ${POST_COLUMNS}`,
+    [
+      uuidv7(),
+      workspaceId,
+      p.providerId,
+      p.content,
+      JSON.stringify(p.media ?? []),
+      JSON.stringify(p.articles ?? []),
+      JSON.stringify(p.threadItems ?? []),
+      JSON.stringify(p.automation ?? {}),
+    ],
+  );
+  return r.rows[0]!;
+}
+
+/** The changes of a draft edit; absent properties are left as they are. */
+export interface DraftPostChanges {
+  providerId?: string;
+  content?: string;
+  media?: MediaRef[];
+  articles?: Article[];
+  threadItems?: ThreadItem[];
+  automation?: Automation;
+}
+
+export async function updateDraftPost(db: Queryable, postId: string, c: DraftPostChanges): Promise<PostRow> {
+  const sets: string[] = [];
+  const values: unknown[] = [postId];
+  const set = (col: string, v: unknown) => {
+    values.push(v);
+    sets.push(`${col} = $${values.length}`);
+  };
+  if (c.providerId !== undefined) set('provider_id', c.providerId);
+  if (c.content !== undefined) set('content', c.content);
+  if (c.media !== undefined) set('media', JSON.stringify(c.media));
+  if (c.articles !== undefined) set('articles', JSON.stringify(c.articles));
+  if (c.threadItems !== undefined) set('thread_items', JSON.stringify(c.threadItems));
+  if (c.automation !== undefined) set('automation', JSON.stringify(c.automation));
+  const r = await db.query<PostRow>(`update posts set ${sets.join(', ')}, updated_at = now() where id = $1 returning ${POST_COLUMNS}`, values);
+  return r.rows[0]!;
+}
+
+export async function setPostAutomation(db: Queryable, postId: string, automation: Automation): Promise<void> {
+  await db.query(`update posts set automation = $2, updated_at = now() where id = $1`, [postId, JSON.stringify(automation)]);
+}
+
+export async function markPostCancelled(db: Queryable, postId: string): Promise<void> {
+  await db.query(`update posts set status = 'cancelled', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
+}
+
+/** Deletes the post unless it is scheduled or publishing; returns the rows deleted. */
+export async function deleteUnscheduledPost(db: Queryable, workspaceId: string, postId: string): Promise<number> {
+  const r = await db.query(`delete from posts where id = $1 and workspace_id = $2 and status not in ('scheduled','publishing')`, [postId, workspaceId]);
+  return r.rowCount ?? 0;
+}
+
+/** One page of posts: `filter`, `keyset`, `sortSelect` and `orderBy` are compiled SQL over alias `p` whose parameters are in `values` (`countValues`: those of `filter` only). */
+export async function selectPostPage<K extends Record<string, unknown>>(
+  db: Queryable,
+  q: { filter: string; keyset: string; sortSelect: string; orderBy: string; limit: number; values: unknown[]; countValues: unknown[] },
+): Promise<{ rows: Array<PostRow & K>; total: number }> {
+  const columns = POST_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
+  const [rows, count] = await Promise.all([
+    db.query<PostRow & K>(`select ${columns}, ${q.sortSelect} from posts p where ${q.filter} and (${q.keyset})
+            order by ${q.orderBy} limit ${q.limit + 1}`, q.values),
+    db.query<{ n: number }>(`select count(*)::int as n from posts p where ${q.filter}`, q.countValues),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}

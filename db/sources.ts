@@ -4,10 +4,12 @@
  * resolves to the existing source (Migration20261121010000_contacts).
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { v7 as uuidv7 } from 'uuid';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
 import type { RunFrequency } from '../domain/runFrequency.js';
-import type { Queryable } from './pool.js';
+import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { attachSourceToSegment } from './segmentLinks.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
 export { REFRESH_STATUSES, SOURCE_TYPES } from '../domain/sourceRules.js';
@@ -56,4 +58,172 @@ export async function learnSourceDisplay(db: Queryable, workspaceId: string, sou
      where id = $1 and workspace_id = $2`,
     [sourceId, workspaceId, subject.name ?? null, subject.profileImageUrl ?? null],
   );
+}
+
+// --- Statements of the sources API (api/routes/sources.ts) ---
+
+export interface SourceRow extends Record<string, unknown> {
+  id: string;
+  workspace_id: string;
+  source_type: SourceType;
+  source_identifier: string | null;
+  normalised_identifier: string;
+  source_meta: Record<string, unknown>;
+  run_frequency: RunFrequency | null;
+  refresh_status: Exclude<RefreshStatus, null> | null;
+  schedule_id: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, schedule_id, created_at';
+const S_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
+
+/** The source of the workspace, or null (`id` must be a UUID). */
+export async function findSource(db: Queryable, workspaceId: string, id: string): Promise<SourceRow | null> {
+  const r = await db.query<SourceRow>(`select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, [id, workspaceId]);
+  return r.rows[0] ?? null;
+}
+
+/** The sources of the workspace among `ids` (UUIDs), in no particular order. */
+export async function findSourcesByIds(db: Queryable, workspaceId: string, ids: string[]): Promise<SourceRow[]> {
+  if (!ids.length) return [];
+  const r = await db.query<SourceRow>(`select ${COLUMNS} from sources where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids]);
+  return r.rows;
+}
+
+export interface NewSource {
+  sourceType: SourceType;
+  sourceIdentifier: string | null;
+  sourceMeta: Record<string, unknown>;
+  identityKey: string | null;
+}
+
+/** Inserts the source unless the workspace has the same one; returns the row and whether it is new. */
+export async function insertOrFindSource(
+  q: Queryable,
+  workspaceId: string,
+  s: NewSource,
+  /** Merge into an existing source: the keys the client sent (null: keep the existing one as it is). */
+  given: Record<string, unknown> | null,
+): Promise<{ row: SourceRow; created: boolean }> {
+  const id = uuidv7();
+  const key = s.identityKey ?? `id:${id}`;
+  // Filled-in display defaults never override what the source already has; sent keys do.
+  const onConflict = given
+    ? `on conflict (workspace_id, source_type, normalised_identifier) do update set source_meta = excluded.source_meta || sources.source_meta || $7::jsonb, updated_at = now()`
+    : `on conflict (workspace_id, source_type, normalised_identifier) do nothing`;
+  const r = await q.query<SourceRow & { inserted: boolean }>(
+    `insert into sources (id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, null, null, now(), now())
+     ${onConflict}
+     returning ${COLUMNS}, (xmax = 0) as inserted`,
+    [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta), ...(given ? [JSON.stringify(given)] : [])],
+  );
+  if (r.rows[0]) return { row: r.rows[0], created: r.rows[0].inserted };
+  const existing = await q.query<SourceRow>(
+    `select ${COLUMNS} from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3`,
+    [workspaceId, s.sourceType, key],
+  );
+  return { row: existing.rows[0]!, created: false };
+}
+
+/**
+ * Upserts the sources in one transaction (each merged with the keys in `given`, attached to
+ * its `segmentId` if any); returns the rows in input order and how many were created.
+ */
+export async function upsertSources(
+  pool: Pool,
+  workspaceId: string,
+  items: Array<{ norm: NewSource; given: Record<string, unknown>; segmentId?: string }>,
+): Promise<{ rows: SourceRow[]; created: number }> {
+  return withTransaction(pool, async (client) => {
+    const rows: SourceRow[] = [];
+    let created = 0;
+    for (const it of items) {
+      const r = await insertOrFindSource(client, workspaceId, it.norm, it.given);
+      if (r.created) created++;
+      if (it.segmentId) await attachSourceToSegment(client, workspaceId, it.segmentId, r.row.id);
+      rows.push(r.row);
+    }
+    return { rows, created };
+  });
+}
+
+/** Whether another source of the workspace has this type and normalised identifier. */
+export async function sourceIdentityTaken(db: Queryable, row: SourceRow, normalisedIdentifier: string): Promise<boolean> {
+  const clash = await db.query(
+    `select 1 from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3 and id <> $4`,
+    [row.workspace_id, row.source_type, normalisedIdentifier, row.id],
+  );
+  return !!clash.rowCount;
+}
+
+/**
+ * Updates a source; undefined properties are left as they are (`runFrequency` and `scheduleId`
+ * change together). Null if the source no longer exists; a unique violation (23505) propagates.
+ */
+export async function updateSource(
+  db: Queryable,
+  row: SourceRow,
+  c: { sourceMeta?: Record<string, unknown>; normalisedIdentifier?: string; runFrequency?: RunFrequency | null; scheduleId: string | null },
+): Promise<SourceRow | null> {
+  const r = await db.query<SourceRow>(
+    `update sources set
+        source_meta = coalesce($3::jsonb, source_meta),
+        normalised_identifier = coalesce($4, normalised_identifier),
+        run_frequency = case when $5::boolean then $6::jsonb else run_frequency end,
+        schedule_id = case when $5::boolean then $7 else schedule_id end,
+        updated_at = now()
+      where id = $1 and workspace_id = $2
+      returning ${COLUMNS}`,
+    [
+      row.id,
+      row.workspace_id,
+      c.sourceMeta === undefined ? null : JSON.stringify(c.sourceMeta),
+      c.normalisedIdentifier ?? null,
+      c.runFrequency !== undefined,
+      c.runFrequency ? JSON.stringify(c.runFrequency) : null,
+      c.scheduleId,
+    ],
+  );
+  return r.rows[0] ?? null;
+}
+
+/** One page of the sources of one type: `filter` and `keyset` are compiled SQL over alias `s`, parameters in `args` (`countArgs`: those of `filter`), the limit the last of `args`. */
+export async function selectSourcePage(
+  db: Queryable,
+  q: { filter: string; keyset: string; descending: boolean; args: unknown[]; countArgs: unknown[] },
+): Promise<{ rows: SourceRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    db.query<SourceRow>(
+      `select ${S_COLUMNS} from sources s where ${q.filter}${q.keyset} order by s.id ${q.descending ? 'desc' : 'asc'} limit $${q.args.length}`,
+      q.args,
+    ),
+    db.query<{ n: number }>(`select count(*)::int as n from sources s where ${q.filter}`, q.countArgs),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.n };
+}
+
+/** Marks the source `queued` unless a pull of it is queued or running; whether it was marked. */
+export async function claimIdleSourcePull(db: Queryable, sourceId: string): Promise<boolean> {
+  const idle = await db.query(
+    `update sources set refresh_status = 'queued', updated_at = now()
+      where id = $1 and (refresh_status is null or refresh_status not in ('queued', 'running'))`,
+    [sourceId],
+  );
+  return !!idle.rowCount;
+}
+
+/** Marks the source `queued` again if its queued/running status is older than `graceSecs`; whether it was marked. */
+export async function claimStaleSourcePull(db: Queryable, sourceId: string, graceSecs: number): Promise<boolean> {
+  const stale = await db.query(
+    `update sources set refresh_status = 'queued', updated_at = now()
+      where id = $1 and refresh_status in ('queued', 'running') and updated_at < now() - make_interval(secs => $2)`,
+    [sourceId, graceSecs],
+  );
+  return !!stale.rowCount;
+}
+
+export async function setSourceRefreshStatus(db: Queryable, sourceId: string, status: Exclude<RefreshStatus, null> | null): Promise<void> {
+  await db.query(`update sources set refresh_status = $2 where id = $1`, [sourceId, status]);
 }

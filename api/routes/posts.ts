@@ -3,7 +3,6 @@
  * pagination, and the cross-account reposting configuration (enterprise plan). Scheduling and
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
-import { v7 as uuidv7 } from 'uuid';
 import { ApiError, conflict, featureNotAvailable, invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { compileSort, compileWhere, keysetPredicate, Params, reverseOrder } from '../../domain/conditions.js';
@@ -11,7 +10,20 @@ import { postCatalog } from '../../domain/postCatalog.js';
 import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
-import { cancelRepostChildren, findPost, POST_COLUMNS, postJson, replaceRepostChildren, type PostRow } from '../../db/posts.js';
+import { connectedIntegrationProvider, integrationProvider } from '../../db/integrations.js';
+import {
+  cancelRepostChildren,
+  deleteUnscheduledPost,
+  findPost,
+  insertDraftPost,
+  markPostCancelled,
+  postJson,
+  replaceRepostChildren,
+  selectPostPage,
+  setPostAutomation,
+  updateDraftPost,
+  type PostRow,
+} from '../../db/posts.js';
 import { cancelSchedules, livePublishRows } from '../../db/schedules.js';
 import { signalUnscheduled } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
@@ -29,12 +41,9 @@ import {
 
 /** The connected integration `id` of the workspace, or a 400 naming `path`. */
 async function connectedProvider(db: Queryable, workspaceId: string, id: string, path: string): Promise<Provider> {
-  const r = isUuid(id)
-    ? await db.query<{ provider: Provider }>(`select provider from integrations where id = $1 and workspace_id = $2 and status = 'connected'`, [id, workspaceId])
-    : { rows: [] };
-  const row = r.rows[0];
-  if (!row) throw invalidField(path, 'is not a connected integration of this workspace');
-  return row.provider;
+  const provider = isUuid(id) ? await connectedIntegrationProvider(db, workspaceId, id) : null;
+  if (!provider) throw invalidField(path, 'is not a connected integration of this workspace');
+  return provider;
 }
 
 /** Every `fileName` a post references must be media of the workspace: 400 naming the first that is not. */
@@ -55,11 +64,6 @@ async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdat
   return post;
 }
 
-async function kindOf(db: Queryable, integrationId: string): Promise<Provider> {
-  const r = await db.query<{ provider: Provider }>(`select provider from integrations where id = $1`, [integrationId]);
-  return r.rows[0]!.provider;
-}
-
 export const postRoutes = [
   defineRoute({
     method: 'post',
@@ -75,21 +79,8 @@ export const postRoutes = [
     handler: async ({ body, auth, deps }) => {
       await connectedProvider(deps.pool, auth.workspaceId, body.providerId, '/providerId');
       await checkMediaRefs(deps.pool, auth.workspaceId, body);
-      const r = await deps.pool.query<PostRow>(
-        `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post, thread_external_ids, created_at, updated_at)
-         values ($1, $2, $3, 'draft', $4, $5, $6, $7, $8, false, '[]', now(), now()) returning ${POST_COLUMNS}`,
-        [
-          uuidv7(),
-          auth.workspaceId,
-          body.providerId.toLowerCase(),
-          body.content,
-          JSON.stringify(body.media ?? []),
-          JSON.stringify(body.articles ?? []),
-          JSON.stringify(body.threadItems ?? []),
-          JSON.stringify(body.automation ?? {}),
-        ],
-      );
-      return { data: postJson(r.rows[0]!) };
+      const post = await insertDraftPost(deps.pool, auth.workspaceId, { ...body, providerId: body.providerId.toLowerCase() });
+      return { data: postJson(post) };
     },
   }),
 
@@ -117,21 +108,21 @@ export const postRoutes = [
       const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
       const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
-      const columns = POST_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
-      const [rows, count] = await Promise.all([
-        deps.pool.query<PostRow & Record<string, unknown>>(
-          `select ${columns}, ${sort.select} from posts p where ${filter} and (${keyset})
-            order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limit + 1}`,
-          params.values,
-        ),
-        deps.pool.query<{ n: number }>(`select count(*)::int as n from posts p where ${filter}`, countParams),
-      ]);
+      const { rows, total } = await selectPostPage(deps.pool, {
+        filter,
+        keyset,
+        sortSelect: sort.select,
+        orderBy: from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy,
+        limit,
+        values: params.values,
+        countValues: countParams,
+      });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
-        rows: rows.rows,
+        rows,
         limit,
-        totalRecords: count.rows[0]!.n,
+        totalRecords: total,
         keyOf: sort.keyOf,
         from,
       });
@@ -164,7 +155,7 @@ export const postRoutes = [
         if (!['draft', 'scheduled'].includes(parent.status)) {
           throw conflict(`Reposting can be configured on a draft or scheduled post; this one is ${parent.status}`, 'invalid_post_state');
         }
-        const parentKind = await kindOf(tx, parent.provider_id);
+        const parentKind = await integrationProvider(tx, parent.provider_id);
         const seen = new Set<string>();
         for (const [i, t] of reposts.entries()) {
           const path = `/reposting/reposts/${i}/providerId`;
@@ -177,7 +168,7 @@ export const postRoutes = [
         }
         const targets = reposts.map((t) => ({ providerId: t.providerId.toLowerCase(), scheduleInSecs: t.scheduleInSecs }));
         const automation = { ...parent.automation, crossAccountRepostConfig: { enabled: enable, providersConfig: targets } };
-        await tx.query(`update posts set automation = $2, updated_at = now() where id = $1`, [parent.id, JSON.stringify(automation)]);
+        await setPostAutomation(tx, parent.id, automation);
         if (enable) await replaceRepostChildren(tx, parent, targets);
         else await cancelRepostChildren(tx, parent.id);
         return (await findPost(tx, auth.workspaceId, parent.id))!;
@@ -214,21 +205,15 @@ export const postRoutes = [
         if (post.status !== 'draft') throw conflict(`Only drafts can be edited; this post is ${post.status}`, 'post_not_editable');
         if (body.providerId !== undefined) await connectedProvider(tx, auth.workspaceId, body.providerId, '/providerId');
         await checkMediaRefs(tx, auth.workspaceId, body);
-        const sets: string[] = [];
-        const values: unknown[] = [post.id];
-        const set = (col: string, v: unknown) => {
-          values.push(v);
-          sets.push(`${col} = $${values.length}`);
-        };
-        if (body.providerId !== undefined) set('provider_id', body.providerId.toLowerCase());
-        if (body.content !== undefined) set('content', body.content);
-        if (body.media !== undefined) set('media', JSON.stringify(body.media));
-        if (body.articles !== undefined) set('articles', JSON.stringify(body.articles));
-        if (body.threadItems !== undefined) set('thread_items', JSON.stringify(body.threadItems));
-        // The repost configuration is kept; only `threadDelay` is client-editable here.
-        if (body.automation !== undefined) set('automation', JSON.stringify({ ...post.automation, threadDelay: body.automation.threadDelay }));
-        const r = await tx.query<PostRow>(`update posts set ${sets.join(', ')}, updated_at = now() where id = $1 returning ${POST_COLUMNS}`, values);
-        return r.rows[0]!;
+        return updateDraftPost(tx, post.id, {
+          providerId: body.providerId?.toLowerCase(),
+          content: body.content,
+          media: body.media,
+          articles: body.articles,
+          threadItems: body.threadItems,
+          // The repost configuration is kept; only `threadDelay` is client-editable here.
+          automation: body.automation !== undefined ? { ...post.automation, threadDelay: body.automation.threadDelay } : undefined,
+        });
       });
       return { data: postJson(updated) };
     },
@@ -256,15 +241,14 @@ export const postRoutes = [
           }
           // The waiting rows are cancelled: a publish workflow that wakes up finds nothing to claim.
           const rows = await cancelSchedules(tx, post.id);
-          await tx.query(`update posts set status = 'cancelled', scheduled_time = null, updated_at = now() where id = $1`, [post.id]);
+          await markPostCancelled(tx, post.id);
           await cancelRepostChildren(tx, post.id);
           return rows;
         });
         await signalUnscheduled(deps, cancelled);
         return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
       }
-      const r = await deps.pool.query(`delete from posts where id = $1 and workspace_id = $2 and status not in ('scheduled','publishing')`, [post.id, auth.workspaceId]);
-      if (!r.rowCount) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+      if (!(await deleteUnscheduledPost(deps.pool, auth.workspaceId, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
       return { data: { id: post.id, deleted: true as const, status: 'deleted' as const } };
     },
   }),

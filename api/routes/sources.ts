@@ -7,7 +7,6 @@
  * job search — returns the existing source with 200 (unique index on
  * (workspace_id, source_type, normalised_identifier)).
  */
-import { v7 as uuidv7 } from 'uuid';
 import { catalogOf, compileWhere, type CatalogField } from '../../domain/conditions.js';
 import { contactCatalog, type ContactCatalog } from '../../domain/contactCatalog.js';
 import { badRequest, conflict, invalidField, notFound } from '../../domain/errors.js';
@@ -18,14 +17,24 @@ import {
   isListeningSourceType,
   mergeSourceMeta,
   validateSourceInput,
-  type RefreshStatus,
-  type SourceType,
 } from '../../domain/sourceRules.js';
 import { isUuid } from '../../domain/ids.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
-import { findInWorkspace } from '../../db/scoping.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import type { Queryable } from '../../db/pool.js';
+import {
+  claimIdleSourcePull,
+  claimStaleSourcePull,
+  findSource,
+  findSourcesByIds,
+  insertOrFindSource,
+  selectSourcePage,
+  setSourceRefreshStatus,
+  sourceIdentityTaken,
+  updateSource,
+  upsertSources,
+  type SourceRow,
+} from '../../db/sources.js';
 import type { AppDeps } from '../deps.js';
 import { startJob } from '../jobs.js';
 import { defineRoute, reply } from '../route.js';
@@ -47,22 +56,6 @@ import {
   type SourceJson,
 } from '../schemas/sources.js';
 import { sourcePullWorkflow, type SourcePullInput } from '../../workflows/sourcePull.js';
-
-interface SourceRow extends Record<string, unknown> {
-  id: string;
-  workspace_id: string;
-  source_type: SourceType;
-  source_identifier: string | null;
-  normalised_identifier: string;
-  source_meta: Record<string, unknown>;
-  run_frequency: RunFrequency | null;
-  refresh_status: Exclude<RefreshStatus, null> | null;
-  schedule_id: string | null;
-  created_at: Date;
-}
-
-const COLUMNS = 'id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, schedule_id, created_at';
-const S_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
 
 export function sourceJson(r: SourceRow): SourceJson {
   return {
@@ -93,20 +86,10 @@ const PULL_CLAIM_GRACE_SECS = 60;
  * Temporal lists no running pull of the source.
  */
 async function claimPull(deps: AppDeps, sourceId: string): Promise<void> {
-  const idle = await deps.pool.query(
-    `update sources set refresh_status = 'queued', updated_at = now()
-      where id = $1 and (refresh_status is null or refresh_status not in ('queued', 'running'))`,
-    [sourceId],
-  );
-  if (idle.rowCount) return;
+  if (await claimIdleSourcePull(deps.pool, sourceId)) return;
   const busy = () => conflict(`Source ${sourceId} is already being pulled; wait for that job to end`);
   if (await pullListed(deps, sourceId)) throw busy();
-  const stale = await deps.pool.query(
-    `update sources set refresh_status = 'queued', updated_at = now()
-      where id = $1 and refresh_status in ('queued', 'running') and updated_at < now() - make_interval(secs => $2)`,
-    [sourceId, PULL_CLAIM_GRACE_SECS],
-  );
-  if (!stale.rowCount) throw busy();
+  if (!(await claimStaleSourcePull(deps.pool, sourceId, PULL_CLAIM_GRACE_SECS))) throw busy();
 }
 
 /** Whether Temporal lists a running pull workflow of the source. */
@@ -116,37 +99,10 @@ async function pullListed(deps: AppDeps, sourceId: string): Promise<boolean> {
   return n.count > 0;
 }
 
-function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
-  return findInWorkspace<SourceRow>(q, 'Source', `select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, workspaceId, id);
-}
-
-/** Inserts the source unless the workspace has the same one; returns the row and whether it is new. */
-async function insertOrFind(
-  q: Queryable,
-  workspaceId: string,
-  s: { sourceType: SourceType; sourceIdentifier: string | null; sourceMeta: Record<string, unknown>; identityKey: string | null },
-  /** Merge into an existing source: the keys the client sent (null: keep the existing one as it is). */
-  given: Record<string, unknown> | null,
-): Promise<{ row: SourceRow; created: boolean }> {
-  const id = uuidv7();
-  const key = s.identityKey ?? `id:${id}`;
-  // Filled-in display defaults never override what the source already has; sent keys do.
-  const onConflict = given
-    ? `on conflict (workspace_id, source_type, normalised_identifier) do update set source_meta = excluded.source_meta || sources.source_meta || $7::jsonb, updated_at = now()`
-    : `on conflict (workspace_id, source_type, normalised_identifier) do nothing`;
-  const r = await q.query<SourceRow & { inserted: boolean }>(
-    `insert into sources (id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, null, null, now(), now())
-     ${onConflict}
-     returning ${COLUMNS}, (xmax = 0) as inserted`,
-    [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta), ...(given ? [JSON.stringify(given)] : [])],
-  );
-  if (r.rows[0]) return { row: r.rows[0], created: r.rows[0].inserted };
-  const existing = await q.query<SourceRow>(
-    `select ${COLUMNS} from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3`,
-    [workspaceId, s.sourceType, key],
-  );
-  return { row: existing.rows[0]!, created: false };
+async function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
+  const row = isUuid(id) ? await findSource(q, workspaceId, id) : null;
+  if (!row) throw notFound('Source', id);
+  return row;
 }
 
 interface PatchPlan {
@@ -185,11 +141,7 @@ async function applyPatch(deps: AppDeps, plan: PatchPlan): Promise<SourceRow> {
   const { row } = plan;
   if (plan.normalisedIdentifier) {
     // Checked before the schedule changes, so a refused PATCH leaves nothing behind.
-    const clash = await deps.pool.query(
-      `select 1 from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3 and id <> $4`,
-      [row.workspace_id, row.source_type, plan.normalisedIdentifier, row.id],
-    );
-    if (clash.rowCount) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
+    if (await sourceIdentityTaken(deps.pool, row, plan.normalisedIdentifier)) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
   }
   let scheduleId = row.schedule_id;
   let runFrequency: RunFrequency | null | undefined;
@@ -202,27 +154,9 @@ async function applyPatch(deps: AppDeps, plan: PatchPlan): Promise<SourceRow> {
     runFrequency = { numberOfPastDaysToSync: plan.runFrequency.numberOfPastDaysToSync, periodicInterval: plan.runFrequency.periodicInterval };
   }
   try {
-    const r = await deps.pool.query<SourceRow>(
-      `update sources set
-          source_meta = coalesce($3::jsonb, source_meta),
-          normalised_identifier = coalesce($4, normalised_identifier),
-          run_frequency = case when $5::boolean then $6::jsonb else run_frequency end,
-          schedule_id = case when $5::boolean then $7 else schedule_id end,
-          updated_at = now()
-        where id = $1 and workspace_id = $2
-        returning ${COLUMNS}`,
-      [
-        row.id,
-        row.workspace_id,
-        plan.sourceMeta === undefined ? null : JSON.stringify(plan.sourceMeta),
-        plan.normalisedIdentifier ?? null,
-        runFrequency !== undefined,
-        runFrequency ? JSON.stringify(runFrequency) : null,
-        scheduleId,
-      ],
-    );
-    if (!r.rows[0]) throw notFound('Source', row.id);
-    return r.rows[0];
+    const updated = await updateSource(deps.pool, row, { sourceMeta: plan.sourceMeta, normalisedIdentifier: plan.normalisedIdentifier, runFrequency, scheduleId });
+    if (!updated) throw notFound('Source', row.id);
+    return updated;
   } catch (e) {
     if ((e as { code?: string }).code === '23505') throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
     throw e;
@@ -281,7 +215,7 @@ export const sourceRoutes = [
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const norm = validateSourceInput(body, inCatalog(catalog));
       if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
-      const { row } = await insertOrFind(deps.pool, auth.workspaceId, norm, null);
+      const { row } = await insertOrFindSource(deps.pool, auth.workspaceId, norm, null);
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
       return { data: sourceJson(row) };
     },
@@ -315,19 +249,13 @@ export const sourceRoutes = [
         keyset = ` and s.id ${from.dir === 'next' ? '>' : '<'} $${args.length}::uuid`;
       }
       args.push(limit + 1);
-      const [rows, count] = await Promise.all([
-        deps.pool.query<SourceRow>(
-          `select ${S_COLUMNS} from sources s where ${filter}${keyset} order by s.id ${from?.dir === 'prev' ? 'desc' : 'asc'} limit $${args.length}`,
-          args,
-        ),
-        deps.pool.query<{ n: number }>(`select count(*)::int as n from sources s where ${filter}`, base),
-      ]);
+      const { rows, total } = await selectSourcePage(deps.pool, { filter, keyset, descending: from?.dir === 'prev', args, countArgs: base });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
-        rows: rows.rows,
+        rows,
         limit,
-        totalRecords: count.rows[0]!.n,
+        totalRecords: total,
         keyOf: (r) => [r.id],
         from,
       });
@@ -354,25 +282,8 @@ export const sourceRoutes = [
       for (const segId of new Set(items.map((i) => i.segmentId).filter((x): x is string => !!x))) {
         await assertSegment(deps.pool, auth.workspaceId, segId);
       }
-      const client = await deps.pool.connect();
-      try {
-        await client.query('begin');
-        const out: SourceRow[] = [];
-        let created = 0;
-        for (const it of items) {
-          const r = await insertOrFind(client, auth.workspaceId, it.norm, it.given);
-          if (r.created) created++;
-          if (it.segmentId) await attachSourceToSegment(client, auth.workspaceId, it.segmentId, r.row.id);
-          out.push(r.row);
-        }
-        await client.query('commit');
-        return { data: out.map(sourceJson), meta: { created, updated: out.length - created } };
-      } catch (e) {
-        await client.query('rollback').catch(() => {});
-        throw e;
-      } finally {
-        client.release();
-      }
+      const { rows, created } = await upsertSources(deps.pool, auth.workspaceId, items);
+      return { data: rows.map(sourceJson), meta: { created, updated: rows.length - created } };
     },
   }),
 
@@ -387,10 +298,7 @@ export const sourceRoutes = [
     errors: [400, 401, 500],
     handler: async ({ body, auth, deps }) => {
       const ids = [...new Set(body.sourceIds.filter(isUuid).map((s) => s.toLowerCase()))];
-      const r = ids.length
-        ? await deps.pool.query<SourceRow>(`select ${COLUMNS} from sources where workspace_id = $1 and id = any($2::uuid[])`, [auth.workspaceId, ids])
-        : { rows: [] as SourceRow[] };
-      const byId = new Map(r.rows.map((row) => [row.id, row]));
+      const byId = new Map((await findSourcesByIds(deps.pool, auth.workspaceId, ids)).map((row) => [row.id, row]));
       return { data: ids.map((id) => byId.get(id)).filter((x): x is SourceRow => !!x).map(sourceJson) };
     },
   }),
@@ -461,7 +369,7 @@ export const sourceRoutes = [
         message: 'Accepted: the audience is pulled in the background; poll jobStatusEndpoint for its status',
       }).catch(async (e: unknown) => {
         // no pull started: give the source back its previous status
-        await deps.pool.query(`update sources set refresh_status = $2 where id = $1`, [row.id, row.refresh_status]);
+        await setSourceRefreshStatus(deps.pool, row.id, row.refresh_status);
         throw e;
       });
       return reply(202, accepted);
