@@ -254,3 +254,13 @@ export async function chunkSizes(db: Queryable, workspaceId: string, fileNames: 
 export async function deleteChunkRecords(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
   await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`, [workspaceId, fileNames]);
 }
+
+/** The content type of each of `fileNames` that is a media object of the workspace. */
+export async function mediaContentTypes(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, string>> {
+  if (!fileNames.length) return new Map();
+  const r = await db.query<{ file_name: string; content_type: string }>(
+    `select file_name, content_type from media_objects where workspace_id = $1 and file_name = any($2::text[])`,
+    [workspaceId, fileNames],
+  );
+  return new Map(r.rows.map((m) => [m.file_name, m.content_type]));
+}

@@ -218,3 +218,20 @@ export async function selectPostPage<K extends Record<string, unknown>>(
   ]);
   return { rows: rows.rows, total: count.rows[0]!.n };
 }
+
+// ---- Writes of the publishing routes (api/routes/publishing.ts) ----
+
+/** A draft comment on an external pronet post (`externalPost: true`). */
+export async function insertExternalReplyDraft(db: Queryable, workspaceId: string, id: string, providerId: string, content: string, externalPostUrl: string): Promise<void> {
+  await db.query(
+    `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
+                        external_post_url, thread_external_ids, created_at, updated_at)
+     values ($1, $2, $3, 'draft', $4, '[]', '[]', '[]', '{}', true, $5, '[]', now(), now())`,
+    [id, workspaceId, providerId, content, externalPostUrl],
+  );
+}
+
+/** A repost child's cancel (unschedule); its scheduled_time stays. */
+export async function markRepostCancelled(db: Queryable, id: string): Promise<void> {
+  await db.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [id]);
+}

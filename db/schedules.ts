@@ -4,7 +4,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import { publishWorkflowId } from '../domain/publishing.js';
-import type { Automation } from '../domain/social.js';
+import type { Automation, MediaRef, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
 import { syncRepostChildren } from './posts.js';
 
@@ -94,4 +94,33 @@ export async function cancelSchedules(db: Queryable, postId: string): Promise<Re
   await db.query(`update posts set status = 'draft', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
   await syncRepostChildren(db, postId);
   return r.rows.map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
+}
+
+// ---- Reads and locks of bulk-schedule and external-reply (api/routes/publishing.ts) ----
+
+/** What bulk-schedule validates of a post; `kind` is the provider of its integration. */
+export interface PostForSchedule {
+  id: string;
+  status: PostStatus;
+  kind: Provider;
+  content: string;
+  media: MediaRef[];
+  thread_items: ThreadItem[];
+  external_post: boolean;
+  parent_post_id: string | null;
+}
+
+export async function postsForSchedule(db: Queryable, workspaceId: string, postIds: string[]): Promise<PostForSchedule[]> {
+  const r = await db.query<PostForSchedule>(
+    `select p.id, p.status, i.provider as kind, p.content, p.media, p.thread_items, p.external_post, p.parent_post_id
+       from posts p join integrations i on i.id = p.provider_id
+      where p.workspace_id = $1 and p.id = any($2::uuid[])`,
+    [workspaceId, postIds],
+  );
+  return r.rows;
+}
+
+/** Locks the posts, in id order (so concurrent schedulers cannot deadlock), for the rest of the transaction. */
+export async function lockPostsForScheduling(tx: Queryable, postIds: string[]): Promise<void> {
+  await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [postIds]);
 }

@@ -5,12 +5,13 @@
  * and the integration disappears from reads and lists.
  */
 import { v7 as uuidv7 } from 'uuid';
+import { disconnectIntegration, findConnectedIntegration, insertIntegration, listConnectedIntegrations, type IntegrationListQuery, type IntegrationRow } from '../../db/integrations.js';
 import { assertProviderBaseUrl } from '../../activities/outbound.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
-import { isUuid, PROVIDERS, type IntegrationStatus, type Provider } from '../../domain/social.js';
+import { isUuid, PROVIDERS } from '../../domain/social.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -21,18 +22,6 @@ import {
   IntegrationResponse,
   type IntegrationJson,
 } from '../schemas/integrations.js';
-
-interface IntegrationRow {
-  id: string;
-  provider: Provider;
-  name: string;
-  external_account_id: string;
-  api_base_url: string | null;
-  status: IntegrationStatus;
-  created_at: Date;
-}
-
-const COLUMNS = 'id, provider, name, external_account_id, api_base_url, status, created_at';
 
 function integrationJson(r: IntegrationRow): IntegrationJson {
   return {
@@ -45,8 +34,6 @@ function integrationJson(r: IntegrationRow): IntegrationJson {
     createdAt: r.created_at.toISOString(),
   };
 }
-
-const COLUMN_OF = { provider: 'provider', externalAccountId: 'external_account_id', name: 'name' } as const;
 
 export const integrationRoutes = [
   defineRoute({
@@ -65,12 +52,15 @@ export const integrationRoutes = [
       if (body.apiBaseUrl) await assertProviderBaseUrl(body.apiBaseUrl, deps.config.env, deps.config.outboundAllowList, '/apiBaseUrl');
       const id = uuidv7();
       const blob = encryptCredentials(body.credentials, keyringOf(deps.config), id);
-      const r = await deps.pool.query<IntegrationRow>(
-        `insert into integrations (id, workspace_id, provider, name, external_account_id, credentials_encrypted, api_base_url, status, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, 'connected', now()) returning ${COLUMNS}`,
-        [id, auth.workspaceId, body.provider, body.name, body.externalAccountId, blob, body.apiBaseUrl ?? null],
-      );
-      return { data: integrationJson(r.rows[0]!) };
+      const row = await insertIntegration(deps.pool, auth.workspaceId, {
+        id,
+        provider: body.provider,
+        name: body.name,
+        externalAccountId: body.externalAccountId,
+        credentialsEncrypted: blob,
+        apiBaseUrl: body.apiBaseUrl ?? null,
+      });
+      return { data: integrationJson(row) };
     },
   }),
 
@@ -86,9 +76,7 @@ export const integrationRoutes = [
     errors: [400, 401, 500],
     handler: async ({ body, auth, deps }) => {
       const limit = body.limit ?? 25;
-      const where = [`workspace_id = $1`, `status = 'connected'`];
-      const params: unknown[] = [auth.workspaceId];
-      (body.conditions ?? []).forEach((c, i) => {
+      const conditions: IntegrationListQuery['conditions'] = (body.conditions ?? []).map((c, i) => {
         const path = `/conditions/${i}/value`;
         if (c.operator === 'IN' && !Array.isArray(c.value)) throw invalidField(path, 'must be an array for IN');
         if (c.operator === '==' && Array.isArray(c.value)) throw invalidField(path, 'must be a string for ==');
@@ -97,36 +85,25 @@ export const integrationRoutes = [
           const bad = list.find((v) => !(PROVIDERS as readonly string[]).includes(v));
           if (bad !== undefined) throw invalidField(path, `"${bad}" is not a provider (one of ${PROVIDERS.join(', ')})`);
         }
-        params.push(list);
-        where.push(`${COLUMN_OF[c.field]} = any($${params.length}::text[])`);
+        return { field: c.field, values: list };
       });
       const fingerprint = queryFingerprint({ r: 'integrations', c: body.conditions ?? [] });
       const from: TokenPayload | undefined = body.paginationToken
         ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken)
         : undefined;
-      const filter = where.join(' and ');
-      const countParams = [...params];
-      let keyset = '';
+      let after: IntegrationListQuery['after'];
       if (from) {
         const [ts, id] = from.after as [string, string];
         if (typeof ts !== 'string' || typeof id !== 'string') throw invalidField('/paginationToken', 'is malformed');
-        params.push(ts, id);
-        keyset = from.dir === 'next'
-          ? ` and (created_at, id) > ($${params.length - 1}::timestamptz, $${params.length}::uuid)`
-          : ` and (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
+        after = { dir: from.dir, createdAt: ts, id };
       }
-      const order = from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc';
-      params.push(limit + 1);
-      const [rows, count] = await Promise.all([
-        deps.pool.query<IntegrationRow & { k: string }>(`select ${COLUMNS}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit $${params.length}`, params),
-        deps.pool.query<{ n: number }>(`select count(*)::int as n from integrations where ${filter}`, countParams),
-      ]);
+      const { rows, total } = await listConnectedIntegrations(deps.pool, auth.workspaceId, { conditions, after, limit: limit + 1 });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
-        rows: rows.rows,
+        rows,
         limit,
-        totalRecords: count.rows[0]!.n,
+        totalRecords: total,
         // The sort key travels as PostgreSQL's own text form: exact to the microsecond.
         keyOf: (r) => [r.k, r.id],
         from,
@@ -144,12 +121,7 @@ export const integrationRoutes = [
     responses: { 200: IntegrationResponse },
     errors: [401, 404, 500],
     handler: async ({ params, auth, deps }) => {
-      const row = isUuid(params.id)
-        ? (await deps.pool.query<IntegrationRow>(
-            `select ${COLUMNS} from integrations where id = $1 and workspace_id = $2 and status = 'connected'`,
-            [params.id, auth.workspaceId],
-          )).rows[0]
-        : undefined;
+      const row = isUuid(params.id) ? await findConnectedIntegration(deps.pool, auth.workspaceId, params.id) : undefined;
       if (!row) throw notFound('Integration', params.id);
       return { data: integrationJson(row) };
     },
@@ -165,14 +137,8 @@ export const integrationRoutes = [
     responses: { 200: IntegrationDeleted },
     errors: [401, 404, 500],
     handler: async ({ params, auth, deps }) => {
-      const r = isUuid(params.id)
-        ? await deps.pool.query(
-            `update integrations set status = 'disconnected', credentials_encrypted = ''
-              where id = $1 and workspace_id = $2 and status = 'connected'`,
-            [params.id, auth.workspaceId],
-          )
-        : { rowCount: 0 };
-      if (!r.rowCount) throw notFound('Integration', params.id);
+      const disconnected = isUuid(params.id) && (await disconnectIntegration(deps.pool, auth.workspaceId, params.id));
+      if (!disconnected) throw notFound('Integration', params.id);
       return { data: { id: params.id, deleted: true as const } };
     },
   }),

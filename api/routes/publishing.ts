@@ -13,10 +13,21 @@ import { ApiError, conflict, invalidField, notFound, type ErrorDetail } from '..
 import { contentProblem, emptyContentProblem, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
 import { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
-import { isUuid, providerKindsCompatible, type Automation, type MediaRef, type PostStatus, type Provider, type ThreadItem } from '../../domain/social.js';
+import { isUuid, providerKindsCompatible, type Automation } from '../../domain/social.js';
 import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
-import { findPost, postJson, POST_COLUMNS, type PostRow } from '../../db/posts.js';
-import { cancelSchedules, livePublishRows, replaceSchedules, type NewScheduleRow, type ReplacedRow } from '../../db/schedules.js';
+import { mediaContentTypes } from '../../db/media.js';
+import { findPost, insertExternalReplyDraft, markRepostCancelled, postJson, type PostRow } from '../../db/posts.js';
+import {
+  cancelSchedules,
+  livePublishRows,
+  lockPostsForScheduling,
+  postsForSchedule,
+  replaceSchedules,
+  type NewScheduleRow,
+  type PostForSchedule,
+  type ReplacedRow,
+} from '../../db/schedules.js';
+import { connectedIntegrationProvider, connectedIntegrationProviders } from '../../db/integrations.js';
 import { signalUnscheduled } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
 import { PostIdParams, PostResponse } from '../schemas/posts.js';
@@ -30,29 +41,13 @@ function validationFailed(details: ErrorDetail[]): ApiError {
   return new ApiError(400, 'validation_failed', `${first.path}: ${first.message}${more}; nothing was scheduled`, details);
 }
 
-interface PostForSchedule {
-  id: string;
-  status: PostStatus;
-  kind: Provider;
-  content: string;
-  media: MediaRef[];
-  thread_items: ThreadItem[];
-  external_post: boolean;
-  parent_post_id: string | null;
-}
-
 async function mediaTypes(db: Queryable, workspaceId: string, posts: PostForSchedule[]): Promise<Map<string, string>> {
   const names = new Set<string>();
   for (const p of posts) {
     p.media.forEach((m) => names.add(m.fileName));
     p.thread_items.forEach((t) => t.media?.forEach((m) => names.add(m.fileName)));
   }
-  if (!names.size) return new Map();
-  const r = await db.query<{ file_name: string; content_type: string }>(
-    `select file_name, content_type from media_objects where workspace_id = $1 and file_name = any($2::text[])`,
-    [workspaceId, [...names]],
-  );
-  return new Map(r.rows.map((m) => [m.file_name, m.content_type]));
+  return mediaContentTypes(db, workspaceId, [...names]);
 }
 
 /**
@@ -70,23 +65,14 @@ async function validateBulk(db: Queryable, workspaceId: string, body: BulkSchedu
 
   const postIds = [...new Set(body.posts.map((p) => p.postId.toLowerCase()).filter(isUuid))];
   const providerIds = [...new Set(body.posts.flatMap((p) => p.schedules.map((s) => s.providerId.toLowerCase())).filter(isUuid))];
-  const [posts, integrations, live] = await Promise.all([
-    db.query<PostForSchedule>(
-      `select p.id, p.status, i.provider as kind, p.content, p.media, p.thread_items, p.external_post, p.parent_post_id
-         from posts p join integrations i on i.id = p.provider_id
-        where p.workspace_id = $1 and p.id = any($2::uuid[])`,
-      [workspaceId, postIds],
-    ),
-    db.query<{ id: string; provider: Provider }>(
-      `select id, provider from integrations where workspace_id = $1 and status = 'connected' and id = any($2::uuid[])`,
-      [workspaceId, providerIds],
-    ),
+  const [posts, kindById, live] = await Promise.all([
+    postsForSchedule(db, workspaceId, postIds),
+    connectedIntegrationProviders(db, workspaceId, providerIds),
     livePublishRows(db, postIds),
   ]);
-  const postById = new Map(posts.rows.map((p) => [p.id, p]));
-  const kindById = new Map(integrations.rows.map((i) => [i.id, i.provider]));
+  const postById = new Map(posts.map((p) => [p.id, p]));
   const publishing = new Set(live.map((r) => r.post_id));
-  const types = await mediaTypes(db, workspaceId, posts.rows);
+  const types = await mediaTypes(db, workspaceId, posts);
 
   const rows: NewScheduleRow[] = [];
   const seen = new Set<string>();
@@ -126,7 +112,7 @@ async function validateBulk(db: Queryable, workspaceId: string, body: BulkSchedu
 /** Writes the rows and starts their dispatch, atomically: the dispatch starts inside the transaction. */
 async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows: NewScheduleRow[]): Promise<ReplacedRow[]> {
   const ids = [...new Set(rows.map((r) => r.postId))].sort();
-  await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [ids]);
+  await lockPostsForScheduling(tx, ids);
   // Re-checked under the lock: a publish may have started since validation.
   const live = await livePublishRows(tx, ids);
   if (live.length) throw conflict(`Post ${live[0]!.post_id} is already being published`, 'invalid_post_state');
@@ -196,13 +182,7 @@ export const publishingRoutes = [
       const thread = parsePronetPostUrl(body.externalPostUrl);
       if (!thread) throw invalidField('/externalPostUrl', 'is not a pronet post URL or URN (activity, ugcPost or share)');
       const providerId = body.providerId.toLowerCase();
-      const integ = isUuid(providerId)
-        ? await deps.pool.query<{ provider: Provider }>(`select provider from integrations where id = $1 and workspace_id = $2 and status = 'connected'`, [
-            providerId,
-            auth.workspaceId,
-          ])
-        : { rows: [] };
-      const kind = integ.rows[0]?.provider;
+      const kind = isUuid(providerId) ? await connectedIntegrationProvider(deps.pool, auth.workspaceId, providerId) : null;
       if (!kind) throw invalidField('/providerId', 'is not a connected integration of this workspace');
       if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
       const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
@@ -211,14 +191,9 @@ export const publishingRoutes = [
 
       const post = await withTransaction(deps.pool, async (tx) => {
         const id = uuidv7();
-        await tx.query(
-          `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
-                              external_post_url, thread_external_ids, created_at, updated_at)
-           values ($1, $2, $3, 'draft', $4, '[]', '[]', '[]', '{}', true, $5, '[]', now(), now())`,
-          [id, auth.workspaceId, providerId, body.content, body.externalPostUrl.trim()],
-        );
+        await insertExternalReplyDraft(tx, auth.workspaceId, id, providerId, body.content, body.externalPostUrl.trim());
         await schedule(tx, deps, auth.workspaceId, [{ postId: id, providerId, scheduledTime: new Date(body.scheduledTime), automation: {} }]);
-        return (await tx.query<PostRow>(`select ${POST_COLUMNS} from posts where id = $1`, [id])).rows[0]!;
+        return (await findPost(tx, auth.workspaceId, id))!;
       });
       return { data: postJson(post) };
     },
@@ -240,7 +215,7 @@ export const publishingRoutes = [
         const post = await loadPost(tx, auth.workspaceId, params.postId, true);
         if (post.parent_post_id) {
           if (post.status !== 'scheduled' && post.status !== 'draft') throw conflict(`This repost is ${post.status} and cannot be cancelled`, 'invalid_post_state');
-          await tx.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [post.id]);
+          await markRepostCancelled(tx, post.id);
           return { post: (await findPost(tx, auth.workspaceId, post.id))!, cancelled: [] as ReplacedRow[] };
         }
         if (post.status !== 'scheduled') throw conflict(`Only a scheduled post can be unscheduled; this one is ${post.status}`, 'invalid_post_state');

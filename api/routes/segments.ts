@@ -8,11 +8,18 @@
  *
  * `/segments/search` is mounted before `/segments/{id}`.
  */
-import { v7 as uuidv7 } from 'uuid';
-import { ensureDefaultSegment } from '../../db/segments.js';
+import {
+  deleteSegment,
+  ensureDefaultSegment,
+  existingSourceIds,
+  findSegment,
+  insertSegment,
+  searchSegmentsByName,
+  updateSegment,
+  type SegmentRow,
+} from '../../db/segments.js';
 import type { Queryable } from '../../db/pool.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
-import { findInWorkspace } from '../../db/scoping.js';
 import { isUuid } from '../../domain/ids.js';
 import { likeContains, likePrefix } from '../../domain/like.js';
 import { conflict, invalidField, notFound } from '../../domain/errors.js';
@@ -30,23 +37,6 @@ import {
   SegmentSearchQuery,
   type SegmentJson,
 } from '../schemas/segments.js';
-
-interface SegmentRow extends Record<string, unknown> {
-  id: string;
-  name: string;
-  is_default: boolean;
-  cloned_from: string | null;
-  segment_sources: string[];
-  conditions: unknown[];
-  grouped_condition: unknown | null;
-  workflows: Record<string, unknown>[];
-  saved_view_templates: Record<string, unknown>[];
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS =
-  'id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at';
 
 function segmentJson(r: SegmentRow): SegmentJson {
   return {
@@ -67,17 +57,16 @@ function segmentJson(r: SegmentRow): SegmentJson {
   };
 }
 
-function loadSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow> {
-  return findInWorkspace<SegmentRow>(q, 'Segment', `select ${COLUMNS} from segments where id = $1 and workspace_id = $2`, workspaceId, id);
+async function loadSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow> {
+  const seg = await findSegment(q, workspaceId, id);
+  if (!seg) throw notFound('Segment', id);
+  return seg;
 }
 
 /** Every id must be a source of the workspace (400 naming the first that is not). */
 async function checkSources(q: Queryable, workspaceId: string, ids: string[]): Promise<string[]> {
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
-  const r = valid.length
-    ? await q.query<{ id: string }>(`select id from sources where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, valid])
-    : { rows: [] };
-  const known = new Set(r.rows.map((x) => x.id));
+  const known = await existingSourceIds(q, workspaceId, valid);
   ids.forEach((id, i) => {
     if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
   });
@@ -106,22 +95,16 @@ export const segmentRoutes = [
       await ensureDefaultSegment(em, auth.workspaceId);
       const sources = await checkSources(deps.pool, auth.workspaceId, body.segmentSources ?? []);
       await checkConditions(deps.pool, auth.workspaceId, body);
-      const r = await deps.pool.query<SegmentRow>(
-        `insert into segments (id, workspace_id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at)
-         values ($1, $2, $3, false, null, $4::uuid[], $5, $6, $7, $8, now(), now())
-         returning ${COLUMNS}`,
-        [
-          uuidv7(),
-          auth.workspaceId,
-          body.name.trim(),
-          sources,
-          JSON.stringify(body.conditions ?? []),
-          body.groupedCondition ? JSON.stringify(body.groupedCondition) : null,
-          JSON.stringify(body.workflows ?? []),
-          JSON.stringify(body.savedViewTemplates ?? []),
-        ],
-      );
-      return { data: segmentJson(r.rows[0]!) };
+      const row = await insertSegment(deps.pool, auth.workspaceId, {
+        name: body.name.trim(),
+        clonedFrom: null,
+        segmentSources: sources,
+        conditions: body.conditions ?? [],
+        groupedCondition: body.groupedCondition ?? null,
+        workflows: body.workflows ?? [],
+        savedViewTemplates: body.savedViewTemplates ?? [],
+      });
+      return { data: segmentJson(row) };
     },
   }),
 
@@ -137,14 +120,8 @@ export const segmentRoutes = [
     handler: async ({ query, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
       const q = (query.q ?? '').trim().toLowerCase();
-      const r = await deps.pool.query<SegmentRow>(
-        `select ${COLUMNS} from segments
-          where workspace_id = $1 and lower(name) like $2
-          order by (lower(name) like $3) desc, lower(name), id
-          limit $4`,
-        [auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10],
-      );
-      return { data: r.rows.map(segmentJson) };
+      const rows = await searchSegmentsByName(deps.pool, auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10);
+      return { data: rows.map(segmentJson) };
     },
   }),
 
@@ -177,23 +154,16 @@ export const segmentRoutes = [
         body,
         new Date(),
       );
-      const r = await deps.pool.query<SegmentRow>(
-        `insert into segments (id, workspace_id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at)
-         values ($1, $2, $3, false, $4, $5::uuid[], $6, $7, $8, $9, now(), now())
-         returning ${COLUMNS}`,
-        [
-          uuidv7(),
-          auth.workspaceId,
-          c.name,
-          origin.id,
-          c.segmentSources,
-          JSON.stringify(c.conditions ?? []),
-          c.groupedCondition ? JSON.stringify(c.groupedCondition) : null,
-          JSON.stringify(c.workflows),
-          JSON.stringify(c.savedViewTemplates),
-        ],
-      );
-      return { data: segmentJson(r.rows[0]!) };
+      const row = await insertSegment(deps.pool, auth.workspaceId, {
+        name: c.name,
+        clonedFrom: origin.id,
+        segmentSources: c.segmentSources,
+        conditions: c.conditions ?? [],
+        groupedCondition: c.groupedCondition ?? null,
+        workflows: c.workflows,
+        savedViewTemplates: c.savedViewTemplates,
+      });
+      return { data: segmentJson(row) };
     },
   }),
 
@@ -232,31 +202,16 @@ export const segmentRoutes = [
         conditions: body.conditions ?? (body.groupedCondition !== undefined ? seg.conditions : undefined),
         groupedCondition: body.groupedCondition !== undefined ? body.groupedCondition : body.conditions !== undefined ? seg.grouped_condition : undefined,
       });
-      const r = await deps.pool.query<SegmentRow>(
-        `update segments set
-            name = coalesce($3, name),
-            segment_sources = coalesce($4::uuid[], segment_sources),
-            conditions = coalesce($5::jsonb, conditions),
-            grouped_condition = case when $6::boolean then $7::jsonb else grouped_condition end,
-            workflows = coalesce($8::jsonb, workflows),
-            saved_view_templates = coalesce($9::jsonb, saved_view_templates),
-            updated_at = now()
-          where id = $1 and workspace_id = $2
-          returning ${COLUMNS}`,
-        [
-          seg.id,
-          auth.workspaceId,
-          body.name?.trim() ?? null,
-          sources ?? null,
-          body.conditions !== undefined ? JSON.stringify(body.conditions) : null,
-          body.groupedCondition !== undefined,
-          body.groupedCondition ? JSON.stringify(body.groupedCondition) : null,
-          body.workflows !== undefined ? JSON.stringify(body.workflows) : null,
-          body.savedViewTemplates !== undefined ? JSON.stringify(body.savedViewTemplates) : null,
-        ],
-      );
-      if (!r.rows[0]) throw notFound('Segment', params.id);
-      return { data: segmentJson(r.rows[0]) };
+      const row = await updateSegment(deps.pool, auth.workspaceId, seg.id, {
+        name: body.name?.trim(),
+        segmentSources: sources,
+        conditions: body.conditions,
+        groupedCondition: body.groupedCondition,
+        workflows: body.workflows,
+        savedViewTemplates: body.savedViewTemplates,
+      });
+      if (!row) throw notFound('Segment', params.id);
+      return { data: segmentJson(row) };
     },
   }),
 
@@ -272,7 +227,7 @@ export const segmentRoutes = [
     handler: async ({ params, auth, deps }) => {
       const seg = await loadSegment(deps.pool, auth.workspaceId, params.id);
       if (seg.is_default) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
-      await deps.pool.query(`delete from segments where id = $1 and workspace_id = $2`, [seg.id, auth.workspaceId]);
+      await deleteSegment(deps.pool, auth.workspaceId, seg.id);
       return { data: { id: seg.id, deleted: true as const } };
     },
   }),
