@@ -15,11 +15,12 @@ import { formatOf } from '../../domain/contactFile.js';
 import { deleteContact, patchContact } from '../../db/contactWrite.js';
 import type { Queryable } from '../../db/pool.js';
 import type { AppDeps } from '../deps.js';
-import { findInWorkspace } from '../../db/scoping.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
-import { ensureDefaultSegment } from '../../db/segments.js';
+import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
+import { findSource } from '../../db/sources.js';
 import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
 import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
+import { isUuid } from '../../domain/ids.js';
 import { checkFieldMapping, mapRow, planFor, rowKeys, type FieldMappingEntry } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
@@ -43,13 +44,11 @@ import {
   UpsertContactBody,
 } from '../schemas/contacts.js';
 
-interface SourceRow extends Record<string, unknown> {
-  id: string;
-  source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } | null;
-}
-
-function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
-  return findInWorkspace<SourceRow>(q, 'Source', `select id, source_meta from sources where id = $1 and workspace_id = $2`, workspaceId, id);
+/** The source a contact write names, as far as mapping needs it; a malformed or foreign id is a 404. */
+async function loadSource(q: Queryable, workspaceId: string, id: string): Promise<{ id: string; source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } | null }> {
+  const source = isUuid(id) ? await findSource(q, workspaceId, id) : null;
+  if (!source) throw notFound('Source', id);
+  return source;
 }
 
 async function oneContact(q: Queryable, workspaceId: string, id: string) {
@@ -138,13 +137,8 @@ export const contactRoutes = [
     errors: [400, 401, 404, 500],
     handler: async ({ params, body, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
-      const seg = await findInWorkspace<{ id: string; is_default: boolean; segment_sources: string[]; conditions: unknown[]; grouped_condition: unknown }>(
-        deps.pool,
-        'Segment',
-        `select id, is_default, segment_sources::text[] as segment_sources, conditions, grouped_condition from segments where id = $1 and workspace_id = $2`,
-        auth.workspaceId,
-        params.segmentId,
-      );
+      const seg = await findSegment(deps.pool, auth.workspaceId, params.segmentId);
+      if (!seg) throw notFound('Segment', params.segmentId);
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       return listContacts(deps.pool, body, {
         workspaceId: auth.workspaceId,
