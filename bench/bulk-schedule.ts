@@ -50,6 +50,7 @@ const config = loadConfig({
   RATE_LIMIT_PER_MINUTE: '1000000',
   // The fake X server listens on loopback.
   OUTBOUND_ALLOW_LIST: '127.0.0.1',
+  PROVIDER_BASE_URL_ALLOW_LIST: '127.0.0.1',
   BODY_LIMIT_BYTES: String(50 * 1024 * 1024),
 });
 

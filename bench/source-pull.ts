@@ -81,6 +81,8 @@ async function run(provider: 'dataset' | 'http', sourceIdentifier: string) {
     LISTENING_PROVIDER: provider,
     LISTENING_BASE_URL: fake.baseUrl,
     LISTENING_API_KEY: fake.apiKey,
+    // The fake listening server is on loopback; production refuses private addresses.
+    OUTBOUND_ALLOW_LIST: '127.0.0.1',
   });
   const api = await startApiServer(config, { log, port: 0 });
   const stores = await openStores(config, { poolMax: 10 });
