@@ -11,7 +11,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { ingestContacts } from '../db/contactIngest.js';
 import { attachSourceToSegment } from '../db/segmentLinks.js';
-import { learnSourceDisplay } from '../db/sources.js';
+import { insertJob } from '../db/jobs.js';
+import { findSource, learnSourceDisplay, markSourcePullRunning, setSourcePullOutcome } from '../db/sources.js';
 import { headcountRangeError, type ContactInput } from '../domain/contactMapping.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { isListeningSourceType, pullWindow, type ListeningSourceType } from '../domain/sourceRules.js';
@@ -120,23 +121,11 @@ export function personToContactInput(p: ListeningPerson, origin: string): Contac
   return input;
 }
 
-interface SourceRow {
-  source_type: string;
-  source_identifier: string | null;
-  source_meta: Record<string, unknown>;
-}
-
 export function createSourceActivities(deps: ActivityDeps) {
   return {
     /** Marks the pull running, attaches the segment and fixes the window of the pull. */
     async beginSourcePull(input: BeginSourcePullInput): Promise<BeginSourcePullResult> {
-      const r = await deps.pool.query<SourceRow>(
-        `update sources set refresh_status = 'running', updated_at = now()
-          where id = $1 and workspace_id = $2
-          returning source_type, source_identifier, source_meta`,
-        [input.sourceId, input.workspaceId],
-      );
-      const src = r.rows[0];
+      const src = await markSourcePullRunning(deps.pool, input.workspaceId, input.sourceId);
       if (!src) throw ApplicationFailure.create({ type: 'source_not_found', message: `Source ${input.sourceId} no longer exists`, nonRetryable: true });
       if (!isListeningSourceType(src.source_type)) {
         throw ApplicationFailure.create({ type: 'source_not_pullable', message: `${src.source_type} sources have no audience to pull`, nonRetryable: true });
@@ -183,11 +172,7 @@ export function createSourceActivities(deps: ActivityDeps) {
     },
 
     async finishSourcePull(input: { workspaceId: string; sourceId: string; status: 'succeeded' | 'failed' }): Promise<void> {
-      await deps.pool.query(`update sources set refresh_status = $3, updated_at = now() where id = $1 and workspace_id = $2`, [
-        input.sourceId,
-        input.workspaceId,
-        input.status,
-      ]);
+      await setSourcePullOutcome(deps.pool, input.workspaceId, input.sourceId, input.status);
     },
 
     /**
@@ -195,11 +180,7 @@ export function createSourceActivities(deps: ActivityDeps) {
      * the source is gone or no longer periodic (the run is then skipped).
      */
     async scheduledPullSettings(input: { workspaceId: string; sourceId: string }): Promise<{ numberOfPastDaysToSync: number } | null> {
-      const r = await deps.pool.query<{ run_frequency: { numberOfPastDaysToSync?: string } | null; source_type: string }>(
-        `select run_frequency, source_type from sources where id = $1 and workspace_id = $2`,
-        [input.sourceId, input.workspaceId],
-      );
-      const src = r.rows[0];
+      const src = await findSource(deps.pool, input.workspaceId, input.sourceId);
       if (!src || !src.run_frequency || !isListeningSourceType(src.source_type)) return null;
       const days = Number(src.run_frequency.numberOfPastDaysToSync ?? 1);
       return { numberOfPastDaysToSync: Number.isFinite(days) && days > 0 ? days : 1 };
@@ -207,12 +188,7 @@ export function createSourceActivities(deps: ActivityDeps) {
 
     /** Registers the job of a started scheduled pull (idempotent per job id), so GET /jobs/{jobId} finds it. */
     async registerScheduledPull(input: { workspaceId: string; sourceId: string; jobId: string; jobType: string; workflowId: string }): Promise<void> {
-      await deps.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4) on conflict do nothing`, [
-        input.jobId,
-        input.workspaceId,
-        input.jobType,
-        input.workflowId,
-      ]);
+      await insertJob(deps.pool, { id: input.jobId, workspaceId: input.workspaceId, type: input.jobType, workflowId: input.workflowId }, { ifAbsent: true });
     },
   };
 }

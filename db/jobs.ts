@@ -16,8 +16,18 @@ export interface WebhookDeliveryRow {
   created_at: Date;
 }
 
-export async function insertJob(db: Queryable, job: { id: string; workspaceId: string; type: string; workflowId: string }): Promise<void> {
-  await db.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4)`, [job.id, job.workspaceId, job.type, job.workflowId]);
+/** `ifAbsent`: a job already registered under this id is left as it is (idempotent registration). */
+export async function insertJob(
+  db: Queryable,
+  job: { id: string; workspaceId: string; type: string; workflowId: string },
+  opts: { ifAbsent?: boolean } = {},
+): Promise<void> {
+  await db.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, $3, $4)${opts.ifAbsent ? ' on conflict do nothing' : ''}`, [
+    job.id,
+    job.workspaceId,
+    job.type,
+    job.workflowId,
+  ]);
 }
 
 export async function deleteJob(db: Queryable, jobId: string): Promise<void> {

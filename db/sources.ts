@@ -224,6 +224,27 @@ export async function claimStaleSourcePull(db: Queryable, sourceId: string, grac
   return !!stale.rowCount;
 }
 
+/** Marks a pull of the source running; the source's type, identifier and meta, or null when it is gone. */
+export async function markSourcePullRunning(
+  db: Queryable,
+  workspaceId: string,
+  sourceId: string,
+): Promise<Pick<SourceRow, 'source_type' | 'source_identifier' | 'source_meta'> | null> {
+  const r = await db.query<Pick<SourceRow, 'source_type' | 'source_identifier' | 'source_meta'>>(
+    `update sources set refresh_status = 'running', updated_at = now()
+      where id = $1 and workspace_id = $2
+      returning source_type, source_identifier, source_meta`,
+    [sourceId, workspaceId],
+  );
+  return r.rows[0] ?? null;
+}
+
+/** Records how a pull of the source ended. */
+export async function setSourcePullOutcome(db: Queryable, workspaceId: string, sourceId: string, status: 'succeeded' | 'failed'): Promise<void> {
+  await db.query(`update sources set refresh_status = $3, updated_at = now() where id = $1 and workspace_id = $2`, [sourceId, workspaceId, status]);
+}
+
+/** Puts back a refresh status (a pull that could not be started); `updated_at` is left as it was. */
 export async function setSourceRefreshStatus(db: Queryable, sourceId: string, status: Exclude<RefreshStatus, null> | null): Promise<void> {
   await db.query(`update sources set refresh_status = $2 where id = $1`, [sourceId, status]);
 }

@@ -1,174 +1,32 @@
 /**
- * The `dataset` listening provider: answers audience queries from the discovery dataset
- * (`ds_posts`, `ds_people`, `ds_companies`; URLs there are stored normalised).
- *
- * A `ds_posts` row is one activity of `member_pronet_url`: `interaction_type IS NULL` means they
- * authored the post at `post_url`; otherwise (`like`, `comment`, …) they interacted with a post
- * of `author_pronet_url`, and an interaction recorded under a post carries a `post_url` that
- * starts with that post's URL followed by `/`.
- *
- * Audience of a source, limited to activity posted in the pull window [since, until):
- * - pronetInbound (profile or company URL K): people who interacted with posts authored by K;
- * - pronetOutbound (K): authors of the posts K interacted with (for a company page: posts its
- *   employees interacted with);
- * - pronetPost (post URL P): the author of P and everyone whose activity is recorded under P;
- * - pronetKeywordSearch: authors of posts whose text contains `keyword` (case-insensitive),
- *   optionally only authors whose job title contains `authorTitle`;
- * - pronetJobPosting: authors of posts that mention `jobTitle` and are located in
- *   `jobLocation` (city or country; `remote`/`anywhere` match every location).
- * The source's own profile is never part of its audience. Each person appears once (their most
- * recent matching activity); pages are keyset-ordered by profile URL.
+ * The `dataset` listening provider: answers audience queries from the discovery dataset through
+ * db/listeningAudience.ts (which documents who the audience of each source type is) and maps
+ * the rows to listening people; pages are keyset-ordered by profile URL.
  */
+import { datasetAudienceRows, datasetSubjectName } from '../../db/listeningAudience.js';
 import type { Pool } from '../../db/pool.js';
-import { normalizeProfileUrl } from '../../domain/identity.js';
-import { escapeLike as likeEscape } from '../../domain/like.js';
+import { isListeningSourceType } from '../../domain/sourceRules.js';
 import { ListeningProviderError, type ListeningPage, type ListeningProvider, type ListeningQuery } from './listening.js';
 
+const asUrl = (u: string | null) => (u ? (/^[a-z]+:\/\//i.test(u) ? u : `https://${u}`) : null);
 
-/** Stored URLs are normalised, but accept rows imported as given too. */
-function urlCandidates(raw: string): string[] {
-  const n = normalizeProfileUrl(raw);
-  if (!n) return [];
-  return [...new Set([n, raw.trim(), `https://${n}`, `https://www.${n}`, `http://${n}`, `http://www.${n}`])];
-}
-
-/**
- * The name of what a URL source listens to: the profile's person, the company page, or the
- * post's author. The dataset has no pictures. Null for keyword and job sources.
- */
+/** The source's display name; a failed look-up leaves the name unknown rather than failing the pull. */
 async function subjectOf(pool: Pool, q: ListeningQuery): Promise<ListeningPage['subject']> {
-  const urls = urlCandidates(q.sourceIdentifier ?? '');
-  if (!urls.length) return null;
-  // Display only: a failed look-up leaves the name unknown rather than failing the pull.
-  const r = await pool.query<{ name: string | null }>(
-    `select coalesce(
-       (select member_full_name from ds_people where member_pronet_url = any($1::text[]) limit 1),
-       (select company_name from ds_companies where company_pronet_url = any($1::text[]) limit 1),
-       (select pe.member_full_name from ds_posts po join ds_people pe on pe.member_pronet_url = po.author_pronet_url
-         where po.post_url = any($1::text[]) and po.interaction_type is null limit 1)) as name`,
-    [urls],
-  ).catch(() => ({ rows: [] as { name: string | null }[] }));
-  const name = r.rows[0]?.name;
+  const name = await datasetSubjectName(pool, q.sourceIdentifier).catch(() => null);
   return name ? { name } : null;
 }
-
-interface Hits {
-  /** SQL selecting (member_url, interaction, post_url, occurred_at) rows; `$1` since, `$2` until. */
-  sql: string;
-  params: unknown[];
-}
-
-function hitsFor(q: ListeningQuery): Hits {
-  const meta = q.sourceMeta;
-  const window = `p.posted_at >= $1 and p.posted_at < $2`;
-  switch (q.sourceType) {
-    case 'pronetInbound': {
-      const k = urlCandidates(q.sourceIdentifier ?? '');
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p where p.author_pronet_url = any($3::text[]) and p.interaction_type is not null and ${window}`,
-        params: [k],
-      };
-    }
-    case 'pronetOutbound': {
-      const k = urlCandidates(q.sourceIdentifier ?? '');
-      return {
-        sql: `select p.author_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where p.interaction_type is not null and ${window}
-                 and (p.member_pronet_url = any($3::text[])
-                      or p.member_pronet_url in (select e.member_pronet_url from ds_people e where e.company_pronet_url = any($3::text[])))`,
-        params: [k],
-      };
-    }
-    case 'pronetPost': {
-      const k = urlCandidates(q.sourceIdentifier ?? '');
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where (p.post_url = any($3::text[]) or p.post_url like any($4::text[])) and ${window}`,
-        params: [k, k.map((c) => `${likeEscape(c)}/%`)],
-      };
-    }
-    case 'pronetKeywordSearch': {
-      const keyword = String(meta.keyword ?? '').trim();
-      const authorTitle = typeof meta.authorTitle === 'string' && meta.authorTitle.trim() ? meta.authorTitle.trim() : null;
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where p.interaction_type is null and p.text ilike $3 and ${window}
-                 ${authorTitle ? `and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url and a.member_job_title ilike $4)` : ''}`,
-        params: authorTitle ? [`%${likeEscape(keyword)}%`, `%${likeEscape(authorTitle)}%`] : [`%${likeEscape(keyword)}%`],
-      };
-    }
-    case 'pronetJobPosting': {
-      const title = String(meta.jobTitle ?? '').trim();
-      const location = String(meta.jobLocation ?? '').trim();
-      const anywhere = !location || /^(remote|anywhere|worldwide)$/i.test(location);
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where p.interaction_type is null and p.text ilike $3 and ${window}
-                 ${anywhere ? '' : `and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url
-                                        and (a.member_location_city ilike $4 or a.member_location_country ilike $4))`}`,
-        params: anywhere ? [`%${likeEscape(title)}%`] : [`%${likeEscape(title)}%`, `%${likeEscape(location)}%`],
-      };
-    }
-    default:
-      throw new ListeningProviderError('invalid_input', `source type ${String(q.sourceType)} has no listening audience`);
-  }
-}
-
-interface Row {
-  member_url: string;
-  interaction_type: string | null;
-  post_url: string | null;
-  posted_at: Date;
-  member_full_name: string | null;
-  member_first_name: string | null;
-  member_last_name: string | null;
-  member_job_title: string | null;
-  member_headline: string | null;
-  member_location_city: string | null;
-  member_location_country: string | null;
-  company_name: string | null;
-  company_pronet_url: string | null;
-  company_website: string | null;
-  industry: string | null;
-  size_range: string | null;
-}
-
-const asUrl = (u: string | null) => (u ? (/^[a-z]+:\/\//i.test(u) ? u : `https://${u}`) : null);
 
 export function createDatasetListeningProvider(pool: Pool): ListeningProvider {
   return {
     name: 'dataset',
     async fetchAudience(query, page): Promise<ListeningPage> {
-      const hits = hitsFor(query);
-      const self = urlCandidates(query.sourceIdentifier ?? '');
-      const n = hits.params.length + 2;
-      const cursor = page.cursor ? Buffer.from(page.cursor, 'base64url').toString('utf8') : '';
-      const sql = `
-        with hits as (${hits.sql}),
-        latest as (
-          select distinct on (member_url) member_url, interaction_type, post_url, posted_at
-            from hits
-           where member_url is not null and member_url > $${n + 1} and member_url <> all($${n + 2}::text[])
-           order by member_url, posted_at desc
-           limit $${n + 3})
-        select l.member_url, l.interaction_type, l.post_url, l.posted_at,
-               pe.member_full_name, pe.member_first_name, pe.member_last_name, pe.member_job_title, pe.member_headline,
-               pe.member_location_city, pe.member_location_country,
-               c.company_name, coalesce(c.company_pronet_url, pe.company_pronet_url) as company_pronet_url,
-               c.company_website, c.industry, c.size_range
-          from latest l
-          left join ds_people pe on pe.member_pronet_url = l.member_url
-          left join ds_companies c on c.id = pe.company_id
-         order by l.member_url`;
-      let rows: Row[];
+      if (!isListeningSourceType(query.sourceType)) {
+        throw new ListeningProviderError('invalid_input', `source type ${String(query.sourceType)} has no listening audience`);
+      }
+      const after = page.cursor ? Buffer.from(page.cursor, 'base64url').toString('utf8') : '';
+      let rows;
       try {
-        const r = await pool.query<Row>(sql, [query.since, query.until, ...hits.params, cursor, self, page.limit + 1]);
-        rows = r.rows;
+        rows = await datasetAudienceRows(pool, query, { after, limit: page.limit + 1 });
       } catch (e) {
         throw new ListeningProviderError('transient', `dataset listening query failed: ${(e as Error).message}`);
       }
