@@ -21,7 +21,12 @@ import { externalReplyWorkflow } from '../workflows/externalReply.js';
 import { publishPostWorkflow } from '../workflows/publishPost.js';
 import { scheduleSignal } from '../workflows/scheduling.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
-import type { MediaRef, Provider, ThreadItem } from '../domain/social.js';
+import type { MediaRef, Provider } from '../domain/social.js';
+import { publishingAccount } from '../db/integrations.js';
+import { mediaToPublish } from '../db/media.js';
+import { postToPublish, repostParent } from '../db/posts.js';
+import { findPublishAttempt, markPublishAttemptDone, markPublishAttemptFailed, markPublishAttemptSending, takeOverPublishAttempt } from '../db/publishAttempts.js';
+import { dispatchableRows, firstUndispatchedTime, markRowsDispatched, scheduleRowProviderId } from '../db/schedules.js';
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from './outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
 import { publishOutcomes } from '../telemetry/metrics.js';
@@ -118,24 +123,16 @@ export function createPublishingActivities(deps: ActivityDeps) {
 
   async function loadMedia(workspaceId: string, refs: MediaRef[]): Promise<MediaSource[]> {
     if (!refs.length) return [];
-    const r = await pool.query<{ file_name: string; content_type: string; size_bytes: number }>(
-      `select file_name, content_type, size_bytes from media_objects where workspace_id = $1 and file_name = any($2) and not is_chunk`,
-      [workspaceId, refs.map((m) => m.fileName)],
-    );
-    const byName = new Map(r.rows.map((m) => [m.file_name, m]));
+    const byName = await mediaToPublish(pool, workspaceId, refs.map((m) => m.fileName));
     return refs.map((ref) => {
       const m = byName.get(ref.fileName);
       if (!m) throw new ProviderFailure('invalid_input', `media ${ref.fileName} no longer exists`);
-      return mediaSource(m.file_name, m.content_type, Number(m.size_bytes));
+      return mediaSource(ref.fileName, m.contentType, m.sizeBytes);
     });
   }
 
   async function account(workspaceId: string, integrationId: string): Promise<SocialAccount> {
-    const r = await pool.query<{ provider: Provider; external_account_id: string; credentials_encrypted: string; api_base_url: string | null; status: string }>(
-      `select provider, external_account_id, credentials_encrypted, api_base_url, status from integrations where id = $1 and workspace_id = $2`,
-      [integrationId, workspaceId],
-    );
-    const i = r.rows[0];
+    const i = await publishingAccount(pool, workspaceId, integrationId);
     if (!i || i.status !== 'connected' || !i.credentials_encrypted) {
       throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     }
@@ -150,35 +147,19 @@ export function createPublishingActivities(deps: ActivityDeps) {
   }
 
   async function stepContext(input: PublishStepInput): Promise<StepContext> {
-    const p = await pool.query<{
-      provider_id: string;
-      content: string;
-      media: MediaRef[];
-      thread_items: ThreadItem[];
-      external_post: boolean;
-      external_post_url: string | null;
-      parent_post_id: string | null;
-    }>(`select provider_id, content, media, thread_items, external_post, external_post_url, parent_post_id from posts where id = $1 and workspace_id = $2`, [
-      input.postId,
-      input.workspaceId,
-    ]);
-    const post = p.rows[0];
+    const post = await postToPublish(pool, input.workspaceId, input.postId);
     if (!post) throw new ProviderFailure('invalid_input', `post ${input.postId} no longer exists`);
     const step = input.step;
     if (step.kind === 'reshare') {
-      const parent = await pool.query<{ external_id: string | null; provider: Provider }>(
-        `select p.external_id, i.provider from posts p join integrations i on i.id = p.provider_id where p.id = $1`,
-        [post.parent_post_id],
-      );
-      const par = parent.rows[0];
+      const par = await repostParent(pool, post.parent_post_id);
       if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
       const acct = await account(input.workspaceId, post.provider_id);
       if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
       return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
     }
-    const s = await pool.query<{ provider_id: string }>(`select provider_id from post_schedules where id = $1`, [step.scheduleId]);
-    if (!s.rows[0]) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
-    const acct = await account(input.workspaceId, s.rows[0].provider_id);
+    const rowProviderId = await scheduleRowProviderId(pool, step.scheduleId);
+    if (!rowProviderId) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
+    const acct = await account(input.workspaceId, rowProviderId);
     if (step.kind === 'main') {
       if (post.external_post) {
         const thread = parsePronetPostUrl(post.external_post_url ?? '');
@@ -207,11 +188,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 2000);
       try {
-        const prev = await pool.query<{ state: string; external_id: string | null; external_url: string | null }>(
-          `select state, external_id, external_url from publish_attempts where step_key = $1`,
-          [key],
-        );
-        const rec = prev.rows[0];
+        const rec = await findPublishAttempt(pool, key);
         if (rec?.state === 'done') return { externalId: rec.external_id!, externalUrl: rec.external_url! };
         const { account: acct, op } = await stepContext(input);
         provider = acct.provider;
@@ -219,25 +196,14 @@ export function createPublishingActivities(deps: ActivityDeps) {
         const attempt = ctx.info.attempt;
         const done = async (res: Published) => {
           publishOutcomes.inc({ provider: acct.provider, outcome: 'published' });
-          await pool.query(`update publish_attempts set state = 'done', external_id = $2, external_url = $3, updated_at = now() where step_key = $1`, [
-            key,
-            res.externalId,
-            res.externalUrl,
-          ]);
+          await markPublishAttemptDone(pool, key, res.externalId, res.externalUrl);
           return res;
         };
         // This attempt takes the step over; an older attempt still running will not send.
-        const own = await pool.query<{ state: string; external_id: string | null; external_url: string | null; started_at: Date }>(
-          `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, owner_attempt, started_at, updated_at)
-           values ($1, $2, $3, 'pending', 0, $4, now(), now())
-           on conflict (step_key) do update set owner_attempt = $4, updated_at = now() where publish_attempts.state <> 'done'
-           returning state, external_id, external_url, started_at`,
-          [key, input.workspaceId, input.postId, attempt],
-        );
-        const cur = own.rows[0];
+        const cur = await takeOverPublishAttempt(pool, { stepKey: key, workspaceId: input.workspaceId, postId: input.postId, attempt });
         if (!cur) {
-          const d = await pool.query<{ external_id: string; external_url: string }>(`select external_id, external_url from publish_attempts where step_key = $1`, [key]);
-          return { externalId: d.rows[0]!.external_id, externalUrl: d.rows[0]!.external_url };
+          const d = (await findPublishAttempt(pool, key))!;
+          return { externalId: d.external_id!, externalUrl: d.external_url! };
         }
         const limiter = limiters[networkOf(acct.provider)];
         if (cur.state === 'sending') {
@@ -247,12 +213,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         op.beforeSend = async () => {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          const mine = await pool.query(
-            `update publish_attempts set state = 'sending', attempts = attempts + 1, started_at = now(), updated_at = now()
-              where step_key = $1 and owner_attempt = $2 and state in ('pending','failed')`,
-            [key, attempt],
-          );
-          if (!mine.rowCount) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
+          if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
         try {
@@ -263,7 +224,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         } catch (e) {
           // An answer from the network means nothing was created: a retry may send again.
           if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {
-            await pool.query(`update publish_attempts set state = 'failed', updated_at = now() where step_key = $1 and owner_attempt = $2`, [key, attempt]);
+            await markPublishAttemptFailed(pool, key, attempt);
           }
           throw e;
         }
@@ -288,16 +249,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
       const c = deps.temporal;
       let dispatched = 0;
       for (;;) {
-        const rows = await pool.query<{ id: string; post_id: string; n: number; scheduled_time: Date; external_post: boolean }>(
-          `select s.id, s.post_id, s.n, s.scheduled_time, p.external_post
-             from post_schedules s join posts p on p.id = s.post_id
-            where s.batch_id = $1 and s.status = 'scheduled' and s.dispatched_at is null
-              and s.scheduled_time <= now() + make_interval(secs => $2)
-            order by s.scheduled_time, s.id
-            limit $3`,
-          [input.batchId, DISPATCH_HORIZON_MS / 1000, DISPATCH_CHUNK],
-        );
-        const list = rows.rows;
+        const list = await dispatchableRows(pool, input.batchId, DISPATCH_HORIZON_MS, DISPATCH_CHUNK);
         if (!list.length) break;
         let next = 0;
         const worker = async () => {
@@ -325,14 +277,10 @@ export function createPublishingActivities(deps: ActivityDeps) {
           }
         };
         await Promise.all(Array.from({ length: Math.min(DISPATCH_CONCURRENCY, list.length) }, worker));
-        await pool.query(`update post_schedules set dispatched_at = now() where id = any($1::uuid[])`, [list.map((r) => r.id)]);
+        await markRowsDispatched(pool, list.map((r) => r.id));
         dispatched += list.length;
       }
-      const later = await pool.query<{ first: Date | null }>(
-        `select min(scheduled_time) as first from post_schedules where batch_id = $1 and status = 'scheduled' and dispatched_at is null`,
-        [input.batchId],
-      );
-      const first = later.rows[0]?.first;
+      const first = await firstUndispatchedTime(pool, input.batchId);
       return { dispatched, nextDispatchAt: first ? new Date(first.getTime() - DISPATCH_HORIZON_MS).toISOString() : null };
     },
   };

@@ -120,3 +120,20 @@ export async function connectedIntegrationProviders(db: Queryable, workspaceId: 
   );
   return new Map(r.rows.map((i) => [i.id, i.provider]));
 }
+
+/** What a publish step needs of an integration of the workspace (credentials still encrypted), or undefined. */
+export interface PublishingAccountRow {
+  provider: Provider;
+  external_account_id: string;
+  credentials_encrypted: string;
+  api_base_url: string | null;
+  status: IntegrationStatus;
+}
+
+export async function publishingAccount(db: Queryable, workspaceId: string, integrationId: string): Promise<PublishingAccountRow | undefined> {
+  const r = await db.query<PublishingAccountRow>(
+    `select provider, external_account_id, credentials_encrypted, api_base_url, status from integrations where id = $1 and workspace_id = $2`,
+    [integrationId, workspaceId],
+  );
+  return r.rows[0];
+}

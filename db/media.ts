@@ -264,3 +264,12 @@ export async function mediaContentTypes(db: Queryable, workspaceId: string, file
   );
   return new Map(r.rows.map((m) => [m.file_name, m.content_type]));
 }
+
+/** The stored media (not chunks) of the workspace among `fileNames`, for a publish step to upload. */
+export async function mediaToPublish(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, { contentType: string; sizeBytes: number }>> {
+  const r = await db.query<{ file_name: string; content_type: string; size_bytes: number }>(
+    `select file_name, content_type, size_bytes from media_objects where workspace_id = $1 and file_name = any($2) and not is_chunk`,
+    [workspaceId, fileNames],
+  );
+  return new Map(r.rows.map((m) => [m.file_name, { contentType: m.content_type, sizeBytes: Number(m.size_bytes) }]));
+}

@@ -4,8 +4,9 @@
  * Everything takes a pg `Queryable` so it runs inside the caller's transaction.
  */
 import { v7 as uuidv7 } from 'uuid';
-import type { Article, Automation, MediaRef, PostError, PostStatus, ThreadItem } from '../domain/social.js';
-import type { Queryable } from './pool.js';
+import { DUE_SLACK_MS } from '../domain/publishing.js';
+import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
+import { withTransaction, type Pool, type Queryable } from './pool.js';
 
 export interface PostRow {
   id: string;
@@ -234,4 +235,79 @@ export async function insertExternalReplyDraft(db: Queryable, workspaceId: strin
 /** A repost child's cancel (unschedule); its scheduled_time stays. */
 export async function markRepostCancelled(db: Queryable, id: string): Promise<void> {
   await db.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [id]);
+}
+
+// ---- Reads and state changes of the publish workflows (activities/db-posts.ts, activities/publishing.ts) ----
+
+export interface RepostChild {
+  postId: string;
+  scheduledTime: string;
+  provider: Provider;
+}
+
+/** Children still due to reshare the parent, earliest first. */
+export async function dueRepostChildren(db: Queryable, parentPostId: string): Promise<RepostChild[]> {
+  const r = await db.query<{ id: string; scheduled_time: Date; provider: Provider }>(
+    `select p.id, p.scheduled_time, i.provider from posts p join integrations i on i.id = p.provider_id
+      where p.parent_post_id = $1 and p.status = 'scheduled' and p.scheduled_time is not null
+      order by p.scheduled_time, p.id`,
+    [parentPostId],
+  );
+  return r.rows.map((c) => ({ postId: c.id, scheduledTime: c.scheduled_time.toISOString(), provider: c.provider }));
+}
+
+/** Flips a due repost child `scheduled → publishing` once (a child already publishing is this chain's own earlier claim). */
+export async function claimRepostChild(pool: Pool, postId: string): Promise<{ status: 'claimed' | 'cancelled' } | { status: 'not_due'; scheduledTime: string }> {
+  return withTransaction(pool, async (tx) => {
+    const r = await tx.query<{ status: string; scheduled_time: Date | null }>(`select status, scheduled_time from posts where id = $1 for update`, [postId]);
+    const c = r.rows[0];
+    if (!c) return { status: 'cancelled' };
+    if (c.status === 'publishing') return { status: 'claimed' };
+    if (c.status !== 'scheduled' || !c.scheduled_time) return { status: 'cancelled' };
+    if (c.scheduled_time.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: c.scheduled_time.toISOString() };
+    await tx.query(`update posts set status = 'publishing', updated_at = now() where id = $1`, [postId]);
+    return { status: 'claimed' };
+  });
+}
+
+/** Records a claimed repost child's outcome. */
+export async function finishRepostChild(
+  db: Queryable,
+  postId: string,
+  o: { status: 'published' | 'failed'; externalId?: string | null; externalUrl?: string | null; error?: PostError | null },
+): Promise<void> {
+  await db.query(
+    `update posts set status = $2, external_id = $3, external_url = $4, error = $5,
+            published_at = case when $2 = 'published' then now() else null end, updated_at = now()
+      where id = $1 and status = 'publishing'`,
+    [postId, o.status, o.externalId ?? null, o.externalUrl ?? null, o.error ? JSON.stringify(o.error) : null],
+  );
+}
+
+/** What a publish step sends of a post of the workspace. */
+export interface PostToPublish {
+  provider_id: string;
+  content: string;
+  media: MediaRef[];
+  thread_items: ThreadItem[];
+  external_post: boolean;
+  external_post_url: string | null;
+  parent_post_id: string | null;
+}
+
+export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
+  const r = await db.query<PostToPublish>(
+    `select provider_id, content, media, thread_items, external_post, external_post_url, parent_post_id from posts where id = $1 and workspace_id = $2`,
+    [postId, workspaceId],
+  );
+  return r.rows[0];
+}
+
+/** The parent a repost child reshares: its external id (null until published) and its account's provider. */
+export async function repostParent(db: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
+  const r = await db.query<{ external_id: string | null; provider: Provider }>(
+    `select p.external_id, i.provider from posts p join integrations i on i.id = p.provider_id where p.id = $1`,
+    [parentPostId],
+  );
+  return r.rows[0];
 }

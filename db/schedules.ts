@@ -3,10 +3,10 @@
  * SQL so 10,000 rows are one statement each, all inside the caller's transaction.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { publishWorkflowId } from '../domain/publishing.js';
-import type { Automation, MediaRef, PostStatus, Provider, ThreadItem } from '../domain/social.js';
-import type { Queryable } from './pool.js';
-import { syncRepostChildren } from './posts.js';
+import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs, type ScheduleRowStatus } from '../domain/publishing.js';
+import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
+import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { cancelRepostChildren, syncRepostChildren } from './posts.js';
 
 export interface NewScheduleRow {
   postId: string;
@@ -123,4 +123,156 @@ export async function postsForSchedule(db: Queryable, workspaceId: string, postI
 /** Locks the posts, in id order (so concurrent schedulers cannot deadlock), for the rest of the transaction. */
 export async function lockPostsForScheduling(tx: Queryable, postIds: string[]): Promise<void> {
   await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [postIds]);
+}
+
+// ---- State changes of the publish workflows (activities/db-posts.ts, activities/publishing.ts) ----
+
+export interface PublishPlan {
+  provider: Provider;
+  externalPost: boolean;
+  threadCount: number;
+  threadDelaySecs: number;
+  /** Row 0 of a post with an enabled repost configuration starts the repost chain once published. */
+  repostChain: boolean;
+}
+
+export type ClaimResult =
+  | { status: 'claimed'; plan: PublishPlan }
+  /** The row says a later time than the workflow's timer (a reschedule whose signal is still on its way). */
+  | { status: 'not_due'; scheduledTime: string }
+  /** Another row (a newer bulk-schedule) replaced this one. */
+  | { status: 'superseded' }
+  | { status: 'cancelled' | 'gone' | 'done' };
+
+export type RowOutcome =
+  | { status: 'published'; externalId: string; externalUrl: string; threadExternalIds: string[]; error?: PostError | null }
+  | { status: 'failed'; error: PostError; externalId?: string | null; externalUrl?: string | null; threadExternalIds?: string[] };
+
+/**
+ * Flips schedule row `scheduleId` (row `n` of the post) `scheduled → publishing` once, when it is
+ * due, and derives the post's status; answers what the workflow may do. Runs in one transaction.
+ */
+export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
+  return withTransaction(pool, async (tx) => {
+    // Lock order everywhere: post, then its schedule rows.
+    const post = await tx.query<{ automation: Automation; thread_items: unknown[]; external_post: boolean }>(
+      `select automation, thread_items, external_post from posts where id = $1 for update`,
+      [input.postId],
+    );
+    if (!post.rows[0]) return { status: 'gone' };
+    const r = await tx.query<{ status: ScheduleRowStatus; scheduled_time: Date; automation: Automation; provider: Provider }>(
+      `select s.status, s.scheduled_time, s.automation, i.provider
+         from post_schedules s join integrations i on i.id = s.provider_id
+        where s.id = $1 for update of s`,
+      [input.scheduleId],
+    );
+    const row = r.rows[0];
+    if (!row) {
+      const other = await tx.query(`select 1 from post_schedules where post_id = $1 and n = $2`, [input.postId, input.n]);
+      return { status: other.rowCount ? 'superseded' : 'gone' };
+    }
+    if (row.status === 'cancelled') return { status: 'cancelled' };
+    if (row.status === 'published' || row.status === 'failed') return { status: 'done' };
+    if (row.status === 'scheduled') {
+      if (row.scheduled_time.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: row.scheduled_time.toISOString() };
+      await tx.query(`update post_schedules set status = 'publishing', updated_at = now() where id = $1`, [input.scheduleId]);
+      await refreshPostStatus(tx, input.postId);
+    }
+    // 'publishing' here is this workflow's own earlier claim whose answer was lost: claimed again.
+    const p = post.rows[0];
+    return {
+      status: 'claimed',
+      plan: {
+        provider: row.provider,
+        externalPost: p.external_post,
+        threadCount: p.thread_items.length,
+        threadDelaySecs: threadDelaySecs(row.automation, p.automation),
+        repostChain: input.n === 0 && !p.external_post && p.automation.crossAccountRepostConfig?.enabled === true,
+      },
+    };
+  });
+}
+
+/** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
+export async function finishScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
+  const o = input.outcome;
+  return withTransaction(pool, async (tx) => {
+    await tx.query(`select 1 from posts where id = $1 for update`, [input.postId]);
+    const upd = await tx.query(
+      `update post_schedules
+          set status = $2, external_id = $3, external_url = $4, thread_external_ids = $5, error = $6,
+              published_at = case when $2 = 'published' then now() else null end, updated_at = now()
+        where id = $1 and status = 'publishing'`,
+      [input.scheduleId, o.status, o.externalId ?? null, o.externalUrl ?? null, JSON.stringify(o.threadExternalIds ?? []), o.error ? JSON.stringify(o.error) : null],
+    );
+    if (!upd.rowCount) {
+      const cur = await tx.query<{ status: string }>(`select status from posts where id = $1`, [input.postId]);
+      return { postStatus: cur.rows[0]?.status ?? 'gone' };
+    }
+    const status = await refreshPostStatus(tx, input.postId);
+    if (o.status === 'published') {
+      // The post shows the first row that published (row order) and the latest error.
+      await tx.query(
+        `update posts p set published_at = coalesce(p.published_at, now()),
+                external_id = coalesce(p.external_id, $2), external_url = coalesce(p.external_url, $3),
+                thread_external_ids = case when p.external_id is null then $4::jsonb else p.thread_external_ids end,
+                error = $5
+          where p.id = $1`,
+        [input.postId, o.externalId, o.externalUrl, JSON.stringify(o.threadExternalIds), o.error ? JSON.stringify(o.error) : null],
+      );
+    } else {
+      await tx.query(`update posts set error = $2 where id = $1`, [input.postId, JSON.stringify(o.error)]);
+      if (input.n === 0) await cancelRepostChildren(tx, input.postId);
+    }
+    return { postStatus: status };
+  });
+}
+
+/** A post's status from its schedule rows (`aggregatePostStatus`), written to the post. */
+async function refreshPostStatus(tx: Queryable, postId: string): Promise<string> {
+  const rows = await tx.query<{ status: ScheduleRowStatus }>(`select status from post_schedules where post_id = $1`, [postId]);
+  const status = aggregatePostStatus(rows.rows.map((r) => r.status));
+  await tx.query(`update posts set status = $2, updated_at = now() where id = $1`, [postId, status]);
+  return status;
+}
+
+/** The integration a schedule row publishes with, or null when the row no longer exists. */
+export async function scheduleRowProviderId(db: Queryable, scheduleId: string): Promise<string | null> {
+  const r = await db.query<{ provider_id: string }>(`select provider_id from post_schedules where id = $1`, [scheduleId]);
+  return r.rows[0]?.provider_id ?? null;
+}
+
+export interface DispatchableRow {
+  id: string;
+  post_id: string;
+  n: number;
+  scheduled_time: Date;
+  external_post: boolean;
+}
+
+/** Up to `limit` rows of the batch still waiting for their workflow and due within `horizonMs`, earliest first. */
+export async function dispatchableRows(db: Queryable, batchId: string, horizonMs: number, limit: number): Promise<DispatchableRow[]> {
+  const r = await db.query<DispatchableRow>(
+    `select s.id, s.post_id, s.n, s.scheduled_time, p.external_post
+       from post_schedules s join posts p on p.id = s.post_id
+      where s.batch_id = $1 and s.status = 'scheduled' and s.dispatched_at is null
+        and s.scheduled_time <= now() + make_interval(secs => $2)
+      order by s.scheduled_time, s.id
+      limit $3`,
+    [batchId, horizonMs / 1000, limit],
+  );
+  return r.rows;
+}
+
+export async function markRowsDispatched(db: Queryable, scheduleIds: string[]): Promise<void> {
+  await db.query(`update post_schedules set dispatched_at = now() where id = any($1::uuid[])`, [scheduleIds]);
+}
+
+/** The earliest time of a batch row still waiting for its workflow, or null. */
+export async function firstUndispatchedTime(db: Queryable, batchId: string): Promise<Date | null> {
+  const r = await db.query<{ first: Date | null }>(
+    `select min(scheduled_time) as first from post_schedules where batch_id = $1 and status = 'scheduled' and dispatched_at is null`,
+    [batchId],
+  );
+  return r.rows[0]?.first ?? null;
 }

@@ -17,6 +17,12 @@ export const scheduleBatchWorkflowId = (batchId: string): string => `schedule-ba
  */
 export const DISPATCH_HORIZON_MS = 15 * 60_000;
 
+/**
+ * How early a claim may come: the workflow wakes a few seconds before `scheduledTime` (its
+ * provider step holds the request until then), plus clock skew.
+ */
+export const DUE_SLACK_MS = 15_000;
+
 /** Task queue of the activities that call a network; its worker bounds concurrency per network. */
 export function providerTaskQueue(baseQueue: string, provider: Provider): string {
   return `${baseQueue}-${provider === 'microblog' ? 'microblog' : 'pronet'}`;
