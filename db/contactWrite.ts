@@ -8,7 +8,7 @@ import { COMPANY_INPUT_COLUMNS, customValue, headcountRangeError, type CompanyIn
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
 import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
-import { withTransaction, type Pool } from './pool.js';
+import { withTransaction, type Pool, type PoolClient } from './pool.js';
 
 export interface ContactPatch {
   firstName?: string | null;
@@ -29,61 +29,126 @@ const email = (raw: string, ptr: string) => {
   return e;
 };
 
-export async function patchContact(pool: Pool, workspaceId: string, id: string, patch: ContactPatch, catalog: ContactCatalog): Promise<void> {
-  if (!isUuid(id)) throw notFound('Contact', id);
-  // Checks first: a 400 changes nothing.
+/** A PATCH checked against the catalog: what changes, as values (the company is resolved later, in the transaction). */
+interface CheckedPatch {
+  /** Plain column values (names, title, pronet and its key). */
+  columns: [column: string, value: unknown][];
+  /** Every email of the contact, when `emails` was sent (with the work email first if sent too). */
+  emails?: string[];
+  /** `workEmail` as sent (normalised); null clears it. */
+  work?: string | null;
+  custom?: { merge: Record<string, unknown>; remove: string[] };
+}
+
+/** The 400s of a PATCH, before anything is written: a 400 changes nothing. */
+function checkPatch(patch: ContactPatch, catalog: ContactCatalog): CheckedPatch {
+  const out: CheckedPatch = { columns: [] };
+  for (const [key, col] of [['firstName', 'first_name'], ['lastName', 'last_name'], ['fullName', 'full_name'], ['title', 'title']] as const) {
+    if (patch[key] !== undefined) out.columns.push([col, patch[key]?.trim() || null]);
+  }
+  if (patch.pronet !== undefined) {
+    const key = patch.pronet ? normalizeProfileUrl(patch.pronet) : null;
+    if (patch.pronet && !key) throw invalidField('/pronet', 'must be a profile URL');
+    out.columns.push(['pronet', patch.pronet?.trim() || null], ['pronet_key', key]);
+  }
+  const emails = patch.emails?.map((e, i) => email(e, `/emails/${i}`));
+  if (emails) out.emails = [...new Set(emails)];
+  out.work = patch.workEmail ? email(patch.workEmail, '/workEmail') : patch.workEmail;
+  if (patch.customFields) out.custom = checkCustomFields(patch.customFields, catalog);
+  if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw invalidField('/company/companyWebsite', 'must be a website URL or domain');
+  const headcountError = patch.company?.companyHeadcount ? headcountRangeError(patch.company.companyHeadcount.trim()) : null;
+  if (headcountError) throw invalidField('/company/companyHeadcount', headcountError);
+  return out;
+}
+
+/** Custom field values checked by their definition; null removes a value. */
+function checkCustomFields(fields: Record<string, unknown>, catalog: ContactCatalog): { merge: Record<string, unknown>; remove: string[] } {
+  const custom = { merge: {} as Record<string, unknown>, remove: [] as string[] };
+  for (const [fid, v] of Object.entries(fields)) {
+    const ptr = `/customFields/${fid}`;
+    const field = catalog.get(customFieldPath(fid));
+    if (!field || field.write?.kind !== 'custom') throw invalidField(ptr, `unknown custom field ${fid}; see GET /schema/contact`);
+    if (v === null) {
+      custom.remove.push(fid);
+      continue;
+    }
+    const checked = customValue(field.write, v);
+    if (typeof checked === 'object' && checked !== null && 'error' in checked) throw invalidField(ptr, String((checked as { error: unknown }).error));
+    custom.merge[fid] = checked;
+  }
+  return custom;
+}
+
+/**
+ * The contact's company after the patch: re-resolved from its merged fields (same matching as
+ * ingestion); a field set to null (or '') is cleared on that company.
+ */
+async function patchedCompany(client: PoolClient, workspaceId: string, currentId: string | null, patch: NonNullable<ContactPatch['company']>): Promise<string | null> {
+  const prev = currentId
+    ? (await client.query(`select company_name, company_website, company_industry, company_headcount, company_pronet from companies where id = $1`, [currentId])).rows[0]
+    : null;
+  const merged = {
+    companyName: prev?.company_name ?? undefined,
+    companyWebsite: prev?.company_website ?? undefined,
+    companyIndustry: prev?.company_industry ?? undefined,
+    companyHeadcount: prev?.company_headcount ?? undefined,
+    companyPronet: prev?.company_pronet ?? undefined,
+  } as Record<string, string | undefined>;
+  const cleared: string[] = [];
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null || v === '') {
+      merged[k] = undefined;
+      cleared.push(k);
+    } else if (v !== undefined) merged[k] = v.trim();
+  }
+  const companyId = await resolveCompany(client, workspaceId, merged);
+  if (companyId && cleared.length) {
+    await client.query(`update companies set ${cleared.map((k) => `${COMPANY_INPUT_COLUMNS[k as keyof CompanyInput]} = null`).join(', ')}, updated_at = now() where id = $1`, [companyId]);
+  }
+  return companyId;
+}
+
+/**
+ * The `set` list and parameters of the contact's update (`$1` id, `$2` workspace). Raw SQL: the
+ * statement shares its transaction with the workspace's ingest lock and the company resolution
+ * of db/contactIngest.ts (pg client), and its array/jsonb merges are computed by PostgreSQL.
+ */
+function contactUpdate(id: string, workspaceId: string, c: CheckedPatch, company: { id: string | null } | null): { sets: string[]; params: unknown[] } {
   const sets: string[] = [];
   const params: unknown[] = [id, workspaceId];
   const set = (col: string, v: unknown, cast = '') => {
     params.push(v);
     sets.push(`${col} = $${params.length}${cast}`);
   };
-  for (const [key, col] of [['firstName', 'first_name'], ['lastName', 'last_name'], ['fullName', 'full_name'], ['title', 'title']] as const) {
-    if (patch[key] !== undefined) set(col, patch[key]?.trim() || null);
-  }
-  if (patch.pronet !== undefined) {
-    const key = patch.pronet ? normalizeProfileUrl(patch.pronet) : null;
-    if (patch.pronet && !key) throw invalidField('/pronet', 'must be a profile URL');
-    set('pronet', patch.pronet?.trim() || null);
-    set('pronet_key', key);
-  }
-  let emails = patch.emails?.map((e, i) => email(e, `/emails/${i}`));
-  if (emails) emails = [...new Set(emails)];
-  const work = patch.workEmail ? email(patch.workEmail, '/workEmail') : patch.workEmail;
-  if (emails !== undefined) {
-    const list = work ? [...new Set([work, ...emails])] : emails;
+  for (const [col, v] of c.columns) set(col, v);
+  if (c.emails !== undefined) {
+    const list = c.work ? [...new Set([c.work, ...c.emails])] : c.emails;
     set('emails', list, '::text[]');
-    set('work_email', work !== undefined ? work : (list[0] ?? null));
-  } else if (work !== undefined) {
-    set('work_email', work);
-    if (work) {
-      params.push(work);
+    set('work_email', c.work !== undefined ? c.work : (list[0] ?? null));
+  } else if (c.work !== undefined) {
+    set('work_email', c.work);
+    if (c.work) {
+      params.push(c.work);
       sets.push(`emails = case when $${params.length}::text = any(emails) then emails else array_prepend($${params.length}::text, emails) end`);
     }
   }
-  let custom: { merge: Record<string, unknown>; remove: string[] } | null = null;
-  if (patch.customFields) {
-    custom = { merge: {}, remove: [] };
-    for (const [fid, v] of Object.entries(patch.customFields)) {
-      const ptr = `/customFields/${fid}`;
-      const field = catalog.get(customFieldPath(fid));
-      if (!field || field.write?.kind !== 'custom') throw invalidField(ptr, `unknown custom field ${fid}; see GET /schema/contact`);
-      if (v === null) {
-        custom.remove.push(fid);
-        continue;
-      }
-      const checked = customValue(field.write, v);
-      if (typeof checked === 'object' && checked !== null && 'error' in checked) throw invalidField(ptr, String((checked as { error: unknown }).error));
-      custom.merge[fid] = checked;
-    }
-    params.push(JSON.stringify(custom.merge), custom.remove);
+  if (c.custom) {
+    params.push(JSON.stringify(c.custom.merge), c.custom.remove);
     sets.push(`custom_fields = (custom_fields || $${params.length - 1}::jsonb) - $${params.length}::text[]`);
   }
-  if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw invalidField('/company/companyWebsite', 'must be a website URL or domain');
-  const headcountError = patch.company?.companyHeadcount ? headcountRangeError(patch.company.companyHeadcount.trim()) : null;
-  if (headcountError) throw invalidField('/company/companyHeadcount', headcountError);
+  if (company) {
+    params.push(company.id);
+    sets.push(`primary_company_id = $${params.length}::uuid`);
+    sets.push(`company_ids = case when $${params.length}::uuid is null or $${params.length}::uuid = any(company_ids) then company_ids else company_ids || $${params.length}::uuid end`);
+  }
+  return { sets, params };
+}
 
-  const emailsChange = emails !== undefined || !!work;
+/** PATCH of one contact: checks (400s), then in one transaction the row lock, the company, the email log and the update. */
+export async function patchContact(pool: Pool, workspaceId: string, id: string, patch: ContactPatch, catalog: ContactCatalog): Promise<void> {
+  if (!isUuid(id)) throw notFound('Contact', id);
+  const checked = checkPatch(patch, catalog);
+  const emailsChange = checked.emails !== undefined || !!checked.work;
   await withTransaction(pool, async (client) => {
     // An ingest in flight that looked up an email this write adds or removes is redone (db/contactIngest.ts).
     if (emailsChange) await lockForEmailWrite(client, workspaceId);
@@ -92,36 +157,10 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
       [id, workspaceId],
     );
     if (!cur.rows[0]) throw notFound('Contact', id);
-    if (patch.company) {
-      // The company is re-resolved from its merged fields (same matching as ingestion) and
-      // becomes the primary one; a field set to null is cleared on that company.
-      const prev = cur.rows[0].primary_company_id
-        ? (await client.query(`select company_name, company_website, company_industry, company_headcount, company_pronet from companies where id = $1`, [cur.rows[0].primary_company_id])).rows[0]
-        : null;
-      const merged = {
-        companyName: prev?.company_name ?? undefined,
-        companyWebsite: prev?.company_website ?? undefined,
-        companyIndustry: prev?.company_industry ?? undefined,
-        companyHeadcount: prev?.company_headcount ?? undefined,
-        companyPronet: prev?.company_pronet ?? undefined,
-      } as Record<string, string | undefined>;
-      const cleared: string[] = [];
-      for (const [k, v] of Object.entries(patch.company)) {
-        if (v === null || v === '') {
-          merged[k] = undefined;
-          cleared.push(k);
-        } else if (v !== undefined) merged[k] = v.trim();
-      }
-      const companyId = await resolveCompany(client, workspaceId, merged);
-      if (companyId && cleared.length) {
-        await client.query(`update companies set ${cleared.map((k) => `${COMPANY_INPUT_COLUMNS[k as keyof CompanyInput]} = null`).join(', ')}, updated_at = now() where id = $1`, [companyId]);
-      }
-      params.push(companyId);
-      sets.push(`primary_company_id = $${params.length}::uuid`);
-      sets.push(`company_ids = case when $${params.length}::uuid is null or $${params.length}::uuid = any(company_ids) then company_ids else company_ids || $${params.length}::uuid end`);
-    }
+    const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.rows[0].primary_company_id, patch.company) } : null;
+    const { sets, params } = contactUpdate(id, workspaceId, checked, company);
     if (!sets.length) return;
-    if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.rows[0].emails, ...(emails ?? []), ...(work ? [work] : [])])]);
+    if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.rows[0].emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);
     try {
       await client.query(`update contacts set ${sets.join(', ')}, updated_at = now() where id = $1 and workspace_id = $2`, params);
     } catch (e) {

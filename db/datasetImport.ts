@@ -207,161 +207,163 @@ async function secondaryIndexes(client: PoolClient, table: string): Promise<{ na
   return r.rows.map((x) => ({ name: x.indexname, def: x.indexdef }));
 }
 
-async function importKind(
-  pool: Pool,
-  kind: DatasetKind,
-  file: string,
-  opts: ImportOptions,
-  report: ImportReport,
-): Promise<void> {
-  const started = Date.now();
-  const batchSize = opts.batchSize ?? 25_000;
-  const maxErrors = opts.maxReportedErrors ?? 1000;
-  const format = opts.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'jsonl');
-  const totalBytes = statSync(file).size;
-  const client = await pool.connect();
-  let loaded = 0;
-  let rejected = 0;
-  let dropped: { name: string; def: string }[] = [];
-  let droppedFks: { conname: string; def: string }[] = [];
-  let indexStarted = 0;
-  let droppedKeys: { conname: string; def: string }[] = [];
-  let keysRestored = false;
-  const restoreKeys = async (c: PoolClient) => {
-    if (keysRestored) return;
-    keysRestored = true;
-    for (const k of droppedKeys) await c.query(`alter table ${TABLE[kind]} add constraint "${k.conname}" ${k.def}`);
-  };
-  const fail = (line: number, message: string) => {
-    rejected++;
-    report.errorCount++;
-    if (report.errors.length < maxErrors) report.errors.push({ kind, file, line, message });
-  };
-  let helper: PoolClient | null = null;
-  const setupSession = async (c: PoolClient) => {
-    // bulk-load session: no wait for WAL flush per batch, in-memory sorts/hashes of a batch,
-    // an in-memory stage table (temp_buffers must be set before the first temp table use);
-    // one index probe per staged row beats hashing the whole company table for every batch
-    await c.query(`set synchronous_commit = off`);
-    await c.query(`set work_mem = '256MB'`);
-    await c.query(`set temp_buffers = '256MB'`);
-    await c.query(`set maintenance_work_mem = '256MB'`);
-    await c.query(`set enable_hashjoin = off`);
-    await c.query(createStageSql(kind));
-    await c.query(`truncate ${stageTable(kind)}`);
-  };
-  try {
-    await setupSession(client);
-    const table = TABLE[kind];
-    const empty = (await client.query(`select not exists (select 1 from ${table}) as empty`)).rows[0].empty as boolean;
-    const peopleExist = kind === 'companies' && !(await client.query(`select not exists (select 1 from ds_people) as e`)).rows[0].e;
-    if (empty) {
-      dropped = await secondaryIndexes(client, table);
-      for (const ix of dropped) await client.query(`drop index if exists "${ix.name}"`);
-      // foreign keys are checked row by row by triggers; one validation at the end is far cheaper
-      droppedFks = (
-        await client.query<{ conname: string; def: string }>(
-          `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass and contype = 'f'`,
-          [table],
-        )
-      ).rows;
-      for (const fk of droppedFks) await client.query(`alter table ${table} drop constraint "${fk.conname}"`);
-      // People and posts are referenced by nothing: their primary and unique keys go too, and a
-      // key repeated in the file waits until the keys are back (it is then upserted, in order).
-      if (kind !== 'companies') {
-        droppedKeys = (
-          await client.query<{ conname: string; def: string }>(
-            `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass and contype in ('p', 'u') order by contype`,
-            [table],
-          )
-        ).rows;
-        for (const k of droppedKeys) await client.query(`alter table ${table} drop constraint "${k.conname}"`);
-      }
-    }
-    const upsert = upsertSql(kind);
-    // Loading into an empty table, a second connection COPYs batches in parallel (the database
-    // work then spreads over two cores while this process parses).
-    if (empty) {
-      helper = await pool.connect();
-      await setupSession(helper);
-    }
+interface ConstraintDef {
+  conname: string;
+  def: string;
+}
 
-    // Direct mode (the table was empty): first occurrences of a key are COPYed straight into the
-    // table; a key seen again in the file goes through the stage + upsert path after it, so the
-    // last occurrence still wins. Seen keys are kept as 52-bit hashes: a collision only sends a
-    // record the slower (still correct) way.
-    const direct = empty;
-    const seen = new Set<number>();
-    const companies = new Map<string, (string | number | null)[]>();
-    if (direct && kind === 'people') {
-      const r = await client.query(`select company_pronet_url as u, id, ${DENORMALIZED.map((d) => d.company).join(', ')} from ds_companies`);
-      for (const row of r.rows) companies.set(row.u, [row.id, ...DENORMALIZED.map((d) => row[d.company] ?? null)]);
-    }
-    const noCompany = [null, ...DENORMALIZED.map(() => null)];
-    const companyUrlIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'company_pronet_url');
-    const titleIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'member_job_title');
-    const titles = new Set<string>();
-    const directColumns = ['id', ...stagingColumns(kind), ...(kind === 'people' ? ['company_id', ...DENORMALIZED.map((d) => d.person)] : [])];
-    const directLine = (r: StagedRecord) =>
-      copyLine([r.id], kind === 'people' ? [...r.values, ...(companies.get(r.values[companyUrlIndex] as string) ?? noCompany)] : r.values);
-    const stageLine = (r: StagedRecord) => copyLine([r.seq, r.id], r.values);
+/** One kind's import: the state its phases share. */
+interface KindImport {
+  kind: DatasetKind;
+  file: string;
+  table: string;
+  opts: ImportOptions;
+  report: ImportReport;
+  batchSize: number;
+  maxErrors: number;
+  format: 'jsonl' | 'csv';
+  totalBytes: number;
+  client: PoolClient;
+  /** Second connection of a load into an empty table. */
+  helper: PoolClient | null;
+  loaded: number;
+  rejected: number;
+  /** What a load into an empty table dropped and must put back (also after a failure). */
+  dropped: { indexes: { name: string; def: string }[]; fks: ConstraintDef[]; keys: ConstraintDef[]; keysRestored: boolean };
+}
 
-    const upsertStaged = async (client: PoolClient, records: StagedRecord[]) => {
-      await copyLines(client, stageTable(kind), ['seq', 'id', ...stagingColumns(kind)], records.map(stageLine));
-      await client.query(upsert);
-      await client.query(`truncate ${stageTable(kind)}`);
-    };
+function reject(run: KindImport, line: number, message: string): void {
+  run.rejected++;
+  run.report.errorCount++;
+  if (run.report.errors.length < run.maxErrors) run.report.errors.push({ kind: run.kind, file: run.file, line, message });
+}
 
-    const flush = async (client: PoolClient, batch: StagedRecord[]) => {
-      if (!batch.length) return;
+async function setupSession(c: PoolClient, kind: DatasetKind): Promise<void> {
+  // bulk-load session: no wait for WAL flush per batch, in-memory sorts/hashes of a batch,
+  // an in-memory stage table (temp_buffers must be set before the first temp table use);
+  // one index probe per staged row beats hashing the whole company table for every batch
+  await c.query(`set synchronous_commit = off`);
+  await c.query(`set work_mem = '256MB'`);
+  await c.query(`set temp_buffers = '256MB'`);
+  await c.query(`set maintenance_work_mem = '256MB'`);
+  await c.query(`set enable_hashjoin = off`);
+  await c.query(createStageSql(kind));
+  await c.query(`truncate ${stageTable(kind)}`);
+}
+
+/** The table's constraints of the given types (`f`: foreign keys; `p`, `u`: primary and unique keys, primary first). */
+async function constraintsOf(client: PoolClient, table: string, types: 'f' | 'pu'): Promise<ConstraintDef[]> {
+  const r = await client.query<ConstraintDef>(
+    `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass and contype = any($2::"char"[]) order by contype`,
+    [table, types.split('')],
+  );
+  return r.rows;
+}
+
+/** Load into an empty table: drops its secondary indexes and foreign keys (and, but for companies, its keys). */
+async function dropForEmptyLoad(run: KindImport): Promise<void> {
+  const { client, table } = run;
+  run.dropped.indexes = await secondaryIndexes(client, table);
+  for (const ix of run.dropped.indexes) await client.query(`drop index if exists "${ix.name}"`);
+  // foreign keys are checked row by row by triggers; one validation at the end is far cheaper
+  run.dropped.fks = await constraintsOf(client, table, 'f');
+  for (const fk of run.dropped.fks) await client.query(`alter table ${table} drop constraint "${fk.conname}"`);
+  // People and posts are referenced by nothing: their primary and unique keys go too, and a
+  // key repeated in the file waits until the keys are back (it is then upserted, in order).
+  if (run.kind !== 'companies') {
+    run.dropped.keys = await constraintsOf(client, table, 'pu');
+    for (const k of run.dropped.keys) await client.query(`alter table ${table} drop constraint "${k.conname}"`);
+  }
+}
+
+async function restoreKeys(run: KindImport): Promise<void> {
+  if (run.dropped.keysRestored) return;
+  run.dropped.keysRestored = true;
+  for (const k of run.dropped.keys) await run.client.query(`alter table ${run.table} add constraint "${k.conname}" ${k.def}`);
+}
+
+/** Puts back what `dropForEmptyLoad` dropped: keys, then indexes (two connections, largest GIN first), then foreign keys. */
+async function restoreAfterLoad(run: KindImport): Promise<void> {
+  await restoreKeys(run);
+  const queue = [...run.dropped.indexes].sort((a, b) => Number(/using gin/i.test(b.def)) - Number(/using gin/i.test(a.def)));
+  const builders = [run.client, ...(run.helper ? [run.helper] : [])].map(async (c) => {
+    for (let ix = queue.shift(); ix; ix = queue.shift()) await c.query(ix.def);
+  });
+  await Promise.all(builders);
+  for (const fk of run.dropped.fks) await run.client.query(`alter table ${run.table} add constraint "${fk.conname}" ${fk.def}`);
+}
+
+/**
+ * Writes batches of staged records. Direct mode (the table was empty): first occurrences of a
+ * key are COPYed straight into the table; a key seen again goes through the stage + upsert path
+ * after it, so the last occurrence still wins. Batches whose records are all first occurrences
+ * may run on either connection at once; a batch with a repeated key waits until every earlier
+ * batch is in. While the keys are dropped, repeated keys wait in `later` until they are back.
+ */
+async function createBatchWriter(run: KindImport, o: { direct: boolean; peopleExist: boolean }) {
+  const { kind, table } = run;
+  const companies = new Map<string, (string | number | null)[]>();
+  if (o.direct && kind === 'people') {
+    const r = await run.client.query(`select company_pronet_url as u, id, ${DENORMALIZED.map((d) => d.company).join(', ')} from ds_companies`);
+    for (const row of r.rows) companies.set(row.u, [row.id, ...DENORMALIZED.map((d) => row[d.company] ?? null)]);
+  }
+  const noCompany = [null, ...DENORMALIZED.map(() => null)];
+  const companyUrlIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'company_pronet_url');
+  const directColumns = ['id', ...stagingColumns(kind), ...(kind === 'people' ? ['company_id', ...DENORMALIZED.map((d) => d.person)] : [])];
+  const directLine = (r: StagedRecord) =>
+    copyLine([r.id], kind === 'people' ? [...r.values, ...(companies.get(r.values[companyUrlIndex] as string) ?? noCompany)] : r.values);
+  const stageLine = (r: StagedRecord) => copyLine([r.seq, r.id], r.values);
+  const upsert = upsertSql(kind);
+
+  const upsertStaged = async (client: PoolClient, records: StagedRecord[]) => {
+    await copyLines(client, stageTable(kind), ['seq', 'id', ...stagingColumns(kind)], records.map(stageLine));
+    await client.query(upsert);
+    await client.query(`truncate ${stageTable(kind)}`);
+  };
+
+  /** A record the validator let through but the database refused: find it, load the rest. */
+  const loadOneByOne = async (client: PoolClient, batch: StagedRecord[]) => {
+    await client.query(`truncate ${stageTable(kind)}`);
+    await client.query('begin');
+    for (const r of batch) {
       try {
-        await client.query('begin');
-        const first = batch.filter((r) => r.direct);
-        if (first.length) await copyLines(client, table, directColumns, first.map(directLine));
-        const again = batch.filter((r) => !r.direct);
-        if (again.length) await upsertStaged(client, again);
-        if (peopleExist) await client.query(LINK_PEOPLE_SQL, [batch.map((r) => r.values[0])]);
-        await client.query('commit');
-        loaded += batch.length;
-      } catch {
-        await client.query('rollback').catch(() => {});
-        // A record the validator let through but the database refused: find it, load the rest.
+        await client.query('savepoint one');
+        await upsertStaged(client, [r]);
+        if (o.peopleExist) await client.query(LINK_PEOPLE_SQL, [[r.values[0]]]);
+        await client.query('release savepoint one');
+        run.loaded++;
+      } catch (e) {
+        await client.query('rollback to savepoint one').catch(() => {});
         await client.query(`truncate ${stageTable(kind)}`);
-        await client.query('begin');
-        for (const r of batch) {
-          try {
-            await client.query('savepoint one');
-            await upsertStaged(client, [r]);
-            if (peopleExist) await client.query(LINK_PEOPLE_SQL, [[r.values[0]]]);
-            await client.query('release savepoint one');
-            loaded++;
-          } catch (e) {
-            await client.query('rollback to savepoint one').catch(() => {});
-            await client.query(`truncate ${stageTable(kind)}`);
-            fail(r.line, `rejected by the database: ${(e as Error).message}`);
-          }
-        }
-        await client.query('commit');
+        reject(run, r.line, `rejected by the database: ${(e as Error).message}`);
       }
-    };
+    }
+    await client.query('commit');
+  };
 
-    const input = createReadStream(file, { highWaterMark: 1 << 20 });
-    let bytesRead = 0;
-    input.on('data', (chunk) => (bytesRead += chunk.length));
-    const rl = createInterface({ input, crlfDelay: Infinity });
-    let lineNo = 0;
-    let seq = 0;
-    let header: string[] | null = null;
-    const csv = new CsvRecordReader();
-    let recordStart = 0;
-    let batch: StagedRecord[] = [];
-    // Batches whose records are all first occurrences may run on either connection at once;
-    // a batch with a repeated key waits until every earlier batch is in, so the last one wins.
-    const lanes = [client, ...(helper ? [helper] : [])].map((c) => ({ c, busy: Promise.resolve() as Promise<void> }));
-    let next = 0;
-    const later: StagedRecord[] = [];
-    const schedule = async (b: StagedRecord[]) => {
-      if (droppedKeys.length) {
+  const flush = async (client: PoolClient, batch: StagedRecord[]) => {
+    if (!batch.length) return;
+    try {
+      await client.query('begin');
+      const first = batch.filter((r) => r.direct);
+      if (first.length) await copyLines(client, table, directColumns, first.map(directLine));
+      const again = batch.filter((r) => !r.direct);
+      if (again.length) await upsertStaged(client, again);
+      if (o.peopleExist) await client.query(LINK_PEOPLE_SQL, [batch.map((r) => r.values[0])]);
+      await client.query('commit');
+      run.loaded += batch.length;
+    } catch {
+      await client.query('rollback').catch(() => {});
+      await loadOneByOne(client, batch);
+    }
+  };
+
+  const lanes = [run.client, ...(run.helper ? [run.helper] : [])].map((c) => ({ c, busy: Promise.resolve() as Promise<void> }));
+  let next = 0;
+  const later: StagedRecord[] = [];
+  return {
+    async schedule(b: StagedRecord[]): Promise<void> {
+      if (run.dropped.keys.length) {
         for (const r of b) if (!r.direct) later.push(r);
         b = b.filter((r) => r.direct);
       }
@@ -374,104 +376,179 @@ async function importKind(
         lanes[0]!.busy = flush(lanes[0]!.c, b);
       }
       for (const l of lanes) l.busy.catch(() => {});
-    };
-    let lastReport = 0;
+    },
+    /** Waits for every batch; then, once the keys are back, upserts the repeated keys in file order (the last one wins). */
+    async finish(): Promise<void> {
+      await Promise.all(lanes.map((l) => l.busy));
+      if (run.dropped.keys.length) {
+        await restoreKeys(run);
+        for (let i = 0; i < later.length; i += run.batchSize) await flush(run.client, later.slice(i, i + run.batchSize));
+      }
+    },
+  };
+}
 
-    const accept = (raw: unknown, line: number, fromCsv: boolean) => {
+/**
+ * Reads the file's records (JSONL, or CSV with a header naming known columns), reporting lines
+ * that are no record; `onRecord` gets each raw record with its (first) line number, then
+ * `afterRecord` the line count and bytes read so far.
+ */
+async function readRecords(
+  run: KindImport,
+  onRecord: (raw: unknown, line: number, fromCsv: boolean) => void,
+  afterRecord: (lineNo: number, bytesRead: number) => Promise<void>,
+): Promise<void> {
+  const { kind, file, format } = run;
+  const input = createReadStream(file, { highWaterMark: 1 << 20 });
+  let bytesRead = 0;
+  input.on('data', (chunk) => (bytesRead += chunk.length));
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let lineNo = 0;
+  let header: string[] | null = null;
+  const csv = new CsvRecordReader();
+  let recordStart = 0;
+  for await (const line of rl) {
+    lineNo++;
+    if (format === 'jsonl') {
+      if (!line.trim()) continue;
+      let raw: unknown;
       try {
-        const rec = parseRecord(kind, raw, fromCsv);
-        let first = false;
-        if (direct) {
-          const h = keyHash(rec.key);
-          first = !seen.has(h);
-          seen.add(h);
-        }
-        batch.push({ seq: seq++, id: fastUuidv7(), values: rec.values, line, direct: first });
-        if (kind === 'people') {
-          const title = rec.values[titleIndex];
-          if (typeof title === 'string') titles.add(title);
-        }
-      } catch (e) {
-        if (e instanceof RecordError) fail(line, e.message);
-        else throw e;
+        raw = JSON.parse(line);
+      } catch {
+        reject(run, lineNo, 'not valid JSON');
+        continue;
       }
-    };
+      onRecord(raw, lineNo, false);
+    } else {
+      if (recordStart === 0) recordStart = lineNo;
+      const fields = csv.push(line);
+      if (fields === null) continue;
+      const start = recordStart;
+      recordStart = 0;
+      if (header === null) {
+        header = fields.map((f) => f.trim().replace(/^\uFEFF/, ''));
+        const known = new Set(RECORD_COLUMNS[kind].map((c) => c.key));
+        const unknown = header.filter((h) => !known.has(h));
+        if (unknown.length) throw new Error(`${file}: unknown CSV column(s) ${unknown.join(', ')} (expected ${[...known].join(', ')})`);
+        continue;
+      }
+      if (fields.length === 1 && fields[0] === '') continue;
+      if (fields.length !== header.length) {
+        reject(run, start, `has ${fields.length} fields, the header has ${header.length}`);
+        continue;
+      }
+      const raw: Record<string, string> = {};
+      header.forEach((h, i) => (raw[h] = fields[i]!));
+      onRecord(raw, start, true);
+    }
+    await afterRecord(lineNo, bytesRead);
+  }
+  if (csv.unterminated) reject(run, recordStart, 'unterminated quoted field at end of file');
+}
 
-    for await (const line of rl) {
-      lineNo++;
-      if (format === 'jsonl') {
-        if (!line.trim()) continue;
-        let raw: unknown;
-        try {
-          raw = JSON.parse(line);
-        } catch {
-          fail(lineNo, 'not valid JSON');
-          continue;
-        }
-        accept(raw, lineNo, false);
-      } else {
-        if (recordStart === 0) recordStart = lineNo;
-        const fields = csv.push(line);
-        if (fields === null) continue;
-        const start = recordStart;
-        recordStart = 0;
-        if (header === null) {
-          header = fields.map((f) => f.trim().replace(/^\uFEFF/, ''));
-          const known = new Set(RECORD_COLUMNS[kind].map((c) => c.key));
-          const unknown = header.filter((h) => !known.has(h));
-          if (unknown.length) throw new Error(`${file}: unknown CSV column(s) ${unknown.join(', ')} (expected ${[...known].join(', ')})`);
-          continue;
-        }
-        if (fields.length === 1 && fields[0] === '') continue;
-        if (fields.length !== header.length) {
-          fail(start, `has ${fields.length} fields, the header has ${header.length}`);
-          continue;
-        }
-        const raw: Record<string, string> = {};
-        header.forEach((h, i) => (raw[h] = fields[i]!));
-        accept(raw, start, true);
+/**
+ * Parses and validates the file's records into batches for the writer, reporting progress.
+ * In direct mode seen keys are kept as 52-bit hashes: a collision only sends a record the
+ * slower (still correct) way. Returns the distinct job titles of people.
+ */
+async function loadRecords(run: KindImport, writer: Awaited<ReturnType<typeof createBatchWriter>>, direct: boolean): Promise<Set<string>> {
+  const { kind, file, opts, totalBytes } = run;
+  const seen = new Set<number>();
+  const titleIndex = RECORD_COLUMNS.people.findIndex((c) => c.key === 'member_job_title');
+  const titles = new Set<string>();
+  let seq = 0;
+  let batch: StagedRecord[] = [];
+  let lastReport = 0;
+  const accept = (raw: unknown, line: number, fromCsv: boolean) => {
+    try {
+      const rec = parseRecord(kind, raw, fromCsv);
+      let first = false;
+      if (direct) {
+        const h = keyHash(rec.key);
+        first = !seen.has(h);
+        seen.add(h);
       }
-      if (batch.length >= batchSize) {
-        const b = batch;
-        batch = [];
-        await schedule(b);
+      batch.push({ seq: seq++, id: fastUuidv7(), values: rec.values, line, direct: first });
+      if (kind === 'people') {
+        const title = rec.values[titleIndex];
+        if (typeof title === 'string') titles.add(title);
       }
-      if (opts.onProgress && lineNo - lastReport >= 5000) {
-        lastReport = lineNo;
-        opts.onProgress({ kind, file, bytesRead, totalBytes, rows: loaded + batch.length });
-      }
+    } catch (e) {
+      if (e instanceof RecordError) reject(run, line, e.message);
+      else throw e;
     }
-    if (csv.unterminated) fail(recordStart, 'unterminated quoted field at end of file');
-    await schedule(batch);
-    await Promise.all(lanes.map((l) => l.busy));
-    if (droppedKeys.length) {
-      await restoreKeys(client);
-      // repeated keys, in file order, now that the unique key is back: the last one wins
-      for (let i = 0; i < later.length; i += batchSize) await flush(client, later.slice(i, i + batchSize));
+  };
+  await readRecords(run, accept, async (lineNo, bytesRead) => {
+    if (batch.length >= run.batchSize) {
+      const b = batch;
+      batch = [];
+      await writer.schedule(b);
     }
-    opts.onProgress?.({ kind, file, bytesRead: totalBytes, totalBytes, rows: loaded });
+    if (opts.onProgress && lineNo - lastReport >= 5000) {
+      lastReport = lineNo;
+      opts.onProgress({ kind, file, bytesRead, totalBytes, rows: run.loaded + batch.length });
+    }
+  });
+  await writer.schedule(batch);
+  await writer.finish();
+  opts.onProgress?.({ kind, file, bytesRead: totalBytes, totalBytes, rows: run.loaded });
+  return titles;
+}
+
+/** Imports one file: session set-up, (empty table) drop of indexes and keys, load, restore, report. */
+async function importKind(
+  pool: Pool,
+  kind: DatasetKind,
+  file: string,
+  opts: ImportOptions,
+  report: ImportReport,
+): Promise<void> {
+  const started = Date.now();
+  const run: KindImport = {
+    kind,
+    file,
+    table: TABLE[kind],
+    opts,
+    report,
+    batchSize: opts.batchSize ?? 25_000,
+    maxErrors: opts.maxReportedErrors ?? 1000,
+    format: opts.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'jsonl'),
+    totalBytes: statSync(file).size,
+    client: await pool.connect(),
+    helper: null,
+    loaded: 0,
+    rejected: 0,
+    dropped: { indexes: [], fks: [], keys: [], keysRestored: false },
+  };
+  let indexStarted = 0;
+  try {
+    await setupSession(run.client, kind);
+    const empty = (await run.client.query(`select not exists (select 1 from ${run.table}) as empty`)).rows[0].empty as boolean;
+    const peopleExist = kind === 'companies' && !(await run.client.query(`select not exists (select 1 from ds_people) as e`)).rows[0].e;
+    if (empty) {
+      await dropForEmptyLoad(run);
+      // Loading into an empty table, a second connection COPYs batches in parallel (the
+      // database work then spreads over two cores while this process parses).
+      run.helper = await pool.connect();
+      await setupSession(run.helper, kind);
+    }
+    const writer = await createBatchWriter(run, { direct: empty, peopleExist });
+    const titles = await loadRecords(run, writer, empty);
     if (kind === 'people' && titles.size) {
       // the distinct titles LIKE searches run against (db/discoverySearch.ts)
-      await client.query(`insert into ds_people_titles (title) select unnest($1::text[]) on conflict do nothing`, [[...titles]]);
+      await run.client.query(`insert into ds_people_titles (title) select unnest($1::text[]) on conflict do nothing`, [[...titles]]);
     }
   } finally {
     try {
       indexStarted = Date.now();
-      await restoreKeys(client);
-      // two connections build the indexes side by side, largest (GIN) first
-      const queue = [...dropped].sort((a, b) => Number(/using gin/i.test(b.def)) - Number(/using gin/i.test(a.def)));
-      const builders = [client, ...(helper ? [helper] : [])].map(async (c) => {
-        for (let ix = queue.shift(); ix; ix = queue.shift()) await c.query(ix.def);
-      });
-      await Promise.all(builders);
-      for (const fk of droppedFks) await client.query(`alter table ${TABLE[kind]} add constraint "${fk.conname}" ${fk.def}`);
+      await restoreAfterLoad(run);
     } finally {
-      client.release();
-      helper?.release();
+      run.client.release();
+      run.helper?.release();
     }
   }
-  report.results.push({ kind, file, loaded, rejected, seconds: (Date.now() - started) / 1000, indexSeconds: indexStarted ? (Date.now() - indexStarted) / 1000 : 0 });
-  report.rowsLoaded += loaded;
+  report.results.push({ kind, file, loaded: run.loaded, rejected: run.rejected, seconds: (Date.now() - started) / 1000, indexSeconds: indexStarted ? (Date.now() - indexStarted) / 1000 : 0 });
+  report.rowsLoaded += run.loaded;
 }
 
 /** Imports companies, then people (linked to their companies), then posts. */
