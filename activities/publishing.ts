@@ -10,7 +10,7 @@
  * may send. A `done` step answers from the record.
  */
 import { Context } from '@temporalio/activity';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
@@ -19,7 +19,8 @@ import { keyringOf } from '../domain/keyring.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
 import { externalReplyWorkflow } from '../workflows/externalReply.js';
 import { publishPostWorkflow } from '../workflows/publishPost.js';
-import { scheduleSignal } from '../workflows/scheduling.js';
+import { rootCause } from '../workflows/failure.js';
+import { SCHEDULE_REJECTION, rescheduleUpdate } from '../workflows/scheduling.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider } from '../domain/social.js';
 import { publishingAccount } from '../db/integrations.js';
@@ -240,9 +241,10 @@ export function createPublishingActivities(deps: ActivityDeps) {
      * Starts, or re-signals, the publish workflow of every row of a batch that is due within the
      * dispatch horizon and has none yet, earliest first, with bounded parallelism. Rows further
      * out wait in the table (the batch workflow comes back for them), so a large far-future
-     * batch does not load the cluster with sleeping workflows. `signalWithStart` makes this
-     * idempotent: a running workflow of the row's id gets the new schedule, a closed or missing
-     * one is started; `dispatched_at` marks the rows done.
+     * batch does not load the cluster with sleeping workflows. Update-with-start (the
+     * `reschedule` Update) makes this idempotent and acknowledged: a running workflow of the
+     * row's id takes the new schedule, a closed or missing one is started with it;
+     * `dispatched_at` marks the rows done.
      */
     async dispatchScheduleBatch(input: DispatchInput): Promise<{ dispatched: number; nextDispatchAt: string | null }> {
       const ctx = Context.current();
@@ -259,12 +261,12 @@ export function createPublishingActivities(deps: ActivityDeps) {
             const i = next++;
             if (i >= list.length) return;
             const r = list[i]!;
-            await c.workflow.signalWithStart(r.external_post ? externalReplyWorkflow : publishPostWorkflow, {
+            const workflow = r.external_post ? externalReplyWorkflow : publishPostWorkflow;
+            const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
               workflowId: publishWorkflowId(r.post_id, r.n),
               taskQueue: input.taskQueue,
               args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
-              signal: scheduleSignal,
-              signalArgs: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }],
+              workflowIdConflictPolicy: 'USE_EXISTING',
               workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
               typedSearchAttributes: new TypedSearchAttributes([
                 { key: SA.WorkspaceId, value: input.workspaceId },
@@ -273,6 +275,15 @@ export function createPublishingActivities(deps: ActivityDeps) {
               ]),
               memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
             });
+            await c.workflow
+              .executeUpdateWithStart(rescheduleUpdate, { args: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }], startWorkflowOperation })
+              .catch((err: unknown) => {
+                // A newer row already holds the workflow: this one was replaced. Any other refusal
+                // (the workflow is ending) or error fails the attempt; the retry finds it closed and starts anew.
+                const cause = rootCause(err);
+                if (cause instanceof ApplicationFailure && cause.type === SCHEDULE_REJECTION.stale) return;
+                throw err;
+              });
             ctx.heartbeat(dispatched + i);
           }
         };

@@ -1,8 +1,9 @@
 /**
- * What every scheduled-publish workflow shares: the `schedule` and `unschedule` signals, the
- * durable wait until `scheduledTime` (restarted when a reschedule arrives, ended by an
- * unschedule), the activity proxies (provider calls on the network's own task queue) and the
- * reading of typed failures. Deterministic: only `@temporalio/workflow` and types.
+ * What every scheduled-publish workflow shares: the `reschedule` and `unschedule` Updates (and
+ * the signals they replaced, kept for histories and workflows started before), the durable wait
+ * until `scheduledTime` (restarted when a reschedule arrives, ended by an unschedule), the
+ * activity proxies (provider calls on the network's own task queue) and the reading of typed
+ * failures. Deterministic: only `@temporalio/workflow` and types.
  */
 import {
   ActivityFailure,
@@ -10,6 +11,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  defineUpdate,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -39,6 +41,30 @@ export interface ScheduleSignal {
  */
 export const PUBLISH_LEAD_MS = 10_000;
 
+/**
+ * Sent by the dispatch activity with update-with-start: the row this workflow publishes (a newer
+ * row replaces the current one, the same row moves its time). Acknowledged once applied.
+ */
+export const rescheduleUpdate = defineUpdate<void, [ScheduleSignal]>('reschedule');
+/** Sent by the API for a row it cancelled or replaced: ends the wait if that row is the current one. */
+export const unscheduleUpdate = defineUpdate<void, [{ scheduleId: string }]>('unscheduleRow');
+
+/** The `type` of the ApplicationFailure a rejected reschedule or unschedule carries. */
+export const SCHEDULE_REJECTION = {
+  /** No row id, or a `scheduledTime` that is no date. */
+  invalid: 'invalid_schedule',
+  /** The row is older than the one the workflow holds: a newer schedule replaced it. */
+  stale: 'stale_schedule',
+  /** The row is not the one the workflow waits for (or it waits for none yet). */
+  notCurrent: 'not_current_schedule',
+  /** The workflow no longer waits: it claimed its row or is ending; a new row needs a new run. */
+  notWaiting: 'not_waiting',
+} as const;
+
+/**
+ * Before the Updates (kept: histories and workflows started before hold these signals, and
+ * adding or keeping a handler issues no command). Nothing sends them any more.
+ */
 export const scheduleSignal = defineSignal<[ScheduleSignal]>('schedule');
 export const unscheduleSignal = defineSignal<[{ scheduleId: string }]>('unschedule');
 
@@ -101,24 +127,48 @@ export function publishError(err: unknown, provider: Provider): PostError {
 export class ScheduleBox {
   current: ScheduleSignal | undefined;
   cancelled = false;
+  /** Set once the wait is over (row claimed, or the workflow is ending): later Updates are refused. */
+  closed = false;
 
   constructor(readonly state: PublishState) {
-    setHandler(scheduleSignal, (s) => {
-      if (!this.current || s.scheduleId > this.current.scheduleId) {
-        this.current = s;
-        this.cancelled = false;
-        state.scheduleId = s.scheduleId;
-        state.scheduledTime = s.scheduledTime;
-        state.phase = 'waiting';
-      } else if (s.scheduleId === this.current.scheduleId) {
-        this.current = { ...this.current, scheduledTime: s.scheduledTime };
-        state.scheduledTime = s.scheduledTime;
-      }
+    setHandler(scheduleSignal, (s) => this.schedule(s));
+    setHandler(unscheduleSignal, ({ scheduleId }) => this.unschedule(scheduleId));
+    setHandler(rescheduleUpdate, (s) => this.schedule(s), {
+      validator: (s) => {
+        if (typeof s?.scheduleId !== 'string' || Number.isNaN(Date.parse(s.scheduledTime))) reject(SCHEDULE_REJECTION.invalid, 'a reschedule needs scheduleId and an ISO scheduledTime');
+        this.refuseWhenClosed();
+        if (this.current && s.scheduleId < this.current.scheduleId) reject(SCHEDULE_REJECTION.stale, `row ${s.scheduleId} was replaced by ${this.current.scheduleId}`);
+      },
     });
-    setHandler(unscheduleSignal, ({ scheduleId }) => {
-      if (this.current?.scheduleId === scheduleId) this.cancelled = true;
+    setHandler(unscheduleUpdate, ({ scheduleId }) => this.unschedule(scheduleId), {
+      validator: (u) => {
+        if (typeof u?.scheduleId !== 'string') reject(SCHEDULE_REJECTION.invalid, 'an unschedule needs scheduleId');
+        this.refuseWhenClosed();
+        if (this.current?.scheduleId !== u.scheduleId) reject(SCHEDULE_REJECTION.notCurrent, `row ${u.scheduleId} is not the row this workflow waits for`);
+      },
     });
     setHandler(stateQuery, () => state);
+  }
+
+  private refuseWhenClosed(): void {
+    if (this.closed) reject(SCHEDULE_REJECTION.notWaiting, `the workflow no longer waits (${this.state.phase})`);
+  }
+
+  private schedule(s: ScheduleSignal): void {
+    if (!this.current || s.scheduleId > this.current.scheduleId) {
+      this.current = s;
+      this.cancelled = false;
+      this.state.scheduleId = s.scheduleId;
+      this.state.scheduledTime = s.scheduledTime;
+      this.state.phase = 'waiting';
+    } else if (s.scheduleId === this.current.scheduleId) {
+      this.current = { ...this.current, scheduledTime: s.scheduledTime };
+      this.state.scheduledTime = s.scheduledTime;
+    }
+  }
+
+  private unschedule(scheduleId: string): void {
+    if (this.current?.scheduleId === scheduleId) this.cancelled = true;
   }
 
   /** Moves the due time of the current schedule (the database said later than the signal). */
@@ -147,6 +197,10 @@ export class ScheduleBox {
   }
 }
 
+function reject(type: string, message: string): never {
+  throw ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
 export function initialState(): PublishState {
   return { phase: 'waiting', scheduleId: null, scheduledTime: null, externalId: null, threadExternalIds: [], error: null };
 }
@@ -162,11 +216,15 @@ type Claimed = Extract<Awaited<ReturnType<typeof db.claimSchedule>>, { status: '
  */
 export async function claimWhenDue(input: PublishWorkflowInput, state: PublishState): Promise<{ due: ScheduleSignal; plan: Claimed['plan'] } | null> {
   const box = new ScheduleBox(state);
+  const exit = <T>(r: T): T => {
+    box.closed = true;
+    return r;
+  };
   for (;;) {
     const due = await box.waitUntilDue();
     if (!due) {
       state.phase = 'cancelled';
-      return null;
+      return exit(null);
     }
     const claim = await db.claimSchedule({ scheduleId: due.scheduleId, postId: input.postId, n: input.n });
     if (claim.status === 'not_due') {
@@ -177,10 +235,10 @@ export async function claimWhenDue(input: PublishWorkflowInput, state: PublishSt
       // Replaced by a newer row whose signal may already be here: go on with that one.
       if (box.replaced(due)) continue;
       state.phase = claim.status === 'superseded' ? 'superseded' : claim.status === 'done' ? state.phase : 'cancelled';
-      return null;
+      return exit(null);
     }
     state.phase = 'publishing';
-    return { due, plan: claim.plan };
+    return exit({ due, plan: claim.plan });
   }
 }
 

@@ -25,7 +25,7 @@ import {
   type PostRow,
 } from '../../db/posts.js';
 import { cancelSchedules, livePublishRows } from '../../db/schedules.js';
-import { signalUnscheduled } from '../publishWorkflows.js';
+import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -245,7 +245,7 @@ export const postRoutes = [
           await cancelRepostChildren(tx, post.id);
           return rows;
         });
-        await signalUnscheduled(deps, cancelled);
+        await unscheduleWaitingPublishes(deps, cancelled);
         return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
       }
       if (!(await deleteUnscheduledPost(deps.pool, auth.workspaceId, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');

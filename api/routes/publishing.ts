@@ -28,7 +28,7 @@ import {
   type ReplacedRow,
 } from '../../db/schedules.js';
 import { connectedIntegrationProvider, connectedIntegrationProviders } from '../../db/integrations.js';
-import { signalUnscheduled } from '../publishWorkflows.js';
+import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
 import { PostIdParams, PostResponse } from '../schemas/posts.js';
 import { BulkScheduleBody, ExternalReplyBody, MAX_SCHEDULE_ROWS, MessageResponse } from '../schemas/publishing.js';
@@ -159,7 +159,7 @@ export const publishingRoutes = [
     handler: async ({ body, auth, deps }) => {
       const rows = await validateBulk(deps.pool, auth.workspaceId, body, new Date());
       const stale = await withTransaction(deps.pool, (tx) => schedule(tx, deps, auth.workspaceId, rows));
-      await signalUnscheduled(deps, stale);
+      await unscheduleWaitingPublishes(deps, stale);
       const posts = new Set(rows.map((r) => r.postId)).size;
       return { message: `Scheduled ${rows.length} publish${rows.length === 1 ? '' : 'es'} for ${posts} post${posts === 1 ? '' : 's'}` };
     },
@@ -224,7 +224,7 @@ export const publishingRoutes = [
         const cancelled = await cancelSchedules(tx, post.id);
         return { post: (await findPost(tx, auth.workspaceId, post.id))!, cancelled };
       });
-      await signalUnscheduled(deps, cancelled);
+      await unscheduleWaitingPublishes(deps, cancelled);
       return { data: postJson(post) };
     },
   }),

@@ -317,6 +317,7 @@ describe('unschedule, reschedule, tenancy', () => {
     expect(r.body.data).toMatchObject({ status: 'draft', scheduledTime: null });
     expect(await waitClosed(`publish-${id}-0`)).toBe('COMPLETED');
     expect(await waitClosed(`publish-${id}-1`)).toBe('COMPLETED');
+    await app.recordHistory(`publish-${id}-1`, 'publishPost/unschedule-update');
     await sleep(Math.max(0, Date.parse(deadlineAt) - Date.now()) + 500);
     expect(x.calls('POST /2/tweets').filter((c) => (c.body as { text: string }).text === 'never published')).toHaveLength(0);
     expect((await getPost(id)).status).toBe('draft');
@@ -336,6 +337,7 @@ describe('unschedule, reschedule, tenancy', () => {
     expect(p.scheduledTime).toBe(at);
     expect(x.tweets.filter((t) => t.text === 'rescheduled')).toHaveLength(1);
     expect(await waitClosed(`publish-${id}-0`)).toBe('COMPLETED');
+    await app.recordHistory(`publish-${id}-0`, 'publishPost/reschedule-update');
   });
 
   it("another workspace's posts and integrations are invisible", async () => {

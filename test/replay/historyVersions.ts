@@ -9,7 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const HISTORIES_DIR = join(import.meta.dirname, 'histories');
-export const CURRENT_HISTORY_VERSION = 'v1';
+export const CURRENT_HISTORY_VERSION = 'v2';
 
 /** Where a history named `<workflow>/<case>` is recorded now. */
 export const currentHistoryFile = (name: string) => join(HISTORIES_DIR, CURRENT_HISTORY_VERSION, `${name}.json`);

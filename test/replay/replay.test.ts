@@ -46,6 +46,14 @@ describe('workflow replay', () => {
     });
   }
 
+  it('holds publish histories from before and after the reschedule/unschedule Updates', () => {
+    // Both must keep replaying: the signals stay registered for the old ones (workflows/scheduling.ts).
+    const publish = histories.filter((f) => /[/\\](publishPost|externalReply)[/\\]/.test(f)).map((f) => readFileSync(f, 'utf8'));
+    expect(publish.some((h) => h.includes('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED') && h.includes('"signalName": "schedule"'))).toBe(true);
+    expect(publish.some((h) => h.includes('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED') && h.includes('"name": "reschedule"'))).toBe(true);
+    expect(publish.some((h) => h.includes('EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED') && h.includes('"name": "unscheduleRow"'))).toBe(true);
+  });
+
   it('detects a history that the current code would not produce', async () => {
     const file = histories.find((f) => readFileSync(f, 'utf8').includes('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED'));
     expect(file).toBeTruthy();
