@@ -20,6 +20,8 @@ import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforc
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
 import { routeGroups } from './routes/index.js';
 import { httpMetrics } from './middleware/metrics.js';
+import { requestContext } from './middleware/requestContext.js';
+import { useWorkspace } from '../db/tenancy.js';
 import { logContext } from '../telemetry/log.js';
 
 export function errorBody(status: number, code: string, message: string, requestId: string, details?: unknown) {
@@ -92,6 +94,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
         throw e;
       }
       ctx.state.workspaceId = auth.workspaceId;
+      useWorkspace(deps.orm.em, auth.workspaceId);
       await enforceRateLimit(limiters.keys, ctx, auth.apiKeyId);
     } else {
       await enforceAnonymousLimit(limiters.anonymous, ctx);
@@ -128,11 +131,8 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       }
     }
     try {
-      const args = { body, params, query, ctx, auth: auth!, deps, claimIdempotency };
-      // Forked only for handlers that use it (most use the pg pool): a fork per request costs.
-      let em: ReturnType<typeof deps.orm.em.fork> | undefined;
-      Object.defineProperty(args, 'em', { enumerable: true, get: () => (em ??= deps.orm.em.fork()) });
-      const result = await def.handler(args as never);
+      // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware).
+      const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency } as never);
       const status = isReply(result) ? result.status : 200;
       const resBody = isReply(result) ? result.body : result;
       const headers = isReply(result) ? (result.headers ?? {}) : {};
@@ -183,6 +183,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   });
   app.use(emptyParameterGate(router));
   app.use(methodGate(router));
+  app.use(requestContext(deps.orm));
   app.use(router.routes());
   return app;
 }

@@ -21,7 +21,7 @@ export interface RouteInput<B, P, Q> {
   query: Q;
   ctx: Context;
   auth: AuthContext;
-  /** Request-scoped MikroORM entity manager (forked per request). */
+  /** The request's MikroORM entity manager (its RequestContext fork, scoped to `auth.workspaceId`). */
   em: EntityManager;
   deps: AppDeps;
   /**

@@ -22,8 +22,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../domain/config.js';
 import { importDataset } from '../db/datasetImport.js';
-import { createPool } from '../db/pool.js';
-import { migrate, openOrm, ormOptions } from '../db/orm.js';
+import { migrate, openDatabase, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { generateFiles } from '../scripts/dataset.js';
@@ -107,7 +106,8 @@ async function main() {
   const exists = (await admin.query(`select 1 from pg_database where datname = $1`, [DB])).rowCount === 1;
   let reuse = false;
   if (args.reuse && exists) {
-    const probe = createPool(dbUrl(DB), 1);
+    const probe = new pg.Client({ connectionString: dbUrl(DB) });
+    await probe.connect();
     const n = (await probe.query(`select (select count(*) from ds_people) + (select count(*) from ds_companies) as n`).catch(() => ({ rows: [{ n: -1 }] }))).rows[0].n;
     await probe.end();
     reuse = Number(n) === PEOPLE + COMPANIES;
@@ -118,15 +118,10 @@ async function main() {
   }
   await admin.end();
   const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(DB), PORT: '0', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'silent' });
-  const orm = await openOrm(config.databaseUrl, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
-  await migrate(orm);
-  await orm.close();
-  if (reuse) {
-    // indexes a new migration built need the planner's statistics of their expressions
-    const pool = createPool(config.databaseUrl, 1);
-    await pool.query('analyze ds_people, ds_companies');
-    await pool.end();
-  }
+  const db = await openDatabase(config.databaseUrl, { max: 2 }, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
+  await migrate(db.orm);
+  // indexes a new migration built need the planner's statistics of their expressions
+  if (reuse) await db.pool.query('analyze ds_people, ds_companies');
 
   if (!reuse) {
     const dir = join(config.rootDir, '.data', `dataset-${PEOPLE}-${COMPANIES}-${SEED}`);
@@ -135,13 +130,12 @@ async function main() {
       await generateFiles({ people: PEOPLE, companies: COMPANIES, seed: SEED, out: dir });
       console.log(`generated ${PEOPLE} people and ${COMPANIES} companies in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     }
-    const pool = createPool(config.databaseUrl, 2);
-    const report = await importDataset(pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') });
-    await pool.end();
+    const report = await importDataset(db.pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') });
     for (const r of report.results) console.log(`import ${r.kind.padEnd(9)} ${r.loaded} rows in ${r.seconds.toFixed(1)} s = ${Math.round(r.loaded / r.seconds)} rows/s (of which index rebuild ${r.indexSeconds.toFixed(1)} s)`);
     console.log(`vacuum analyze   ${report.vacuumSeconds.toFixed(1)} s`);
     console.log(`import total     ${report.rowsLoaded} rows in ${report.seconds.toFixed(1)} s = ${Math.round(report.rowsLoaded / report.seconds)} rows/s (incl. index builds and vacuum analyze)`);
   } else console.log(`reusing ${DB} (${PEOPLE} people, ${COMPANIES} companies)`);
+  await db.close();
 
   const api = await startApiServer(config, { log: pino({ level: 'silent' }), port: 0 });
   try {

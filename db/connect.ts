@@ -1,17 +1,19 @@
 /**
- * Opens what every process talks to: the ORM, the plain pg pool, the object store and a Temporal
- * client (connected lazily, so tools that never start a workflow never dial Temporal).
+ * Opens what every process talks to: the ORM with its pool (the process's only one; `pool` is the
+ * raw `pg` view of it), the object store and a Temporal client (connected lazily, so tools that
+ * never start a workflow never dial Temporal).
  */
 import { Client, Connection, isGrpcDeadlineError, isGrpcServiceError } from '@temporalio/client';
 import type { Config } from '../domain/config.js';
-import { openOrm, type MikroORM } from './orm.js';
-import { createPool, type Pool } from './pool.js';
+import { openDatabase, type MikroORM } from './orm.js';
+import type { Pool } from './pool.js';
 import { createObjectStore, type ObjectStore } from './objectStore.js';
 import { createPayloadCodec } from '../domain/payloadCodec.js';
 import { observePool } from '../telemetry/metrics.js';
 
 export interface Stores {
   orm: MikroORM;
+  /** The ORM's pool, with pg's default type parsing, for the raw `pg` code (COPY, debits, hot reads). */
   pool: Pool;
   storage: ObjectStore;
   temporal: Client;
@@ -28,8 +30,7 @@ export interface StoreOptions {
 
 export async function openStores(config: Config, opts: StoreOptions = {}): Promise<Stores> {
   const statementTimeoutMs = opts.role ? config.statementTimeoutMs[opts.role] : 0;
-  const orm = await openOrm(config.databaseUrl, {}, statementTimeoutMs);
-  const pool = createPool(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError });
+  const { orm, pool, close: closeDatabase } = await openDatabase(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError });
   const storage = createObjectStore(config.s3);
   const unobservePool = observePool(pool, opts.role ?? 'tool');
   const connection = Connection.lazy({ address: config.temporal.address });
@@ -42,7 +43,7 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
     temporal,
     async close() {
       unobservePool();
-      await Promise.allSettled([orm.close(true), pool.end(), connection.close()]);
+      await Promise.allSettled([closeDatabase(), connection.close()]);
     },
   };
 }

@@ -9,6 +9,7 @@
  * `primaryCompanyId`.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { workspaceOwned } from './tenancy.js';
 
 export const CONTACT_STATUSES = ['active', 'deleted'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
@@ -19,6 +20,7 @@ export { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../domain/contactCatal
 export const Contact = defineEntity({
   name: 'Contact',
   tableName: 'contacts',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),
@@ -50,6 +52,7 @@ export const Contact = defineEntity({
 export const Company = defineEntity({
   name: 'Company',
   tableName: 'companies',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),
@@ -85,6 +88,7 @@ export const ContactSource = defineEntity({
 export const CustomFieldDefinition = defineEntity({
   name: 'CustomFieldDefinition',
   tableName: 'custom_field_definitions',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),

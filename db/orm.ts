@@ -1,34 +1,61 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import type pg from 'pg';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
+import { rawPool, reportConnectionErrors, type ConnectionErrorListener } from './pool.js';
 
 export type { MikroORM } from '@mikro-orm/postgresql';
 
-/**
- * `statementTimeoutMs` becomes the server-side `statement_timeout` of every ORM connection. The
- * ORM's pool already listens for 'error' on its clients (PostgreSqlConnection.handlePoolErrors),
- * so a connection that dies fails its query without ending the process.
- */
-export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, statementTimeoutMs = 0): Options {
+/** The process's one connection pool: the ORM's, shared with the raw `pg` paths (`openDatabase`). */
+export interface PoolSettings {
+  /** Connections at most (default 10). */
+  max?: number;
+  /** Server-side `statement_timeout` in ms of every connection (0 or absent: none). */
+  statementTimeoutMs?: number;
+  /** Told about connections that died (a database restart, a failover); the process goes on. */
+  onConnectionError?: ConnectionErrorListener;
+}
+
+export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, pool: PoolSettings = {}): Options {
   return {
     clientUrl: databaseUrl,
     entities,
     extensions: [Migrator],
     // Hand-written migrations: no schema snapshot files are written into the tree.
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, snapshotOnMigrate: false },
-    // Entities are fetched per request; nothing relies on lazy global identity maps.
+    // Entities are fetched inside a RequestContext (per request, per activity) or an explicit fork.
     allowGlobalContext: false,
     debug: false,
-    pool: { min: 0, max: Number(process.env.DB_POOL_MAX ?? 10) },
-    // Passed to pg.Pool, which sends it in each connection's startup packet.
-    ...(statementTimeoutMs ? { driverOptions: { statement_timeout: statementTimeoutMs } } : {}),
+    pool: { min: 0, max: pool.max ?? 10, idleTimeoutMillis: 30_000 },
+    driverOptions: {
+      // Passed to pg.Pool, which sends it in each connection's startup packet: the session's
+      // default, which a `reset all` keeps.
+      ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
+      // The ORM already keeps a dying connection from ending the process (it logs at debug
+      // level only); the process's own listener reports it.
+      onPoolCreated: (created: pg.Pool) => reportConnectionErrors(created, pool.onConnectionError),
+    },
     ...extra,
   };
 }
 
-export async function openOrm(databaseUrl: string, extra: Partial<Options> = {}, statementTimeoutMs = 0): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(databaseUrl, extra, statementTimeoutMs));
+export async function openOrm(databaseUrl: string, extra: Partial<Options> = {}, pool: PoolSettings = {}): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, extra, pool));
+}
+
+export interface Database {
+  orm: MikroORM;
+  /** The ORM's own pool, seen with pg's default type parsing (`rawPool`), for the raw `pg` code. */
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+/** The ORM and the raw view of its pool: one pool per process. */
+export async function openDatabase(databaseUrl: string, pool: PoolSettings = {}, extra: Partial<Options> = {}): Promise<Database> {
+  const orm = await openOrm(databaseUrl, extra, pool);
+  const native = await orm.em.getConnection().getNativeClient();
+  return { orm, pool: rawPool(native), close: () => orm.close(true) };
 }
 
 export async function migrate(orm: MikroORM): Promise<void> {

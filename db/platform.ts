@@ -3,6 +3,7 @@
  * idempotency, rate limiting and webhook deliveries.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { workspaceOwned } from './tenancy.js';
 
 export const PLANS = ['free', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -25,6 +26,7 @@ export const Workspace = defineEntity({
 export const ApiKey = defineEntity({
   name: 'ApiKey',
   tableName: 'api_keys',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid().index(),
@@ -42,6 +44,7 @@ export const ApiKey = defineEntity({
 export const CreditAccount = defineEntity({
   name: 'CreditAccount',
   tableName: 'credit_accounts',
+  filters: workspaceOwned,
   properties: {
     workspaceId: p.uuid().primary(),
     balance: p.bigint('number'),
@@ -52,6 +55,7 @@ export const CreditAccount = defineEntity({
 export const CreditTransaction = defineEntity({
   name: 'CreditTransaction',
   tableName: 'credit_transactions',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),
@@ -72,6 +76,7 @@ export const CreditTransaction = defineEntity({
 export const Job = defineEntity({
   name: 'Job',
   tableName: 'jobs',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),

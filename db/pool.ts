@@ -1,41 +1,70 @@
 /**
- * A plain `pg` pool beside the ORM, for the set-based paths the ORM does not model: COPY,
- * credit debits under a row lock, idempotency records.
+ * The raw `pg` side of the one pool a process holds. The pool itself is the ORM's
+ * (`db/connect.ts`: `orm.em.getConnection().getNativeClient()`); `rawPool` hands it to the
+ * set-based paths the ORM does not model (COPY, credit debits under a row lock, the named hot-path
+ * reads) with pg's default type parsing.
  */
 import pg from 'pg';
 
-// bigint/numeric come back as strings by default; counts and balances fit in a JS number.
+// bigint/numeric come back as strings by default; counts and balances fit in a JS number. Global:
+// the ORM's pool falls back to these parsers for every type it does not override itself.
 pg.types.setTypeParser(20, (v) => Number(v));
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
-export interface PoolOptions {
-  max?: number;
-  /** Server-side `statement_timeout` in ms for every connection of the pool (0 or absent: none). */
-  statementTimeoutMs?: number;
-  /** Told about connections that died (a database restart, a failover); the process goes on. */
-  onConnectionError?: (err: Error) => void;
-}
+/** Told about connections that died (a database restart, a failover); the process goes on. */
+export type ConnectionErrorListener = (err: Error) => void;
 
-export function createPool(databaseUrl: string, opts: PoolOptions | number = {}): pg.Pool {
-  const o = typeof opts === 'number' ? { max: opts } : opts;
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    max: o.max ?? Number(process.env.PG_POOL_MAX ?? 10),
-    idleTimeoutMillis: 30_000,
-    // Sent in the startup packet, so it is the session's default (a `reset all` keeps it).
-    ...(o.statementTimeoutMs ? { statement_timeout: o.statementTimeoutMs } : {}),
-  });
-  const onError = o.onConnectionError ?? (() => {});
-  // A connection that dies emits 'error' on its client; without a listener that is an uncaught
-  // exception that ends the process. pg-pool listens only while a client is idle (re-emitted
-  // here as the pool's 'error'), so a checked-out client (a transaction, a COPY) needs its own
-  // listener: the query in flight rejects anyway, and the pool drops the broken client on release.
+/**
+ * A connection that dies emits 'error' on its client; without a listener that is an uncaught
+ * exception that ends the process. pg-pool listens only while a client is idle (re-emitted as the
+ * pool's 'error'), so a checked-out client (a transaction, a COPY) needs its own listener: the
+ * query in flight rejects anyway, and the pool drops the broken client on release.
+ */
+export function reportConnectionErrors(pool: pg.Pool, onError: ConnectionErrorListener = () => {}): void {
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
-  return pool;
+}
+
+/**
+ * The ORM configures its pool to return date/time values as strings (its own hydration parses
+ * them); the raw code was written against pg's defaults (Date objects). Every query made through
+ * this view carries pg's default parsers (`pg.types`, with the global bigint parser above), so
+ * both sides keep their types on the same connections. Anything else (counts, `end`, events)
+ * is the pool itself.
+ */
+export function rawPool(pool: pg.Pool): pg.Pool {
+  const connect = async () => rawClient(await pool.connect());
+  return forwardExcept(pool, { query: rawQuery(pool), connect });
+}
+
+function rawClient(client: pg.PoolClient): pg.PoolClient {
+  return forwardExcept(client, { query: rawQuery(client) });
+}
+
+/** pg's query forms: (text, values?, cb?), (config, values?, cb?), (submittable). */
+function rawQuery(target: { query: (...args: any[]) => any }) {
+  return (first: unknown, ...rest: unknown[]) => {
+    if (typeof first === 'string') return target.query({ text: first, types: pg.types }, ...rest);
+    // A Submittable (COPY stream, cursor) parses nothing through the result types.
+    if (first && typeof first === 'object' && typeof (first as { submit?: unknown }).submit !== 'function' && !(first as pg.QueryConfig).types) {
+      return target.query({ ...(first as pg.QueryConfig), types: pg.types }, ...rest);
+    }
+    return target.query(first, ...rest);
+  };
+}
+
+function forwardExcept<T extends object>(target: T, own: Record<string, unknown>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (typeof prop === 'string' && Object.hasOwn(own, prop)) return own[prop];
+      const v = Reflect.get(t, prop, t);
+      // Methods run on the pool/client itself, never on the view (pg keeps state on `this`).
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
 }
 
 /** Runs `fn` in a transaction on one client of the pool. */

@@ -4,6 +4,7 @@
  * every contact. Table `segments` (Migration20261121010000_contacts).
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { workspaceOwned } from './tenancy.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../domain/ids.js';
@@ -14,6 +15,7 @@ export const DEFAULT_SEGMENT_NAME = 'All contacts';
 export const Segment = defineEntity({
   name: 'Segment',
   tableName: 'segments',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),

@@ -4,6 +4,7 @@
  * in MinIO. Tables are created by Migration20261121030000_social.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { workspaceOwned } from './tenancy.js';
 import type {
   Article,
   Automation,
@@ -19,6 +20,7 @@ import type {
 export const Integration = defineEntity({
   name: 'Integration',
   tableName: 'integrations',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),
@@ -38,6 +40,7 @@ export const Integration = defineEntity({
 export const Post = defineEntity({
   name: 'Post',
   tableName: 'posts',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),
@@ -77,6 +80,7 @@ export const Post = defineEntity({
 export const PostSchedule = defineEntity({
   name: 'PostSchedule',
   tableName: 'post_schedules',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     postId: p.uuid(),
@@ -96,6 +100,7 @@ export const PostSchedule = defineEntity({
 export const MediaObject = defineEntity({
   name: 'MediaObject',
   tableName: 'media_objects',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),

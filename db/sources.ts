@@ -4,6 +4,7 @@
  * resolves to the existing source (Migration20261121010000_contacts).
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import { workspaceOwned } from './tenancy.js';
 import { v7 as uuidv7 } from 'uuid';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
@@ -24,6 +25,7 @@ export interface SourceMeta {
 export const Source = defineEntity({
   name: 'Source',
   tableName: 'sources',
+  filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
     workspaceId: p.uuid(),

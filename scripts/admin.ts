@@ -19,7 +19,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
 import { keyringOf } from '../domain/keyring.js';
-import { createPool } from '../db/pool.js';
+import { openDatabase } from '../db/orm.js';
 import { grantCredits } from '../db/credits.js';
 import { reencryptSecrets, runOn } from '../db/secrets.js';
 import { createWorkspace, issueApiKey, listApiKeys, listWorkspaces, revokeApiKey, setPlan } from '../db/workspaces.js';
@@ -79,7 +79,8 @@ function printList(items: Array<Record<string, unknown>>) {
 
 refuseUnsafeProductionSecrets();
 const config = loadConfig();
-const pool = createPool(config.databaseUrl, 2);
+const db = await openDatabase(config.databaseUrl, { max: 2 });
+const pool = db.pool;
 try {
   const command = positionals[0];
   let out: Record<string, unknown>;
@@ -126,5 +127,5 @@ try {
 } catch (e) {
   fail(e instanceof Error ? e.message : String(e));
 } finally {
-  await pool.end();
+  await db.close();
 }

@@ -15,8 +15,7 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../domain/config.js';
 import { generateDataset } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from '../db/datasetImport.js';
-import { createPool } from '../db/pool.js';
-import { openOrm, migrate, ormOptions } from '../db/orm.js';
+import { openDatabase, migrate, ormOptions } from '../db/orm.js';
 
 const USAGE = `usage:
   npm run dataset -- generate --people N --companies M [--seed S] [--out DIR]
@@ -121,10 +120,9 @@ async function main() {
     if (!values.people && !values.companies && !values.posts) throw new Error('name at least one of --companies, --people, --posts');
     if (values.format && values.format !== 'jsonl' && values.format !== 'csv') throw new Error('--format must be jsonl or csv');
     const config = loadConfig();
-    const orm = await openOrm(config.databaseUrl, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
-    await migrate(orm);
-    await orm.close();
-    const pool = createPool(config.databaseUrl, 2);
+    const db = await openDatabase(config.databaseUrl, { max: 2 }, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
+    await migrate(db.orm);
+    const pool = db.pool;
     const bars = new cliProgress.MultiBar(
       { format: '[{bar}] {percentage}% | {rows} rows | ETA {eta}s', hideCursor: true },
       cliProgress.Presets.shades_classic,
@@ -148,7 +146,7 @@ async function main() {
       if (report.errorCount) process.exitCode = 2;
     } finally {
       bars.stop();
-      await pool.end();
+      await db.close();
     }
     return;
   }

@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../domain/config.js';
 import { ensureDemoDataset, type DemoDatasetOutcome } from '../db/demoDataset.js';
-import { openOrm, migrate } from '../db/orm.js';
-import { createPool } from '../db/pool.js';
+import { openDatabase, migrate } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
 
 export interface DemoWorkspace {
@@ -28,12 +27,11 @@ export const DEMO_WORKSPACE = { name: 'Demo workspace', plan: 'enterprise', cred
 
 /** `demoFile`: where the demo workspace's id and key are kept between starts. */
 export async function prepareDatabase(config: Config, demoFile: string): Promise<FirstStart> {
-  const orm = await openOrm(config.databaseUrl);
-  await migrate(orm);
-  await orm.close(true);
   // The dataset import uses two connections beside the one holding its lock.
-  const pool = createPool(config.databaseUrl, 4);
+  const db = await openDatabase(config.databaseUrl, { max: 4 });
+  const pool = db.pool;
   try {
+    await migrate(db.orm);
     const dataset = config.demoDataset ? await ensureDemoDataset(pool) : 'off';
     let demo: DemoWorkspace | undefined;
     if (existsSync(demoFile)) {
@@ -49,7 +47,7 @@ export async function prepareDatabase(config: Config, demoFile: string): Promise
     }
     return { demo, dataset };
   } finally {
-    await pool.end();
+    await db.close();
   }
 }
 

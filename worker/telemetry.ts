@@ -40,6 +40,12 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
+/** The `workspaceId` of an activity's first argument, when it is an object that has one. */
+export function inputWorkspaceId(args: readonly unknown[]): string | undefined {
+  const first = args[0] as { workspaceId?: unknown } | undefined;
+  return first && typeof first === 'object' && typeof first.workspaceId === 'string' ? first.workspaceId : undefined;
+}
+
 /**
  * Every line an activity logs (the SDK's `log`, or the process logger) names its workflow, run,
  * activity type and, when its input carries one, its workspace.
@@ -49,8 +55,7 @@ export const activityLogContext: ActivityInterceptorsFactory = (ctx) => {
   return {
     inbound: {
       execute(input, next) {
-        const first = input.args[0] as { workspaceId?: unknown } | undefined;
-        if (first && typeof first === 'object' && typeof first.workspaceId === 'string') workspaceId = first.workspaceId;
+        workspaceId = inputWorkspaceId(input.args) ?? workspaceId;
         const { workflowExecution, activityType } = ctx.info;
         return logContext.run({ workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, activityType, workspaceId }, () => next(input));
       },

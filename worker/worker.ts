@@ -12,6 +12,7 @@ import type { Config } from '../domain/config.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { createPayloadCodec } from '../domain/payloadCodec.js';
 import { activityLogContext, jobSinks } from './telemetry.js';
+import { activityOrmContext } from './ormContext.js';
 
 /** True when running the JavaScript that `npm run build` wrote to `dist/` (not the sources through tsx). */
 export const RUNNING_COMPILED = import.meta.url.endsWith('.js');
@@ -44,6 +45,7 @@ export async function createWorkers(
 ): Promise<WorkerSet> {
   const connection = opts.connection ?? (await NativeConnection.connect({ address: deps.config.temporal.address }));
   const activities = createActivities(deps);
+  const ormContext = activityOrmContext(deps.orm);
   const dataConverter = { payloadCodecs: [createPayloadCodec(deps.config)] };
   const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };
   const workers = await Promise.all(
@@ -54,7 +56,7 @@ export async function createWorkers(
         taskQueue: taskQueueName(deps.config, suffix),
         activities,
         dataConverter,
-        interceptors: { activity: [activityLogContext] },
+        interceptors: { activity: [activityLogContext, ormContext] },
         sinks: jobSinks,
         ...(suffix === '' ? workflowSource : {}),
         shutdownGraceTime: '5 seconds',

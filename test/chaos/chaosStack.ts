@@ -14,8 +14,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig, type Config } from '../../domain/config.js';
 import { servicePid, startStack, stopStack, type ServiceName } from '../../scripts/stack.js';
-import { openOrm, migrate, ormOptions } from '../../db/orm.js';
-import { createPool } from '../../db/pool.js';
+import { openDatabase, migrate, ormOptions } from '../../db/orm.js';
 import { freePort } from '../harness.js';
 
 export interface AppProcess {
@@ -93,10 +92,9 @@ export async function startChaosStack(extraEnv: Record<string, string> = {}): Pr
 
 async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, config: Config): Promise<ChaosStack> {
   await startStack(env);
-  const orm = await openOrm(config.databaseUrl, { migrations: { ...ormOptions(config.databaseUrl).migrations, silent: true } });
-  await migrate(orm);
-  await orm.close(true);
-  const pool = createPool(config.databaseUrl, 4);
+  const db = await openDatabase(config.databaseUrl, { max: 4 }, { migrations: { ...ormOptions(config.databaseUrl).migrations, silent: true } });
+  await migrate(db.orm);
+  const pool = db.pool;
 
   const logs = { api: join(data, 'logs', 'api.log'), worker: join(data, 'logs', 'worker.log') };
   const spawnApp = async (name: 'api' | 'worker'): Promise<AppProcess> => {
@@ -185,7 +183,7 @@ async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, confi
           if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
         }
       }
-      await pool.end().catch(() => {});
+      await db.close().catch(() => {});
       await stopStack(undefined, env);
       rmSync(data, { recursive: true, force: true });
     },

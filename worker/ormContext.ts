@@ -1,0 +1,24 @@
+/**
+ * One MikroORM `RequestContext` per activity execution: `deps.orm.em` inside an activity is the
+ * activity's own fork, scoped by the `workspace` filter to the input's `workspaceId` when it has
+ * one (an activity without one may still read global tables; a workspace-owned entity throws).
+ */
+import { RequestContext } from '@mikro-orm/core';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { MikroORM } from '../db/orm.js';
+import { useWorkspace } from '../db/tenancy.js';
+import { inputWorkspaceId } from './telemetry.js';
+
+export function activityOrmContext(orm: MikroORM): ActivityInterceptorsFactory {
+  return () => ({
+    inbound: {
+      execute(input, next) {
+        return RequestContext.create(orm.em, () => {
+          const workspaceId = inputWorkspaceId(input.args);
+          if (workspaceId) useWorkspace(orm.em, workspaceId);
+          return next(input);
+        });
+      },
+    },
+  });
+}
