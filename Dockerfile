@@ -17,6 +17,7 @@ COPY api ./api
 COPY activities ./activities
 COPY db ./db
 COPY domain ./domain
+COPY infra ./infra
 COPY scripts ./scripts
 COPY telemetry ./telemetry
 COPY worker ./worker

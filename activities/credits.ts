@@ -1,7 +1,7 @@
 /** Credit debits from workflows: the same `debitCredits` the API uses, keyed so retries never charge twice. */
 import { ApplicationFailure } from '@temporalio/activity';
 import { debitCredits, getBalance, type DebitInput, type DebitResult } from '../db/credits.js';
-import { ApiError } from '../domain/errors.js';
+import { InsufficientCreditsError } from '../domain/errors.js';
 import type { ActivityDeps } from './deps.js';
 
 export function createCreditActivities(deps: ActivityDeps) {
@@ -10,7 +10,7 @@ export function createCreditActivities(deps: ActivityDeps) {
       try {
         return await debitCredits(deps.pool, input);
       } catch (e) {
-        if (e instanceof ApiError && e.code === 'insufficient_credits') throw ApplicationFailure.nonRetryable(e.message, 'insufficient_credits');
+        if (e instanceof InsufficientCreditsError) throw ApplicationFailure.nonRetryable(e.message, 'insufficient_credits');
         throw e;
       }
     },

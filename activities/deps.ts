@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import type { MikroORM } from '../db/orm.js';
-import type { ObjectStore } from '../db/objectStore.js';
+import type { ObjectStore } from '../infra/objectStore.js';
 import type { Pool } from '../db/pool.js';
 
 export interface ActivityDeps {

@@ -28,7 +28,7 @@ import { mediaToPublish } from '../db/media.js';
 import { postToPublish, repostParent } from '../db/posts.js';
 import { findPublishAttempt, markPublishAttemptDone, markPublishAttemptFailed, markPublishAttemptSending, takeOverPublishAttempt } from '../db/publishAttempts.js';
 import { dispatchableRows, firstUndispatchedTime, markRowsDispatched, scheduleRowProviderId } from '../db/schedules.js';
-import { providerBaseUrlAllowed, providerBaseUrlAllowList } from './outbound.js';
+import { providerBaseUrlAllowed, providerBaseUrlAllowList } from '../infra/outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
 import { publishOutcomes } from '../telemetry/metrics.js';
 import { pronetAdapter } from './providers/pronet.js';

@@ -9,7 +9,21 @@ import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
 import { v7 as uuidv7 } from 'uuid';
-import { ApiError } from '../domain/errors.js';
+import {
+  ApiError,
+  ConflictError,
+  DomainError,
+  InsufficientCreditsError,
+  InvalidInputError,
+  NotFoundError,
+  TooLargeError,
+  UnsupportedMediaTypeError,
+  conflict,
+  insufficientCredits,
+  invalidField,
+  notFound,
+  type InputField,
+} from '../domain/errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
@@ -281,9 +295,28 @@ function dataExceptionError(err: unknown): ApiError | undefined {
   return undefined;
 }
 
+/** An input field as the JSON pointer the error names (segments joined as written: no `~` escapes). */
+const pointer = (field: InputField) => `/${field.join('/')}`;
+
+/** The HTTP answer to each domain error `db/` throws (the only place they meet HTTP). */
+function fromDomainError(err: DomainError): ApiError | undefined {
+  if (err instanceof NotFoundError) return notFound(err.label, err.id);
+  if (err instanceof InvalidInputError) return invalidField(pointer(err.field), err.problem);
+  if (err instanceof ConflictError) return conflict(err.message);
+  if (err instanceof InsufficientCreditsError) return insufficientCredits(err.needed, err.balance);
+  if (err instanceof UnsupportedMediaTypeError) {
+    const path = pointer(err.field);
+    return new ApiError(400, 'unsupported_media_type', `${path}: ${err.message}; allowed types are ${err.allowed.join(', ')}`, [{ path, message: err.message }]);
+  }
+  if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
+  return undefined;
+}
+
 /** Maps anything thrown into the API's error type; unknown errors are a 500 without details. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  const domain = err instanceof DomainError ? fromDomainError(err) : undefined;
+  if (domain) return domain;
   const dataException = dataExceptionError(err);
   if (dataException) return dataException;
   // The API's statement_timeout bounds the database work one request may cause.

@@ -7,7 +7,7 @@ import { Client, Connection, isGrpcDeadlineError, isGrpcServiceError } from '@te
 import type { Config } from '../domain/config.js';
 import { openDatabase, type MikroORM } from './orm.js';
 import type { Pool } from './pool.js';
-import { createObjectStore, type ObjectStore } from './objectStore.js';
+import { createObjectStore, type ObjectStore } from '../infra/objectStore.js';
 import { createPayloadCodec } from '../domain/payloadCodec.js';
 import { observePool } from '../telemetry/metrics.js';
 

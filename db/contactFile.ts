@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import { csvRecords, csvRow, headerProblems, jsonLineRecords, type ContactFileFormat, type RawRecord } from '../domain/contactFile.js';
 import { copyBlocks, STAGING_BLOCK, type StagedBlock } from './contactStaging.js';
-import type { ObjectStore } from './objectStore.js';
+import type { ObjectStore } from '../infra/objectStore.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 
 /** Key of a staged row that stands for a malformed record; its value is the message. */

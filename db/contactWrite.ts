@@ -2,7 +2,7 @@
  * Direct edits of one contact: partial update (PATCH: only the given properties change) and
  * soft delete. Ingestion from sources is db/contactIngest.ts.
  */
-import { conflict, invalidField, notFound } from '../domain/errors.js';
+import { ConflictError, InvalidInputError, NotFoundError, type InputField } from '../domain/errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { COMPANY_INPUT_COLUMNS, customValue, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
@@ -23,9 +23,9 @@ export interface ContactPatch {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const email = (raw: string, ptr: string) => {
+const email = (raw: string, field: InputField) => {
   const e = normalizeEmail(raw);
-  if (!e || !EMAIL.test(e)) throw invalidField(ptr, `${raw} is not an email address`);
+  if (!e || !EMAIL.test(e)) throw new InvalidInputError(field, `${raw} is not an email address`);
   return e;
 };
 
@@ -48,16 +48,16 @@ function checkPatch(patch: ContactPatch, catalog: ContactCatalog): CheckedPatch 
   }
   if (patch.pronet !== undefined) {
     const key = patch.pronet ? normalizeProfileUrl(patch.pronet) : null;
-    if (patch.pronet && !key) throw invalidField('/pronet', 'must be a profile URL');
+    if (patch.pronet && !key) throw new InvalidInputError(['pronet'], 'must be a profile URL');
     out.columns.push(['pronet', patch.pronet?.trim() || null], ['pronet_key', key]);
   }
-  const emails = patch.emails?.map((e, i) => email(e, `/emails/${i}`));
+  const emails = patch.emails?.map((e, i) => email(e, ['emails', i]));
   if (emails) out.emails = [...new Set(emails)];
-  out.work = patch.workEmail ? email(patch.workEmail, '/workEmail') : patch.workEmail;
+  out.work = patch.workEmail ? email(patch.workEmail, ['workEmail']) : patch.workEmail;
   if (patch.customFields) out.custom = checkCustomFields(patch.customFields, catalog);
-  if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw invalidField('/company/companyWebsite', 'must be a website URL or domain');
+  if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw new InvalidInputError(['company', 'companyWebsite'], 'must be a website URL or domain');
   const headcountError = patch.company?.companyHeadcount ? headcountRangeError(patch.company.companyHeadcount.trim()) : null;
-  if (headcountError) throw invalidField('/company/companyHeadcount', headcountError);
+  if (headcountError) throw new InvalidInputError(['company', 'companyHeadcount'], headcountError);
   return out;
 }
 
@@ -65,15 +65,15 @@ function checkPatch(patch: ContactPatch, catalog: ContactCatalog): CheckedPatch 
 function checkCustomFields(fields: Record<string, unknown>, catalog: ContactCatalog): { merge: Record<string, unknown>; remove: string[] } {
   const custom = { merge: {} as Record<string, unknown>, remove: [] as string[] };
   for (const [fid, v] of Object.entries(fields)) {
-    const ptr = `/customFields/${fid}`;
+    const at: InputField = ['customFields', fid];
     const field = catalog.get(customFieldPath(fid));
-    if (!field || field.write?.kind !== 'custom') throw invalidField(ptr, `unknown custom field ${fid}; see GET /schema/contact`);
+    if (!field || field.write?.kind !== 'custom') throw new InvalidInputError(at, `unknown custom field ${fid}; see GET /schema/contact`);
     if (v === null) {
       custom.remove.push(fid);
       continue;
     }
     const checked = customValue(field.write, v);
-    if (typeof checked === 'object' && checked !== null && 'error' in checked) throw invalidField(ptr, String((checked as { error: unknown }).error));
+    if (typeof checked === 'object' && checked !== null && 'error' in checked) throw new InvalidInputError(at, String((checked as { error: unknown }).error));
     custom.merge[fid] = checked;
   }
   return custom;
@@ -146,7 +146,7 @@ function contactUpdate(id: string, workspaceId: string, c: CheckedPatch, company
 
 /** PATCH of one contact: checks (400s), then in one transaction the row lock, the company, the email log and the update. */
 export async function patchContact(pool: Pool, workspaceId: string, id: string, patch: ContactPatch, catalog: ContactCatalog): Promise<void> {
-  if (!isUuid(id)) throw notFound('Contact', id);
+  if (!isUuid(id)) throw new NotFoundError('Contact', id);
   const checked = checkPatch(patch, catalog);
   const emailsChange = checked.emails !== undefined || !!checked.work;
   await withTransaction(pool, async (client) => {
@@ -156,7 +156,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
       `select primary_company_id, emails from contacts where id = $1 and workspace_id = $2 and status = 'active' for update`,
       [id, workspaceId],
     );
-    if (!cur.rows[0]) throw notFound('Contact', id);
+    if (!cur.rows[0]) throw new NotFoundError('Contact', id);
     const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.rows[0].primary_company_id, patch.company) } : null;
     const { sets, params } = contactUpdate(id, workspaceId, checked, company);
     if (!sets.length) return;
@@ -164,7 +164,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     try {
       await client.query(`update contacts set ${sets.join(', ')}, updated_at = now() where id = $1 and workspace_id = $2`, params);
     } catch (e) {
-      if ((e as { code?: string }).code === '23505') throw conflict('Another contact of the workspace has this pronet profile URL');
+      if ((e as { code?: string }).code === '23505') throw new ConflictError('Another contact of the workspace has this pronet profile URL');
       throw e;
     }
   });
@@ -172,10 +172,10 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
 
 /** Soft delete; 404 when the contact is unknown, foreign or already deleted. */
 export async function deleteContact(pool: Pool, workspaceId: string, id: string): Promise<void> {
-  if (!isUuid(id)) throw notFound('Contact', id);
+  if (!isUuid(id)) throw new NotFoundError('Contact', id);
   const r = await pool.query(
     `update contacts set status = 'deleted', deleted_at = now(), updated_at = now() where id = $1 and workspace_id = $2 and status = 'active'`,
     [id, workspaceId],
   );
-  if (!r.rowCount) throw notFound('Contact', id);
+  if (!r.rowCount) throw new NotFoundError('Contact', id);
 }

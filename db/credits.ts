@@ -10,7 +10,7 @@
  * after settling neither loses nor doubles credits; a job that fails releases its hold the same way.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { ApiError, insufficientCredits } from '../domain/errors.js';
+import { InsufficientCreditsError } from '../domain/errors.js';
 import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
@@ -39,7 +39,7 @@ export interface DebitResult {
 
 /**
  * Debits inside the caller's open transaction (`client` after `begin`), so a charge can commit
- * or roll back together with the work it pays for. Throws 402 `insufficient_credits`.
+ * or roll back together with the work it pays for. Throws `InsufficientCreditsError` (402 `insufficient_credits`).
  */
 export async function debitInTransaction(client: PoolClient, input: DebitInput): Promise<DebitResult> {
   const amount = Math.trunc(input.amount);
@@ -57,7 +57,7 @@ export async function debitInTransaction(client: PoolClient, input: DebitInput):
     input.idempotencyKey,
   ]);
   if (prior.rowCount) return { charged: 0, balance, replayed: true };
-  if (balance < amount) throw insufficientCredits(amount, balance);
+  if (balance < amount) throw new InsufficientCreditsError(amount, balance);
   const after = balance - amount;
   await client.query(`update credit_accounts set balance = $2, updated_at = now() where workspace_id = $1`, [input.workspaceId, after]);
   await client.query(
@@ -69,8 +69,8 @@ export async function debitInTransaction(client: PoolClient, input: DebitInput):
 }
 
 /** Counts a committed charge in `credits_debited_total` (a hold is a reservation, not a charge). */
-function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitResult | ApiError): void {
-  if (!(result instanceof ApiError) && result.charged > 0 && (input.kind ?? 'debit') === 'debit') creditsDebited.inc({ reason: input.reason }, result.charged);
+function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitResult | InsufficientCreditsError): void {
+  if (!(result instanceof InsufficientCreditsError) && result.charged > 0 && (input.kind ?? 'debit') === 'debit') creditsDebited.inc({ reason: input.reason }, result.charged);
 }
 
 /**
@@ -110,7 +110,7 @@ async function debitStatement(pool: Pool, input: DebitInput): Promise<DebitResul
     try {
       const row = (await pool.query<{ after: number | null; replayed: boolean; before: number | null }>(DEBIT_SQL, params)).rows[0]!;
       if (row.replayed) return { charged: 0, balance: row.before ?? 0, replayed: true };
-      if (row.after === null) throw insufficientCredits(amount, row.before ?? 0);
+      if (row.after === null) throw new InsufficientCreditsError(amount, row.before ?? 0);
       return { charged: amount, balance: row.after, replayed: false };
     } catch (e) {
       if (attempt === 0 && (e as { code?: string }).code === '23505') continue;
@@ -164,21 +164,21 @@ export type ChargeInput = Omit<DebitInput, 'workspaceId' | 'jobId' | 'billable' 
 /**
  * Settles job `jobId` in one transaction: its hold (if any) is released and each charge debited
  * under its own key. Per charge: the debit's result, or the 402 error when the balance cannot
- * cover it (only possible for a job that holds nothing). Retrying after a commit changes nothing.
+ * cover it (`InsufficientCreditsError`, only possible for a job that holds nothing). Retrying after a commit changes nothing.
  */
 export async function settleJobCredits(
   pool: Pool,
   input: { workspaceId: string; jobId: string; billable: boolean; charges: ChargeInput[] },
-): Promise<Array<DebitResult | ApiError>> {
+): Promise<Array<DebitResult | InsufficientCreditsError>> {
   const results = await withTransaction(pool, async (client) => {
     await releaseHoldInTransaction(client, input.workspaceId, input.jobId);
-    const out: Array<DebitResult | ApiError> = [];
+    const out: Array<DebitResult | InsufficientCreditsError> = [];
     for (const c of input.charges) {
       try {
         out.push(await debitInTransaction(client, { ...c, workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable }));
       } catch (e) {
         // Thrown by the check above, not by PostgreSQL: the transaction is still usable.
-        if (!(e instanceof ApiError && e.code === 'insufficient_credits')) throw e;
+        if (!(e instanceof InsufficientCreditsError)) throw e;
         out.push(e);
       }
     }

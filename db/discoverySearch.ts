@@ -36,7 +36,7 @@ import {
   type DiscoveryEntity,
   type VerifiedFilters,
 } from '../domain/discoveryCatalog.js';
-import { invalidField } from '../domain/errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
 import type { Pool, Queryable } from './pool.js';
@@ -269,7 +269,7 @@ function peopleFields(fields: string[]): { companyProjection: Projection; people
       .filter((x, k) => xs.findIndex((y) => y.f === x.f) === k)
       .map(({ f, i }) => {
         const field = catalog.get(f);
-        if (!field) throw invalidField(`/fields/${i}`, `unknown field ${f}`);
+        if (!field) throw new InvalidInputError(['fields', i], `unknown field ${f}`);
         return field;
       });
   return { companyProjection: projectionOf(companySearchCatalog, pick(companySearchCatalog, own)), people: projectionOf(personCatalog, pick(personCatalog, persons)) };
@@ -488,7 +488,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   const picked = fields.map((f, i) => {
     // own keys only: `constructor` or `__proto__` are names a client may send, not fields
     const def = Object.hasOwn(known, f) ? known[f] : undefined;
-    if (!def) throw invalidField(`/fields/${i}`, `unknown field ${f}; one of ${Object.keys(known).join(', ')}`);
+    if (!def) throw new InvalidInputError(['fields', i], `unknown field ${f}; one of ${Object.keys(known).join(', ')}`);
     return { name: f, ...def };
   });
   const params = new Params();

@@ -11,10 +11,10 @@ import { PassThrough, Transform, type Readable, type TransformCallback } from 'n
 import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
-import { ApiError } from '../domain/errors.js';
+import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
 import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
-import type { ObjectStore } from './objectStore.js';
+import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
 
 /** What may be uploaded: media for posts and contacts files for bulk upserts (type → extension). */
@@ -39,27 +39,22 @@ export interface MediaJson {
   readUrl: string;
 }
 
-export const unsupportedMediaType = (detected: string | undefined, path = '/file') => {
-  const what = detected ? `detected type ${detected}` : 'the content type could not be recognised';
-  const message = `${path}: ${what}; allowed types are ${Object.keys(UPLOAD_TYPES).join(', ')}`;
-  return new ApiError(400, 'unsupported_media_type', message, [{ path, message: what }]);
-};
+const unsupportedMediaType = (detected: string | undefined, field: InputField) => new UnsupportedMediaTypeError(field, detected, Object.keys(UPLOAD_TYPES));
 
-export const tooLarge = (maxBytes: number, what = 'File') =>
-  new ApiError(413, 'payload_too_large', `${what} exceeds the limit of ${maxBytes} bytes`);
+export const tooLarge = (maxBytes: number, what = 'File') => new TooLargeError(maxBytes, what);
 
 /**
  * The allowed MIME type of these leading bytes (the whole file when shorter than SNIFF_BYTES), or
  * a 400 naming what was detected.
  */
-export async function detectMediaType(head: Uint8Array, path = '/file'): Promise<string> {
+export async function detectMediaType(head: Uint8Array, field: InputField = ['file']): Promise<string> {
   const ft = await fileTypeFromBuffer(head);
   if (ft) {
-    if (!MEDIA_TYPES[ft.mime]) throw unsupportedMediaType(ft.mime, path);
+    if (!MEDIA_TYPES[ft.mime]) throw unsupportedMediaType(ft.mime, field);
     return ft.mime;
   }
   const text = sniffContactFile(head, head.length < SNIFF_BYTES);
-  if (!text) throw unsupportedMediaType(undefined, path);
+  if (!text) throw unsupportedMediaType(undefined, field);
   return text;
 }
 
@@ -79,7 +74,7 @@ class Sniffer extends Transform {
   constructor(
     private readonly maxBytes: number,
     private readonly sniff: boolean,
-    private readonly path: string,
+    private readonly field: InputField,
   ) {
     super();
     this.type = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
@@ -101,14 +96,14 @@ class Sniffer extends Transform {
 
   override _flush(cb: TransformCallback): void {
     if (this.decided) return cb();
-    if (this.headLength === 0) return this.fail(new ApiError(400, 'validation_failed', `${this.path}: is empty`, [{ path: this.path, message: 'is empty' }]), cb);
+    if (this.headLength === 0) return this.fail(new InvalidInputError(this.field, 'is empty'), cb);
     this.decide(cb);
   }
 
   private decide(cb: TransformCallback): void {
     const head = Buffer.concat(this.head);
     this.head = [];
-    const detected = this.sniff ? detectMediaType(head, this.path) : Promise.resolve(CHUNK_CONTENT_TYPE);
+    const detected = this.sniff ? detectMediaType(head, this.field) : Promise.resolve(CHUNK_CONTENT_TYPE);
     detected.then(
       (type) => {
         this.decided = true;
@@ -139,8 +134,8 @@ export interface StoreOptions {
   maxBytes: number;
   /** Store as an untyped chunk of a chunked upload. */
   chunk?: boolean;
-  /** JSON pointer named in errors. */
-  path?: string;
+  /** The input field errors name (default `file`). */
+  field?: InputField;
 }
 
 /**
@@ -148,7 +143,7 @@ export interface StoreOptions {
  * nothing behind) for a type not allowed or a body over `maxBytes`; the caller drains `source`.
  */
 export async function storeStream(store: ObjectStore, source: Readable, opts: StoreOptions): Promise<StoredObject> {
-  const sniffer = new Sniffer(opts.maxBytes, !opts.chunk, opts.path ?? '/file');
+  const sniffer = new Sniffer(opts.maxBytes, !opts.chunk, opts.field ?? ['file']);
   source.on('error', (e) => sniffer.destroy(e));
   // A source torn down before its end (client gone, multipart limit hit) must not leave the upload waiting.
   source.on('close', () => {
@@ -171,7 +166,7 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
   } catch (e) {
     await store.client.removeIncompleteUpload(store.bucket, fileName).catch(() => {});
     await store.client.removeObject(store.bucket, fileName).catch(() => {});
-    throw sniffer.errored instanceof ApiError ? sniffer.errored : e;
+    throw sniffer.errored instanceof DomainError ? sniffer.errored : e;
   }
   return { fileName, contentType: type, sizeBytes: sniffer.bytes, sha256: sniffer.sha256 };
 }
@@ -179,8 +174,8 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
 /** Stores a body already in memory (imports). */
 export async function storeBuffer(store: ObjectStore, body: Buffer, opts: StoreOptions): Promise<StoredObject> {
   if (body.length > opts.maxBytes) throw tooLarge(opts.maxBytes);
-  if (body.length === 0) throw new ApiError(400, 'validation_failed', `${opts.path ?? '/file'}: is empty`, [{ path: opts.path ?? '/file', message: 'is empty' }]);
-  const type = await detectMediaType(body.subarray(0, SNIFF_BYTES), opts.path);
+  if (body.length === 0) throw new InvalidInputError(opts.field ?? ['file'], 'is empty');
+  const type = await detectMediaType(body.subarray(0, SNIFF_BYTES), opts.field);
   const fileName = objectName(opts.workspaceId, UPLOAD_TYPES[type]!);
   await store.client.putObject(store.bucket, fileName, body, body.length, { 'Content-Type': type });
   return { fileName, contentType: type, sizeBytes: body.length };

@@ -1,7 +1,7 @@
 /** Workspaces and API keys: used by the admin CLI, `npm start`'s demo workspace and tests. */
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import { newApiKey } from '../api/middleware/auth.js';
+import { newApiKey } from '../infra/keyGeneration.js';
 import { loadConfig } from '../domain/config.js';
 import { keyringOf, type Keyring } from '../domain/keyring.js';
 import type { KeyKind, Plan } from './platform.js';

@@ -1,6 +1,8 @@
 /**
- * The one error type the API turns into the error envelope of DESIGN §3:
- * {"error":{"status","code","message","details","requestId"}}. Codes are stable snake_case.
+ * Errors. `ApiError` is the one type the API turns into the error envelope of DESIGN §3:
+ * {"error":{"status","code","message","details","requestId"}}; codes are stable snake_case.
+ * `db/` and `infra/` throw the plain domain errors below instead (no HTTP status, no request JSON
+ * pointer); `toApiError` (`api/app.ts`) maps each to its `ApiError`, in one place.
  */
 export interface ErrorDetail {
   path: string;
@@ -42,3 +44,65 @@ export const notFound = (what: string, id?: string) =>
 export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
 
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
+
+/** A field of the input that an error names, as path segments (`['emails', 2]`); `api/` writes it as a JSON pointer. */
+export type InputField = readonly (string | number)[];
+
+/** Base of the errors `db/` throws for something the caller asked that cannot be done. */
+export class DomainError extends Error {
+  override name = 'DomainError';
+}
+
+/** The resource does not exist in the caller's workspace (a foreign one looks the same). */
+export class NotFoundError extends DomainError {
+  constructor(
+    readonly label: string,
+    readonly id?: string,
+  ) {
+    super(id ? `${label} ${id} was not found` : `${label} was not found`);
+  }
+}
+
+/** A value of the input is refused: `problem` says why (`must be a profile URL`). */
+export class InvalidInputError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly problem: string,
+  ) {
+    super(`${field.join('.')}: ${problem}`);
+  }
+}
+
+/** The change clashes with what is stored (a unique identity taken by another row). */
+export class ConflictError extends DomainError {}
+
+/** The workspace's balance cannot cover the debit; nothing was charged. */
+export class InsufficientCreditsError extends DomainError {
+  constructor(
+    readonly needed: number,
+    readonly balance: number,
+  ) {
+    super(`This request needs ${needed} credits; the balance is ${balance}`);
+  }
+}
+
+/** The bytes are of a type that is not accepted (`detected` undefined: not recognised). */
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly detected: string | undefined,
+    readonly allowed: readonly string[],
+  ) {
+    super(detected ? `detected type ${detected}` : 'the content type could not be recognised');
+  }
+}
+
+/** A body or file exceeds its size limit. */
+export class TooLargeError extends DomainError {
+  constructor(
+    readonly maxBytes: number,
+    readonly what = 'File',
+  ) {
+    super(`${what} exceeds the limit of ${maxBytes} bytes`);
+  }
+}

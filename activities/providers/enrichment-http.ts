@@ -30,7 +30,7 @@ import {
   OutboundTooLargeError,
   outboundFetch,
   providerErrorReason,
-} from '../outbound.js';
+} from '../../infra/outbound.js';
 import { EnrichmentProviderError, type EnrichmentProvider, type ProviderCallOptions } from './enrichment-provider.js';
 
 /** Largest answer accepted from a provider (a slice's data is a few KB). */

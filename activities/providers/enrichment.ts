@@ -34,7 +34,7 @@ import {
   type SettledSlice,
   type SliceOutcome,
 } from '../../domain/enrichment.js';
-import { ApiError } from '../../domain/errors.js';
+import { InsufficientCreditsError } from '../../domain/errors.js';
 import type { ActivityDeps } from '../deps.js';
 import { DatasetEnrichmentProvider } from './enrichment-dataset.js';
 import { HttpEnrichmentProvider } from './enrichment-http.js';
@@ -144,7 +144,7 @@ export function createEnrichmentActivities(deps: ActivityDeps) {
         if (!r) return { ...slice, credits: 0 };
         // Only a job that holds nothing (accepted before holds existed) can find the balance spent
         // meanwhile: its data is withheld, not given unpaid.
-        if (r instanceof ApiError) {
+        if (r instanceof InsufficientCreditsError) {
           const { data: _withheld, ...rest } = slice;
           return { ...rest, credits: 0, chargeError: r.message };
         }

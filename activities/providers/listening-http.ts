@@ -15,7 +15,7 @@ import {
   OutboundTooLargeError,
   outboundFetch,
   providerErrorReason,
-} from '../outbound.js';
+} from '../../infra/outbound.js';
 import {
   ListeningProviderError,
   type ListeningPage,

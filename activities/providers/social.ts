@@ -13,7 +13,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Provider } from '../../domain/social.js';
 import { retryAfterMs } from '../../domain/publishing.js';
-import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, shortReason } from '../outbound.js';
+import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, shortReason } from '../../infra/outbound.js';
 
 export { shortReason };
 

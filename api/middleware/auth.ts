@@ -3,10 +3,10 @@
  * stored only as a SHA-256 hash. Workspace and user keys are billed; session keys (in-app
  * previews) are not.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import { unauthorized } from '../../domain/errors.js';
 import type { KeyKind, Plan } from '../../db/platform.js';
+import { hashKey } from '../../infra/keyGeneration.js';
 import type { Queryable } from '../../db/pool.js';
 import { findActiveApiKeyByHash } from '../../db/apiKeys.js';
 
@@ -17,17 +17,6 @@ export interface AuthContext {
   /** False for session keys: nothing they do is charged. */
   billable: boolean;
   plan: Plan;
-}
-
-const PREFIX: Record<KeyKind, string> = { workspace: 'cdk_ws', user: 'cdk_us', session: 'cdk_ss' };
-
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
-
-export function newApiKey(kind: KeyKind): { key: string; hash: string; prefix: string } {
-  const key = `${PREFIX[kind]}_${randomBytes(24).toString('base64url')}`;
-  return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
 }
 
 export function readKey(ctx: Context): string | undefined {

@@ -6,7 +6,7 @@
  * mounted by an earlier group.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { assertOutboundUrl } from '../../activities/outbound.js';
+import { assertOutboundUrl } from '../outboundUrls.js';
 import { ingestContacts } from '../../db/contactIngest.js';
 import { fetchContact, fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
 import { stageRows } from '../../db/contactStaging.js';

@@ -24,7 +24,7 @@ import {
   type VerifiedBody,
 } from '../schemas/discovery.js';
 import { startJob } from '../jobs.js';
-import { assertOutboundUrl } from '../../activities/outbound.js';
+import { assertOutboundUrl } from '../outboundUrls.js';
 import { debitCredits, getBalance } from '../../db/credits.js';
 import { COMPANY_PEOPLE_LIMIT, searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';

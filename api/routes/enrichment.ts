@@ -5,7 +5,7 @@
  * (workflows/enrichment.ts), which settles the real price and releases the rest.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { assertOutboundUrl } from '../../activities/outbound.js';
+import { assertOutboundUrl } from '../outboundUrls.js';
 import { holdCredits, releaseHold } from '../../db/credits.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { startJob } from '../jobs.js';

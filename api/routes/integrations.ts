@@ -6,7 +6,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import { disconnectIntegration, findConnectedIntegration, insertIntegration, listConnectedIntegrations, type IntegrationListQuery, type IntegrationRow } from '../../db/integrations.js';
-import { assertProviderBaseUrl } from '../../activities/outbound.js';
+import { assertProviderBaseUrl } from '../outboundUrls.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { invalidField, notFound } from '../../domain/errors.js';

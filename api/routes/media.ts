@@ -6,7 +6,8 @@
 import { PassThrough, Writable } from 'node:stream';
 import formidable from 'formidable';
 import type { Context } from 'koa';
-import { assertOutboundUrl, OutboundBlockedError, OutboundTooLargeError, safeRequest } from '../../activities/outbound.js';
+import { OutboundBlockedError, OutboundTooLargeError, safeRequest } from '../../infra/outbound.js';
+import { assertOutboundUrl } from '../outboundUrls.js';
 import { ApiError, badRequest, invalidField } from '../../domain/errors.js';
 import {
   IMPORT_TIMEOUT_MS,
@@ -30,7 +31,7 @@ import {
   UPLOAD_TYPES,
   type StoredObject,
 } from '../../db/media.js';
-import type { ObjectStore } from '../../db/objectStore.js';
+import type { ObjectStore } from '../../infra/objectStore.js';
 import { defineRoute } from '../route.js';
 import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery } from '../schemas/media.js';
 
@@ -57,7 +58,7 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
       // formidable opens a further file before failing on maxFiles: only the first is stored.
       if (stored) return new Writable({ write: (_chunk, _enc, cb) => cb() });
       const sink = new PassThrough();
-      stored = storeStream(store, sink, { workspaceId, maxBytes, chunk, path: '/file' });
+      stored = storeStream(store, sink, { workspaceId, maxBytes, chunk, field: ['file'] });
       // On refusal keep reading the request so the client receives the answer.
       stored.catch(() => {
         sink.unpipe();
@@ -170,7 +171,7 @@ export const mediaRoutes = [
       if (!Object.values(UPLOAD_TYPES).includes(ext)) {
         throw invalidField('/fileExtension', `must be one of ${[...Object.values(UPLOAD_TYPES), ...Object.keys(EXTENSION_ALIASES)].join(', ')}`);
       }
-      const type = await detectMediaType(await readHead(deps.storage, names[0]!), '/chunks/0/fileName');
+      const type = await detectMediaType(await readHead(deps.storage, names[0]!), ['chunks', 0, 'fileName']);
       if (UPLOAD_TYPES[type] !== ext) {
         throw new ApiError(400, 'unsupported_media_type', `/fileExtension: the chunks hold ${type}, which is stored as .${UPLOAD_TYPES[type]}, not .${ext}`, [
           { path: '/fileExtension', message: `does not match the detected type ${type}` },
@@ -213,7 +214,7 @@ export const mediaRoutes = [
         throw importFailed(`download failed: ${(e as Error).message}`);
       }
       if (res.status < 200 || res.status >= 300) throw importFailed(`the server answered ${res.status}`);
-      const o = await storeBuffer(deps.storage, res.body, { workspaceId: auth.workspaceId, maxBytes: MAX_IMPORT_BYTES, path: '/url' });
+      const o = await storeBuffer(deps.storage, res.body, { workspaceId: auth.workspaceId, maxBytes: MAX_IMPORT_BYTES, field: ['url'] });
       await recordMedia(deps.pool, auth.workspaceId, o);
       return mediaJson(deps.storage, o);
     },

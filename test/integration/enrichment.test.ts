@@ -13,6 +13,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { debitCredits } from '../../db/credits.js';
+import { InsufficientCreditsError } from '../../domain/errors.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
 import { createEnrichmentActivities } from '../../activities/providers/enrichment.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
@@ -393,7 +394,7 @@ describe('credits and webhooks', () => {
       expect(await balance(ws)).toBe(4);
       const tx = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data;
       expect(tx[0]).toMatchObject({ kind: 'hold', amount: -6, balanceAfter: 4, jobId });
-      await expect(debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toMatchObject({ code: 'insufficient_credits' });
+      await expect(debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
       await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
       expect(await balance(ws)).toBe(0);
     } finally {

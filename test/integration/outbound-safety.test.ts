@@ -22,7 +22,7 @@ import { startJob } from '../../api/jobs.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
-import { OFFICIAL_PROVIDER_ORIGINS, providerBaseUrlAllowed, providerBaseUrlAllowList } from '../../activities/outbound.js';
+import { OFFICIAL_PROVIDER_ORIGINS, providerBaseUrlAllowed, providerBaseUrlAllowList } from '../../infra/outbound.js';
 import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';

@@ -3,7 +3,9 @@ import { Webhook } from 'standardwebhooks';
 import { createServer, type Server } from 'node:http';
 import { startTestApp, type TestApp } from '../harness.js';
 import { debitCredits, grantCredits } from '../../db/credits.js';
-import { assertOutboundUrl, checkOutboundUrl, safeRequest } from '../../activities/outbound.js';
+import { checkOutboundUrl, safeRequest } from '../../infra/outbound.js';
+import { assertOutboundUrl } from '../../api/outboundUrls.js';
+import { InsufficientCreditsError } from '../../domain/errors.js';
 import { createActivities } from '../../activities/index.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
 
@@ -73,7 +75,7 @@ describe('credits', () => {
     const attempts = Array.from({ length: 40 }, (_, i) =>
       debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
         () => 'ok',
-        (e) => e.code,
+        (e) => (e instanceof InsufficientCreditsError ? 'insufficient_credits' : e),
       ),
     );
     const outcomes = await Promise.all(attempts);

@@ -14,7 +14,7 @@ import {
   outboundFetch,
   providerErrorReason,
   safeRequest,
-} from '../../activities/outbound.js';
+} from '../../infra/outbound.js';
 
 let server: http.Server;
 let base: string;

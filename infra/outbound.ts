@@ -12,7 +12,6 @@ import https from 'node:https';
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { useAgent } from 'request-filtering-agent';
-import { ApiError } from '../domain/errors.js';
 
 export class OutboundBlockedError extends Error {
   constructor(message: string) {
@@ -102,25 +101,6 @@ export function providerBaseUrlAllowed(raw: string, allowList: string[]): boolea
     if (port && port !== (url.port || (url.protocol === 'https:' ? '443' : '80'))) return false;
     return h === host || sameIp(h!, host);
   });
-}
-
-/** API-side check of an integration's `apiBaseUrl`: allow-listed by the operator and reachable. */
-export async function assertProviderBaseUrl(raw: string, env: NodeJS.ProcessEnv, outboundAllowList: string[], field: string): Promise<void> {
-  if (!providerBaseUrlAllowed(raw, providerBaseUrlAllowList(env))) {
-    const message = 'is not an API base URL this service allows (PROVIDER_BASE_URL_ALLOW_LIST)';
-    throw new ApiError(400, 'url_not_allowed', `${field}: ${message}`, [{ path: field, message }]);
-  }
-  await assertOutboundUrl(raw, outboundAllowList, field);
-}
-
-/** API-side check of a URL field: 400 naming the field. */
-export async function assertOutboundUrl(raw: string, allowList: string[], field: string): Promise<void> {
-  try {
-    await checkOutboundUrl(raw, allowList);
-  } catch (e) {
-    if (e instanceof OutboundBlockedError) throw new ApiError(400, 'url_not_allowed', `${field}: ${e.message}`, [{ path: field, message: e.message }]);
-    throw e;
-  }
 }
 
 export interface SafeResponse {
