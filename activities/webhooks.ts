@@ -5,11 +5,11 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
-import { v7 as uuidv7 } from 'uuid';
 import { keyringOf } from '../domain/keyring.js';
 import { readWebhookSecret } from '../db/secrets.js';
+import { recordWebhookDelivery } from '../db/jobs.js';
 import type { ActivityDeps } from './deps.js';
-import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, safeRequest } from './outbound.js';
+import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, safeRequest } from '../infra/outbound.js';
 import { webhookDeliveries } from '../telemetry/metrics.js';
 
 export interface DeliverWebhookInput {
@@ -78,8 +78,5 @@ async function record(deps: ActivityDeps, input: DeliverWebhookInput, attempt: n
   const outcome = error === null ? 'delivered' : statusCode !== null ? 'rejected' : 'failed';
   webhookDeliveries.inc({ outcome });
   Context.current().log[outcome === 'delivered' ? 'info' : 'warn']('webhook delivery', { jobId: input.jobId, attempt, outcome, statusCode, durationMs: ms, ...(error ? { error } : {}) });
-  await deps.pool.query(
-    `insert into webhook_deliveries (id, workspace_id, job_id, message_id, attempt, url, status_code, error, duration_ms) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-    [uuidv7(), input.workspaceId, input.jobId, input.messageId, attempt, input.url, statusCode, error, ms],
-  );
+  await recordWebhookDelivery(deps.pool, { workspaceId: input.workspaceId, jobId: input.jobId, messageId: input.messageId, attempt, url: input.url, statusCode, error, durationMs: ms });
 }

@@ -1,4 +1,5 @@
 /** The `jobs` rows (job id → workspace, type, workflow) and the webhook deliveries shown on a job (api/jobs.ts). */
+import { v7 as uuidv7 } from 'uuid';
 import type { Queryable } from './pool.js';
 
 export interface JobRow {
@@ -47,4 +48,15 @@ export async function webhookDeliveriesOfJob(db: Queryable, jobId: string): Prom
     [jobId],
   );
   return r.rows;
+}
+
+/** One delivery attempt of a job's webhook (activities/webhooks.ts): its answer or error, never the headers. */
+export async function recordWebhookDelivery(
+  db: Queryable,
+  d: { workspaceId: string; jobId: string; messageId: string; attempt: number; url: string; statusCode: number | null; error: string | null; durationMs: number },
+): Promise<void> {
+  await db.query(
+    `insert into webhook_deliveries (id, workspace_id, job_id, message_id, attempt, url, status_code, error, duration_ms) values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+    [uuidv7(), d.workspaceId, d.jobId, d.messageId, d.attempt, d.url, d.statusCode, d.error, d.durationMs],
+  );
 }
