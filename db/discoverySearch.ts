@@ -68,18 +68,6 @@ export const V2_DEFAULT_LIMIT = 25;
 export const V2_MAX_LIMIT = 1000;
 /** How the exact-count limit is set (OpenAPI descriptions). */
 export const V2_EXACT_COUNT_DOC = 'DISCOVERY_EXACT_COUNT_LIMIT, default 10,000';
-/** Planner statistics of the row counts, refreshed every minute. */
-const rowEstimates = new Map<string, { at: number; n: Promise<number> }>();
-function tableRows(pool: Pool, table: 'ds_people' | 'ds_companies'): Promise<number> {
-  const key = `${(pool as { options?: { connectionString?: string } }).options?.connectionString ?? ''}|${table}`;
-  const hit = rowEstimates.get(key);
-  if (hit && Date.now() - hit.at < 60_000) return hit.n;
-  const n = pool.query<{ n: number }>(`select greatest(reltuples, 0)::float8 as n from pg_class where oid = $1::regclass`, [table]).then((r) => Number(r.rows[0]?.n ?? 0));
-  n.catch(() => rowEstimates.delete(key));
-  rowEstimates.set(key, { at: Date.now(), n });
-  return n;
-}
-
 const isGroup = (n: unknown): n is { operator: string; conditions: unknown[] } => typeof n === 'object' && n !== null && 'conditions' in n;
 
 /** True when every leaf under `node` is a person (`dsContact.*`) condition. */
@@ -241,19 +229,18 @@ function unionOf(root: { operator: string; conditions: unknown[] } | null, param
 }
 
 export interface Compiled {
+  entity: DiscoveryEntity;
   /** FROM of the page (with the joins the WHERE and the fields need). */
   from: string;
-  /** FROM of the count (only the joins the WHERE needs). */
+  /** FROM of the matches (only the joins the WHERE needs). */
   countFrom: string;
-  where: string;
-  /** Parameters of `where` alone (the page adds its own to `params`). */
-  whereParams: unknown[];
+  /** The WHERE, compiled into `params` (each call adds its own parameters). */
+  where(params: Params): string;
   projection: Projection;
-  params: Params;
   /** Company search with `dsContact.*` fields: the projection of each company's people. */
   people: Projection | null;
-  /** The WHERE as a UNION of ids (contact searches with an OR group), with its own parameters. */
-  union: { sql: string; params: Params; whereParams: unknown[] } | null;
+  /** The WHERE as a UNION of ids (contact searches with an OR group) compiled into `params`, else null. */
+  union: ((params: Params) => string) | null;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -313,22 +300,26 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
   // In a company search, `dsContact.*` fields are values of the company's matching people (companyPeople).
   const people = entity === 'company' ? peopleFields(fields) : null;
   const projection = people ? people.companyProjection : compileFields(catalog, fields);
-  const params = new Params();
   const root = rootGroup(input);
-  const where = root ? whereSql(entity, root, false, params) : 'true';
+  const where = (params: Params) => (root ? whereSql(entity, root, false, params) : 'true');
+  const joinsCompany = /\bc\./.test(where(new Params()));
   let from = 'ds_companies c';
   let countFrom = from;
   let union: Compiled['union'] = null;
   if (entity === 'contact') {
-    const joins = new Set([...(/\bc\./.test(where) ? ['company'] : []), ...projection.joins]);
+    const joins = new Set([...(joinsCompany ? ['company'] : []), ...projection.joins]);
     from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
-    // The count needs only the joins its WHERE uses.
-    countFrom = /\bc\./.test(where) ? from : 'ds_people p';
-    const unionParams = new Params();
-    const sql = unionOf(root, unionParams);
-    if (sql) union = { sql, params: unionParams, whereParams: [...unionParams.values] };
+    // The matches need only the joins their WHERE uses.
+    countFrom = joinsCompany ? from : 'ds_people p';
+    if (unionOf(root, new Params())) union = (params) => unionOf(root, params)!;
   }
-  return { from, countFrom, where, whereParams: [...params.values], projection, params, people: people?.people ?? null, union };
+  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union };
+}
+
+/** The ids (`id`) of a search's matches, compiled into `params`. */
+function matchesSql(c: Compiled, params: Params): string {
+  if (c.union) return `select m.id from (${c.union(params)}) m`;
+  return `select ${c.entity === 'contact' ? 'p.id' : 'c.id'} as id from ${c.countFrom} where ${c.where(params)}`;
 }
 
 /** A contact item's `company` gets its id; a person without a company has `company: null`, as a Contact does. */
@@ -337,23 +328,15 @@ function withCompanyId(item: Record<string, unknown>, companyId: unknown): void 
   item.company = companyId == null ? null : { ...(item.company as Record<string, unknown>), id: companyId };
 }
 
-/**
- * Counts the matches up to `cap`; past it, the planner's estimate of the matches (at least
- * cap + 1), flagged as estimated: an exact count of a broad search reads every match, far more
- * than the page does.
- */
-async function countMatches(db: Queryable, c: Compiled, cap: number): Promise<{ n: number; estimated: boolean }> {
-  const matches = c.union ? `select m.id from (${c.union.sql}) m` : `select 1 from ${c.countFrom} where ${c.where}`;
-  const params = c.union ? c.union.whereParams : c.whereParams;
-  const limit = Math.max(0, Math.trunc(cap));
-  const n = (await db.query<{ n: number }>(`select count(*)::int as n from (${matches} limit ${limit + 1}) s`, params)).rows[0]!.n;
-  if (n <= limit) return { n, estimated: false };
-  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`explain (format json) ${matches}`, params)).rows[0]!['QUERY PLAN'];
-  return { n: Math.max(Math.round(plan[0].Plan['Plan Rows']), limit + 1), estimated: true };
+/** The planner's estimate of the number of matches (a search with more than the exact-count limit). */
+async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
+  const params = new Params();
+  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`explain (format json) ${matchesSql(c, params)}`, params.values)).rows[0]!['QUERY PLAN'];
+  return Math.round(plan[0].Plan['Plan Rows']);
 }
 
-/** Keyset order of the ids of a UNION (`m.id`). */
-const unionIdSort = compileSort(catalogOf([], 'm.id'), undefined);
+/** Keyset order of the materialised match ids (`m.id`). */
+const matchIdSort = compileSort(catalogOf([], 'm.id'), undefined);
 
 /** find-contacts-v2 / find-companies-v2: one page plus the total (exact up to `exactCountLimit`). */
 export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEntity, input: V2SearchInput, opts: V2SearchOptions): Promise<V2SearchPage> {
@@ -368,44 +351,32 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     fields: input.fields ?? null,
   });
   const from: TokenPayload | undefined = input.paginationToken ? decodeToken(secret, fingerprint, input.paginationToken) : undefined;
-  const rowsInTable = await tableRows(pool, entity === 'contact' ? 'ds_people' : 'ds_companies');
   const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
   const dir = from?.dir === 'prev' ? 'desc' : 'asc';
-  const pageOrder = from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
-  // Count and page are two statements on the API pool, under its statement_timeout
-  // (API_STATEMENT_TIMEOUT_MS). (A transaction of their own, for one snapshot and a tighter
-  // SET LOCAL timeout, cost two more round trips: several milliseconds at p50 on a loaded machine,
-  // more than most searches take.)
-  const total = await countMatches(pool, c, opts.exactCountLimit);
-  let rows: Record<string, unknown>[] = [];
-  if (total.n > 0) {
-    const select = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from}`;
-    let sql: string;
-    let params: Params;
-    if (c.union && !total.estimated) {
-      // the page's ids from the UNION (index-only), then their rows by primary key
-      params = c.union.params;
-      const keyset = from ? keysetPredicate(unionIdSort, from.after, from.dir, params) : 'true';
-      sql = `${select} where p.id = any(array(select m.id from (${c.union.sql}) m where ${keyset} order by m.id ${dir} limit ${params.add(limit + 1, 'int')})) order by ${pageOrder}`;
-    } else {
-      // Walking the primary key reads about limit × rows / total rows before the page is full;
-      // reading the matches' ids through the filter's indexes (which carry `id`: often
-      // index-only) and sorting them reads `total` ids. The count (not the planner's estimate)
-      // picks the cheaper; ordering by the id's text form (which sorts exactly like the uuid)
-      // keeps the planner off the primary key, and only the page's rows are then read by id.
-      // A WHERE on the joined company (technologies …) is no index range: reading the ids means
-      // joining every match, so walking wins until the matches are 4 times sparser.
-      params = c.params;
-      const joined = entity === 'contact' && c.countFrom !== 'ds_people p';
-      const sparse = !total.estimated && total.n * total.n * (joined ? 16 : 1) < (limit + 1) * rowsInTable;
-      const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
-      const limitPh = params.add(limit + 1, 'int');
-      sql = sparse
-        ? `${select} where ${catalog.idSql} = any(array(select ${catalog.idSql} from ${c.countFrom} where (${c.where}) and (${keyset}) order by (${catalog.idSql})::text collate "C" ${dir} limit ${limitPh})) order by ${pageOrder}`
-        : `${select} where (${c.where}) and (${keyset}) order by ${pageOrder} limit ${limitPh}`;
-    }
-    rows = (await pool.query(sql, params.values)).rows;
-  }
+  const cap = Math.max(0, Math.trunc(opts.exactCountLimit));
+  // Count and page in one statement (one round trip, under the pool's statement_timeout,
+  // API_STATEMENT_TIMEOUT_MS). The matches' ids are read once, up to cap + 1, through the
+  // filter's indexes (which carry `id`: mostly index-only); their number is the total. Up to the
+  // cap they are every match, so the page is the next `limit` of them in id order, and only the
+  // page's rows are read by primary key. Past the cap the page walks the primary key in id order
+  // through the WHERE instead (a broad search fills a page after a few rows); the gate on the
+  // count is a one-time filter, so only one of the two branches runs.
+  const params = new Params();
+  const matches = matchesSql(c, params);
+  const limitPh = params.add(limit + 1, 'int');
+  const select = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from}`;
+  const fromMatches = `${select} where (select n from total) <= ${cap} and ${catalog.idSql} = any(array(
+    select m.id from matches m where ${from ? keysetPredicate(matchIdSort, from.after, from.dir, params) : 'true'} order by m.id ${dir} limit ${limitPh}))`;
+  const walk = `${select} where (select n from total) > ${cap} and (${c.where(params)}) and (${from ? keysetPredicate(sort, from.after, from.dir, params) : 'true'})
+    order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limitPh}`;
+  const sql = `with matches as materialized (${matches} limit ${cap + 1}), total as materialized (select count(*)::int as n from matches)
+    select total.n as "totalMatches", page.* from total left join ((${fromMatches}) union all (${walk})) page on true order by page.id ${dir}`;
+  const result = (await pool.query<Record<string, unknown>>(sql, params.values)).rows;
+  const n = Number(result[0]!.totalMatches);
+  // Past the cap the total is the planner's estimate (at least cap + 1): an exact count of a
+  // broad search reads every match, far more than the page does.
+  const total = n <= cap ? { n, estimated: false } : { n: Math.max(await estimateMatches(pool, c), cap + 1), estimated: true };
+  const rows = result.filter((r) => r.id !== null);
   const page = pageMeta({
     secret,
     fingerprint,
