@@ -116,6 +116,7 @@ export const DENORMALIZED = [
   { person: 'company_size_range', company: 'size_range' },
   { person: 'company_employee_count', company: 'employee_count' },
   { person: 'company_hq_country', company: 'hq_country' },
+  { person: 'company_technologies', company: 'technologies' },
 ] as const;
 
 /** People imported before their company get linked (and their copies refreshed) when it arrives. */

@@ -81,6 +81,13 @@ const LIKE_LOOKUPS = new Map<string, { column: string; table: string; value: str
   ['dsContact.member_job_title', { column: 'p.member_job_title', table: 'ds_people_titles', value: 'title' }],
 ]);
 
+/**
+ * Fields whose `LIKE` with a literal prefix (`'priya pat%'`) is also compared as
+ * `lower(col) LIKE lower(pattern)`, which a b-tree on `lower(col)` answers as a range
+ * (Migration20261124150500_discovery_arrays); the `ILIKE` stays beside it, so the matches are the same.
+ */
+const PREFIX_LOOKUPS = new Map<string, string>([['dsContact.member_full_name', 'p.member_full_name']]);
+
 const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
 
 /**
@@ -96,6 +103,10 @@ function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, p
     const positive = likeOp === 'LIKE' ? !negated : negated;
     const pred = `${lookup.column} = any(array(select ${lookup.value} from ${lookup.table} where ${lookup.value} ilike ${params.add(l.value, 'text')}))`;
     return positive ? pred : `not coalesce(${pred}, false)`;
+  }
+  const prefixColumn = PREFIX_LOOKUPS.get(l.field);
+  if (prefixColumn && likeOp === 'LIKE' && !negated && typeof l.value === 'string' && /^[^%_]/.test(l.value)) {
+    return `${compileWhere(catalog, { conditions: [l] }, { params }).sql} and lower(${prefixColumn}) like lower(${params.add(l.value, 'text')})`;
   }
   const input = negated ? { groupedCondition: { operator: 'NOT' as const, conditions: [l] } } : { conditions: [l] };
   return compileWhere(catalog, input, { params }).sql;
@@ -200,15 +211,23 @@ function anchored(s: Signed): boolean {
 /** At most this many UNION branches (each is a scan of its own). */
 const MAX_UNION_BRANCHES = 8;
 
+/** True when some leaf under `node` is a person (`dsContact.*`) condition. */
+function mentionsPerson(node: unknown): boolean {
+  if (isGroup(node)) return node.conditions.some(mentionsPerson);
+  return personOnly(node);
+}
+
 /**
- * A contact search whose conditions are `x AND (a OR b …)` as `(x AND a) UNION (x AND b) …` of
- * person ids: PostgreSQL plans an OR across different columns as a BitmapOr of BitmapAnds, which
- * builds every bitmap whole (100k rows for one common country), while each branch alone is one
- * index range. Only when every branch is anchored (else a branch would be a scan of the table).
- * Returns the UNION's SQL (selecting `p.id`) or null.
+ * A search whose conditions are `x AND (a OR b …)` as `(x AND a) UNION (x AND b) …` of record
+ * ids: PostgreSQL plans an OR across different columns as a BitmapOr of BitmapAnds, which builds
+ * every bitmap whole (100k rows for one common country) and visits the heap for each candidate,
+ * while each branch alone is one index range (mostly index-only). Only when every branch is
+ * anchored (else a branch would be a scan of the table), and for companies only without person
+ * conditions (those of one group must be met by the same person, which splitting the groups
+ * apart would lose). Returns the UNION's SQL (selecting `id`) or null.
  */
-function unionOf(root: { operator: string; conditions: unknown[] } | null, params: Params): string | null {
-  if (!root) return null;
+function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null, params: Params): string | null {
+  if (!root || (entity === 'company' && mentionsPerson(root))) return null;
   const parts = conjuncts({ node: root, negated: false });
   const at = parts.findIndex((p) => {
     const d = disjuncts(p);
@@ -218,11 +237,12 @@ function unionOf(root: { operator: string; conditions: unknown[] } | null, param
   const others = parts.filter((_, i) => i !== at);
   const branches = disjuncts(parts[at]!)!.map((d) => [...others, d]);
   if (!branches.every((b) => b.some(anchored))) return null;
-  const common = others.map((o) => `(${whereSql('contact', o.node, o.negated, params)})`);
+  const common = others.map((o) => `(${whereSql(entity, o.node, o.negated, params)})`);
   return branches
     .map((b) => {
       const d = b[b.length - 1]!;
-      const where = [...common, `(${whereSql('contact', d.node, d.negated, params)})`].join(' and ');
+      const where = [...common, `(${whereSql(entity, d.node, d.negated, params)})`].join(' and ');
+      if (entity === 'company') return `select c.id from ds_companies c where ${where}`;
       return `select p.id from ds_people p ${/\bc\./.test(where) ? JOIN_SQL.company : ''} where ${where}`;
     })
     .join(' union ');
@@ -239,7 +259,7 @@ export interface Compiled {
   projection: Projection;
   /** Company search with `dsContact.*` fields: the projection of each company's people. */
   people: Projection | null;
-  /** The WHERE as a UNION of ids (contact searches with an OR group) compiled into `params`, else null. */
+  /** The WHERE as a UNION of ids (searches with an OR group, see unionOf) compiled into `params`, else null. */
   union: ((params: Params) => string) | null;
 }
 
@@ -311,8 +331,8 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
     from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
     // The matches need only the joins their WHERE uses.
     countFrom = joinsCompany ? from : 'ds_people p';
-    if (unionOf(root, new Params())) union = (params) => unionOf(root, params)!;
   }
+  if (unionOf(entity, root, new Params())) union = (params) => unionOf(entity, root, params)!;
   return { entity, from, countFrom, where, projection, people: people?.people ?? null, union };
 }
 
@@ -410,8 +430,8 @@ export interface VerifiedSearchInput {
 
 function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Params): string {
   const w: string[] = [entity === 'company' ? 'c.verified' : 'p.verified'];
-  // for people, the company's industry, headcount and country are read from their copies on ds_people
-  const co = (column: 'industry' | 'employee_count' | 'hq_country') => (entity === 'contact' ? `p.${PERSON_COPIES[column]}` : `c.${column}`);
+  // for people, the company's industry, headcount, country and technologies are read from their copies on ds_people
+  const co = (column: 'industry' | 'employee_count' | 'hq_country' | 'technologies') => (entity === 'contact' ? `p.${PERSON_COPIES[column]}` : `c.${column}`);
   if (f.industries) w.push(`${co('industry')} = any(${params.add(f.industries, 'text[]')})`);
   if (f.headcountRanges)
     w.push(`(${f.headcountRanges.map(([lo, hi]) => `${co('employee_count')} between ${params.add(lo, 'int')} and ${params.add(Math.min(hi, 2147483647), 'int')}`).join(' or ')})`);
@@ -428,7 +448,7 @@ function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Para
   // a company listed by name or by website is wanted: the two lists add up
   if (nameOrSite.length) w.push(`(${nameOrSite.join(' or ')})`);
   if (f.companyCountries) w.push(`${co('hq_country')} = any(${params.add(f.companyCountries, 'text[]')})`);
-  if (f.technologies) w.push(`c.technologies && ${params.add(f.technologies, 'text[]')}`);
+  if (f.technologies) w.push(`${co('technologies')} && ${params.add(f.technologies, 'text[]')}`);
   if (entity === 'contact') {
     // titles containing a term: matched on the distinct titles, then looked up (see LIKE_LOOKUPS)
     if (f.titles) {

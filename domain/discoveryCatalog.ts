@@ -141,6 +141,7 @@ export const PERSON_COPIES: Record<string, string> = {
   size_range: 'company_size_range',
   employee_count: 'company_employee_count',
   hq_country: 'company_hq_country',
+  technologies: 'company_technologies',
 };
 
 function companyField(c: DsColumn, entity: DiscoveryEntity, alias = 'c'): CatalogField {

@@ -248,6 +248,43 @@ describe('find-companies-v2 against the oracle', () => {
     expect(nonEmpty).toBeGreaterThan(15);
   });
 
+  it('OR groups of company conditions read as a UNION of ids: same companies as the oracle, both directions', async () => {
+    const r = new TreeRng(43);
+    const companyFields = FIELDS.filter((f) => f.path.startsWith('dsCompany.'));
+    const sample = () => r.pick(people.filter((p) => p.company));
+    let unions = 0;
+    for (let i = 0; i < 400 && unions < 15; i++) {
+      const tree = randomTree(r, companyFields, sample);
+      const body = { groupedCondition: 'conditions' in tree ? tree : { operator: 'OR', conditions: [tree] } };
+      if (!compileV2('company', body).union) continue;
+      unions++;
+      const expected = companies.filter((c) => matchCompany(body.groupedCondition as Node, c)).sort(byId).map((c) => c.id);
+      const got = await allPages('/discovery-search/find-companies-v2', body, r.pick([7, 40, 300]));
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+    }
+    expect(unions).toBe(15);
+    // person conditions keep the plain OR (the person conditions of a group are met by one person)
+    const personOr = { groupedCondition: { operator: 'OR', conditions: [{ field: 'dsCompany.hq_country', operator: '==', value: 'France' }, { field: 'dsContact.member_seniority', operator: '==', value: 'VP' }] } };
+    expect(compileV2('company', personOr).union).toBeNull();
+    const c = companies.find((x) => x.rec.hq_country && x.rec.industry)!;
+    const body = {
+      groupedCondition: {
+        operator: 'OR',
+        conditions: [{ field: 'dsCompany.hq_country', operator: '==', value: c.rec.hq_country }, { field: 'dsCompany.industry', operator: '==', value: c.rec.industry }],
+      },
+    };
+    expect(compileV2('company', body).union).not.toBeNull();
+    const expected = companies.filter((x) => matchCompany(body.groupedCondition as Node, x)).sort(byId).map((x) => x.id);
+    expect(expected.length).toBeGreaterThan(10);
+    const p1 = await post('/discovery-search/find-companies-v2', { ...body, limit: 5 });
+    const p2 = await post('/discovery-search/find-companies-v2', { ...body, limit: 5, paginationToken: p1.body.meta.nextToken });
+    expect(p2.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(5, 10));
+    const back = await post('/discovery-search/find-companies-v2', { ...body, limit: 5, paginationToken: p2.body.meta.previousToken });
+    expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 5));
+    expect(back.body.meta.totalRecords).toBe(expected.length);
+  }, 120_000);
+
   it('company conditions applied to the people too (copied attributes) keep the same companies as the oracle', async () => {
     const r = new TreeRng(5);
     const withCompany = people.filter((p) => p.company);
