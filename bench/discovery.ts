@@ -5,14 +5,17 @@
  * Targets (issue 14) on 1M people / 100k companies: worst p95 ≤ 25 ms and median of the
  * queries' p95s ≤ 12 ms; import ≥ 20,000 rows/s.
  *
- *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse]
+ *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain]
  *
  * `--repeat` measures the mix that many times (each `--runs` interleaved passes after two
  * warm-up passes) and prints every repetition's p95 per query and their median, beside an
  * anchor measured in the same loop (`GET /credits/balance`: auth and HTTP, no search), whose
  * latency is what the machine's load alone costs a request. `--keep` leaves
- * the database `bench_discovery` in place; `--reuse` skips generation and import when it already
- * holds the dataset (new migrations are applied to it), for tuning the queries alone.
+ * the database (`--database`, default `bench_discovery`) in place; `--reuse` skips generation and
+ * import when it already holds the dataset (new migrations are applied to it), for tuning the
+ * queries alone (or comparing two builds of the code against two databases in the same hour).
+ * `--explain` also prints each search's statements (round trips) and the shared buffers and
+ * execution time of their EXPLAIN (ANALYZE, BUFFERS): the database work, which the load does not change.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +28,7 @@ import { importDataset } from '../db/datasetImport.js';
 import { migrate, openDatabase, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
+import { searchV2 } from '../db/discoverySearch.js';
 import { generateFiles } from '../scripts/dataset.js';
 
 const { values: args } = parseArgs({
@@ -36,6 +40,8 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '42' },
     keep: { type: 'boolean', default: false },
     reuse: { type: 'boolean', default: false },
+    database: { type: 'string', default: 'bench_discovery' },
+    explain: { type: 'boolean', default: false },
   },
 });
 const PEOPLE = Number(args.people);
@@ -43,7 +49,8 @@ const COMPANIES = Number(args.companies);
 const RUNS = Number(args.runs);
 const REPEAT = Math.max(1, Number(args.repeat));
 const SEED = Number(args.seed);
-const DB = 'bench_discovery';
+const DB = args.database;
+if (!/^[a-z_][a-z0-9_]*$/.test(DB)) throw new Error(`--database must be a plain lower-case identifier, got ${DB}`);
 
 type Entity = 'contacts' | 'companies';
 const c = (field: string, operator: string, value?: unknown) => ({ field, operator, ...(value === undefined ? {} : { value }) });
@@ -83,6 +90,27 @@ const QUERIES: { name: string; entity: Entity; body: Record<string, unknown> }[]
   },
   { name: 'people-filtered: title LIKE', entity: 'companies', body: { conditions: [c('dsCompany.industry', '==', 'Insurance'), c('dsContact.member_job_title', 'LIKE', '%chief data%')] } },
 ];
+
+/** Each search's statements (as searchV2 sends them) under EXPLAIN (ANALYZE, BUFFERS). */
+async function explainMix(pool: pg.Pool, secret: string, exactCountLimit: number): Promise<void> {
+  console.log(`\n${'query'.padEnd(36)} ${'statements'.padStart(10)} ${'buffers'.padStart(8)} ${'exec ms'.padStart(8)}`);
+  for (const q of QUERIES) {
+    const sent: { sql: string; values: unknown[] }[] = [];
+    const recording = new Proxy(pool, {
+      get: (target, key) => (key === 'query' ? (sql: string, values?: unknown[]) => (sent.push({ sql, values: values ?? [] }), target.query(sql, values)) : Reflect.get(target, key)),
+    });
+    await searchV2(recording, secret, q.entity === 'contacts' ? 'contact' : 'company', { ...q.body, limit: 25 }, { exactCountLimit });
+    let buffers = 0;
+    let ms = 0;
+    for (const s of sent) {
+      if (s.sql.startsWith('explain')) continue; // the planner's estimate of a broad search: a round trip, no execution
+      const plan = (await pool.query(`explain (analyze, buffers, format json) ${s.sql}`, s.values)).rows[0]['QUERY PLAN'][0];
+      buffers += plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'];
+      ms += plan['Execution Time'];
+    }
+    console.log(`${q.name.padEnd(36)} ${String(sent.length).padStart(10)} ${String(buffers).padStart(8)} ${ms.toFixed(1).padStart(8)}`);
+  }
+}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -199,6 +227,7 @@ async function main() {
     console.log(`\n${QUERIES.length} queries × ${RUNS} runs × ${REPEAT} repetitions (p50 and p95 columns: median over the repetitions; ~ = estimated total)`);
     console.log(`worst p95 ${worst.toFixed(1)} ms (target ≤ 25 ms), median of the p95s ${median(medians).toFixed(1)} ms (target ≤ 12 ms)`);
     console.log(`anchor p95 ${anchorP95.toFixed(1)} ms: worst p95 = ${(worst / anchorP95).toFixed(1)}× the anchor, median p95 = ${(median(medians) / anchorP95).toFixed(1)}×; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+    if (args.explain) await explainMix(api.deps.pool, config.serverSecret, config.discovery.exactCountLimit);
   } finally {
     await api.close();
     if (!args.keep) {

@@ -82,9 +82,11 @@ const LIKE_LOOKUPS = new Map<string, { column: string; table: string; value: str
 ]);
 
 /**
- * Fields whose `LIKE` with a literal prefix (`'priya pat%'`) is also compared as
+ * Fields whose positive `LIKE` with a literal prefix (`'priya pat%'`) is also compared as
  * `lower(col) LIKE lower(pattern)`, which a b-tree on `lower(col)` answers as a range
- * (Migration20261124150500_discovery_arrays); the `ILIKE` stays beside it, so the matches are the same.
+ * (Migration20261124150500_discovery_arrays). The compiler's `ILIKE` stays, so the matches are the
+ * same; as `(…) IS TRUE` (the same rows where a leaf is positive) it is no index condition, else the
+ * planner ANDs in a trigram bitmap of every name holding the prefix's trigrams.
  */
 const PREFIX_LOOKUPS = new Map<string, string>([['dsContact.member_full_name', 'p.member_full_name']]);
 
@@ -106,7 +108,7 @@ function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, p
   }
   const prefixColumn = PREFIX_LOOKUPS.get(l.field);
   if (prefixColumn && likeOp === 'LIKE' && !negated && typeof l.value === 'string' && /^[^%_]/.test(l.value)) {
-    return `${compileWhere(catalog, { conditions: [l] }, { params }).sql} and lower(${prefixColumn}) like lower(${params.add(l.value, 'text')})`;
+    return `(${compileWhere(catalog, { conditions: [l] }, { params }).sql}) is true and lower(${prefixColumn}) like lower(${params.add(l.value, 'text')})`;
   }
   const input = negated ? { groupedCondition: { operator: 'NOT' as const, conditions: [l] } } : { conditions: [l] };
   return compileWhere(catalog, input, { params }).sql;

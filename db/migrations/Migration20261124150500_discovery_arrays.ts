@@ -9,9 +9,9 @@ import { Migration } from '@mikro-orm/migrations';
  *   an index-only range of the seniority instead of a GIN bitmap that visits most company pages;
  * - the companies' country index carries the technologies: `technologies + country`, also as a
  *   branch of an OR read as a UNION, is an index-only range instead of a heap visit per candidate;
- * - `lower(member_full_name)` (pattern ops: any collation): a name prefix (`LIKE 'priya pat%'`,
- *   also compared as `lower(name) LIKE lower(pattern)`) is a b-tree range instead of a trigram
- *   bitmap rechecked on the heap.
+ * - `lower(member_full_name)` (pattern ops: any collation), then the country: a name prefix
+ *   (`LIKE 'priya pat%'`, also compared as `lower(name) LIKE lower(pattern)`) is a b-tree range,
+ *   with the country checked in the index, instead of a trigram bitmap rechecked on the heap.
  */
 const SENIORITY_COVERS = 'id, company_id, company_industry, company_size_range, company_employee_count, company_hq_country, verified, company_technologies';
 
@@ -25,6 +25,6 @@ export class Migration20261124150500_discovery_arrays extends Migration {
     this.addSql(`create index ds_people_seniority on ds_people(member_seniority, member_location_country) include (${SENIORITY_COVERS})`);
     this.addSql(`drop index if exists ds_companies_hq_country`);
     this.addSql(`create index ds_companies_hq_country on ds_companies(hq_country, ((employee_count)::numeric)) include (id, employee_count, technologies)`);
-    this.addSql(`create index ds_people_full_name_lower on ds_people(lower(member_full_name) text_pattern_ops)`);
+    this.addSql(`create index ds_people_full_name_lower on ds_people(lower(member_full_name) text_pattern_ops, member_location_country)`);
   }
 }
