@@ -10,9 +10,9 @@ import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
 import { Segment } from './segments.js';
 
-/** Throws 404 unless `segmentId` is a segment of the workspace. */
-export async function assertSegment(em: EntityManager, workspaceId: string, segmentId: string): Promise<{ isDefault: boolean }> {
-  const seg = isUuid(segmentId) ? await em.findOne(Segment, { id: segmentId, workspaceId }) : null;
+/** Throws 404 unless `segmentId` is a segment of the context's workspace. */
+export async function assertSegment(em: EntityManager, segmentId: string): Promise<{ isDefault: boolean }> {
+  const seg = isUuid(segmentId) ? await em.findOne(Segment, { id: segmentId }) : null;
   if (!seg) throw notFound('Segment', segmentId);
   return { isDefault: seg.isDefault };
 }

@@ -55,14 +55,14 @@ export async function ensureDefaultSegment(em: EntityManager, workspaceId: strin
   return rows[0]!.id;
 }
 
-// ---- Segments through the entity manager (the request's fork) ----
+// ---- Segments through the entity manager (the request's context; the `workspace` filter scopes reads) ----
 
 export type SegmentEntity = InferEntity<typeof Segment>;
 
-/** The segment of the workspace, or null (also for an id that is not a uuid). */
-export async function findSegment(em: EntityManager, workspaceId: string, id: string): Promise<SegmentEntity | null> {
+/** The segment of the context's workspace (the `workspace` filter), or null (also for an id that is not a uuid). */
+export async function findSegment(em: EntityManager, id: string): Promise<SegmentEntity | null> {
   if (!isUuid(id)) return null;
-  return em.findOne(Segment, { id, workspaceId });
+  return em.findOne(Segment, { id });
 }
 
 export interface NewSegment {
@@ -92,10 +92,10 @@ export async function insertSegment(em: EntityManager, workspaceId: string, s: N
 }
 
 /** Segments whose lower-case name is `like` `contains`, those `like` `prefix` first, then by name. */
-export async function searchSegmentsByName(em: EntityManager, workspaceId: string, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
+export async function searchSegmentsByName(em: EntityManager, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
   return em.find(
     Segment,
-    { workspaceId, [raw('lower(name)')]: { $like: contains } },
+    { [raw('lower(name)')]: { $like: contains } },
     { orderBy: [{ [raw('(lower(name) like ?)', [prefix])]: 'desc' }, { [raw('lower(name)')]: 'asc' }, { id: 'asc' }], limit },
   );
 }

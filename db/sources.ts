@@ -87,10 +87,10 @@ export async function findSource(db: Queryable, workspaceId: string, id: string)
   return r.rows[0] ?? null;
 }
 
-/** Which of `ids` (lower-case uuids) are sources of the workspace. */
-export async function existingSourceIds(em: EntityManager, workspaceId: string, ids: string[]): Promise<Set<string>> {
+/** Which of `ids` (lower-case uuids) are sources of the context's workspace. */
+export async function existingSourceIds(em: EntityManager, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
-  const found = await em.find(Source, { workspaceId, id: { $in: ids } }, { fields: ['id'] });
+  const found = await em.find(Source, { id: { $in: ids } }, { fields: ['id'] });
   return new Set(found.map((x) => x.id));
 }
 

@@ -131,7 +131,7 @@ export const discoveryRoutes = [
     handler: async ({ body, auth, deps, em }) => {
       if (body.segmentId) {
         try {
-          await assertSegment(em, auth.workspaceId, body.segmentId);
+          await assertSegment(em, body.segmentId);
         } catch {
           throw notFound('Segment', body.segmentId);
         }

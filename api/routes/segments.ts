@@ -58,16 +58,16 @@ function segmentJson(r: SegmentEntity): SegmentJson {
   };
 }
 
-async function loadSegment(em: EntityManager, workspaceId: string, id: string): Promise<SegmentEntity> {
-  const seg = await findSegment(em, workspaceId, id);
+async function loadSegment(em: EntityManager, id: string): Promise<SegmentEntity> {
+  const seg = await findSegment(em, id);
   if (!seg) throw notFound('Segment', id);
   return seg;
 }
 
 /** Every id must be a source of the workspace (400 naming the first that is not). */
-async function checkSources(em: EntityManager, workspaceId: string, ids: string[]): Promise<string[]> {
+async function checkSources(em: EntityManager, ids: string[]): Promise<string[]> {
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
-  const known = await existingSourceIds(em, workspaceId, valid);
+  const known = await existingSourceIds(em, valid);
   ids.forEach((id, i) => {
     if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
   });
@@ -94,7 +94,7 @@ export const segmentRoutes = [
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
-      const sources = await checkSources(em, auth.workspaceId, body.segmentSources ?? []);
+      const sources = await checkSources(em, body.segmentSources ?? []);
       await checkConditions(deps.pool, auth.workspaceId, body);
       const row = await insertSegment(em, auth.workspaceId, {
         name: body.name.trim(),
@@ -121,7 +121,7 @@ export const segmentRoutes = [
     handler: async ({ query, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
       const q = (query.q ?? '').trim().toLowerCase();
-      const rows = await searchSegmentsByName(em, auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10);
+      const rows = await searchSegmentsByName(em, likeContains(q), likePrefix(q), query.limit ?? 10);
       return { data: rows.map(segmentJson) };
     },
   }),
@@ -141,7 +141,7 @@ export const segmentRoutes = [
     errors: [400, 401, 404, 409, 500],
     idempotent: true,
     handler: async ({ params, body, auth, em }) => {
-      const origin = await loadSegment(em, auth.workspaceId, params.id);
+      const origin = await loadSegment(em, params.id);
       const c = cloneSegmentContent(
         {
           name: origin.name,
@@ -176,7 +176,7 @@ export const segmentRoutes = [
     params: IdParams,
     responses: { 200: SegmentResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, em }) => ({ data: segmentJson(await loadSegment(em, auth.workspaceId, params.id)) }),
+    handler: async ({ params, em }) => ({ data: segmentJson(await loadSegment(em, params.id)) }),
   }),
 
   defineRoute({
@@ -192,13 +192,13 @@ export const segmentRoutes = [
     responses: { 200: SegmentResponse },
     errors: [400, 401, 404, 500],
     handler: async ({ params, body, auth, deps, em }) => {
-      const seg = await loadSegment(em, auth.workspaceId, params.id);
+      const seg = await loadSegment(em, params.id);
       if (seg.isDefault) {
         for (const k of ['segmentSources', 'conditions', 'groupedCondition'] as const) {
           if (body[k] !== undefined) throw invalidField(`/${k}`, 'cannot be set on the default segment, which holds every contact');
         }
       }
-      const sources = body.segmentSources !== undefined ? await checkSources(em, auth.workspaceId, body.segmentSources) : undefined;
+      const sources = body.segmentSources !== undefined ? await checkSources(em, body.segmentSources) : undefined;
       await checkConditions(deps.pool, auth.workspaceId, {
         conditions: body.conditions ?? (body.groupedCondition !== undefined ? seg.conditions : undefined),
         groupedCondition: body.groupedCondition !== undefined ? body.groupedCondition : body.conditions !== undefined ? seg.groupedCondition : undefined,
@@ -224,8 +224,8 @@ export const segmentRoutes = [
     params: IdParams,
     responses: { 200: SegmentDeleted },
     errors: [401, 404, 409, 500],
-    handler: async ({ params, auth, em }) => {
-      const seg = await loadSegment(em, auth.workspaceId, params.id);
+    handler: async ({ params, em }) => {
+      const seg = await loadSegment(em, params.id);
       if (seg.isDefault) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
       const id = seg.id;
       await deleteSegment(em, seg);

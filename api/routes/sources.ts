@@ -214,7 +214,7 @@ export const sourceRoutes = [
     handler: async ({ body, auth, deps, em }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const norm = validateSourceInput(body, inCatalog(catalog));
-      if (body.segmentId) await assertSegment(em, auth.workspaceId, body.segmentId);
+      if (body.segmentId) await assertSegment(em, body.segmentId);
       const { row } = await insertOrFindSource(deps.pool, auth.workspaceId, norm, null);
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
       return { data: sourceJson(row) };
@@ -280,7 +280,7 @@ export const sourceRoutes = [
         return { norm, given, segmentId: s.segmentId };
       });
       for (const segId of new Set(items.map((i) => i.segmentId).filter((x): x is string => !!x))) {
-        await assertSegment(em, auth.workspaceId, segId);
+        await assertSegment(em, segId);
       }
       const { rows, created } = await upsertSources(deps.pool, auth.workspaceId, items);
       return { data: rows.map(sourceJson), meta: { created, updated: rows.length - created } };
@@ -352,7 +352,7 @@ export const sourceRoutes = [
           { path: '/id', message: 'is not a listening source' },
         ]);
       }
-      if (body.segmentId) await assertSegment(em, auth.workspaceId, body.segmentId);
+      if (body.segmentId) await assertSegment(em, body.segmentId);
       await claimPull(deps, row.id);
       const args: SourcePullInput = {
         sourceId: row.id,
