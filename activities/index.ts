@@ -11,6 +11,7 @@ import { createSourceActivities } from './db-sources.js';
 import { createEnrichmentActivities } from './providers/enrichment.js';
 import { createPostDbActivities } from './db-posts.js';
 import { createPublishingActivities } from './publishing.js';
+import { createMediaActivities } from './media.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createEnrichmentActivities(deps),
     ...createPostDbActivities(deps),
     ...createPublishingActivities(deps),
+    ...createMediaActivities(deps),
   };
 }
 

@@ -18,6 +18,10 @@ import {
   NotFoundError,
   TooLargeError,
   UnsupportedMediaTypeError,
+  UrlNotAllowedError,
+  ImportFailedError,
+  ExtensionMismatchError,
+  badRequest,
   conflict,
   insufficientCredits,
   invalidField,
@@ -309,6 +313,11 @@ function fromDomainError(err: DomainError): ApiError | undefined {
     return new ApiError(400, 'unsupported_media_type', `${path}: ${err.message}; allowed types are ${err.allowed.join(', ')}`, [{ path, message: err.message }]);
   }
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
+  if (err instanceof UrlNotAllowedError) return badRequest('url_not_allowed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]);
+  if (err instanceof ImportFailedError) return badRequest('import_failed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]);
+  if (err instanceof ExtensionMismatchError) {
+    return badRequest('unsupported_media_type', `${pointer(err.field)}: ${err.message}`, [{ path: pointer(err.field), message: `does not match the detected type ${err.detected}` }]);
+  }
   return undefined;
 }
 

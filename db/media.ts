@@ -11,11 +11,14 @@ import { PassThrough, Transform, type Readable, type TransformCallback } from 'n
 import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
+import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
 import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
+import { MediaObject, Post } from './social.js';
+import { acrossWorkspaces } from './tenancy.js';
 
 /** What may be uploaded: media for posts and contacts files for bulk upserts (type → extension). */
 export const UPLOAD_TYPES: Readonly<Record<string, string>> = { ...MEDIA_TYPES, ...CONTACT_FILE_TYPES };
@@ -25,12 +28,17 @@ const SNIFF_BYTES = 4100;
 export const CHUNK_CONTENT_TYPE = 'application/octet-stream';
 
 export interface StoredObject {
+  /** The `media_objects` row id, also the object name's id part. */
+  id: string;
   fileName: string;
   contentType: string;
   sizeBytes: number;
   /** Of streamed uploads: SHA-256 of the file's bytes (what an upload's `Idempotency-Key` is bound to). */
   sha256?: string;
 }
+
+/** What the media workflows answer. */
+export type StoredMedia = Omit<StoredObject, 'sha256'>;
 
 export interface MediaJson {
   fileName: string;
@@ -136,6 +144,8 @@ export interface StoreOptions {
   chunk?: boolean;
   /** The input field errors name (default `file`). */
   field?: InputField;
+  /** Row and object id (default: a new UUIDv7); an activity passes the same one on every attempt. */
+  id?: string;
 }
 
 /**
@@ -151,7 +161,8 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
   });
   source.pipe(sniffer);
   const type = await sniffer.type;
-  const fileName = objectName(opts.workspaceId, opts.chunk ? 'part' : UPLOAD_TYPES[type]!);
+  const id = opts.id ?? uuidv7();
+  const fileName = objectName(opts.workspaceId, opts.chunk ? 'part' : UPLOAD_TYPES[type]!, id);
   const body = new PassThrough();
   // The MinIO client does not watch its input for errors: a failed source must fail the upload here.
   const failed = new Promise<never>((_, reject) => {
@@ -168,21 +179,22 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
     await store.client.removeObject(store.bucket, fileName).catch(() => {});
     throw sniffer.errored instanceof DomainError ? sniffer.errored : e;
   }
-  return { fileName, contentType: type, sizeBytes: sniffer.bytes, sha256: sniffer.sha256 };
+  return { id, fileName, contentType: type, sizeBytes: sniffer.bytes, sha256: sniffer.sha256 };
 }
 
-/** Stores a body already in memory (imports). */
+/** Stores a body already in memory (imports); the same `id` stores under the same name again. */
 export async function storeBuffer(store: ObjectStore, body: Buffer, opts: StoreOptions): Promise<StoredObject> {
   if (body.length > opts.maxBytes) throw tooLarge(opts.maxBytes);
   if (body.length === 0) throw new InvalidInputError(opts.field ?? ['file'], 'is empty');
   const type = await detectMediaType(body.subarray(0, SNIFF_BYTES), opts.field);
-  const fileName = objectName(opts.workspaceId, UPLOAD_TYPES[type]!);
+  const id = opts.id ?? uuidv7();
+  const fileName = objectName(opts.workspaceId, UPLOAD_TYPES[type]!, id);
   await store.client.putObject(store.bucket, fileName, body, body.length, { 'Content-Type': type });
-  return { fileName, contentType: type, sizeBytes: body.length };
+  return { id, fileName, contentType: type, sizeBytes: body.length };
 }
 
-export function objectName(workspaceId: string, ext: string): string {
-  return `${workspaceId}/${uuidv7()}.${ext}`;
+export function objectName(workspaceId: string, ext: string, id: string = uuidv7()): string {
+  return `${workspaceId}/${id}.${ext}`;
 }
 
 /** Reads the leading bytes of a stored object. */
@@ -210,16 +222,23 @@ export async function composeObjects(store: ObjectStore, sources: string[], file
   }
 }
 
-export async function recordMedia(db: Queryable, workspaceId: string, o: StoredObject, isChunk = false): Promise<void> {
-  await db.query(
-    `insert into media_objects (id, workspace_id, file_name, content_type, size_bytes, is_chunk, created_at) values ($1, $2, $3, $4, $5, $6, now())`,
-    [uuidv7(), workspaceId, o.fileName, o.contentType, o.sizeBytes, isChunk],
-  );
+export async function recordMedia(em: EntityManager, workspaceId: string, o: StoredObject, isChunk = false): Promise<void> {
+  em.create(MediaObject, { id: o.id, workspaceId, fileName: o.fileName, contentType: o.contentType, sizeBytes: o.sizeBytes, isChunk, createdAt: new Date() });
+  await em.flush();
+}
+
+/** The media row `id` of the context's workspace (an activity's earlier attempt may have stored it). */
+export async function findMedia(em: EntityManager, id: string): Promise<StoredObject | null> {
+  const m = await em.findOne(MediaObject, { id });
+  return m && { id: m.id, fileName: m.fileName, contentType: m.contentType, sizeBytes: m.sizeBytes };
 }
 
 export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<MediaJson> {
   return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
 }
+
+// unknownMedia, mediaContentTypes and mediaToPublish stay on the pg client: their callers (posts,
+// publishing routes and activities) read them inside the pg transactions they hold.
 
 /**
  * Which of `fileNames` are not usable media of the workspace (missing, foreign, an unassembled
@@ -236,18 +255,17 @@ export async function unknownMedia(db: Queryable, workspaceId: string, fileNames
   return new Set(unique.filter((f) => !known.has(f)));
 }
 
-/** Sizes of the workspace's unassembled chunks among `fileNames` (file name → bytes); names that are no such chunk are absent. */
-export async function chunkSizes(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, number>> {
-  const r = await db.query<{ file_name: string; size_bytes: number }>(
-    `select file_name, size_bytes from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`,
-    [workspaceId, fileNames],
-  );
-  return new Map(r.rows.map((x) => [x.file_name, Number(x.size_bytes)]));
+export const NOT_A_CHUNK = 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)';
+
+/** Sizes of the context workspace's unassembled chunks among `fileNames` (file name → bytes); names that are no such chunk are absent. */
+export async function chunkSizes(em: EntityManager, fileNames: string[]): Promise<Map<string, number>> {
+  const rows = await em.find(MediaObject, { fileName: { $in: fileNames }, isChunk: true }, { fields: ['fileName', 'sizeBytes'] });
+  return new Map(rows.map((x) => [x.fileName, x.sizeBytes]));
 }
 
 /** Removes the rows of consumed chunks (their objects are removed from the store by the caller). */
-export async function deleteChunkRecords(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
-  await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[]) and is_chunk`, [workspaceId, fileNames]);
+export async function deleteChunkRecords(em: EntityManager, fileNames: string[]): Promise<void> {
+  await em.nativeDelete(MediaObject, { fileName: { $in: fileNames }, isChunk: true });
 }
 
 /** The content type of each of `fileNames` that is a media object of the workspace. */
@@ -267,4 +285,77 @@ export async function mediaToPublish(db: Queryable, workspaceId: string, fileNam
     [workspaceId, fileNames],
   );
   return new Map(r.rows.map((m) => [m.file_name, { contentType: m.content_type, sizeBytes: Number(m.size_bytes) }]));
+}
+
+export interface ExpiredMediaCounts {
+  chunks: number;
+  uploads: number;
+}
+
+const RETENTION_BATCH = 500;
+
+/**
+ * Retention (`mediaRetentionWorkflow`): removes, in every workspace, chunks never assembled and
+ * uploads no post references (in `media`, `articles` or a thread item's `media`) once they are
+ * older than `retentionHours`: object first, row in the same transaction, so a failed removal
+ * leaves the row for the next run. Rows are taken `for update skip locked`, so two sweeps never
+ * take the same batch. Contacts files are uploads too: no table references them (a bulk upsert
+ * reads its file while it runs), so they go after the same period.
+ */
+export async function removeExpiredMedia(
+  em: EntityManager,
+  store: ObjectStore,
+  opts: { retentionHours: number; onBatch?: (counts: ExpiredMediaCounts) => void },
+): Promise<ExpiredMediaCounts> {
+  const counts: ExpiredMediaCounts = { chunks: 0, uploads: 0 };
+  for (;;) {
+    const batch = await em.transactional(async (tx) => {
+      const rows = await expiredMediaBatch(tx, opts.retentionHours);
+      if (!rows.length) return rows;
+      const failed = new Set((await store.client.removeObjects(store.bucket, rows.map((r) => r.fileName))).map(failedKey));
+      const removed = rows.filter((r) => !failed.has(r.fileName));
+      await tx.nativeDelete(MediaObject, { id: { $in: removed.map((r) => r.id) } }, acrossWorkspaces);
+      return removed;
+    });
+    for (const r of batch) counts[r.isChunk ? 'chunks' : 'uploads']++;
+    opts.onBatch?.(counts);
+    if (batch.length < RETENTION_BATCH) return counts;
+  }
+}
+
+/** An entry of `removeObjects`' answer that reports a failure (a missing object is no failure in S3). */
+const failedKey = (r: { Error?: { Key?: string } } | null | undefined): string | undefined => r?.Error?.Key;
+
+/** The oldest expired, unreferenced media rows, locked (Kysely, typed from the entities: the reference test is jsonb containment in a `not exists`). */
+async function expiredMediaBatch(tx: EntityManager, retentionHours: number): Promise<Array<{ id: string; fileName: string; isChunk: boolean }>> {
+  const cutoff = new Date(Date.now() - retentionHours * 3_600_000);
+  const rows = await tx
+    .getKysely<InferKyselyDB<typeof MediaObject | typeof Post>>()
+    .selectFrom('media_objects as m')
+    .select(['m.id', 'm.file_name', 'm.is_chunk'])
+    .where('m.created_at', '<', cutoff)
+    .where((eb) => {
+      // `[{"fileName": m.file_name}]`, compared with jsonb columns of other element types (`@>`).
+      const asRef = eb.fn('jsonb_build_array', [eb.fn('jsonb_build_object', [eb.cast(eb.val('fileName'), 'text'), eb.ref('m.file_name')])]).$castTo<any>();
+      const referenced = eb.exists(
+        eb
+          .selectFrom('posts as p')
+          .select(eb.lit(1).as('one'))
+          .whereRef('p.workspace_id', '=', 'm.workspace_id')
+          .where((p) =>
+            p.or([
+              p('p.media', '@>', asRef),
+              p('p.articles', '@>', asRef),
+              p('p.thread_items', '@>', p.fn('jsonb_build_array', [p.fn('jsonb_build_object', [p.cast(p.val('media'), 'text'), asRef])]).$castTo<any>()),
+            ]),
+          ),
+      );
+      return eb.or([eb('m.is_chunk', '=', true), eb.not(referenced)]);
+    })
+    .orderBy('m.created_at')
+    .limit(RETENTION_BATCH)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+  return rows.map((r) => ({ id: r.id, fileName: r.file_name, isChunk: r.is_chunk }));
 }

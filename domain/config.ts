@@ -56,6 +56,15 @@ export interface Config {
    * `meta.totalRecordsEstimated`.
    */
   discovery: { exactCountLimit: number };
+  /**
+   * Media (docs/social-core.md "Media"): `requestDeadlineMs` (`MEDIA_REQUEST_DEADLINE_MS`,
+   * default 90 s) is how long an import or assembly request waits for its workflow before it
+   * answers 504 `media_deadline_exceeded`; `retentionHours` (`MEDIA_RETENTION_HOURS`, default
+   * 168 = 7 days) is the age after which chunks never assembled and uploads no post references
+   * are removed; `retentionSchedule` (`MEDIA_RETENTION_SCHEDULE`, on by default) makes the
+   * worker create (or update) the hourly Temporal Schedule of that sweep when it starts.
+   */
+  media: { requestDeadlineMs: number; retentionHours: number; retentionSchedule: boolean };
   /** The environment this configuration was read from; modules read their own settings here. */
   env: NodeJS.ProcessEnv;
 }
@@ -232,6 +241,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },
     demoDataset: bool('DEMO_DATASET', env.DEMO_DATASET, env.NODE_ENV !== 'production'),
     discovery: { exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000) },
+    media: {
+      requestDeadlineMs: int(env.MEDIA_REQUEST_DEADLINE_MS, 90_000),
+      retentionHours: int(env.MEDIA_RETENTION_HOURS, 168),
+      retentionSchedule: bool('MEDIA_RETENTION_SCHEDULE', env.MEDIA_RETENTION_SCHEDULE, true),
+    },
     env,
   };
 }

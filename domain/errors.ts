@@ -106,3 +106,77 @@ export class TooLargeError extends DomainError {
     super(`${what} exceeds the limit of ${maxBytes} bytes`);
   }
 }
+
+/** A URL of the input that the outbound guard refuses (a private address, not http(s) …): `reason` says why. */
+export class UrlNotAllowedError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** A file could not be fetched from the URL of the input (no answer, a status other than 2xx). */
+export class ImportFailedError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** Assembled chunks hold a type whose extension is not the one the input names. */
+export class ExtensionMismatchError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly detected: string,
+    readonly storedAs: string,
+    readonly wanted: string,
+  ) {
+    super(`the chunks hold ${detected}, which is stored as .${storedAs}, not .${wanted}`);
+  }
+}
+
+/**
+ * The domain errors an activity refuses its input with cross to the API as a non-retryable
+ * `ApplicationFailure` of type {@link DOMAIN_ERROR_FAILURE} whose one detail is this plain form;
+ * {@link domainErrorFromData} rebuilds the error, which the API maps like any other.
+ */
+export const DOMAIN_ERROR_FAILURE = 'DomainError';
+export type DomainErrorData =
+  | { kind: 'InvalidInput'; field: InputField; problem: string }
+  | { kind: 'UnsupportedMediaType'; field: InputField; detected: string | undefined; allowed: readonly string[] }
+  | { kind: 'TooLarge'; maxBytes: number; what: string }
+  | { kind: 'UrlNotAllowed'; field: InputField; reason: string }
+  | { kind: 'ImportFailed'; field: InputField; reason: string }
+  | { kind: 'ExtensionMismatch'; field: InputField; detected: string; storedAs: string; wanted: string };
+
+/** The plain form of a domain error an activity may refuse with; undefined for any other error. */
+export function domainErrorData(e: unknown): DomainErrorData | undefined {
+  if (e instanceof InvalidInputError) return { kind: 'InvalidInput', field: e.field, problem: e.problem };
+  if (e instanceof UnsupportedMediaTypeError) return { kind: 'UnsupportedMediaType', field: e.field, detected: e.detected, allowed: e.allowed };
+  if (e instanceof TooLargeError) return { kind: 'TooLarge', maxBytes: e.maxBytes, what: e.what };
+  if (e instanceof UrlNotAllowedError) return { kind: 'UrlNotAllowed', field: e.field, reason: e.reason };
+  if (e instanceof ImportFailedError) return { kind: 'ImportFailed', field: e.field, reason: e.reason };
+  if (e instanceof ExtensionMismatchError) return { kind: 'ExtensionMismatch', field: e.field, detected: e.detected, storedAs: e.storedAs, wanted: e.wanted };
+  return undefined;
+}
+
+export function domainErrorFromData(d: DomainErrorData): DomainError {
+  switch (d.kind) {
+    case 'InvalidInput':
+      return new InvalidInputError(d.field, d.problem);
+    case 'UnsupportedMediaType':
+      return new UnsupportedMediaTypeError(d.field, d.detected, d.allowed);
+    case 'TooLarge':
+      return new TooLargeError(d.maxBytes, d.what);
+    case 'UrlNotAllowed':
+      return new UrlNotAllowedError(d.field, d.reason);
+    case 'ImportFailed':
+      return new ImportFailedError(d.field, d.reason);
+    case 'ExtensionMismatch':
+      return new ExtensionMismatchError(d.field, d.detected, d.storedAs, d.wanted);
+  }
+}

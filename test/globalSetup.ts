@@ -40,6 +40,9 @@ export default async function setup() {
   process.env.TEST_RUN_ID = runId;
   process.env.TEST_TEMPLATE_DB = template;
   process.env.WORKFLOW_BUNDLE_PATH = bundlePath;
+  // Test workers run on throwaway task queues: no retention Schedule may outlive the run and fire
+  // into them (test/integration/media-retention.test.ts creates its own and deletes it).
+  process.env.MEDIA_RETENTION_SCHEDULE = 'off';
 
   return async () => {
     // Drop what this run created; files that crashed may have left their databases behind.

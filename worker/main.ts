@@ -6,6 +6,7 @@ import { createLogger } from '../telemetry/log.js';
 import { scrapeText, startMetricsServer } from '../telemetry/metricsServer.js';
 import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
 import { startHealthServer } from './health.js';
+import { ensureMediaRetentionSchedule } from './schedules.js';
 import { installRuntime } from './telemetry.js';
 
 refuseUnsafeProductionSecrets();
@@ -32,6 +33,10 @@ const metrics = config.metrics.port === null ? undefined : await startMetricsSer
 // The compiled worker loads the bundle `npm run build` wrote; from sources (tsx) it bundles at start.
 const builtBundle = RUNNING_COMPILED && existsSync(BUILT_WORKFLOW_BUNDLE) ? BUILT_WORKFLOW_BUNDLE : undefined;
 const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH || builtBundle });
+if (config.media.retentionSchedule) {
+  // Not fatal: the worker serves without it, and the next start tries again.
+  await ensureMediaRetentionSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'media retention schedule not created'));
+}
 const health = config.workerHealthPort ? await startHealthServer(set, config.workerHealthPort, config.host) : undefined;
 const stop = async () => {
   log.info('worker shutting down');

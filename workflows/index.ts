@@ -7,3 +7,6 @@ export * from './publishPost.js';
 export * from './externalReply.js';
 export * from './repostChain.js';
 export * from './scheduleBatch.js';
+export * from './mediaImport.js';
+export * from './mediaAssembly.js';
+export * from './mediaRetention.js';

@@ -1,37 +1,20 @@
 /**
  * Media: multipart upload streamed into the object store (type checked by content), server-side
  * assembly of chunks uploaded separately, and import from a public URL through the outbound
- * URL guard. Every answer is a media object with a presigned `readUrl` (15 minutes).
+ * URL guard. Assembly and import run as workflows on the worker (api/mediaWorkflows.ts); the
+ * route waits for their result. Every answer is a media object with a presigned `readUrl` (15 minutes).
  */
 import { PassThrough, Writable } from 'node:stream';
 import formidable from 'formidable';
 import type { Context } from 'koa';
-import { OutboundBlockedError, OutboundTooLargeError, safeRequest } from '../../infra/outbound.js';
-import { assertOutboundUrl } from '../outboundUrls.js';
+import { v7 as uuidv7 } from 'uuid';
 import { ApiError, badRequest, invalidField } from '../../domain/errors.js';
-import {
-  IMPORT_TIMEOUT_MS,
-  MAX_ASSEMBLED_BYTES,
-  MAX_CHUNK_BYTES,
-  MAX_IMPORT_BYTES,
-  MAX_UPLOAD_BYTES,
-} from '../../domain/social.js';
-import {
-  chunkSizes,
-  composeObjects,
-  deleteChunkRecords,
-  detectMediaType,
-  mediaJson,
-  objectName,
-  readHead,
-  recordMedia,
-  storeBuffer,
-  storeStream,
-  tooLarge,
-  UPLOAD_TYPES,
-  type StoredObject,
-} from '../../db/media.js';
+import { MAX_ASSEMBLED_BYTES, MAX_CHUNK_BYTES, MAX_UPLOAD_BYTES } from '../../domain/social.js';
+import { chunkSizes, mediaJson, NOT_A_CHUNK, recordMedia, storeStream, tooLarge, UPLOAD_TYPES, type StoredObject } from '../../db/media.js';
 import type { ObjectStore } from '../../infra/objectStore.js';
+import { mediaAssemblyWorkflow } from '../../workflows/mediaAssembly.js';
+import { mediaImportWorkflow } from '../../workflows/mediaImport.js';
+import { runMediaWorkflow } from '../mediaWorkflows.js';
 import { defineRoute } from '../route.js';
 import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery } from '../schemas/media.js';
 
@@ -85,9 +68,11 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
   return await stored;
 }
 
-function importFailed(message: string) {
-  return new ApiError(400, 'import_failed', `/url: ${message}`, [{ path: '/url', message }]);
-}
+/** Where a slow import or assembly stands when the request's deadline passes (api/mediaWorkflows.ts). */
+const DEADLINE_NOTE =
+  ' The work runs on a worker; the request waits for it up to `MEDIA_REQUEST_DEADLINE_MS` (90 s by default), then answers 504 ' +
+  '`media_deadline_exceeded` while the work goes on: the same request sent again with the same `Idempotency-Key` answers its result ' +
+  '(without a key the result cannot be fetched, and the file is removed by media retention).';
 
 export const mediaRoutes = [
   defineRoute({
@@ -108,7 +93,7 @@ export const mediaRoutes = [
     responses: { 200: MediaObject },
     errors: [400, 401, 413, 415, 500],
     idempotent: true,
-    handler: async ({ ctx, query, auth, deps, claimIdempotency }) => {
+    handler: async ({ ctx, query, auth, deps, em, claimIdempotency }) => {
       const chunk = query.chunk === true;
       const o = await receiveUpload(ctx, deps.storage, auth.workspaceId, chunk);
       let replayed;
@@ -123,7 +108,7 @@ export const mediaRoutes = [
         await deps.storage.client.removeObject(deps.storage.bucket, o.fileName).catch(() => {});
         return replayed;
       }
-      await recordMedia(deps.pool, auth.workspaceId, o, chunk);
+      await recordMedia(em, auth.workspaceId, o, chunk);
       return mediaJson(deps.storage, o);
     },
   }),
@@ -136,13 +121,14 @@ export const mediaRoutes = [
     description:
       'Concatenates chunks uploaded with `POST /v1/media/upload?chunk=true`, server-side, in `chunkNumber` order. Chunks ≤ 10 MiB, ' +
       'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type (detected from the first chunk\'s bytes, as for uploads) ' +
-      'matching `fileExtension` (`csv`, `jsonl` or `ndjson` for contacts files); the chunks are consumed.',
+      'matching `fileExtension` (`csv`, `jsonl` or `ndjson` for contacts files); the chunks are consumed.' +
+      DEADLINE_NOTE,
     body: AssembleChunksBody,
     bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 500],
+    errors: [400, 401, 413, 500, 504],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ ctx, body, auth, deps, em }) => {
       const chunks = body.chunks;
       chunks.forEach((c, i) => {
         const expected = chunks[0]!.chunkNumber + i;
@@ -152,9 +138,9 @@ export const mediaRoutes = [
       const names = chunks.map((c) => c.fileName);
       const dup = names.findIndex((n, i) => names.indexOf(n) !== i);
       if (dup >= 0) throw invalidField(`/chunks/${dup}/fileName`, 'is listed twice');
-      const sizeOf = await chunkSizes(deps.pool, auth.workspaceId, names);
+      const sizeOf = await chunkSizes(em, names);
       chunks.forEach((c, i) => {
-        if (!sizeOf.has(c.fileName)) throw invalidField(`/chunks/${i}/fileName`, 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)');
+        if (!sizeOf.has(c.fileName)) throw invalidField(`/chunks/${i}/fileName`, NOT_A_CHUNK);
       });
       let total = 0;
       chunks.forEach((c, i) => {
@@ -171,19 +157,8 @@ export const mediaRoutes = [
       if (!Object.values(UPLOAD_TYPES).includes(ext)) {
         throw invalidField('/fileExtension', `must be one of ${[...Object.values(UPLOAD_TYPES), ...Object.keys(EXTENSION_ALIASES)].join(', ')}`);
       }
-      const type = await detectMediaType(await readHead(deps.storage, names[0]!), ['chunks', 0, 'fileName']);
-      if (UPLOAD_TYPES[type] !== ext) {
-        throw new ApiError(400, 'unsupported_media_type', `/fileExtension: the chunks hold ${type}, which is stored as .${UPLOAD_TYPES[type]}, not .${ext}`, [
-          { path: '/fileExtension', message: `does not match the detected type ${type}` },
-        ]);
-      }
-      const fileName = objectName(auth.workspaceId, ext);
-      await composeObjects(deps.storage, names, fileName, type, total);
-      const o: StoredObject = { fileName, contentType: type, sizeBytes: total };
-      await recordMedia(deps.pool, auth.workspaceId, o);
-      // The chunks are consumed: remove their rows and objects.
-      await deleteChunkRecords(deps.pool, auth.workspaceId, names);
-      await deps.storage.client.removeObjects(deps.storage.bucket, names).catch((e) => deps.log.warn({ err: e }, 'chunk cleanup failed'));
+      const args = { workspaceId: auth.workspaceId, chunks: names, ext, id: uuidv7() };
+      const o = await runMediaWorkflow(deps, { kind: 'assembly', workflow: mediaAssemblyWorkflow, args, ctx, body });
       return mediaJson(deps.storage, o);
     },
   }),
@@ -195,27 +170,14 @@ export const mediaRoutes = [
     summary: 'Import a media file from a public URL',
     description:
       'Downloads the URL (public addresses only, checked after DNS and on each redirect; ≤ 50 MiB within 60 s) into workspace storage. ' +
-      'The type is detected from the bytes, as for uploads.',
+      'The type is detected from the bytes, as for uploads.' + DEADLINE_NOTE,
     body: ImportFromUrlBody,
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 500],
+    errors: [400, 401, 413, 500, 504],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
-      const allowList = deps.config.outboundAllowList;
-      await assertOutboundUrl(body.url, allowList, '/url');
-      let res;
-      try {
-        res = await safeRequest(body.url, { allowList, maxBytes: MAX_IMPORT_BYTES, timeoutMs: IMPORT_TIMEOUT_MS, maxRedirects: 3 });
-      } catch (e) {
-        if (e instanceof OutboundTooLargeError) throw tooLarge(MAX_IMPORT_BYTES);
-        if (e instanceof OutboundBlockedError) {
-          throw new ApiError(400, 'url_not_allowed', `/url: ${e.message}`, [{ path: '/url', message: e.message }]);
-        }
-        throw importFailed(`download failed: ${(e as Error).message}`);
-      }
-      if (res.status < 200 || res.status >= 300) throw importFailed(`the server answered ${res.status}`);
-      const o = await storeBuffer(deps.storage, res.body, { workspaceId: auth.workspaceId, maxBytes: MAX_IMPORT_BYTES, field: ['url'] });
-      await recordMedia(deps.pool, auth.workspaceId, o);
+    handler: async ({ ctx, body, auth, deps }) => {
+      const args = { workspaceId: auth.workspaceId, url: body.url, id: uuidv7() };
+      const o = await runMediaWorkflow(deps, { kind: 'import', workflow: mediaImportWorkflow, args, ctx, body });
       return mediaJson(deps.storage, o);
     },
   }),

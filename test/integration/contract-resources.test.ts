@@ -181,7 +181,8 @@ function png(): Buffer {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ workerMode: 'none' });
+  // The worker runs media import and chunk assembly.
+  app = await startTestApp();
   key = (await app.createWorkspace({ credits: 1_000_000, plan: 'enterprise' })).apiKey;
   server = createServer((_req, res) => {
     const body = png();

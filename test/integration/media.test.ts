@@ -10,7 +10,8 @@ let serverUrl: string;
 const served = new Map<string, { status: number; type: string; body: Buffer }>();
 
 beforeAll(async () => {
-  app = await startTestApp({ workerMode: 'none' });
+  // Import and assembly run on the worker.
+  app = await startTestApp();
   server = createServer((req, res) => {
     const item = served.get(req.url ?? '');
     if (!item) {

@@ -1,0 +1,29 @@
+/**
+ * `POST /v1/media/assemble-chunks`: server-side concatenation of uploaded chunks in the object
+ * store, on the worker; the API checked the chunks, starts this workflow and waits for its
+ * result within the request's deadline. A refusal (type not allowed or not matching the
+ * extension, a chunk consumed meanwhile) is the activity's non-retryable `MediaRejected` failure.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { StoredMedia } from '../db/media.js';
+
+export interface AssembleMediaInput {
+  workspaceId: string;
+  /** Chunk file names in order (checked by the API: the workspace's chunks, sizes within the limits). */
+  chunks: string[];
+  /** Extension of the result, normalised (`mp4`, `jpg` …). */
+  ext: string;
+  /** Id of the media row and object to create (chosen by the API, the same on every attempt). */
+  id: string;
+}
+
+const { assembleMediaChunks } = proxyActivities<Activities>({
+  // A server-side copy of up to 1 GiB.
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+export async function mediaAssemblyWorkflow(input: AssembleMediaInput): Promise<StoredMedia> {
+  return assembleMediaChunks(input);
+}

@@ -1,0 +1,27 @@
+/**
+ * `POST /v1/media/import-from-url`: the download runs on the worker, not in the API process; the
+ * API starts this workflow and waits for its result within the request's deadline. A refusal
+ * (URL not allowed, too large, type not allowed, download failed) is the activity's
+ * non-retryable `MediaRejected` failure, which the API answers as a 4xx.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { StoredMedia } from '../db/media.js';
+
+export interface ImportMediaInput {
+  workspaceId: string;
+  url: string;
+  /** Id of the media row and object to create (chosen by the API, the same on every attempt). */
+  id: string;
+}
+
+const { importMediaFromUrl } = proxyActivities<Activities>({
+  // The download's own deadline (IMPORT_TIMEOUT_MS, 60 s) plus storing ≤ 50 MiB.
+  startToCloseTimeout: '2 minutes',
+  // Retried only for object store or database failures; a refusal is final.
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+});
+
+export async function mediaImportWorkflow(input: ImportMediaInput): Promise<StoredMedia> {
+  return importMediaFromUrl(input);
+}
