@@ -1,13 +1,20 @@
 /** Custom contact field definitions (`custom_field_definitions`); read with the catalog in db/contactRead.ts. */
-import type { Queryable } from './pool.js';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { CustomFieldType } from '../domain/contactCatalog.js';
+import { CustomFieldDefinition } from './contacts.js';
 
-/** Rejects with PostgreSQL's unique violation (23505) when the workspace already has a field with this label. */
+/** Creates the field; false (nothing written) when the workspace already has a field with this label. */
 export async function insertCustomField(
-  db: Queryable,
-  field: { id: string; workspaceId: string; label: string; type: string; options: unknown[] | null | undefined },
-): Promise<void> {
-  await db.query(
-    `insert into custom_field_definitions (id, workspace_id, label, type, options, created_at) values ($1, $2, $3, $4, $5, now())`,
-    [field.id, field.workspaceId, field.label, field.type, field.options ? JSON.stringify(field.options) : null],
-  );
+  em: EntityManager,
+  field: { id: string; workspaceId: string; label: string; type: CustomFieldType; options: { label: string; value: unknown }[] | null | undefined },
+): Promise<boolean> {
+  try {
+    // A single insert (no unit of work to clean up when the label is taken).
+    await em.insert(CustomFieldDefinition, { ...field, options: field.options ?? null, createdAt: new Date() });
+    return true;
+  } catch (e) {
+    if (e instanceof UniqueConstraintViolationException) return false;
+    throw e;
+  }
 }

@@ -4,14 +4,17 @@
  * that segment (DESIGN §4 membership: contacts from the segment's sources that match its
  * conditions). The default segment already holds every contact and is left unchanged.
  */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { notFound } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
-import { findInWorkspace } from './scoping.js';
+import { Segment } from './segments.js';
 
-/** Throws 404 unless `segmentId` is a segment of the workspace. */
-export async function assertSegment(q: Queryable, workspaceId: string, segmentId: string): Promise<{ isDefault: boolean }> {
-  const r = await findInWorkspace<{ is_default: boolean }>(q, 'Segment', `select is_default from segments where id = $1 and workspace_id = $2`, workspaceId, segmentId);
-  return { isDefault: r.is_default };
+/** Throws 404 unless `segmentId` is a segment of the context's workspace. */
+export async function assertSegment(em: EntityManager, segmentId: string): Promise<{ isDefault: boolean }> {
+  const seg = isUuid(segmentId) ? await em.findOne(Segment, { id: segmentId }) : null;
+  if (!seg) throw notFound('Segment', segmentId);
+  return { isDefault: seg.isDefault };
 }
 
 /**
@@ -20,6 +23,7 @@ export async function assertSegment(q: Queryable, workspaceId: string, segmentId
  */
 export async function attachSourceToSegment(q: Queryable, workspaceId: string, segmentId: string, sourceId: string): Promise<boolean> {
   if (!isUuid(segmentId)) return false;
+  // Raw SQL: one conditional array append, atomic against concurrent attaches, inside the caller's pg transaction.
   const r = await q.query(
     `update segments
         set segment_sources = case when is_default or $3::uuid = any(segment_sources) then segment_sources else array_append(segment_sources, $3::uuid) end,

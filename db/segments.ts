@@ -3,12 +3,11 @@
  * segment's sources that match its conditions; the default segment (one per workspace) holds
  * every contact. Table `segments` (Migration20261121010000_contacts).
  */
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../domain/ids.js';
-import type { Queryable } from './pool.js';
 
 export const DEFAULT_SEGMENT_NAME = 'All contacts';
 
@@ -40,6 +39,7 @@ export const Segment = defineEntity({
  * (partial unique index on (workspace_id) where is_default).
  */
 export async function ensureDefaultSegment(em: EntityManager, workspaceId: string): Promise<string> {
+  // Raw SQL: `on conflict … where is_default` names the partial unique index, which neither em.upsert nor the query builder targets.
   const conn = em.getConnection();
   const now = new Date();
   await conn.execute(
@@ -55,37 +55,14 @@ export async function ensureDefaultSegment(em: EntityManager, workspaceId: strin
   return rows[0]!.id;
 }
 
-// ---- Segment rows as the segments routes read and write them (pg `Queryable`) ----
+// ---- Segments through the entity manager (the request's context; the `workspace` filter scopes reads) ----
 
-export interface SegmentRow extends Record<string, unknown> {
-  id: string;
-  name: string;
-  is_default: boolean;
-  cloned_from: string | null;
-  segment_sources: string[];
-  conditions: unknown[];
-  grouped_condition: unknown | null;
-  workflows: Record<string, unknown>[];
-  saved_view_templates: Record<string, unknown>[];
-  created_at: Date;
-  updated_at: Date;
-}
+export type SegmentEntity = InferEntity<typeof Segment>;
 
-const SEGMENT_COLUMNS =
-  'id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at';
-
-/** The segment of the workspace, or undefined (also for an id that is not a uuid). */
-export async function findSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  const r = await q.query<SegmentRow>(`select ${SEGMENT_COLUMNS} from segments where id = $1 and workspace_id = $2`, [id, workspaceId]);
-  return r.rows[0];
-}
-
-/** Which of `ids` (lower-case uuids) are sources of the workspace. */
-export async function existingSourceIds(q: Queryable, workspaceId: string, ids: string[]): Promise<Set<string>> {
-  if (!ids.length) return new Set();
-  const r = await q.query<{ id: string }>(`select id from sources where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids]);
-  return new Set(r.rows.map((x) => x.id));
+/** The segment of the context's workspace (the `workspace` filter), or null (also for an id that is not a uuid). */
+export async function findSegment(em: EntityManager, id: string): Promise<SegmentEntity | null> {
+  if (!isUuid(id)) return null;
+  return em.findOne(Segment, { id });
 }
 
 export interface NewSegment {
@@ -98,37 +75,29 @@ export interface NewSegment {
   savedViewTemplates: unknown[];
 }
 
-/** Inserts a (never default) segment and returns its row. */
-export async function insertSegment(q: Queryable, workspaceId: string, s: NewSegment): Promise<SegmentRow> {
-  const r = await q.query<SegmentRow>(
-    `insert into segments (id, workspace_id, name, is_default, cloned_from, segment_sources, conditions, grouped_condition, workflows, saved_view_templates, created_at, updated_at)
-     values ($1, $2, $3, false, $4, $5::uuid[], $6, $7, $8, $9, now(), now())
-     returning ${SEGMENT_COLUMNS}`,
-    [
-      uuidv7(),
-      workspaceId,
-      s.name,
-      s.clonedFrom,
-      s.segmentSources,
-      JSON.stringify(s.conditions),
-      s.groupedCondition ? JSON.stringify(s.groupedCondition) : null,
-      JSON.stringify(s.workflows),
-      JSON.stringify(s.savedViewTemplates),
-    ],
-  );
-  return r.rows[0]!;
+/** Inserts a (never default) segment and returns it. */
+export async function insertSegment(em: EntityManager, workspaceId: string, s: NewSegment): Promise<SegmentEntity> {
+  const now = new Date();
+  const seg = em.create(Segment, {
+    id: uuidv7(),
+    workspaceId,
+    isDefault: false,
+    ...s,
+    groupedCondition: s.groupedCondition as SegmentEntity['groupedCondition'],
+    createdAt: now,
+    updatedAt: now,
+  });
+  await em.flush();
+  return seg;
 }
 
 /** Segments whose lower-case name is `like` `contains`, those `like` `prefix` first, then by name. */
-export async function searchSegmentsByName(q: Queryable, workspaceId: string, contains: string, prefix: string, limit: number): Promise<SegmentRow[]> {
-  const r = await q.query<SegmentRow>(
-    `select ${SEGMENT_COLUMNS} from segments
-      where workspace_id = $1 and lower(name) like $2
-      order by (lower(name) like $3) desc, lower(name), id
-      limit $4`,
-    [workspaceId, contains, prefix, limit],
+export async function searchSegmentsByName(em: EntityManager, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
+  return em.find(
+    Segment,
+    { [raw('lower(name)')]: { $like: contains } },
+    { orderBy: [{ [raw('(lower(name) like ?)', [prefix])]: 'desc' }, { [raw('lower(name)')]: 'asc' }, { id: 'asc' }], limit },
   );
-  return r.rows;
 }
 
 /** Only the properties present change (`groupedCondition: null` clears it). */
@@ -141,34 +110,15 @@ export interface SegmentPatch {
   savedViewTemplates?: unknown[];
 }
 
-/** Applies the patch; the updated row, or undefined when the segment is gone. */
-export async function updateSegment(q: Queryable, workspaceId: string, id: string, patch: SegmentPatch): Promise<SegmentRow | undefined> {
-  const r = await q.query<SegmentRow>(
-    `update segments set
-        name = coalesce($3, name),
-        segment_sources = coalesce($4::uuid[], segment_sources),
-        conditions = coalesce($5::jsonb, conditions),
-        grouped_condition = case when $6::boolean then $7::jsonb else grouped_condition end,
-        workflows = coalesce($8::jsonb, workflows),
-        saved_view_templates = coalesce($9::jsonb, saved_view_templates),
-        updated_at = now()
-      where id = $1 and workspace_id = $2
-      returning ${SEGMENT_COLUMNS}`,
-    [
-      id,
-      workspaceId,
-      patch.name ?? null,
-      patch.segmentSources ?? null,
-      patch.conditions !== undefined ? JSON.stringify(patch.conditions) : null,
-      patch.groupedCondition !== undefined,
-      patch.groupedCondition ? JSON.stringify(patch.groupedCondition) : null,
-      patch.workflows !== undefined ? JSON.stringify(patch.workflows) : null,
-      patch.savedViewTemplates !== undefined ? JSON.stringify(patch.savedViewTemplates) : null,
-    ],
-  );
-  return r.rows[0];
+/** Applies the patch (each present property replaces the stored value) and stamps `updatedAt`. */
+export async function updateSegment(em: EntityManager, seg: SegmentEntity, patch: SegmentPatch): Promise<SegmentEntity> {
+  const present = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  em.assign(seg, { ...present, updatedAt: new Date() });
+  await em.flush();
+  return seg;
 }
 
-export async function deleteSegment(q: Queryable, workspaceId: string, id: string): Promise<void> {
-  await q.query(`delete from segments where id = $1 and workspace_id = $2`, [id, workspaceId]);
+export async function deleteSegment(em: EntityManager, seg: SegmentEntity): Promise<void> {
+  em.remove(seg);
+  await em.flush();
 }

@@ -5,6 +5,7 @@
  */
 import { defineEntity, p } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
@@ -84,6 +85,13 @@ const S_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
 export async function findSource(db: Queryable, workspaceId: string, id: string): Promise<SourceRow | null> {
   const r = await db.query<SourceRow>(`select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, [id, workspaceId]);
   return r.rows[0] ?? null;
+}
+
+/** Which of `ids` (lower-case uuids) are sources of the context's workspace. */
+export async function existingSourceIds(em: EntityManager, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const found = await em.find(Source, { id: { $in: ids } }, { fields: ['id'] });
+  return new Set(found.map((x) => x.id));
 }
 
 /** The sources of the workspace among `ids` (UUIDs), in no particular order. */

@@ -137,7 +137,7 @@ export const contactRoutes = [
     errors: [400, 401, 404, 500],
     handler: async ({ params, body, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
-      const seg = await findSegment(deps.pool, auth.workspaceId, params.segmentId);
+      const seg = await findSegment(em, params.segmentId);
       if (!seg) throw notFound('Segment', params.segmentId);
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       return listContacts(deps.pool, body, {
@@ -147,7 +147,7 @@ export const contactRoutes = [
         scopeKey: `segment:${seg.id}`,
         scope: (p) =>
           segmentMembershipWhere(
-            { isDefault: seg.is_default, segmentSources: seg.segment_sources, conditions: seg.conditions, groupedCondition: seg.grouped_condition },
+            { isDefault: seg.isDefault, segmentSources: seg.segmentSources, conditions: seg.conditions, groupedCondition: seg.groupedCondition },
             catalog,
             { params: p, contactIdSql: 'c.id' },
           ),
@@ -295,7 +295,7 @@ export const contactRoutes = [
       }
       if (body.segmentId) {
         await ensureDefaultSegment(em, auth.workspaceId);
-        await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+        await assertSegment(em, body.segmentId);
       }
       if (body.webhookConfiguration) await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, source.id);

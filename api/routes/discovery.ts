@@ -128,10 +128,10 @@ export const discoveryRoutes = [
     ].join(' '),
     body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, deps, em }) => {
       if (body.segmentId) {
         try {
-          await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+          await assertSegment(em, body.segmentId);
         } catch {
           throw notFound('Segment', body.segmentId);
         }

@@ -40,7 +40,7 @@ export const contactSchemaRoutes = [
     responses: { 200: CustomFieldResponse },
     errors: [400, 401, 409, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, em }) => {
       if (body.options && body.type !== 'string' && body.type !== 'number' && body.type !== 'multi')
         throw invalidField('/options', `options are only allowed for string, number and multi fields`);
       body.options?.forEach((o, i) => {
@@ -48,11 +48,8 @@ export const contactSchemaRoutes = [
         if (body.type !== 'number' && typeof o.value !== 'string') throw invalidField(`/options/${i}/value`, 'must be a string');
       });
       const id = uuidv7();
-      try {
-        await insertCustomField(deps.pool, { id, workspaceId: auth.workspaceId, label: body.label.trim(), type: body.type, options: body.options });
-      } catch (e) {
-        if ((e as { code?: string }).code === '23505') throw conflict(`A custom field labelled "${body.label.trim()}" already exists`);
-        throw e;
+      if (!(await insertCustomField(em, { id, workspaceId: auth.workspaceId, label: body.label.trim(), type: body.type, options: body.options }))) {
+        throw conflict(`A custom field labelled "${body.label.trim()}" already exists`);
       }
       return { data: schemaItem(customField({ id, label: body.label.trim(), type: body.type, options: body.options ?? null })) };
     },

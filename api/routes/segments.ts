@@ -8,16 +8,17 @@
  *
  * `/segments/search` is mounted before `/segments/{id}`.
  */
+import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   deleteSegment,
   ensureDefaultSegment,
-  existingSourceIds,
   findSegment,
   insertSegment,
   searchSegmentsByName,
   updateSegment,
-  type SegmentRow,
+  type SegmentEntity,
 } from '../../db/segments.js';
+import { existingSourceIds } from '../../db/sources.js';
 import type { Queryable } from '../../db/pool.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
 import { isUuid } from '../../domain/ids.js';
@@ -38,35 +39,35 @@ import {
   type SegmentJson,
 } from '../schemas/segments.js';
 
-function segmentJson(r: SegmentRow): SegmentJson {
+function segmentJson(r: SegmentEntity): SegmentJson {
   return {
     id: r.id,
     type: 'segments',
     attributes: {
       name: r.name,
-      clonedFrom: r.cloned_from,
-      segmentSources: r.segment_sources ?? [],
-      isDefault: r.is_default,
+      clonedFrom: r.clonedFrom ?? null,
+      segmentSources: r.segmentSources ?? [],
+      isDefault: r.isDefault,
       conditions: r.conditions ?? [],
-      groupedCondition: r.grouped_condition ?? null,
-      workflows: r.workflows ?? [],
-      savedViewTemplates: r.saved_view_templates ?? [],
-      createdAt: r.created_at.toISOString(),
-      updatedAt: r.updated_at.toISOString(),
+      groupedCondition: r.groupedCondition ?? null,
+      workflows: (r.workflows ?? []) as SegmentJson['attributes']['workflows'],
+      savedViewTemplates: (r.savedViewTemplates ?? []) as SegmentJson['attributes']['savedViewTemplates'],
+      createdAt: r.createdAt.toISOString(),
+      updatedAt: r.updatedAt.toISOString(),
     },
   };
 }
 
-async function loadSegment(q: Queryable, workspaceId: string, id: string): Promise<SegmentRow> {
-  const seg = await findSegment(q, workspaceId, id);
+async function loadSegment(em: EntityManager, id: string): Promise<SegmentEntity> {
+  const seg = await findSegment(em, id);
   if (!seg) throw notFound('Segment', id);
   return seg;
 }
 
 /** Every id must be a source of the workspace (400 naming the first that is not). */
-async function checkSources(q: Queryable, workspaceId: string, ids: string[]): Promise<string[]> {
+async function checkSources(em: EntityManager, ids: string[]): Promise<string[]> {
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
-  const known = await existingSourceIds(q, workspaceId, valid);
+  const known = await existingSourceIds(em, valid);
   ids.forEach((id, i) => {
     if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
   });
@@ -93,9 +94,9 @@ export const segmentRoutes = [
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
-      const sources = await checkSources(deps.pool, auth.workspaceId, body.segmentSources ?? []);
+      const sources = await checkSources(em, body.segmentSources ?? []);
       await checkConditions(deps.pool, auth.workspaceId, body);
-      const row = await insertSegment(deps.pool, auth.workspaceId, {
+      const row = await insertSegment(em, auth.workspaceId, {
         name: body.name.trim(),
         clonedFrom: null,
         segmentSources: sources,
@@ -120,7 +121,7 @@ export const segmentRoutes = [
     handler: async ({ query, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
       const q = (query.q ?? '').trim().toLowerCase();
-      const rows = await searchSegmentsByName(deps.pool, auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10);
+      const rows = await searchSegmentsByName(em, likeContains(q), likePrefix(q), query.limit ?? 10);
       return { data: rows.map(segmentJson) };
     },
   }),
@@ -139,22 +140,22 @@ export const segmentRoutes = [
     responses: { 200: SegmentResponse },
     errors: [400, 401, 404, 409, 500],
     idempotent: true,
-    handler: async ({ params, body, auth, deps }) => {
-      const origin = await loadSegment(deps.pool, auth.workspaceId, params.id);
+    handler: async ({ params, body, auth, em }) => {
+      const origin = await loadSegment(em, params.id);
       const c = cloneSegmentContent(
         {
           name: origin.name,
-          isDefault: origin.is_default,
-          segmentSources: origin.segment_sources ?? [],
+          isDefault: origin.isDefault,
+          segmentSources: origin.segmentSources ?? [],
           conditions: origin.conditions ?? [],
-          groupedCondition: origin.grouped_condition ?? null,
+          groupedCondition: origin.groupedCondition ?? null,
           workflows: origin.workflows ?? [],
-          savedViewTemplates: origin.saved_view_templates ?? [],
+          savedViewTemplates: origin.savedViewTemplates ?? [],
         },
         body,
         new Date(),
       );
-      const row = await insertSegment(deps.pool, auth.workspaceId, {
+      const row = await insertSegment(em, auth.workspaceId, {
         name: c.name,
         clonedFrom: origin.id,
         segmentSources: c.segmentSources,
@@ -175,7 +176,7 @@ export const segmentRoutes = [
     params: IdParams,
     responses: { 200: SegmentResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => ({ data: segmentJson(await loadSegment(deps.pool, auth.workspaceId, params.id)) }),
+    handler: async ({ params, em }) => ({ data: segmentJson(await loadSegment(em, params.id)) }),
   }),
 
   defineRoute({
@@ -190,19 +191,19 @@ export const segmentRoutes = [
     body: PatchSegmentBody,
     responses: { 200: SegmentResponse },
     errors: [400, 401, 404, 500],
-    handler: async ({ params, body, auth, deps }) => {
-      const seg = await loadSegment(deps.pool, auth.workspaceId, params.id);
-      if (seg.is_default) {
+    handler: async ({ params, body, auth, deps, em }) => {
+      const seg = await loadSegment(em, params.id);
+      if (seg.isDefault) {
         for (const k of ['segmentSources', 'conditions', 'groupedCondition'] as const) {
           if (body[k] !== undefined) throw invalidField(`/${k}`, 'cannot be set on the default segment, which holds every contact');
         }
       }
-      const sources = body.segmentSources !== undefined ? await checkSources(deps.pool, auth.workspaceId, body.segmentSources) : undefined;
+      const sources = body.segmentSources !== undefined ? await checkSources(em, body.segmentSources) : undefined;
       await checkConditions(deps.pool, auth.workspaceId, {
         conditions: body.conditions ?? (body.groupedCondition !== undefined ? seg.conditions : undefined),
-        groupedCondition: body.groupedCondition !== undefined ? body.groupedCondition : body.conditions !== undefined ? seg.grouped_condition : undefined,
+        groupedCondition: body.groupedCondition !== undefined ? body.groupedCondition : body.conditions !== undefined ? seg.groupedCondition : undefined,
       });
-      const row = await updateSegment(deps.pool, auth.workspaceId, seg.id, {
+      const row = await updateSegment(em, seg, {
         name: body.name?.trim(),
         segmentSources: sources,
         conditions: body.conditions,
@@ -210,7 +211,6 @@ export const segmentRoutes = [
         workflows: body.workflows,
         savedViewTemplates: body.savedViewTemplates,
       });
-      if (!row) throw notFound('Segment', params.id);
       return { data: segmentJson(row) };
     },
   }),
@@ -224,11 +224,12 @@ export const segmentRoutes = [
     params: IdParams,
     responses: { 200: SegmentDeleted },
     errors: [401, 404, 409, 500],
-    handler: async ({ params, auth, deps }) => {
-      const seg = await loadSegment(deps.pool, auth.workspaceId, params.id);
-      if (seg.is_default) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
-      await deleteSegment(deps.pool, auth.workspaceId, seg.id);
-      return { data: { id: seg.id, deleted: true as const } };
+    handler: async ({ params, em }) => {
+      const seg = await loadSegment(em, params.id);
+      if (seg.isDefault) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
+      const id = seg.id;
+      await deleteSegment(em, seg);
+      return { data: { id, deleted: true as const } };
     },
   }),
 ];

@@ -211,10 +211,10 @@ export const sourceRoutes = [
     responses: { 200: SourceResponse },
     errors: [400, 401, 404, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, deps, em }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const norm = validateSourceInput(body, inCatalog(catalog));
-      if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+      if (body.segmentId) await assertSegment(em, body.segmentId);
       const { row } = await insertOrFindSource(deps.pool, auth.workspaceId, norm, null);
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
       return { data: sourceJson(row) };
@@ -272,7 +272,7 @@ export const sourceRoutes = [
     responses: { 200: BulkUpsertSourcesResponse },
     errors: [400, 401, 404, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, deps, em }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const items = body.sources.map((s, i) => {
         const norm = validateSourceInput(s, inCatalog(catalog), `/sources/${i}`);
@@ -280,7 +280,7 @@ export const sourceRoutes = [
         return { norm, given, segmentId: s.segmentId };
       });
       for (const segId of new Set(items.map((i) => i.segmentId).filter((x): x is string => !!x))) {
-        await assertSegment(deps.pool, auth.workspaceId, segId);
+        await assertSegment(em, segId);
       }
       const { rows, created } = await upsertSources(deps.pool, auth.workspaceId, items);
       return { data: rows.map(sourceJson), meta: { created, updated: rows.length - created } };
@@ -345,14 +345,14 @@ export const sourceRoutes = [
     responses: { 202: JobAccepted },
     errors: [400, 401, 404, 409, 500],
     idempotent: true,
-    handler: async ({ params, body, auth, deps }) => {
+    handler: async ({ params, body, auth, deps, em }) => {
       const row = await loadSource(deps.pool, auth.workspaceId, params.id);
       if (!isListeningSourceType(row.source_type)) {
         throw badRequest('source_not_pullable', `${row.source_type} sources receive pushed rows (POST /contacts/{sourceId}); they have no audience to pull`, [
           { path: '/id', message: 'is not a listening source' },
         ]);
       }
-      if (body.segmentId) await assertSegment(deps.pool, auth.workspaceId, body.segmentId);
+      if (body.segmentId) await assertSegment(em, body.segmentId);
       await claimPull(deps, row.id);
       const args: SourcePullInput = {
         sourceId: row.id,
