@@ -13,7 +13,7 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
-import type { ActivityDeps } from './deps.js';
+import { activityEm, type ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
@@ -133,18 +133,18 @@ export function createPublishingActivities(deps: ActivityDeps) {
   }
 
   async function account(workspaceId: string, integrationId: string): Promise<SocialAccount> {
-    const i = await publishingAccount(pool, workspaceId, integrationId);
-    if (!i || i.status !== 'connected' || !i.credentials_encrypted) {
+    const i = await publishingAccount(activityEm(deps), workspaceId, integrationId);
+    if (!i || i.status !== 'connected' || !i.credentialsEncrypted) {
       throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     }
-    const creds = decryptCredentials(i.credentials_encrypted, keyringOf(config), integrationId);
+    const creds = decryptCredentials(i.credentialsEncrypted, keyringOf(config), integrationId);
     const token = creds.accessToken;
     if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
     // A base URL stored before the operator narrowed the allow-list is not called with the token.
-    if (i.api_base_url && !providerBaseUrlAllowed(i.api_base_url, providerBaseUrlAllowList(config.env))) {
+    if (i.apiBaseUrl && !providerBaseUrlAllowed(i.apiBaseUrl, providerBaseUrlAllowList(config.env))) {
       throw new ProviderFailure('invalid_input', `integration ${integrationId}: its apiBaseUrl is not allowed by this service`, { code: 'provider_address_not_allowed' });
     }
-    return { provider: i.provider, externalAccountId: i.external_account_id, accessToken: token, apiBaseUrl: i.api_base_url, allowList: config.outboundAllowList };
+    return { provider: i.provider, externalAccountId: i.externalAccountId, accessToken: token, apiBaseUrl: i.apiBaseUrl ?? null, allowList: config.outboundAllowList };
   }
 
   async function stepContext(input: PublishStepInput): Promise<StepContext> {

@@ -1,36 +1,33 @@
 /**
- * Integration (connected social account) lookups the API needs while checking a post: which
- * provider an account is, and whether it is connected in the workspace; and the rows of the
- * integrations routes (connect, list, get, disconnect).
+ * Integrations (connected social accounts): the rows of the integrations routes (connect, list,
+ * get, disconnect), the lookups the API needs while checking a post (which provider an account
+ * is, whether it is connected in the workspace), and the account a publish step sends with.
  */
-import type { IntegrationStatus, Provider } from '../domain/social.js';
+import type { InferEntity } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Provider } from '../domain/social.js';
 import type { Queryable } from './pool.js';
+import { Integration } from './social.js';
+
+export type IntegrationEntity = InferEntity<typeof Integration>;
 
 /** The provider of integration `id` if it is connected in the workspace, else null. */
-export async function connectedIntegrationProvider(db: Queryable, workspaceId: string, id: string): Promise<Provider | null> {
-  const r = await db.query<{ provider: Provider }>(`select provider from integrations where id = $1 and workspace_id = $2 and status = 'connected'`, [id, workspaceId]);
-  return r.rows[0]?.provider ?? null;
+export async function connectedIntegrationProvider(em: EntityManager, workspaceId: string, id: string): Promise<Provider | null> {
+  const i = await em.findOne(Integration, { id, workspaceId, status: 'connected' }, { fields: ['provider'] });
+  return i?.provider ?? null;
+}
+
+/** The provider of each connected integration of the workspace among `ids`. */
+export async function connectedIntegrationProviders(em: EntityManager, workspaceId: string, ids: string[]): Promise<Map<string, Provider>> {
+  const rows = await em.find(Integration, { workspaceId, status: 'connected', id: { $in: ids } }, { fields: ['provider'] });
+  return new Map(rows.map((i) => [i.id, i.provider]));
 }
 
 /** The provider of an integration known to exist (a post's own account). */
-export async function integrationProvider(db: Queryable, integrationId: string): Promise<Provider> {
-  const r = await db.query<{ provider: Provider }>(`select provider from integrations where id = $1`, [integrationId]);
-  return r.rows[0]!.provider;
+export async function integrationProvider(em: EntityManager, workspaceId: string, integrationId: string): Promise<Provider> {
+  const i = await em.findOneOrFail(Integration, { id: integrationId, workspaceId }, { fields: ['provider'] });
+  return i.provider;
 }
-
-// ---- The integrations routes (api/routes/integrations.ts) and bulk-schedule's account check ----
-
-export interface IntegrationRow {
-  id: string;
-  provider: Provider;
-  name: string;
-  external_account_id: string;
-  api_base_url: string | null;
-  status: IntegrationStatus;
-  created_at: Date;
-}
-
-const INTEGRATION_COLUMNS = 'id, provider, name, external_account_id, api_base_url, status, created_at';
 
 export interface NewIntegration {
   id: string;
@@ -42,14 +39,30 @@ export interface NewIntegration {
   apiBaseUrl: string | null;
 }
 
-export async function insertIntegration(db: Queryable, workspaceId: string, i: NewIntegration): Promise<IntegrationRow> {
-  const r = await db.query<IntegrationRow>(
-    `insert into integrations (id, workspace_id, provider, name, external_account_id, credentials_encrypted, api_base_url, status, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7, 'connected', now()) returning ${INTEGRATION_COLUMNS}`,
-    [i.id, workspaceId, i.provider, i.name, i.externalAccountId, i.credentialsEncrypted, i.apiBaseUrl],
-  );
-  return r.rows[0]!;
+export async function insertIntegration(em: EntityManager, workspaceId: string, i: NewIntegration): Promise<IntegrationEntity> {
+  const row = em.create(Integration, { ...i, workspaceId, status: 'connected' });
+  await em.flush();
+  return row;
 }
+
+/** The connected integration of the workspace (`id` a lower-case uuid), or null. */
+export async function findConnectedIntegration(em: EntityManager, workspaceId: string, id: string): Promise<IntegrationEntity | null> {
+  return em.findOne(Integration, { id, workspaceId, status: 'connected' });
+}
+
+/** Marks the connected integration disconnected and erases its credentials; false when there was none. */
+export async function disconnectIntegration(em: EntityManager, workspaceId: string, id: string): Promise<boolean> {
+  // One conditional update: a concurrent disconnect of the same account answers 404 exactly once.
+  const n = await em.nativeUpdate(Integration, { id, workspaceId, status: 'connected' }, { status: 'disconnected', credentialsEncrypted: '' });
+  return n > 0;
+}
+
+/** What a publish step needs of an integration of the workspace (credentials still encrypted), or null. */
+export async function publishingAccount(em: EntityManager, workspaceId: string, integrationId: string): Promise<IntegrationEntity | null> {
+  return em.findOne(Integration, { id: integrationId, workspaceId }, { populate: ['credentialsEncrypted'] });
+}
+
+// ---- The integrations list (POST /integrations/filter-integrations) ----
 
 const INTEGRATION_FILTER_COLUMN = { provider: 'provider', externalAccountId: 'external_account_id', name: 'name' } as const;
 
@@ -62,12 +75,16 @@ export interface IntegrationListQuery {
   limit: number;
 }
 
-/** Connected integrations of the workspace matching the conditions, with `k` (created_at as text), and the total matching. */
+/**
+ * Connected integrations of the workspace matching the conditions, each with `k` (its created_at
+ * as PostgreSQL's text, exact to the microsecond, the keyset), and the total matching.
+ */
 export async function listConnectedIntegrations(
+  em: EntityManager,
   db: Queryable,
   workspaceId: string,
   query: IntegrationListQuery,
-): Promise<{ rows: Array<IntegrationRow & { k: string }>; total: number }> {
+): Promise<{ rows: Array<{ integration: IntegrationEntity; k: string }>; total: number }> {
   const where = [`workspace_id = $1`, `status = 'connected'`];
   const params: unknown[] = [workspaceId];
   for (const c of query.conditions) {
@@ -86,54 +103,12 @@ export async function listConnectedIntegrations(
   }
   const order = from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc';
   params.push(query.limit);
+  // The entity's eager columns (never the credentials).
+  const columns = em.getMetadata().get(Integration).props.filter((p) => !p.lazy).flatMap((p) => p.fieldNames).join(', ');
+  // Raw: the keyset compares microsecond timestamps with their text form, which an entity's Date (milliseconds) cannot carry.
   const [rows, count] = await Promise.all([
-    db.query<IntegrationRow & { k: string }>(`select ${INTEGRATION_COLUMNS}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit $${params.length}`, params),
+    db.query(`select ${columns}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit $${params.length}`, params),
     db.query<{ n: number }>(`select count(*)::int as n from integrations where ${filter}`, countParams),
   ]);
-  return { rows: rows.rows, total: count.rows[0]!.n };
-}
-
-/** The connected integration of the workspace (`id` a lower-case uuid), or undefined. */
-export async function findConnectedIntegration(db: Queryable, workspaceId: string, id: string): Promise<IntegrationRow | undefined> {
-  const r = await db.query<IntegrationRow>(
-    `select ${INTEGRATION_COLUMNS} from integrations where id = $1 and workspace_id = $2 and status = 'connected'`,
-    [id, workspaceId],
-  );
-  return r.rows[0];
-}
-
-/** Marks the connected integration disconnected and erases its credentials; false when there was none. */
-export async function disconnectIntegration(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  const r = await db.query(
-    `update integrations set status = 'disconnected', credentials_encrypted = ''
-      where id = $1 and workspace_id = $2 and status = 'connected'`,
-    [id, workspaceId],
-  );
-  return !!r.rowCount;
-}
-
-/** The provider of each connected integration of the workspace among `ids`. */
-export async function connectedIntegrationProviders(db: Queryable, workspaceId: string, ids: string[]): Promise<Map<string, Provider>> {
-  const r = await db.query<{ id: string; provider: Provider }>(
-    `select id, provider from integrations where workspace_id = $1 and status = 'connected' and id = any($2::uuid[])`,
-    [workspaceId, ids],
-  );
-  return new Map(r.rows.map((i) => [i.id, i.provider]));
-}
-
-/** What a publish step needs of an integration of the workspace (credentials still encrypted), or undefined. */
-export interface PublishingAccountRow {
-  provider: Provider;
-  external_account_id: string;
-  credentials_encrypted: string;
-  api_base_url: string | null;
-  status: IntegrationStatus;
-}
-
-export async function publishingAccount(db: Queryable, workspaceId: string, integrationId: string): Promise<PublishingAccountRow | undefined> {
-  const r = await db.query<PublishingAccountRow>(
-    `select provider, external_account_id, credentials_encrypted, api_base_url, status from integrations where id = $1 and workspace_id = $2`,
-    [integrationId, workspaceId],
-  );
-  return r.rows[0];
+  return { rows: rows.rows.map(({ k, ...row }) => ({ integration: em.map(Integration, row), k: k as string })), total: count.rows[0]!.n };
 }

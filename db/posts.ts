@@ -1,75 +1,41 @@
 /**
- * Post rows as the API shows them, and the repost-children rules shared by the API
- * (`/v1/posts/{id}/reposting`, bulk-schedule, unschedule) and the publishing activities.
- * Everything takes a pg `Queryable` so it runs inside the caller's transaction.
+ * Posts: draft CRUD through the entity manager (`Post` of db/social.ts is the row's one shape),
+ * the repost-children rules shared by the API (`/v1/posts/{id}/reposting`, bulk-schedule,
+ * unschedule) and the publishing activities, and the publish workflows' reads and state changes.
+ * The set-based statements take a pg `Queryable` so they run inside the caller's transaction.
  */
+import { LockMode, sql, type InferEntity } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
-import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
+import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { Post } from './social.js';
 
-export interface PostRow {
-  id: string;
-  workspace_id: string;
-  provider_id: string;
-  status: PostStatus;
-  content: string;
-  media: MediaRef[];
-  articles: Article[];
-  thread_items: ThreadItem[];
-  automation: Automation;
-  external_post: boolean;
-  external_post_url: string | null;
-  parent_post_id: string | null;
-  repost_delay_secs: number | null;
-  scheduled_time: Date | null;
-  published_at: Date | null;
-  external_id: string | null;
-  external_url: string | null;
-  error: PostError | null;
-  created_at: Date;
-  updated_at: Date;
+/** The MikroORM filter that scopes workspace-owned entities (db/tenancy.ts once it lands). */
+const WORKSPACE_FILTER = 'workspace';
+
+export type PostEntity = InferEntity<typeof Post>;
+
+/** A post of the workspace, or null. */
+export async function findPost(em: EntityManager, workspaceId: string, id: string): Promise<PostEntity | null> {
+  return em.findOne(Post, { id, workspaceId });
 }
 
-export const POST_COLUMNS =
-  'id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post, external_post_url, parent_post_id, ' +
-  'repost_delay_secs, scheduled_time, published_at, external_id, external_url, error, created_at, updated_at';
-
-/** The API shape of a post (`Post` in api/schemas/posts.ts). */
-export function postJson(r: PostRow) {
-  const iso = (d: Date | null) => (d ? d.toISOString() : null);
-  return {
-    id: r.id,
-    providerId: r.provider_id,
-    status: r.status,
-    content: r.content,
-    media: r.media,
-    articles: r.articles,
-    threadItems: r.thread_items,
-    automation: r.automation,
-    externalPost: r.external_post,
-    externalPostUrl: r.external_post_url,
-    parentPostId: r.parent_post_id,
-    repostDelaySecs: r.repost_delay_secs,
-    scheduledTime: iso(r.scheduled_time),
-    publishedAt: iso(r.published_at),
-    externalId: r.external_id,
-    externalUrl: r.external_url,
-    error: r.error,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-  };
-}
-
-export async function findPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow | undefined> {
-  const r = await db.query<PostRow>(`select ${POST_COLUMNS} from posts where id = $1 and workspace_id = $2${forUpdate ? ' for update' : ''}`, [id, workspaceId]);
-  return r.rows[0];
+/**
+ * The post of the workspace, locked (`for update`) in the caller's pg transaction, as an entity
+ * of a fresh fork of `em` (so a later read is not answered from an older identity map), or null.
+ */
+export async function lockPost(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity | null> {
+  // Raw: the lock belongs to the caller's pg transaction, which also holds the set-based schedule statements.
+  const r = await tx.query(`select * from posts where id = $1 and workspace_id = $2 for update`, [id, workspaceId]);
+  return r.rows[0] ? em.fork().map(Post, r.rows[0]) : null;
 }
 
 /** Children that can still publish (draft or scheduled), oldest first. */
-export async function activeRepostChildren(db: Queryable, parentId: string): Promise<PostRow[]> {
-  const r = await db.query<PostRow>(
-    `select ${POST_COLUMNS} from posts where parent_post_id = $1 and status in ('draft','scheduled') order by created_at, id`,
+async function activeRepostChildren(db: Queryable, parentId: string): Promise<Array<{ id: string; provider_id: string }>> {
+  const r = await db.query<{ id: string; provider_id: string }>(
+    `select id, provider_id from posts where parent_post_id = $1 and status in ('draft','scheduled') order by created_at, id`,
     [parentId],
   );
   return r.rows;
@@ -80,18 +46,18 @@ export async function activeRepostChildren(db: Queryable, parentId: string): Pro
  * a scheduled parent makes them `scheduled` at parent time + delay, otherwise they are drafts
  * without a time. Returns the children updated.
  */
-export async function syncRepostChildren(db: Queryable, parentId: string): Promise<PostRow[]> {
-  const r = await db.query<PostRow>(
+export async function syncRepostChildren(db: Queryable, parentId: string): Promise<number> {
+  // Raw: one set-based update of the children from their parent's row, inside the caller's pg transaction.
+  const r = await db.query(
     `update posts c
         set status = case when p.status = 'scheduled' and p.scheduled_time is not null then 'scheduled' else 'draft' end,
             scheduled_time = case when p.status = 'scheduled' then p.scheduled_time + make_interval(secs => c.repost_delay_secs) else null end,
             updated_at = now()
        from posts p
-      where p.id = $1 and c.parent_post_id = p.id and c.status in ('draft','scheduled')
-      returning ${POST_COLUMNS.split(', ').map((c) => `c.${c}`).join(', ')}`,
+      where p.id = $1 and c.parent_post_id = p.id and c.status in ('draft','scheduled')`,
     [parentId],
   );
-  return r.rows;
+  return r.rowCount ?? 0;
 }
 
 /** Cancels the children that have not published yet (parent failed, cancelled or reposting disabled). */
@@ -114,7 +80,7 @@ export interface RepostTargetRow {
  * a new target gets a new child, active children of targets no longer listed are cancelled.
  * Children already published (or publishing) are left alone.
  */
-export async function replaceRepostChildren(db: Queryable, parent: PostRow, targets: RepostTargetRow[]): Promise<void> {
+export async function replaceRepostChildren(db: Queryable, parent: { id: string; workspaceId: string }, targets: RepostTargetRow[]): Promise<void> {
   const active = await activeRepostChildren(db, parent.id);
   const byProvider = new Map(active.map((c) => [c.provider_id, c]));
   const wanted = new Set(targets.map((t) => t.providerId));
@@ -129,7 +95,7 @@ export async function replaceRepostChildren(db: Queryable, parent: PostRow, targ
         `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
                             parent_post_id, repost_delay_secs, thread_external_ids, created_at, updated_at)
          values ($1, $2, $3, 'draft', '', '[]', '[]', '[]', '{}', false, $4, $5, '[]', now(), now())`,
-        [uuidv7(), parent.workspace_id, t.providerId, parent.id, t.scheduleInSecs],
+        [uuidv7(), parent.workspaceId, t.providerId, parent.id, t.scheduleInSecs],
       );
     }
   }
@@ -147,22 +113,27 @@ export interface NewDraftPost {
   automation?: Automation;
 }
 
-export async function insertDraftPost(db: Queryable, workspaceId: string, p: NewDraftPost): Promise<PostRow> {
-  const r = await db.query<PostRow>(
-    `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post, thread_external_ids, created_at, updated_at)
-     values ($1, $2, $3, 'draft', $4, $5, $6, $7, $8, false, '[]', now(), now()) returning ${POST_COLUMNS}`,
-    [
-      uuidv7(),
-      workspaceId,
-      p.providerId,
-      p.content,
-      JSON.stringify(p.media ?? []),
-      JSON.stringify(p.articles ?? []),
-      JSON.stringify(p.threadItems ?? []),
-      JSON.stringify(p.automation ?? {}),
-    ],
-  );
-  return r.rows[0]!;
+export async function insertDraftPost(em: EntityManager, workspaceId: string, p: NewDraftPost): Promise<PostEntity> {
+  const post = em.create(Post, {
+    id: uuidv7(),
+    workspaceId,
+    providerId: p.providerId,
+    status: 'draft',
+    content: p.content,
+    media: p.media ?? [],
+    articles: p.articles ?? [],
+    threadItems: p.threadItems ?? [],
+    automation: p.automation ?? {},
+    externalPost: false,
+    threadExternalIds: [],
+  });
+  await em.flush();
+  return readBack(em, post);
+}
+
+/** The post as stored: jsonb orders object keys its own way, and the API answers what PostgreSQL holds. */
+async function readBack(em: EntityManager, post: PostEntity): Promise<PostEntity> {
+  return (await em.refresh(post))!;
 }
 
 /** The changes of a draft edit; absent properties are left as they are. */
@@ -175,21 +146,12 @@ export interface DraftPostChanges {
   automation?: Automation;
 }
 
-export async function updateDraftPost(db: Queryable, postId: string, c: DraftPostChanges): Promise<PostRow> {
-  const sets: string[] = [];
-  const values: unknown[] = [postId];
-  const set = (col: string, v: unknown) => {
-    values.push(v);
-    sets.push(`${col} = $${values.length}`);
-  };
-  if (c.providerId !== undefined) set('provider_id', c.providerId);
-  if (c.content !== undefined) set('content', c.content);
-  if (c.media !== undefined) set('media', JSON.stringify(c.media));
-  if (c.articles !== undefined) set('articles', JSON.stringify(c.articles));
-  if (c.threadItems !== undefined) set('thread_items', JSON.stringify(c.threadItems));
-  if (c.automation !== undefined) set('automation', JSON.stringify(c.automation));
-  const r = await db.query<PostRow>(`update posts set ${sets.join(', ')}, updated_at = now() where id = $1 returning ${POST_COLUMNS}`, values);
-  return r.rows[0]!;
+/** Applies the changes to the post (loaded by the caller, in its transaction) and writes them. */
+export async function updateDraftPost(em: EntityManager, post: PostEntity, c: DraftPostChanges): Promise<PostEntity> {
+  const changes = Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined));
+  em.assign(post, { ...changes, updatedAt: sql.now() }, { mergeObjectProperties: false });
+  await em.flush();
+  return readBack(em, post);
 }
 
 export async function setPostAutomation(db: Queryable, postId: string, automation: Automation): Promise<void> {
@@ -201,23 +163,37 @@ export async function markPostCancelled(db: Queryable, postId: string): Promise<
 }
 
 /** Deletes the post unless it is scheduled or publishing; returns the rows deleted. */
-export async function deleteUnscheduledPost(db: Queryable, workspaceId: string, postId: string): Promise<number> {
-  const r = await db.query(`delete from posts where id = $1 and workspace_id = $2 and status not in ('scheduled','publishing')`, [postId, workspaceId]);
-  return r.rowCount ?? 0;
+export async function deleteUnscheduledPost(em: EntityManager, workspaceId: string, postId: string): Promise<number> {
+  // One conditional delete: a post scheduled meanwhile is kept (the caller answers 409).
+  return em.nativeDelete(Post, { id: postId, workspaceId, status: { $nin: ['scheduled', 'publishing'] } });
 }
 
-/** One page of posts: `filter`, `keyset`, `sortSelect` and `orderBy` are compiled SQL over alias `p` whose parameters are in `values` (`countValues`: those of `filter` only). */
-export async function selectPostPage<K extends Record<string, unknown>>(
+/**
+ * One page of posts: `filter`, `keyset`, `sortSelect` and `orderBy` are compiled SQL over alias `p`
+ * whose parameters are in `values` (`countValues`: those of `filter` only). Each row is the post
+ * and the row's sort columns (`sortSelect`, for the page's keyset token).
+ */
+export async function selectPostPage(
+  em: EntityManager,
   db: Queryable,
   q: { filter: string; keyset: string; sortSelect: string; orderBy: string; limit: number; values: unknown[]; countValues: unknown[] },
-): Promise<{ rows: Array<PostRow & K>; total: number }> {
-  const columns = POST_COLUMNS.split(', ').map((c) => `p.${c}`).join(', ');
+): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number }> {
+  const columns = em.getMetadata().get(Post).props.flatMap((p) => p.fieldNames);
+  // Raw: the condition compiler (domain/conditions.ts) emits numbered SQL fragments and parameters.
   const [rows, count] = await Promise.all([
-    db.query<PostRow & K>(`select ${columns}, ${q.sortSelect} from posts p where ${q.filter} and (${q.keyset})
+    db.query(`select ${columns.map((c) => `p.${c}`).join(', ')}, ${q.sortSelect} from posts p where ${q.filter} and (${q.keyset})
             order by ${q.orderBy} limit ${q.limit + 1}`, q.values),
     db.query<{ n: number }>(`select count(*)::int as n from posts p where ${q.filter}`, q.countValues),
   ]);
-  return { rows: rows.rows, total: count.rows[0]!.n };
+  const postColumns = new Set(columns);
+  return {
+    rows: rows.rows.map((row) => {
+      const post: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(row)) if (postColumns.has(k)) post[k] = v;
+      return { post: em.map(Post, post), sortRow: row };
+    }),
+    total: count.rows[0]!.n,
+  };
 }
 
 // ---- Writes of the publishing routes (api/routes/publishing.ts) ----
@@ -256,31 +232,40 @@ export async function dueRepostChildren(db: Queryable, parentPostId: string): Pr
   return r.rows.map((c) => ({ postId: c.id, scheduledTime: c.scheduled_time.toISOString(), provider: c.provider }));
 }
 
+/** The workflows address posts by the id they hold; the activity input carries no workspace. */
+const byWorkflowId = { filters: { [WORKSPACE_FILTER]: false } } as const;
+
 /** Flips a due repost child `scheduled → publishing` once (a child already publishing is this chain's own earlier claim). */
-export async function claimRepostChild(pool: Pool, postId: string): Promise<{ status: 'claimed' | 'cancelled' } | { status: 'not_due'; scheduledTime: string }> {
-  return withTransaction(pool, async (tx) => {
-    const r = await tx.query<{ status: string; scheduled_time: Date | null }>(`select status, scheduled_time from posts where id = $1 for update`, [postId]);
-    const c = r.rows[0];
+export async function claimRepostChild(em: EntityManager, postId: string): Promise<{ status: 'claimed' | 'cancelled' } | { status: 'not_due'; scheduledTime: string }> {
+  return em.transactional(async (tx) => {
+    const c = await tx.findOne(Post, { id: postId }, { ...byWorkflowId, fields: ['status', 'scheduledTime'], lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!c) return { status: 'cancelled' };
     if (c.status === 'publishing') return { status: 'claimed' };
-    if (c.status !== 'scheduled' || !c.scheduled_time) return { status: 'cancelled' };
-    if (c.scheduled_time.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: c.scheduled_time.toISOString() };
-    await tx.query(`update posts set status = 'publishing', updated_at = now() where id = $1`, [postId]);
+    if (c.status !== 'scheduled' || !c.scheduledTime) return { status: 'cancelled' };
+    if (c.scheduledTime.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: c.scheduledTime.toISOString() };
+    tx.assign(c, { status: 'publishing', updatedAt: sql.now() });
     return { status: 'claimed' };
   });
 }
 
-/** Records a claimed repost child's outcome. */
+/** Records a claimed repost child's outcome (only while it is `publishing`). */
 export async function finishRepostChild(
-  db: Queryable,
+  em: EntityManager,
   postId: string,
   o: { status: 'published' | 'failed'; externalId?: string | null; externalUrl?: string | null; error?: PostError | null },
 ): Promise<void> {
-  await db.query(
-    `update posts set status = $2, external_id = $3, external_url = $4, error = $5,
-            published_at = case when $2 = 'published' then now() else null end, updated_at = now()
-      where id = $1 and status = 'publishing'`,
-    [postId, o.status, o.externalId ?? null, o.externalUrl ?? null, o.error ? JSON.stringify(o.error) : null],
+  await em.nativeUpdate(
+    Post,
+    { id: postId, status: 'publishing' },
+    {
+      status: o.status,
+      externalId: o.externalId ?? null,
+      externalUrl: o.externalUrl ?? null,
+      error: o.error ?? null,
+      publishedAt: o.status === 'published' ? sql.now() : null,
+      updatedAt: sql.now(),
+    },
+    byWorkflowId,
   );
 }
 

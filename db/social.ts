@@ -32,7 +32,7 @@ export const Integration = defineEntity({
     /** Override of the network's API base URL (tests point it at a fake server). */
     apiBaseUrl: p.string().nullable(),
     status: p.string().$type<IntegrationStatus>(),
-    createdAt: p.datetime(),
+    createdAt: p.datetime().defaultRaw('now()'),
   },
   indexes: [{ properties: ['workspaceId', 'provider', 'createdAt'] }],
 });
@@ -65,8 +65,8 @@ export const Post = defineEntity({
     /** External ids of published thread items, in order. */
     threadExternalIds: p.json<string[]>(),
     error: p.json<PostError>().nullable(),
-    createdAt: p.datetime(),
-    updatedAt: p.datetime(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    updatedAt: p.datetime().defaultRaw('now()'),
   },
   indexes: [
     { properties: ['workspaceId', 'createdAt', 'id'] },

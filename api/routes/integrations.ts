@@ -5,7 +5,8 @@
  * and the integration disappears from reads and lists.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { disconnectIntegration, findConnectedIntegration, insertIntegration, listConnectedIntegrations, type IntegrationListQuery, type IntegrationRow } from '../../db/integrations.js';
+import { disconnectIntegration, findConnectedIntegration, insertIntegration, listConnectedIntegrations, type IntegrationListQuery } from '../../db/integrations.js';
+import { entityJson } from '../entityJson.js';
 import { assertProviderBaseUrl } from '../outboundUrls.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
@@ -17,23 +18,14 @@ import { IdParams } from '../schemas/common.js';
 import {
   ConnectIntegrationBody,
   FilterIntegrationsBody,
+  Integration,
   IntegrationDeleted,
   IntegrationPage,
   IntegrationResponse,
   type IntegrationJson,
 } from '../schemas/integrations.js';
 
-function integrationJson(r: IntegrationRow): IntegrationJson {
-  return {
-    id: r.id,
-    provider: r.provider,
-    name: r.name,
-    externalAccountId: r.external_account_id,
-    apiBaseUrl: r.api_base_url,
-    status: r.status,
-    createdAt: r.created_at.toISOString(),
-  };
-}
+const integrationJson = (i: object): IntegrationJson => entityJson(Integration, i);
 
 export const integrationRoutes = [
   defineRoute({
@@ -46,13 +38,13 @@ export const integrationRoutes = [
     responses: { 200: IntegrationResponse },
     errors: [400, 401, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, em, deps }) => {
       // The adapters call this URL with the account's token: only what the operator allows
       // (PROVIDER_BASE_URL_ALLOW_LIST, by default the networks' official hosts), on an allowed address.
       if (body.apiBaseUrl) await assertProviderBaseUrl(body.apiBaseUrl, deps.config.env, deps.config.outboundAllowList, '/apiBaseUrl');
       const id = uuidv7();
       const blob = encryptCredentials(body.credentials, keyringOf(deps.config), id);
-      const row = await insertIntegration(deps.pool, auth.workspaceId, {
+      const row = await insertIntegration(em, auth.workspaceId, {
         id,
         provider: body.provider,
         name: body.name,
@@ -74,7 +66,7 @@ export const integrationRoutes = [
     body: FilterIntegrationsBody,
     responses: { 200: IntegrationPage },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, em, deps }) => {
       const limit = body.limit ?? 25;
       const conditions: IntegrationListQuery['conditions'] = (body.conditions ?? []).map((c, i) => {
         const path = `/conditions/${i}/value`;
@@ -97,7 +89,7 @@ export const integrationRoutes = [
         if (typeof ts !== 'string' || typeof id !== 'string') throw invalidField('/paginationToken', 'is malformed');
         after = { dir: from.dir, createdAt: ts, id };
       }
-      const { rows, total } = await listConnectedIntegrations(deps.pool, auth.workspaceId, { conditions, after, limit: limit + 1 });
+      const { rows, total } = await listConnectedIntegrations(em, deps.pool, auth.workspaceId, { conditions, after, limit: limit + 1 });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
@@ -105,10 +97,10 @@ export const integrationRoutes = [
         limit,
         totalRecords: total,
         // The sort key travels as PostgreSQL's own text form: exact to the microsecond.
-        keyOf: (r) => [r.k, r.id],
+        keyOf: (r) => [r.k, r.integration.id],
         from,
       });
-      return { data: page.data.map(integrationJson), meta: page.meta };
+      return { data: page.data.map((r) => integrationJson(r.integration)), meta: page.meta };
     },
   }),
 
@@ -120,8 +112,8 @@ export const integrationRoutes = [
     params: IdParams,
     responses: { 200: IntegrationResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => {
-      const row = isUuid(params.id) ? await findConnectedIntegration(deps.pool, auth.workspaceId, params.id) : undefined;
+    handler: async ({ params, auth, em }) => {
+      const row = isUuid(params.id) ? await findConnectedIntegration(em, auth.workspaceId, params.id) : null;
       if (!row) throw notFound('Integration', params.id);
       return { data: integrationJson(row) };
     },
@@ -136,8 +128,8 @@ export const integrationRoutes = [
     params: IdParams,
     responses: { 200: IntegrationDeleted },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => {
-      const disconnected = isUuid(params.id) && (await disconnectIntegration(deps.pool, auth.workspaceId, params.id));
+    handler: async ({ params, auth, em }) => {
+      const disconnected = isUuid(params.id) && (await disconnectIntegration(em, auth.workspaceId, params.id));
       if (!disconnected) throw notFound('Integration', params.id);
       return { data: { id: params.id, deleted: true as const } };
     },

@@ -9,6 +9,8 @@ import { compileSort, compileWhere, keysetPredicate, Params, reverseOrder } from
 import { postCatalog } from '../../domain/postCatalog.js';
 import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import { connectedIntegrationProvider, integrationProvider } from '../../db/integrations.js';
 import {
@@ -16,14 +18,15 @@ import {
   deleteUnscheduledPost,
   findPost,
   insertDraftPost,
+  lockPost,
   markPostCancelled,
-  postJson,
   replaceRepostChildren,
   selectPostPage,
   setPostAutomation,
   updateDraftPost,
-  type PostRow,
+  type PostEntity,
 } from '../../db/posts.js';
+import { Post as PostTable } from '../../db/social.js';
 import { cancelSchedules, livePublishRows } from '../../db/schedules.js';
 import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
@@ -35,13 +38,14 @@ import {
   PostIdParams,
   PostPage,
   PostResponse,
+  postJson,
   RepostingBody,
   UpdatePostBody,
 } from '../schemas/posts.js';
 
 /** The connected integration `id` of the workspace, or a 400 naming `path`. */
-async function connectedProvider(db: Queryable, workspaceId: string, id: string, path: string): Promise<Provider> {
-  const provider = isUuid(id) ? await connectedIntegrationProvider(db, workspaceId, id) : null;
+async function connectedProvider(em: EntityManager, workspaceId: string, id: string, path: string): Promise<Provider> {
+  const provider = isUuid(id) ? await connectedIntegrationProvider(em, workspaceId, id.toLowerCase()) : null;
   if (!provider) throw invalidField(path, 'is not a connected integration of this workspace');
   return provider;
 }
@@ -58,8 +62,16 @@ async function checkMediaRefs(db: Queryable, workspaceId: string, p: { media?: M
   if (bad) throw invalidField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
 }
 
-async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow> {
-  const post = isUuid(id) ? await findPost(db, workspaceId, id, forUpdate) : undefined;
+/** The post of the workspace (locked when `em` runs a transaction and `lock` is set), or 404. */
+async function loadPost(em: EntityManager, workspaceId: string, id: string, lock = false): Promise<PostEntity> {
+  const post = isUuid(id) ? await em.findOne(PostTable, { id: id.toLowerCase(), workspaceId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
+  if (!post) throw notFound('Post', id);
+  return post;
+}
+
+/** As `loadPost`, locked in a pg transaction (the reposting route's set-based statements run there). */
+async function lockPostOr404(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity> {
+  const post = isUuid(id) ? await lockPost(tx, em, workspaceId, id.toLowerCase()) : null;
   if (!post) throw notFound('Post', id);
   return post;
 }
@@ -76,10 +88,10 @@ export const postRoutes = [
     responses: { 200: PostResponse },
     errors: [400, 401, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
-      await connectedProvider(deps.pool, auth.workspaceId, body.providerId, '/providerId');
+    handler: async ({ body, auth, em, deps }) => {
+      await connectedProvider(em, auth.workspaceId, body.providerId, '/providerId');
       await checkMediaRefs(deps.pool, auth.workspaceId, body);
-      const post = await insertDraftPost(deps.pool, auth.workspaceId, { ...body, providerId: body.providerId.toLowerCase() });
+      const post = await insertDraftPost(em, auth.workspaceId, { ...body, providerId: body.providerId.toLowerCase() });
       return { data: postJson(post) };
     },
   }),
@@ -93,7 +105,7 @@ export const postRoutes = [
     body: FilterPostsBody,
     responses: { 200: PostPage },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, em, deps }) => {
       const limit = body.limit ?? 50;
       const sortInput = body.sort?.length ? body.sort : [{ field: 'createdAt', direction: 'desc' }];
       const fields = sortInput.map((s) => s.field);
@@ -108,7 +120,7 @@ export const postRoutes = [
       const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
       const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
-      const { rows, total } = await selectPostPage(deps.pool, {
+      const { rows, total } = await selectPostPage(em, deps.pool, {
         filter,
         keyset,
         sortSelect: sort.select,
@@ -123,10 +135,10 @@ export const postRoutes = [
         rows,
         limit,
         totalRecords: total,
-        keyOf: sort.keyOf,
+        keyOf: (r) => sort.keyOf(r.sortRow),
         from,
       });
-      return { data: page.data.map(postJson), meta: page.meta };
+      return { data: page.data.map((r) => postJson(r.post)), meta: page.meta };
     },
   }),
 
@@ -145,23 +157,23 @@ export const postRoutes = [
     responses: { 200: PostResponse },
     errors: [400, 401, 403, 404, 409, 500],
     idempotent: true,
-    handler: async ({ params, body, auth, deps }) => {
+    handler: async ({ params, body, auth, em, deps }) => {
       if (auth.plan !== 'enterprise') throw featureNotAvailable('Cross-account reposting needs the Enterprise plan');
       const { enable, reposts } = body.reposting;
-      const updated = await withTransaction(deps.pool, async (tx) => {
-        const parent = await loadPost(tx, auth.workspaceId, params.postId, true);
-        if (parent.parent_post_id) throw conflict('A repost child cannot be reposted; configure its parent', 'invalid_post_state');
-        if (parent.external_post) throw conflict('A comment on an external post cannot be reposted', 'invalid_post_state');
+      const parentId = await withTransaction(deps.pool, async (tx) => {
+        const parent = await lockPostOr404(tx, em, auth.workspaceId, params.postId);
+        if (parent.parentPostId) throw conflict('A repost child cannot be reposted; configure its parent', 'invalid_post_state');
+        if (parent.externalPost) throw conflict('A comment on an external post cannot be reposted', 'invalid_post_state');
         if (!['draft', 'scheduled'].includes(parent.status)) {
           throw conflict(`Reposting can be configured on a draft or scheduled post; this one is ${parent.status}`, 'invalid_post_state');
         }
-        const parentKind = await integrationProvider(tx, parent.provider_id);
+        const parentKind = await integrationProvider(em, auth.workspaceId, parent.providerId);
         const seen = new Set<string>();
         for (const [i, t] of reposts.entries()) {
           const path = `/reposting/reposts/${i}/providerId`;
           const id = t.providerId.toLowerCase();
-          const kind = await connectedProvider(tx, auth.workspaceId, id, path);
-          if (id === parent.provider_id) throw invalidField(path, 'is the account that publishes the post itself');
+          const kind = await connectedProvider(em, auth.workspaceId, id, path);
+          if (id === parent.providerId) throw invalidField(path, 'is the account that publishes the post itself');
           if (seen.has(id)) throw invalidField(path, 'is listed twice');
           if (!providerKindsCompatible(parentKind, kind)) throw invalidField(path, `is a ${kind} account and cannot reshare a ${parentKind} post`);
           seen.add(id);
@@ -171,9 +183,9 @@ export const postRoutes = [
         await setPostAutomation(tx, parent.id, automation);
         if (enable) await replaceRepostChildren(tx, parent, targets);
         else await cancelRepostChildren(tx, parent.id);
-        return (await findPost(tx, auth.workspaceId, parent.id))!;
+        return parent.id;
       });
-      return { data: postJson(updated) };
+      return { data: postJson((await findPost(em.fork(), auth.workspaceId, parentId))!) };
     },
   }),
 
@@ -185,7 +197,7 @@ export const postRoutes = [
     params: IdParams,
     responses: { 200: PostResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => ({ data: postJson(await loadPost(deps.pool, auth.workspaceId, params.id)) }),
+    handler: async ({ params, auth, em }) => ({ data: postJson(await loadPost(em, auth.workspaceId, params.id)) }),
   }),
 
   defineRoute({
@@ -199,13 +211,14 @@ export const postRoutes = [
     bodyLimit: 2 * 1024 * 1024, // as for POST /v1/posts
     responses: { 200: PostResponse },
     errors: [400, 401, 404, 409, 500],
-    handler: async ({ params, body, auth, deps }) => {
-      const updated = await withTransaction(deps.pool, async (tx) => {
+    handler: async ({ params, body, auth, em, deps }) => {
+      const updated = await em.transactional(async (tx) => {
         const post = await loadPost(tx, auth.workspaceId, params.id, true);
         if (post.status !== 'draft') throw conflict(`Only drafts can be edited; this post is ${post.status}`, 'post_not_editable');
         if (body.providerId !== undefined) await connectedProvider(tx, auth.workspaceId, body.providerId, '/providerId');
-        await checkMediaRefs(tx, auth.workspaceId, body);
-        return updateDraftPost(tx, post.id, {
+        // Media rows are read on the pool: a plain read, as in the transaction (read committed).
+        await checkMediaRefs(deps.pool, auth.workspaceId, body);
+        return updateDraftPost(tx, post, {
           providerId: body.providerId?.toLowerCase(),
           content: body.content,
           media: body.media,
@@ -230,12 +243,12 @@ export const postRoutes = [
     params: IdParams,
     responses: { 200: PostDeleted },
     errors: [401, 404, 409, 500],
-    handler: async ({ params, auth, deps }) => {
-      const post = await loadPost(deps.pool, auth.workspaceId, params.id);
+    handler: async ({ params, auth, em, deps }) => {
+      const post = await loadPost(em, auth.workspaceId, params.id);
       if (post.status === 'publishing') throw conflict('The post is being published right now; try again in a moment', 'post_publishing');
       if (post.status === 'scheduled') {
         const cancelled = await withTransaction(deps.pool, async (tx) => {
-          const locked = await loadPost(tx, auth.workspaceId, post.id, true);
+          const locked = await lockPostOr404(tx, em, auth.workspaceId, post.id);
           if (locked.status !== 'scheduled' || (await livePublishRows(tx, [post.id])).length) {
             throw conflict('The post started publishing meanwhile', 'post_publishing');
           }
@@ -248,7 +261,7 @@ export const postRoutes = [
         await unscheduleWaitingPublishes(deps, cancelled);
         return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
       }
-      if (!(await deleteUnscheduledPost(deps.pool, auth.workspaceId, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+      if (!(await deleteUnscheduledPost(em, auth.workspaceId, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
       return { data: { id: post.id, deleted: true as const, status: 'deleted' as const } };
     },
   }),

@@ -16,7 +16,8 @@ import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation } from '../../domain/social.js';
 import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
 import { mediaContentTypes } from '../../db/media.js';
-import { findPost, insertExternalReplyDraft, markRepostCancelled, postJson, type PostRow } from '../../db/posts.js';
+import { findPost, insertExternalReplyDraft, lockPost, markRepostCancelled, type PostEntity } from '../../db/posts.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   cancelSchedules,
   livePublishRows,
@@ -30,7 +31,7 @@ import {
 import { connectedIntegrationProvider, connectedIntegrationProviders } from '../../db/integrations.js';
 import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
 import { defineRoute } from '../route.js';
-import { PostIdParams, PostResponse } from '../schemas/posts.js';
+import { PostIdParams, PostResponse, postJson } from '../schemas/posts.js';
 import { BulkScheduleBody, ExternalReplyBody, MAX_SCHEDULE_ROWS, MessageResponse } from '../schemas/publishing.js';
 
 const MAX_DETAILS = 50;
@@ -55,7 +56,7 @@ async function mediaTypes(db: Queryable, workspaceId: string, posts: PostForSche
  * not a repost child, listed once, nothing of it publishing), the integration (connected, of this
  * workspace, of a kind that suits the post and its content) and the time (ISO 8601, future).
  */
-async function validateBulk(db: Queryable, workspaceId: string, body: BulkScheduleBody, now: Date): Promise<NewScheduleRow[]> {
+async function validateBulk(db: Queryable, em: EntityManager, workspaceId: string, body: BulkScheduleBody, now: Date): Promise<NewScheduleRow[]> {
   const details: ErrorDetail[] = [];
   const fail = (path: string, message: string) => {
     if (details.length < MAX_DETAILS) details.push({ path, message });
@@ -67,7 +68,7 @@ async function validateBulk(db: Queryable, workspaceId: string, body: BulkSchedu
   const providerIds = [...new Set(body.posts.flatMap((p) => p.schedules.map((s) => s.providerId.toLowerCase())).filter(isUuid))];
   const [posts, kindById, live] = await Promise.all([
     postsForSchedule(db, workspaceId, postIds),
-    connectedIntegrationProviders(db, workspaceId, providerIds),
+    connectedIntegrationProviders(em, workspaceId, providerIds),
     livePublishRows(db, postIds),
   ]);
   const postById = new Map(posts.map((p) => [p.id, p]));
@@ -133,11 +134,15 @@ async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows
   return stale;
 }
 
-async function loadPost(db: Queryable, workspaceId: string, id: string, forUpdate = false): Promise<PostRow> {
-  const post = isUuid(id) ? await findPost(db, workspaceId, id.toLowerCase(), forUpdate) : undefined;
+/** The post of the workspace locked in the pg transaction `tx`, or 404. */
+async function lockPostOr404(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity> {
+  const post = isUuid(id) ? await lockPost(tx, em, workspaceId, id.toLowerCase()) : null;
   if (!post) throw notFound('Post', id);
   return post;
 }
+
+/** The post as committed (a fresh fork: the request's identity map may hold an older copy). */
+const committedPost = async (em: EntityManager, workspaceId: string, id: string) => (await findPost(em.fork(), workspaceId, id))!;
 
 export const publishingRoutes = [
   defineRoute({
@@ -156,8 +161,8 @@ export const publishingRoutes = [
     responses: { 200: MessageResponse },
     errors: [400, 401, 409, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
-      const rows = await validateBulk(deps.pool, auth.workspaceId, body, new Date());
+    handler: async ({ body, auth, em, deps }) => {
+      const rows = await validateBulk(deps.pool, em, auth.workspaceId, body, new Date());
       const stale = await withTransaction(deps.pool, (tx) => schedule(tx, deps, auth.workspaceId, rows));
       await unscheduleWaitingPublishes(deps, stale);
       const posts = new Set(rows.map((r) => r.postId)).size;
@@ -178,24 +183,23 @@ export const publishingRoutes = [
     responses: { 200: PostResponse },
     errors: [400, 401, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, em, deps }) => {
       const thread = parsePronetPostUrl(body.externalPostUrl);
       if (!thread) throw invalidField('/externalPostUrl', 'is not a pronet post URL or URN (activity, ugcPost or share)');
       const providerId = body.providerId.toLowerCase();
-      const kind = isUuid(providerId) ? await connectedIntegrationProvider(deps.pool, auth.workspaceId, providerId) : null;
+      const kind = isUuid(providerId) ? await connectedIntegrationProvider(em, auth.workspaceId, providerId) : null;
       if (!kind) throw invalidField('/providerId', 'is not a connected integration of this workspace');
       if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
       const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
       if (timeProblem) throw invalidField('/scheduledTime', timeProblem);
       if (!body.content.trim()) throw invalidField('/content', 'must not be blank');
 
-      const post = await withTransaction(deps.pool, async (tx) => {
-        const id = uuidv7();
+      const id = uuidv7();
+      await withTransaction(deps.pool, async (tx) => {
         await insertExternalReplyDraft(tx, auth.workspaceId, id, providerId, body.content, body.externalPostUrl.trim());
         await schedule(tx, deps, auth.workspaceId, [{ postId: id, providerId, scheduledTime: new Date(body.scheduledTime), automation: {} }]);
-        return (await findPost(tx, auth.workspaceId, id))!;
       });
-      return { data: postJson(post) };
+      return { data: postJson(await committedPost(em, auth.workspaceId, id)) };
     },
   }),
 
@@ -210,22 +214,22 @@ export const publishingRoutes = [
     params: PostIdParams,
     responses: { 200: PostResponse },
     errors: [401, 404, 409, 500],
-    handler: async ({ params, auth, deps }) => {
+    handler: async ({ params, auth, em, deps }) => {
       const { post, cancelled } = await withTransaction(deps.pool, async (tx) => {
-        const post = await loadPost(tx, auth.workspaceId, params.postId, true);
-        if (post.parent_post_id) {
+        const post = await lockPostOr404(tx, em, auth.workspaceId, params.postId);
+        if (post.parentPostId) {
           if (post.status !== 'scheduled' && post.status !== 'draft') throw conflict(`This repost is ${post.status} and cannot be cancelled`, 'invalid_post_state');
           await markRepostCancelled(tx, post.id);
-          return { post: (await findPost(tx, auth.workspaceId, post.id))!, cancelled: [] as ReplacedRow[] };
+          return { post, cancelled: [] as ReplacedRow[] };
         }
         if (post.status !== 'scheduled') throw conflict(`Only a scheduled post can be unscheduled; this one is ${post.status}`, 'invalid_post_state');
         const live = await livePublishRows(tx, [post.id]);
         if (live.length) throw conflict('The post is already being published', 'invalid_post_state');
         const cancelled = await cancelSchedules(tx, post.id);
-        return { post: (await findPost(tx, auth.workspaceId, post.id))!, cancelled };
+        return { post, cancelled };
       });
       await unscheduleWaitingPublishes(deps, cancelled);
-      return { data: postJson(post) };
+      return { data: postJson(await committedPost(em, auth.workspaceId, post.id)) };
     },
   }),
 ];

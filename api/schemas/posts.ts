@@ -14,6 +14,7 @@ import {
   RepostTarget,
   ThreadItem,
 } from '../../domain/social.js';
+import { entityJson } from '../entityJson.js';
 import { Condition, DataOf, GroupedCondition, PageOf, PaginationToken } from './common.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
@@ -44,6 +45,9 @@ export const Post = Type.Object(
   {},
 );
 export type PostJson = Static<typeof Post>;
+
+/** A post entity (db/social.ts `Post`) as the API shows it. */
+export const postJson = (post: object): PostJson => entityJson(Post, post);
 
 const content = Type.String({ maxLength: MAX_CONTENT_LENGTH, description: 'Post text (network limits are checked when scheduling)' });
 const media = Type.Array(MediaRef, { maxItems: MAX_MEDIA_PER_POST, description: '`fileName`s of the workspace (upload or import)' });
