@@ -4,7 +4,7 @@
  * flips it `scheduled → publishing` exactly once, so a cancelled, replaced or already-claimed row
  * never publishes (whatever signals a workflow did or did not receive).
  */
-import { activityEm, type ActivityDeps } from './deps.js';
+import type { ActivityDeps } from './deps.js';
 import { claimRepostChild, dueRepostChildren, finishRepostChild, type RepostChild } from '../db/posts.js';
 import { claimScheduleRow, finishScheduleRow, type ClaimResult, type RowOutcome } from '../db/schedules.js';
 
@@ -29,11 +29,11 @@ export function createPostDbActivities(deps: ActivityDeps) {
     },
 
     async claimRepostChild(input: { postId: string }): Promise<{ status: 'claimed' | 'cancelled' } | { status: 'not_due'; scheduledTime: string }> {
-      return claimRepostChild(activityEm(deps), input.postId);
+      return claimRepostChild(deps.orm.em, input.postId);
     },
 
     async finishRepostChild(input: { postId: string; outcome: RowOutcome }): Promise<void> {
-      await finishRepostChild(activityEm(deps), input.postId, input.outcome);
+      await finishRepostChild(deps.orm.em, input.postId, input.outcome);
     },
   };
 }

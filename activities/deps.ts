@@ -1,6 +1,4 @@
 /** What activities may touch; created once per worker process. */
-import { RequestContext } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../domain/config.js';
@@ -18,7 +16,3 @@ export interface ActivityDeps {
   log: Logger;
 }
 
-/** The activity's entity manager: its RequestContext fork (worker/ormContext.ts), else a fork of its own. */
-export function activityEm(deps: Pick<ActivityDeps, 'orm'>): EntityManager {
-  return (RequestContext.getEntityManager(deps.orm.em.name) as EntityManager | undefined) ?? deps.orm.em.fork();
-}

@@ -13,7 +13,7 @@ import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
-import { activityEm, type ActivityDeps } from './deps.js';
+import type { ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
@@ -132,8 +132,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
     });
   }
 
-  async function account(workspaceId: string, integrationId: string): Promise<SocialAccount> {
-    const i = await publishingAccount(activityEm(deps), workspaceId, integrationId);
+  /** The integration (of the activity's workspace: the entity manager's filter) a step sends with. */
+  async function account(integrationId: string): Promise<SocialAccount> {
+    const i = await publishingAccount(deps.orm.em, integrationId);
     if (!i || i.status !== 'connected' || !i.credentialsEncrypted) {
       throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     }
@@ -154,13 +155,13 @@ export function createPublishingActivities(deps: ActivityDeps) {
     if (step.kind === 'reshare') {
       const par = await repostParent(pool, post.parent_post_id);
       if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
-      const acct = await account(input.workspaceId, post.provider_id);
+      const acct = await account(post.provider_id);
       if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
       return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
     }
     const rowProviderId = await scheduleRowProviderId(pool, step.scheduleId);
     if (!rowProviderId) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
-    const acct = await account(input.workspaceId, rowProviderId);
+    const acct = await account(rowProviderId);
     if (step.kind === 'main') {
       if (post.external_post) {
         const thread = parsePronetPostUrl(post.external_post_url ?? '');

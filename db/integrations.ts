@@ -11,21 +11,24 @@ import { Integration } from './social.js';
 
 export type IntegrationEntity = InferEntity<typeof Integration>;
 
-/** The provider of integration `id` if it is connected in the workspace, else null. */
-export async function connectedIntegrationProvider(em: EntityManager, workspaceId: string, id: string): Promise<Provider | null> {
-  const i = await em.findOne(Integration, { id, workspaceId, status: 'connected' }, { fields: ['provider'] });
+/**
+ * The provider of integration `id` if it is connected in the workspace, else null. The entity
+ * manager's `workspace` filter (db/tenancy.ts) scopes every read and write here to the workspace.
+ */
+export async function connectedIntegrationProvider(em: EntityManager, id: string): Promise<Provider | null> {
+  const i = await em.findOne(Integration, { id, status: 'connected' }, { fields: ['provider'] });
   return i?.provider ?? null;
 }
 
 /** The provider of each connected integration of the workspace among `ids`. */
-export async function connectedIntegrationProviders(em: EntityManager, workspaceId: string, ids: string[]): Promise<Map<string, Provider>> {
-  const rows = await em.find(Integration, { workspaceId, status: 'connected', id: { $in: ids } }, { fields: ['provider'] });
+export async function connectedIntegrationProviders(em: EntityManager, ids: string[]): Promise<Map<string, Provider>> {
+  const rows = await em.find(Integration, { status: 'connected', id: { $in: ids } }, { fields: ['provider'] });
   return new Map(rows.map((i) => [i.id, i.provider]));
 }
 
 /** The provider of an integration known to exist (a post's own account). */
-export async function integrationProvider(em: EntityManager, workspaceId: string, integrationId: string): Promise<Provider> {
-  const i = await em.findOneOrFail(Integration, { id: integrationId, workspaceId }, { fields: ['provider'] });
+export async function integrationProvider(em: EntityManager, integrationId: string): Promise<Provider> {
+  const i = await em.findOneOrFail(Integration, { id: integrationId }, { fields: ['provider'] });
   return i.provider;
 }
 
@@ -46,20 +49,20 @@ export async function insertIntegration(em: EntityManager, workspaceId: string, 
 }
 
 /** The connected integration of the workspace (`id` a lower-case uuid), or null. */
-export async function findConnectedIntegration(em: EntityManager, workspaceId: string, id: string): Promise<IntegrationEntity | null> {
-  return em.findOne(Integration, { id, workspaceId, status: 'connected' });
+export async function findConnectedIntegration(em: EntityManager, id: string): Promise<IntegrationEntity | null> {
+  return em.findOne(Integration, { id, status: 'connected' });
 }
 
 /** Marks the connected integration disconnected and erases its credentials; false when there was none. */
-export async function disconnectIntegration(em: EntityManager, workspaceId: string, id: string): Promise<boolean> {
+export async function disconnectIntegration(em: EntityManager, id: string): Promise<boolean> {
   // One conditional update: a concurrent disconnect of the same account answers 404 exactly once.
-  const n = await em.nativeUpdate(Integration, { id, workspaceId, status: 'connected' }, { status: 'disconnected', credentialsEncrypted: '' });
+  const n = await em.nativeUpdate(Integration, { id, status: 'connected' }, { status: 'disconnected', credentialsEncrypted: '' });
   return n > 0;
 }
 
 /** What a publish step needs of an integration of the workspace (credentials still encrypted), or null. */
-export async function publishingAccount(em: EntityManager, workspaceId: string, integrationId: string): Promise<IntegrationEntity | null> {
-  return em.findOne(Integration, { id: integrationId, workspaceId }, { populate: ['credentialsEncrypted'] });
+export async function publishingAccount(em: EntityManager, integrationId: string): Promise<IntegrationEntity | null> {
+  return em.findOne(Integration, { id: integrationId }, { populate: ['credentialsEncrypted'] });
 }
 
 // ---- The integrations list (POST /integrations/filter-integrations) ----

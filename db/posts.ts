@@ -11,15 +11,13 @@ import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { Post } from './social.js';
-
-/** The MikroORM filter that scopes workspace-owned entities (db/tenancy.ts once it lands). */
-const WORKSPACE_FILTER = 'workspace';
+import { acrossWorkspaces } from './tenancy.js';
 
 export type PostEntity = InferEntity<typeof Post>;
 
-/** A post of the workspace, or null. */
-export async function findPost(em: EntityManager, workspaceId: string, id: string): Promise<PostEntity | null> {
-  return em.findOne(Post, { id, workspaceId });
+/** A post of the workspace (the `workspace` filter), or null. */
+export async function findPost(em: EntityManager, id: string): Promise<PostEntity | null> {
+  return em.findOne(Post, { id });
 }
 
 /**
@@ -163,9 +161,9 @@ export async function markPostCancelled(db: Queryable, postId: string): Promise<
 }
 
 /** Deletes the post unless it is scheduled or publishing; returns the rows deleted. */
-export async function deleteUnscheduledPost(em: EntityManager, workspaceId: string, postId: string): Promise<number> {
+export async function deleteUnscheduledPost(em: EntityManager, postId: string): Promise<number> {
   // One conditional delete: a post scheduled meanwhile is kept (the caller answers 409).
-  return em.nativeDelete(Post, { id: postId, workspaceId, status: { $nin: ['scheduled', 'publishing'] } });
+  return em.nativeDelete(Post, { id: postId, status: { $nin: ['scheduled', 'publishing'] } });
 }
 
 /**
@@ -233,7 +231,7 @@ export async function dueRepostChildren(db: Queryable, parentPostId: string): Pr
 }
 
 /** The workflows address posts by the id they hold; the activity input carries no workspace. */
-const byWorkflowId = { filters: { [WORKSPACE_FILTER]: false } } as const;
+const byWorkflowId = acrossWorkspaces;
 
 /** Flips a due repost child `scheduled → publishing` once (a child already publishing is this chain's own earlier claim). */
 export async function claimRepostChild(em: EntityManager, postId: string): Promise<{ status: 'claimed' | 'cancelled' } | { status: 'not_due'; scheduledTime: string }> {

@@ -113,7 +113,7 @@ export const integrationRoutes = [
     responses: { 200: IntegrationResponse },
     errors: [401, 404, 500],
     handler: async ({ params, auth, em }) => {
-      const row = isUuid(params.id) ? await findConnectedIntegration(em, auth.workspaceId, params.id) : null;
+      const row = isUuid(params.id) ? await findConnectedIntegration(em, params.id) : null;
       if (!row) throw notFound('Integration', params.id);
       return { data: integrationJson(row) };
     },
@@ -129,7 +129,7 @@ export const integrationRoutes = [
     responses: { 200: IntegrationDeleted },
     errors: [401, 404, 500],
     handler: async ({ params, auth, em }) => {
-      const disconnected = isUuid(params.id) && (await disconnectIntegration(em, auth.workspaceId, params.id));
+      const disconnected = isUuid(params.id) && (await disconnectIntegration(em, params.id));
       if (!disconnected) throw notFound('Integration', params.id);
       return { data: { id: params.id, deleted: true as const } };
     },

@@ -45,7 +45,7 @@ import {
 
 /** The connected integration `id` of the workspace, or a 400 naming `path`. */
 async function connectedProvider(em: EntityManager, workspaceId: string, id: string, path: string): Promise<Provider> {
-  const provider = isUuid(id) ? await connectedIntegrationProvider(em, workspaceId, id.toLowerCase()) : null;
+  const provider = isUuid(id) ? await connectedIntegrationProvider(em, id.toLowerCase()) : null;
   if (!provider) throw invalidField(path, 'is not a connected integration of this workspace');
   return provider;
 }
@@ -64,7 +64,7 @@ async function checkMediaRefs(db: Queryable, workspaceId: string, p: { media?: M
 
 /** The post of the workspace (locked when `em` runs a transaction and `lock` is set), or 404. */
 async function loadPost(em: EntityManager, workspaceId: string, id: string, lock = false): Promise<PostEntity> {
-  const post = isUuid(id) ? await em.findOne(PostTable, { id: id.toLowerCase(), workspaceId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
+  const post = isUuid(id) ? await em.findOne(PostTable, { id: id.toLowerCase() }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
   if (!post) throw notFound('Post', id);
   return post;
 }
@@ -167,7 +167,7 @@ export const postRoutes = [
         if (!['draft', 'scheduled'].includes(parent.status)) {
           throw conflict(`Reposting can be configured on a draft or scheduled post; this one is ${parent.status}`, 'invalid_post_state');
         }
-        const parentKind = await integrationProvider(em, auth.workspaceId, parent.providerId);
+        const parentKind = await integrationProvider(em, parent.providerId);
         const seen = new Set<string>();
         for (const [i, t] of reposts.entries()) {
           const path = `/reposting/reposts/${i}/providerId`;
@@ -185,7 +185,7 @@ export const postRoutes = [
         else await cancelRepostChildren(tx, parent.id);
         return parent.id;
       });
-      return { data: postJson((await findPost(em.fork(), auth.workspaceId, parentId))!) };
+      return { data: postJson((await findPost(em.fork(), parentId))!) };
     },
   }),
 
@@ -261,7 +261,7 @@ export const postRoutes = [
         await unscheduleWaitingPublishes(deps, cancelled);
         return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
       }
-      if (!(await deleteUnscheduledPost(em, auth.workspaceId, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+      if (!(await deleteUnscheduledPost(em, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
       return { data: { id: post.id, deleted: true as const, status: 'deleted' as const } };
     },
   }),

@@ -68,7 +68,7 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
   const providerIds = [...new Set(body.posts.flatMap((p) => p.schedules.map((s) => s.providerId.toLowerCase())).filter(isUuid))];
   const [posts, kindById, live] = await Promise.all([
     postsForSchedule(db, workspaceId, postIds),
-    connectedIntegrationProviders(em, workspaceId, providerIds),
+    connectedIntegrationProviders(em, providerIds),
     livePublishRows(db, postIds),
   ]);
   const postById = new Map(posts.map((p) => [p.id, p]));
@@ -142,7 +142,7 @@ async function lockPostOr404(tx: Queryable, em: EntityManager, workspaceId: stri
 }
 
 /** The post as committed (a fresh fork: the request's identity map may hold an older copy). */
-const committedPost = async (em: EntityManager, workspaceId: string, id: string) => (await findPost(em.fork(), workspaceId, id))!;
+const committedPost = async (em: EntityManager, id: string) => (await findPost(em.fork(), id))!;
 
 export const publishingRoutes = [
   defineRoute({
@@ -187,7 +187,7 @@ export const publishingRoutes = [
       const thread = parsePronetPostUrl(body.externalPostUrl);
       if (!thread) throw invalidField('/externalPostUrl', 'is not a pronet post URL or URN (activity, ugcPost or share)');
       const providerId = body.providerId.toLowerCase();
-      const kind = isUuid(providerId) ? await connectedIntegrationProvider(em, auth.workspaceId, providerId) : null;
+      const kind = isUuid(providerId) ? await connectedIntegrationProvider(em, providerId) : null;
       if (!kind) throw invalidField('/providerId', 'is not a connected integration of this workspace');
       if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
       const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
@@ -199,7 +199,7 @@ export const publishingRoutes = [
         await insertExternalReplyDraft(tx, auth.workspaceId, id, providerId, body.content, body.externalPostUrl.trim());
         await schedule(tx, deps, auth.workspaceId, [{ postId: id, providerId, scheduledTime: new Date(body.scheduledTime), automation: {} }]);
       });
-      return { data: postJson(await committedPost(em, auth.workspaceId, id)) };
+      return { data: postJson(await committedPost(em, id)) };
     },
   }),
 
@@ -229,7 +229,7 @@ export const publishingRoutes = [
         return { post, cancelled };
       });
       await unscheduleWaitingPublishes(deps, cancelled);
-      return { data: postJson(await committedPost(em, auth.workspaceId, post.id)) };
+      return { data: postJson(await committedPost(em, post.id)) };
     },
   }),
 ];
