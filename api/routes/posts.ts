@@ -44,7 +44,7 @@ import {
 } from '../schemas/posts.js';
 
 /** The connected integration `id` of the workspace, or a 400 naming `path`. */
-async function connectedProvider(em: EntityManager, workspaceId: string, id: string, path: string): Promise<Provider> {
+async function connectedProvider(em: EntityManager, id: string, path: string): Promise<Provider> {
   const provider = isUuid(id) ? await connectedIntegrationProvider(em, id.toLowerCase()) : null;
   if (!provider) throw invalidField(path, 'is not a connected integration of this workspace');
   return provider;
@@ -89,7 +89,7 @@ export const postRoutes = [
     errors: [400, 401, 500],
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
-      await connectedProvider(em, auth.workspaceId, body.providerId, '/providerId');
+      await connectedProvider(em, body.providerId, '/providerId');
       await checkMediaRefs(deps.pool, auth.workspaceId, body);
       const post = await insertDraftPost(em, auth.workspaceId, { ...body, providerId: body.providerId.toLowerCase() });
       return { data: postJson(post) };
@@ -172,7 +172,7 @@ export const postRoutes = [
         for (const [i, t] of reposts.entries()) {
           const path = `/reposting/reposts/${i}/providerId`;
           const id = t.providerId.toLowerCase();
-          const kind = await connectedProvider(em, auth.workspaceId, id, path);
+          const kind = await connectedProvider(em, id, path);
           if (id === parent.providerId) throw invalidField(path, 'is the account that publishes the post itself');
           if (seen.has(id)) throw invalidField(path, 'is listed twice');
           if (!providerKindsCompatible(parentKind, kind)) throw invalidField(path, `is a ${kind} account and cannot reshare a ${parentKind} post`);
@@ -215,7 +215,7 @@ export const postRoutes = [
       const updated = await em.transactional(async (tx) => {
         const post = await loadPost(tx, auth.workspaceId, params.id, true);
         if (post.status !== 'draft') throw conflict(`Only drafts can be edited; this post is ${post.status}`, 'post_not_editable');
-        if (body.providerId !== undefined) await connectedProvider(tx, auth.workspaceId, body.providerId, '/providerId');
+        if (body.providerId !== undefined) await connectedProvider(tx, body.providerId, '/providerId');
         // Media rows are read on the pool: a plain read, as in the transaction (read committed).
         await checkMediaRefs(deps.pool, auth.workspaceId, body);
         return updateDraftPost(tx, post, {
