@@ -9,10 +9,13 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ingestContacts } from '../db/contactIngest.js';
 import { loadContactCatalog } from '../db/contactRead.js';
-import { dropStaged, readStaged } from '../db/contactStaging.js';
-import { ContactFileUnreadable, FILE_ROW_ERROR, stageFileSegment, type StageSegmentInput, type StageSegmentResult } from '../db/contactFile.js';
-import { mapRow, planFor, type ContactInput, type FieldMappingEntry } from '../domain/contactMapping.js';
+import { dropStaged, readMappedChunk, type RowError } from '../db/contactStaging.js';
+import { ContactFileUnreadable, stageFileSegment, type StageSegmentInput, type StageSegmentResult } from '../db/contactFile.js';
+import { findSource } from '../db/sources.js';
+import { planFor, type FieldMappingEntry } from '../domain/contactMapping.js';
 import type { ActivityDeps } from './deps.js';
+
+export type { RowError };
 
 export interface IngestChunkInput {
   workspaceId: string;
@@ -25,12 +28,6 @@ export interface IngestChunkInput {
   maxErrors: number;
   /** JSON pointer of the rows in errors (default `/contactsData`; `/contactsFile/rows` for a file). */
   rowPath?: string;
-}
-
-export interface RowError {
-  row: number;
-  path: string;
-  message: string;
 }
 
 export interface IngestChunkResult {
@@ -79,32 +76,11 @@ export function createContactActivities(deps: ActivityDeps) {
   };
 
   async function ingestChunk(input: IngestChunkInput): Promise<IngestChunkResult> {
-    const src = await deps.pool.query<{ source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } }>(
-      `select source_meta from sources where id = $1 and workspace_id = $2`,
-      [input.sourceId, input.workspaceId],
-    );
-    if (!src.rows[0]) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
+    const source = await findSource(deps.pool, input.workspaceId, input.sourceId);
+    if (!source) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
     const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
-    const plan = planFor(catalog, src.rows[0].source_meta?.config?.fieldMapping);
-    const inputs: ContactInput[] = [];
-    const errors: RowError[] = [];
-    let failed = 0;
-    const rowPath = input.rowPath ?? '/contactsData';
-    const rows = await readStaged(deps.pool, input.batchId, input.from, input.to, (row, seq) => {
-      // A malformed record of a contacts file, staged as its message.
-      const unreadable = row && typeof row === 'object' && Object.hasOwn(row, FILE_ROW_ERROR) ? (row as Record<string, string>)[FILE_ROW_ERROR] : undefined;
-      if (unreadable !== undefined) {
-        failed++;
-        if (errors.length < input.maxErrors) errors.push({ row: seq, path: `${rowPath}/${seq}`, message: unreadable });
-        return;
-      }
-      const m = mapRow(row, catalog, plan, `${rowPath}/${seq}`);
-      if (m.input) inputs.push(m.input);
-      else {
-        failed++;
-        for (const e of m.errors) if (errors.length < input.maxErrors) errors.push({ row: seq, path: e.path, message: e.message });
-      }
-    });
+    const plan = planFor(catalog, (source.source_meta as { config?: { fieldMapping?: FieldMappingEntry[] } }).config?.fieldMapping);
+    const { rows, inputs, failed, errors } = await readMappedChunk(deps.pool, { ...input, rowPath: input.rowPath ?? '/contactsData' }, catalog, plan);
     // Never a silent partial import: rows the stage no longer holds fail the job.
     if (rows !== input.to - input.from)
       throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, 'staged_rows_missing');

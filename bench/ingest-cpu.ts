@@ -1,11 +1,13 @@
 /**
- * CPU of the worker's side of a bulk upsert, without Temporal or the API: the 100,000 generated
- * rows of bench/bulk-upsert.ts, staged as JSON blocks, are read back, mapped and ingested in
- * chunks of 10,000 (two at a time, as the workflow does) in this process. Prints this process's
- * CPU time (user + system) and the database's per run: a steadier view than wall-clock rates of how
- * much the ingest path costs the worker.
+ * The worker's side of a bulk upsert, without Temporal or the API, phase by phase: the generated
+ * rows of bench/bulk-upsert.ts are staged as the API stages them, then each chunk is read back,
+ * mapped and ingested exactly as the `ingestStagedChunk` activity does (readMappedChunk +
+ * ingestContacts), two chunks at a time as the workflow runs them. Prints per run the wall time,
+ * this process's CPU and the database's, and where the time went (wall ms per phase, summed
+ * over both lanes); then the same for a re-send of the same rows (all updates), and plain COPY
+ * of the same rows (the anchor of bench/bulk-upsert.ts) measured in the same run.
  *
- *   npx tsx bench/ingest-cpu.ts [--rows 100000] [--repeat 3]
+ *   npx tsx bench/ingest-cpu.ts [--rows 100000] [--repeat 3] [--chunk 10000] [--lanes 2]
  *
  * Runs itself again with the worker's V8 flags (PROCESS_NODE_FLAGS) unless BENCH_NODE_FLAGS names others.
  */
@@ -16,10 +18,11 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createWorkspace } from '../db/workspaces.js';
 import { loadContactCatalog } from '../db/contactRead.js';
-import { ingestContacts } from '../db/contactIngest.js';
-import { mapRow, planFor, type ContactInput } from '../domain/contactMapping.js';
+import { ingestContacts, type PhaseTimes } from '../db/contactIngest.js';
+import { copyBlocks, readMappedChunk, STAGING_BLOCK } from '../db/contactStaging.js';
+import { planFor } from '../domain/contactMapping.js';
 import { PROCESS_NODE_FLAGS } from '../domain/config.js';
-import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say } from './lib.js';
+import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, plainCopyContacts, say } from './lib.js';
 
 if (!process.env.INGEST_CPU_CHILD) {
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
@@ -29,45 +32,82 @@ if (!process.env.INGEST_CPU_CHILD) {
   });
   process.exit(child.status ?? 1);
 }
-const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, repeat: { type: 'string', default: '3' } } });
+const { values: args } = parseArgs({
+  options: { rows: { type: 'string', default: '100000' }, repeat: { type: 'string', default: '3' }, chunk: { type: 'string', default: '10000' }, lanes: { type: 'string', default: '2' } },
+});
 const ROWS = Number(args.rows);
-const CHUNK = 10_000;
+const CHUNK = Number(args.chunk);
+const LANES = Number(args.lanes);
 const DB = 'bench_ingest_cpu';
-const pool = new pg.Pool({ connectionString: await freshDatabase(DB), max: 4 });
+const pool = new pg.Pool({ connectionString: await freshDatabase(DB), max: 2 * LANES + 2 });
 const ws = await createWorkspace(pool, { name: 'bench-ingest-cpu' });
-const blocks: string[] = [];
-for (let b = 0; b < ROWS; b += 1000) blocks.push(JSON.stringify(Array.from({ length: Math.min(1000, ROWS - b) }, (_, j) => bulkRow(b + j))));
 const sourceId = uuidv7();
 const catalog = await loadContactCatalog(pool, ws.workspaceId);
 const plan = planFor(catalog, BULK_MAPPING);
 
-async function chunk(from: number): Promise<void> {
-  const inputs: ContactInput[] = [];
-  for (let b = from / 1000; b < Math.min(ROWS, from + CHUNK) / 1000; b++) {
-    const rows = JSON.parse(blocks[b]!) as unknown[];
-    rows.forEach((r, j) => {
-      const m = mapRow(r, catalog, plan, `/contactsData/${b * 1000 + j}`);
-      if (!m.input) throw new Error(JSON.stringify(m.errors));
-      inputs.push(m.input);
-    });
-  }
-  await ingestContacts(pool, inputs, { workspaceId: ws.workspaceId, sourceId, mode: 'automated' });
+// Staged once, as the API stages a request's rows (the stage is read, never consumed, by a chunk).
+const batchId = uuidv7();
+const stageClient = await pool.connect();
+await copyBlocks(stageClient, batchId, (function* () {
+  for (let b = 0; b < ROWS; b += STAGING_BLOCK) yield { seq: b, data: JSON.stringify(Array.from({ length: Math.min(STAGING_BLOCK, ROWS - b) }, (_, j) => bulkRow(b + j))) };
+})());
+stageClient.release();
+
+interface Run {
+  ms: number;
+  cpu: Record<string, number>;
+  phases: PhaseTimes;
+  created: number;
+  updated: number;
 }
 
-const runs: { ms: number; cpu: Record<string, number> }[] = [];
-for (let run = 1; run <= Number(args.repeat); run++) {
-  await pool.query(`truncate contacts, contact_sources, companies`);
+/** Every staged row ingested, LANES chunks at a time, as the workflow's activities do. */
+async function ingestAll(): Promise<Run> {
+  const phases: PhaseTimes = {};
   const c0 = cpuByProcess({ bench: process.pid });
   const t0 = performance.now();
-  let next = 0;
-  const lane = async () => { while (next < ROWS) { const from = next; next += CHUNK; await chunk(from); } };
-  await Promise.all([lane(), lane()]);
+  let next = 0, created = 0, updated = 0;
+  const lane = async () => {
+    while (next < ROWS) {
+      const from = next;
+      next += CHUNK;
+      const chunk = await readMappedChunk(pool, { batchId, from, to: Math.min(from + CHUNK, ROWS), maxErrors: 500, rowPath: '/contactsData' }, catalog, plan, phases);
+      if (chunk.failed) throw new Error(JSON.stringify(chunk.errors[0]));
+      const r = await ingestContacts(pool, chunk.inputs, { workspaceId: ws.workspaceId, sourceId, mode: 'automated' }, phases);
+      created += r.created;
+      updated += r.updated;
+    }
+  };
+  await Promise.all(Array.from({ length: LANES }, lane));
   const ms = performance.now() - t0;
-  const cpu = cpuSpent(c0, cpuByProcess({ bench: process.pid }));
-  runs.push({ ms, cpu });
-  say(`run ${run}: ${Math.round(ms)} ms wall; CPU ms ${JSON.stringify(cpu)}`);
+  return { ms, cpu: cpuSpent(c0, cpuByProcess({ bench: process.pid })), phases, created, updated };
 }
+
+const rate = (ms: number) => Math.round((ROWS / ms) * 1000);
+const show = (r: Run) =>
+  `${Math.round(r.ms)} ms wall (${rate(r.ms)} rows/s), created ${r.created}, updated ${r.updated}; CPU ms ${JSON.stringify(r.cpu)}\n      phases (wall ms, both lanes): ${Object.entries(r.phases)
+    .map(([k, v]) => `${k} ${Math.round(v)}`)
+    .join(', ')}`;
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-console.log(`ingest of ${ROWS} rows: median wall ${Math.round(med(runs.map((r) => r.ms)))} ms; median CPU ms: this process ${med(runs.map((r) => r.cpu.bench!))}, postgres ${med(runs.map((r) => r.cpu.postgres!))}; peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (node flags: ${process.execArgv.filter((a) => a.startsWith('--max') || a.startsWith('--heap')).join(' ')})`);
+
+const runs: Run[] = [];
+for (let run = 1; run <= Number(args.repeat); run++) {
+  await pool.query(`truncate contacts, contact_sources, companies`);
+  runs.push(await ingestAll());
+  say(`run ${run}: ${show(runs.at(-1)!)}`);
+}
+const resend = await ingestAll();
+say(`re-send: ${show(resend)}`);
+
+// The anchor: plain COPY of the same rows' contact columns, into an empty table like the first loads.
+await pool.query(`truncate contacts, contact_sources, companies`);
+const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
+const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);
+
+const first = runs.find((r) => r.ms === med(runs.map((x) => x.ms)))!;
+console.log(`ingest of ${ROWS} rows (chunks of ${CHUNK}, ${LANES} lanes): median wall ${Math.round(first.ms)} ms (${rate(first.ms)} rows/s, ${(copyMs / first.ms).toFixed(2)}x COPY); median CPU ms: this process ${med(runs.map((r) => r.cpu.bench!))}, postgres ${med(runs.map((r) => r.cpu.postgres ?? 0))}`);
+console.log(`re-send (all updates): ${Math.round(resend.ms)} ms (${rate(resend.ms)} rows/s, ${(copyMs / resend.ms).toFixed(2)}x COPY); CPU ms this process ${resend.cpu.bench}, postgres ${resend.cpu.postgres ?? 0}`);
+console.log(`plain COPY of the same rows: ${Math.round(copyMs)} ms (${rate(copyMs)} rows/s)`);
+console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (node flags: ${process.execArgv.filter((a) => a.startsWith('--max') || a.startsWith('--heap')).join(' ')})`);
 await pool.end();
 await dropDatabase(DB);

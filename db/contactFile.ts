@@ -10,12 +10,9 @@
  */
 import type { Readable } from 'node:stream';
 import { csvRecords, csvRow, headerProblems, jsonLineRecords, type ContactFileFormat, type RawRecord } from '../domain/contactFile.js';
-import { copyBlocks, STAGING_BLOCK, type StagedBlock } from './contactStaging.js';
+import { copyBlocks, FILE_ROW_ERROR, STAGING_BLOCK, type StagedBlock } from './contactStaging.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-
-/** Key of a staged row that stands for a malformed record; its value is the message. */
-export const FILE_ROW_ERROR = '\u0000';
 
 /** A file that no longer reads as it did when the job was accepted. */
 export class ContactFileUnreadable extends Error {}

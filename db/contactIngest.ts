@@ -292,45 +292,94 @@ export async function logEmailWrite(client: PoolClient, workspaceId: string, ema
 }
 
 /**
+ * Milliseconds spent per phase of the ingest path, summed over batches (and lanes). Filled only
+ * when a caller passes one (the benchmarks); production code passes none.
+ */
+export type PhaseTimes = Record<string, number>;
+
+/** Runs `fn`, adding its wall time to `times[name]` when `times` is given. */
+export async function timed<T>(times: PhaseTimes | undefined, name: string, fn: () => Promise<T> | T): Promise<T> {
+  if (!times) return fn();
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    times[name] = (times[name] ?? 0) + performance.now() - t0;
+  }
+}
+
+/**
  * Ingests a batch: companies first, then the contacts optimistically, and on a conflict with a
  * concurrent ingest once more under the workspace's ingest lock (see the header).
  */
-export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions): Promise<IngestResult> {
+export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions, phases?: PhaseTimes): Promise<IngestResult> {
   if (inputs.length === 0) return { rows: [], created: 0, updated: 0, skipped: 0 };
-  const groups = groupRows(inputs);
-  await withTransaction(pool, (client) => upsertCompanies(client, opts.workspaceId, groups));
+  const groups = await timed(phases, 'grouping', () => groupRows(inputs));
+  await timed(phases, 'company upsert', () => withTransaction(pool, (client) => upsertCompanies(client, opts.workspaceId, groups)));
   // A batch redone starts again from its rows (the first pass changes its groups).
   const companyIds = groups.map((g) => g.companyId);
   const grouped = () => groupRows(inputs).map((g, i) => Object.assign(g, { companyId: companyIds[i] }));
   try {
-    return await withTransaction(pool, (client) => applyContacts(client, inputs.length, groups, opts, 'optimistic'));
+    return await withTransaction(pool, (client) => applyContacts(client, inputs.length, groups, opts, 'optimistic', phases));
   } catch (e) {
     if (!isConflict(e)) throw e;
+    if (phases) phases['redone batches'] = (phases['redone batches'] ?? 0) + 1;
   }
   // Under the lock a batch can still meet a deadlock with an optimistic ingest, or a unique
   // violation from a PATCH of a profile URL (which takes no lock).
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withTransaction(pool, (client) => applyContacts(client, inputs.length, grouped(), opts, 'locked'));
+      return await withTransaction(pool, (client) => applyContacts(client, inputs.length, grouped(), opts, 'locked', phases));
     } catch (e) {
       if (attempt >= 3 || !isConflict(e)) throw e;
     }
   }
 }
 
-async function applyContacts(client: PoolClient, size: number, groups: Group[], opts: IngestOptions, concurrency: 'optimistic' | 'locked'): Promise<IngestResult> {
-  const { workspaceId, sourceId } = opts;
-  const result: IngestResult = { rows: new Array(size), created: 0, updated: 0, skipped: 0 };
-  if (concurrency === 'locked') await ingestLock(client, workspaceId);
-  // Optimistic: what other ingests commit after this point is checked against the batch before it commits.
-  const since = concurrency === 'optimistic' ? await identityLogPosition(client, workspaceId) : null;
-  await ensureStage(client);
+/** The stored contacts a batch's identities reach, and the row keys its source already links. */
+interface Hits {
+  byPronet: Map<string, Hit>;
+  byEmail: Map<string, Hit[]>;
+  byRowKey: Map<string, Hit>;
+  knownRowKeys: Set<string>;
+  /** What the identity log records of this batch. */
+  identities: IdentityHashes;
+}
+type Hit = { id: string; pronet_key: string | null; status: string };
 
-  // --- identity lookups -------------------------------------------------------------------
+/**
+ * One transaction of a batch, phase by phase: look up the identities, match the groups to stored
+ * contacts, write the contacts, link them to the source, check and extend the identity log.
+ */
+async function applyContacts(client: PoolClient, size: number, groups: Group[], opts: IngestOptions, concurrency: 'optimistic' | 'locked', phases?: PhaseTimes): Promise<IngestResult> {
+  const { workspaceId, sourceId } = opts;
+  const since = await timed(phases, 'identity log', async () => {
+    if (concurrency === 'locked') await ingestLock(client, workspaceId);
+    // Optimistic: what other ingests commit after this point is checked against the batch before it commits.
+    return concurrency === 'optimistic' ? identityLogPosition(client, workspaceId) : null;
+  });
+  const hits = await timed(phases, 'identity look-ups', () => lookUpIdentities(client, workspaceId, sourceId, groups));
+  const matched = await timed(phases, 'matching', () => matchGroups(groups, hits, opts.mode));
+  const live = matched.filter((g) => !g.skip);
+  await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live, hits.knownRowKeys));
+  await timed(phases, 'source links', () => linkSources(client, sourceId, live, hits.knownRowKeys));
+  await timed(phases, 'identity log', async () => {
+    if (since) {
+      await ingestLock(client, workspaceId);
+      await checkIdentityLog(client, since, workspaceId, sourceId, hits.identities);
+    }
+    // Under the lock (held until commit): the identities this batch wrote, for the optimistic
+    // ingests that looked theirs up before it commits.
+    await logIdentities(client, workspaceId, sourceId, hits.identities);
+  });
+  return outcomes(size, matched);
+}
+
+/** Three indexed look-ups: stored contacts by profile key, by email, and the source's links of the row keys. */
+async function lookUpIdentities(client: PoolClient, workspaceId: string, sourceId: string, groups: Group[]): Promise<Hits> {
   const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
   const emails = [...new Set(groups.flatMap((g) => g.emails))];
   const rowKeys = groups.flatMap((g) => g.rowKeys);
-  type Hit = { id: string; pronet_key: string | null; status: string };
   const byPronetRes = pronetKeys.length
     ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, textArray(pronetKeys)])
     : null;
@@ -348,24 +397,35 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
      where cs.source_id = $1 and cs.row_key = any($2::text[])`,
     [sourceId, textArray(rowKeys)],
   );
-  // Row keys this source already has: their links are updated, the others plainly inserted.
-  const knownRowKeys = new Set(byRowKeyRes.rows.map((r) => r.row_key));
-  const hitByPronet = new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []);
-  const hitsByEmail = new Map<string, Hit[]>();
+  const byEmail = new Map<string, Hit[]>();
   for (const r of byEmailRes?.rows ?? []) {
-    const hits = hitsByEmail.get(r.email);
+    const hits = byEmail.get(r.email);
     if (hits) hits.push(r);
-    else hitsByEmail.set(r.email, [r]);
+    else byEmail.set(r.email, [r]);
   }
-  const hitByRowKey = new Map(byRowKeyRes.rows.filter((r) => r.id).map((r) => [r.row_key, r]));
-  const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
+  return {
+    byPronet: new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []),
+    byEmail,
+    byRowKey: new Map(byRowKeyRes.rows.filter((r) => r.id).map((r) => [r.row_key, r])),
+    // Row keys this source already has: their links are updated, the others plainly inserted.
+    knownRowKeys: new Set(byRowKeyRes.rows.map((r) => r.row_key)),
+    identities: { emails: packHashes(emails), rowKeys: packHashes(rowKeys) },
+  };
+}
 
+/**
+ * Gives each group its contact: the stored one its identities reach (groups reaching the same one
+ * merge) or a new id. Returns the groups left after merging; deleted contacts are skipped by an
+ * automated ingest.
+ */
+function matchGroups(groups: Group[], hits: Hits, mode: IngestMode): Group[] {
+  const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
   const newId = uuidv7Source(groups.length);
   const byContact = new Map<string, Group>();
   for (const g of groups) {
-    let hit: Hit | undefined = g.pronetKey ? hitByPronet.get(g.pronetKey) : undefined;
-    if (!hit) for (const e of g.emails) { hit = hitsByEmail.get(e)?.find((h) => fits(h, g)); if (hit) break; }
-    if (!hit) for (const k of g.rowKeys) { const h = hitByRowKey.get(k); if (fits(h, g)) { hit = h; break; } }
+    let hit: Hit | undefined = g.pronetKey ? hits.byPronet.get(g.pronetKey) : undefined;
+    if (!hit) for (const e of g.emails) { hit = hits.byEmail.get(e)?.find((h) => fits(h, g)); if (hit) break; }
+    if (!hit) for (const k of g.rowKeys) { const h = hits.byRowKey.get(k); if (fits(h, g)) { hit = h; break; } }
     if (!hit) {
       g.contactId = newId();
       g.isNew = true;
@@ -384,63 +444,69 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
     }
     g.contactId = hit.id;
     g.isNew = false;
-    if (hit.status === 'deleted' && opts.mode === 'automated') g.skip = true;
+    if (hit.status === 'deleted' && mode === 'automated') g.skip = true;
     byContact.set(hit.id, g);
   }
-  groups = groups.filter((g) => !g.mergedInto);
+  const matched = groups.filter((g) => !g.mergedInto);
   // A pronet key may move to a contact matched by email only when no other contact holds it.
-  for (const g of groups) if (g.pronetKey && !g.isNew && hitByPronet.get(g.pronetKey) && hitByPronet.get(g.pronetKey)!.id !== g.contactId) g.pronetKey = undefined;
-  const live = groups.filter((g) => !g.skip);
+  for (const g of matched) {
+    const holder = g.pronetKey && !g.isNew ? hits.byPronet.get(g.pronetKey) : undefined;
+    if (holder && holder.id !== g.contactId) g.pronetKey = undefined;
+  }
+  return matched;
+}
 
-  // --- apply ------------------------------------------------------------------------------
-  // New contacts and new source links are COPYed straight into their tables; matched contacts
-  // go through the stage table, from which UPDATEs merge them and re-point their links. Times
-  // are the database's now() (the columns' defaults): one clock, and no value to parse per row.
+/**
+ * New contacts are COPYed straight into `contacts`; matched ones go through the stage table, from
+ * which one UPDATE merges them. Times are the database's now() (the columns' defaults): one
+ * clock, and no value to parse per row.
+ */
+async function writeContacts(client: PoolClient, workspaceId: string, live: Group[], knownRowKeys: Set<string>): Promise<void> {
   const created = new CopyData();
-  const linked = new CopyData();
   const matched = new CopyData();
   // custom_fields is left to its default ('{}') when no new contact of the batch has any.
   const createdCustom = live.some((g) => g.isNew && g.customFields);
   for (const g of live) {
-    const [fresh, known] = splitRowKeys(g.rowKeys, knownRowKeys);
-    const origin = copyText(g.origin);
-    for (const k of fresh) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}`);
     const person = `${copyText(g.firstName)}\t${copyText(g.lastName)}\t${copyText(g.fullName)}\t${copyText(g.title)}\t${copyText(g.pronet)}\t${copyText(g.pronetKey)}\t${copyArray(g.emails)}\t${copyText(g.workEmail)}`;
     const customFields = g.customFields ? copyText(JSON.stringify(g.customFields)) : null;
     const companyId = copyText(g.companyId);
     if (g.isNew) created.push(`${g.contactId}\t${workspaceId}\t${person}\t${createdCustom ? `${customFields ?? '{}'}\t` : ''}${companyId}\t{${g.companyId ?? ''}}`);
-    else matched.push(`${g.contactId}\t${person}\t${customFields ?? '\\N'}\t${companyId}\t${origin}\t${copyArray(known)}`);
+    else matched.push(`${g.contactId}\t${person}\t${customFields ?? '\\N'}\t${companyId}\t${copyText(g.origin)}\t${copyArray(splitRowKeys(g.rowKeys, knownRowKeys)[1])}`);
   }
   await copyInto(client, `contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, ${createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids)`, created);
+  if (!matched.lines) return;
+  await ensureStage(client);
+  await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, known_row_keys)', matched);
+  // Only contacts whose stored values change are written (a re-sent row costs no update).
+  const sets = Object.entries(UPDATE_EXPRESSIONS);
+  await client.query(
+    `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = now()
+     from contact_ingest_stage s where c.id = s.contact_id
+       and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
+  );
+}
+
+/** Row keys new to the source are COPYed into `contact_sources`; known ones are re-pointed from the stage. */
+async function linkSources(client: PoolClient, sourceId: string, live: Group[], knownRowKeys: Set<string>): Promise<void> {
+  const linked = new CopyData();
+  for (const g of live) {
+    const origin = copyText(g.origin);
+    for (const k of splitRowKeys(g.rowKeys, knownRowKeys)[0]) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}`);
+  }
   await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin)', linked);
-  if (matched.lines) {
-    await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, known_row_keys)', matched);
-    // Only contacts whose stored values change are written (a re-sent row costs no update).
-    const sets = Object.entries(UPDATE_EXPRESSIONS);
+  // Known row keys of matched contacts wait in the stage writeContacts filled.
+  if (knownRowKeys.size && live.some((g) => !g.isNew))
     await client.query(
-      `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = now()
-       from contact_ingest_stage s where c.id = s.contact_id
-         and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
+      `update contact_sources cs set contact_id = s.contact_id, origin = coalesce(s.origin, cs.origin), last_seen = now()
+       from (select s.contact_id, s.origin, rk from contact_ingest_stage s cross join unnest(s.known_row_keys) rk) s
+       where cs.source_id = $1 and cs.row_key = s.rk`,
+      [sourceId],
     );
-    if (knownRowKeys.size)
-      await client.query(
-        `update contact_sources cs set contact_id = s.contact_id, origin = coalesce(s.origin, cs.origin), last_seen = now()
-         from (select s.contact_id, s.origin, rk from contact_ingest_stage s cross join unnest(s.known_row_keys) rk) s
-         where cs.source_id = $1 and cs.row_key = s.rk`,
-        [sourceId],
-      );
-  }
+}
 
-  const identities: IdentityHashes = { emails: packHashes(emails), rowKeys: packHashes(rowKeys) };
-  if (since) {
-    await ingestLock(client, workspaceId);
-    await checkIdentityLog(client, since, workspaceId, sourceId, identities);
-  }
-  // Under the lock (held until commit): the identities this batch wrote, for the optimistic
-  // ingests that looked theirs up before it commits.
-  await logIdentities(client, workspaceId, sourceId, identities);
-
-  // --- outcome per input ------------------------------------------------------------------
+/** One entry per input, in input order. */
+function outcomes(size: number, groups: Group[]): IngestResult {
+  const result: IngestResult = { rows: new Array(size), created: 0, updated: 0, skipped: 0 };
   for (const g of groups) {
     const action: IngestAction = g.skip ? 'skipped_deleted' : g.isNew ? 'created' : 'updated';
     if (action === 'created') result.created++;

@@ -11,8 +11,14 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Pool, PoolClient } from './pool.js';
+import { mapRow, type ContactInput, type MappingPlan } from '../domain/contactMapping.js';
+import type { ContactCatalog } from '../domain/contactCatalog.js';
+import { timed, type PhaseTimes } from './contactIngest.js';
 
 export const STAGING_BLOCK = 1000;
+
+/** Key of a staged row that stands for a malformed record of a contacts file; its value is the message. */
+export const FILE_ROW_ERROR = '\u0000';
 
 /**
  * Binary COPY: each block travels as its bytes, which the server stores without the per-byte
@@ -69,21 +75,68 @@ export interface StagedBlock {
   data: string;
 }
 
+/** A row that could not be mapped: its index in the request and the JSON pointer of the problem. */
+export interface RowError {
+  row: number;
+  path: string;
+  message: string;
+}
+
+export interface StagedChunk {
+  batchId: string;
+  /** Staged row range `from <= seq < to`. */
+  from: number;
+  to: number;
+  /** At most this many row errors are returned (the count is always exact). */
+  maxErrors: number;
+  /** JSON pointer of the rows in errors. */
+  rowPath: string;
+}
+
+export interface MappedChunk {
+  /** Staged rows found in the range. */
+  rows: number;
+  inputs: ContactInput[];
+  failed: number;
+  errors: RowError[];
+}
+
 /**
- * Calls `visit` with each staged row `from <= seq < to`, in order. Blocks are parsed one at a
- * time, so a block's raw rows are garbage before the next is parsed.
+ * Reads the staged rows of a chunk and maps them through the source's plan. Blocks are parsed
+ * one at a time, so a block's raw rows are garbage before the next is parsed.
  */
-export async function readStaged(pool: Pool, batchId: string, from: number, to: number, visit: (row: unknown, seq: number) => void): Promise<number> {
-  const r = await pool.query<{ seq: number; data: string }>(
-    `select seq, data from contact_ingest_staging where batch_id = $1 and seq > $2::int - $4::int and seq < $3 order by seq`,
-    [batchId, from, to, STAGING_BLOCK],
+export async function readMappedChunk(pool: Pool, chunk: StagedChunk, catalog: ContactCatalog, plan: MappingPlan, phases?: PhaseTimes): Promise<MappedChunk> {
+  const { batchId, from, to, maxErrors, rowPath } = chunk;
+  const r = await timed(phases, 'staging read', () =>
+    pool.query<{ seq: number; data: string }>(
+      `select seq, data from contact_ingest_staging where batch_id = $1 and seq > $2::int - $4::int and seq < $3 order by seq`,
+      [batchId, from, to, STAGING_BLOCK],
+    ),
   );
-  let count = 0;
+  const out: MappedChunk = { rows: 0, inputs: [], failed: 0, errors: [] };
   for (const block of r.rows) {
-    const rows = JSON.parse(block.data) as unknown[];
-    for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++, count++) visit(rows[i], block.seq + i);
+    const rows = await timed(phases, 'JSON parse', () => JSON.parse(block.data) as unknown[]);
+    await timed(phases, 'mapping', () => {
+      for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++, out.rows++) mapStagedRow(out, rows[i], block.seq + i);
+    });
   }
-  return count;
+  return out;
+
+  function mapStagedRow(out: MappedChunk, row: unknown, seq: number): void {
+    // A malformed record of a contacts file, staged as its message.
+    const unreadable = row && typeof row === 'object' && Object.hasOwn(row, FILE_ROW_ERROR) ? (row as Record<string, string>)[FILE_ROW_ERROR] : undefined;
+    if (unreadable !== undefined) {
+      out.failed++;
+      if (out.errors.length < maxErrors) out.errors.push({ row: seq, path: `${rowPath}/${seq}`, message: unreadable });
+      return;
+    }
+    const m = mapRow(row, catalog, plan, `${rowPath}/${seq}`);
+    if (m.input) out.inputs.push(m.input);
+    else {
+      out.failed++;
+      for (const e of m.errors) if (out.errors.length < maxErrors) out.errors.push({ row: seq, path: e.path, message: e.message });
+    }
+  }
 }
 
 export async function dropStaged(pool: Pool, batchId: string): Promise<void> {
