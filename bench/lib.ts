@@ -84,6 +84,35 @@ export function cpuByProcess(named: Record<string, number | undefined>): Record<
 }
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/**
+ * CPU ms so far (user + system) of each PostgreSQL backend serving database `db` (its process
+ * title names the database). A bench's database is its own, so these are its queries alone: on a
+ * shared machine a steadier measure of the database's work than every postgres process's CPU.
+ * Pools must keep their connections for the span measured (a backend that exits is not counted).
+ */
+export function databaseCpu(db: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(' ')[2] !== db) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) * (1000 / CLOCK_TICKS));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/** CPU ms the backends spent between two databaseCpu readings (backends new since `before` count from 0). */
+export function databaseCpuSpent(before: Map<string, number>, after: Map<string, number>): number {
+  let ms = 0;
+  for (const [pid, v] of after) ms += v - (before.get(pid) ?? 0);
+  return Math.round(ms);
+}
+
 /** `after - before` per group, rounded, groups below 50 ms left out. */
 export function cpuSpent(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};

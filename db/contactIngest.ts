@@ -11,12 +11,14 @@
  *   skipped) but is by an explicit single upsert (`mode: 'explicit'`).
  * - The company is upserted by normalised website domain, else by name, and linked as primary.
  *
- * Set-based: identities are looked up with three indexed queries per batch and resolved in
- * memory; new contacts and new source links are COPYed straight into their tables, matched
- * contacts into a temp table from which two UPDATE … FROM statements merge them.
+ * Set-based: identities are looked up with indexed queries per batch (each only for the rows
+ * the previous left unmatched) and resolved in memory; new contacts and new source links are
+ * COPYed straight into their tables, matched contacts into a temp table from which one
+ * UPDATE … FROM merges those that change; changed links are updated in one statement. A re-send
+ * of unchanged rows writes neither contacts nor links.
  *
- * Concurrency: companies are upserted first, in a short transaction of their own serialised per
- * workspace. The contacts are then written optimistically, without the workspace's ingest lock,
+ * Concurrency: companies are resolved first by a read without a lock, and upserted (only when
+ * one is new or changes) in a short transaction of their own serialised per workspace. The contacts are then written optimistically, without the workspace's ingest lock,
  * so two chunks of one import use both cores; just before commit, under the lock, the batch
  * reads the identity log (below) for emails or row keys that another ingest wrote since its
  * look-ups (profile keys and new row keys are guarded by unique indexes), and if there are any
@@ -31,7 +33,7 @@ import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { uuidv7Source } from '../domain/ids.js';
 import { packHashes, unpackHashes } from '../domain/hash53.js';
-import { withTransaction, type Pool, type PoolClient } from './pool.js';
+import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
 import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
 
 export type IngestMode = 'automated' | 'explicit';
@@ -137,31 +139,24 @@ async function ensureStage(client: PoolClient): Promise<void> {
     work_email text,
     custom_fields jsonb,
     company_id uuid,
-    origin text,
-    known_row_keys text[] not null
+    origin text
   ) on commit delete rows`);
 }
 
 /**
- * Runs the email probes with sequential scans off: the contacts table grows faster than its
- * statistics during an import, and without the nudge the planner may compare every email with
- * every contact instead of probing the GIN index once per email (`emails && $batch` degrades too).
+ * Runs `fn` with planner methods off for this transaction, then on again. A batch probes a few
+ * thousand keys into tables that grow faster than their statistics during an import: without the
+ * nudge the planner may compare every email with every contact instead of probing the GIN index
+ * once per email, or walk (merge join) or hash every contact of the workspace to update a chunk's
+ * rows instead of probing the primary key once per row.
  */
-async function withoutSeqScan<T>(client: PoolClient, fn: () => Promise<T>): Promise<T> {
-  await client.query('set local enable_seqscan = off');
+async function withPlanner<T>(client: PoolClient, off: ('seqscan' | 'mergejoin' | 'hashjoin')[], fn: () => Promise<T>): Promise<T> {
+  await client.query(off.map((m) => `set local enable_${m} = off`).join('; '));
   try {
     return await fn();
   } finally {
-    await client.query('set local enable_seqscan = on');
+    await client.query(off.map((m) => `set local enable_${m} = on`).join('; '));
   }
-}
-
-/** A group's row keys: [new to the source, already linked]. */
-function splitRowKeys(rowKeys: string[], known: Set<string>): [string[], string[]] {
-  if (!known.size) return [rowKeys, []];
-  const fresh: string[] = [], linked: string[] = [];
-  for (const k of rowKeys) (known.has(k) ? linked : fresh).push(k);
-  return [fresh, linked];
 }
 
 /** COPY text format: `\N` for null, backslash escapes. */
@@ -315,7 +310,7 @@ export async function timed<T>(times: PhaseTimes | undefined, name: string, fn: 
 export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions, phases?: PhaseTimes): Promise<IngestResult> {
   if (inputs.length === 0) return { rows: [], created: 0, updated: 0, skipped: 0 };
   const groups = await timed(phases, 'grouping', () => groupRows(inputs));
-  await timed(phases, 'company upsert', () => withTransaction(pool, (client) => upsertCompanies(client, opts.workspaceId, groups)));
+  await resolveOrUpsertCompanies(pool, opts.workspaceId, groups, phases);
   // A batch redone starts again from its rows (the first pass changes its groups).
   const companyIds = groups.map((g) => g.companyId);
   const grouped = () => groupRows(inputs).map((g, i) => Object.assign(g, { companyId: companyIds[i] }));
@@ -341,11 +336,23 @@ interface Hits {
   byPronet: Map<string, Hit>;
   byEmail: Map<string, Hit[]>;
   byRowKey: Map<string, Hit>;
-  knownRowKeys: Set<string>;
+  /** Row keys this source already links: their links are updated when they change, the others plainly inserted. */
+  links: Map<string, Link>;
   /** What the identity log records of this batch. */
   identities: IdentityHashes;
 }
 type Hit = { id: string; pronet_key: string | null; status: string };
+/** Whether stored contact `h` may be the group's person: no two different profile keys. */
+const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
+/** A stored source link; `stale` when its last_seen is older than LINK_SEEN_REFRESH. */
+type Link = { contactId: string; origin: string | null; stale: boolean };
+
+/**
+ * `contact_sources.last_seen` of a link a batch re-sends unchanged is refreshed only when it is
+ * older than this: re-sending the same rows writes no link (a link row write per re-sent row was
+ * most of a re-send's cost), and last_seen stays true to within a day.
+ */
+const LINK_SEEN_REFRESH = '1 day';
 
 /**
  * One transaction of a batch, phase by phase: look up the identities, match the groups to stored
@@ -361,8 +368,8 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   const hits = await timed(phases, 'identity look-ups', () => lookUpIdentities(client, workspaceId, sourceId, groups));
   const matched = await timed(phases, 'matching', () => matchGroups(groups, hits, opts.mode));
   const live = matched.filter((g) => !g.skip);
-  await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live, hits.knownRowKeys));
-  await timed(phases, 'source links', () => linkSources(client, sourceId, live, hits.knownRowKeys));
+  await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live));
+  await timed(phases, 'source links', () => linkSources(client, sourceId, live, hits.links));
   await timed(phases, 'identity log', async () => {
     if (since) {
       await ingestLock(client, workspaceId);
@@ -375,7 +382,12 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
   return outcomes(size, matched);
 }
 
-/** Three indexed look-ups: stored contacts by profile key, by email, and the source's links of the row keys. */
+/**
+ * Indexed look-ups in the order of precedence, each only for the groups the previous ones left
+ * unmatched: stored contacts by profile key; by email; the source's links of the row keys (all of
+ * them: every link is either inserted or checked) and the contacts behind the links that matter.
+ * A re-send finds every row by profile key and so probes no email and joins no link.
+ */
 async function lookUpIdentities(client: PoolClient, workspaceId: string, sourceId: string, groups: Group[]): Promise<Hits> {
   const pronetKeys = [...new Set(groups.map((g) => g.pronetKey).filter((x): x is string => !!x))];
   const emails = [...new Set(groups.flatMap((g) => g.emails))];
@@ -383,34 +395,40 @@ async function lookUpIdentities(client: PoolClient, workspaceId: string, sourceI
   const byPronetRes = pronetKeys.length
     ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, textArray(pronetKeys)])
     : null;
-  const byEmailRes = emails.length
-    ? await withoutSeqScan(client, () =>
+  const byPronet = new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []);
+  let unmatched = byPronet.size ? groups.filter((g) => !g.pronetKey || !byPronet.has(g.pronetKey)) : groups;
+  const probedEmails = unmatched === groups ? emails : [...new Set(unmatched.flatMap((g) => g.emails))];
+  const byEmailRes = probedEmails.length
+    ? await withPlanner(client, ['seqscan'], () =>
         client.query<Hit & { email: string }>(
           `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
            join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
-          [workspaceId, textArray(emails)],
+          [workspaceId, textArray(probedEmails)],
         ),
       )
     : null;
-  const byRowKeyRes = await client.query<Hit & { row_key: string }>(
-    `select cs.row_key, c.id, c.pronet_key, c.status from contact_sources cs left join contacts c on c.id = cs.contact_id
-     where cs.source_id = $1 and cs.row_key = any($2::text[])`,
-    [sourceId, textArray(rowKeys)],
-  );
   const byEmail = new Map<string, Hit[]>();
   for (const r of byEmailRes?.rows ?? []) {
     const hits = byEmail.get(r.email);
     if (hits) hits.push(r);
     else byEmail.set(r.email, [r]);
   }
-  return {
-    byPronet: new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []),
-    byEmail,
-    byRowKey: new Map(byRowKeyRes.rows.filter((r) => r.id).map((r) => [r.row_key, r])),
-    // Row keys this source already has: their links are updated, the others plainly inserted.
-    knownRowKeys: new Set(byRowKeyRes.rows.map((r) => r.row_key)),
-    identities: { emails: packHashes(emails), rowKeys: packHashes(rowKeys) },
-  };
+  const linkRes = await client.query<{ row_key: string; contact_id: string; origin: string | null; stale: boolean }>(
+    `select row_key, contact_id, origin, last_seen < now() - $3::interval as stale from contact_sources where source_id = $1 and row_key = any($2::text[])`,
+    [sourceId, textArray(rowKeys), LINK_SEEN_REFRESH],
+  );
+  const links = new Map(linkRes.rows.map((r) => [r.row_key, { contactId: r.contact_id, origin: r.origin, stale: r.stale }]));
+  // The contacts behind the links of groups that neither profile key nor email matched.
+  if (byEmail.size) unmatched = unmatched.filter((g) => !g.emails.some((e) => byEmail.get(e)?.some((h) => fits(h, g))));
+  const linkedIds = links.size ? [...new Set(unmatched.flatMap((g) => g.rowKeys.flatMap((k) => links.get(k)?.contactId ?? [])))] : [];
+  const linkedRes = linkedIds.length ? await client.query<Hit>(`select id, pronet_key, status from contacts where id = any($1::uuid[])`, [linkedIds]) : null;
+  const linked = new Map(linkedRes?.rows.map((r) => [r.id, r]) ?? []);
+  const byRowKey = new Map<string, Hit>();
+  for (const [k, l] of links) {
+    const hit = linked.get(l.contactId);
+    if (hit) byRowKey.set(k, hit);
+  }
+  return { byPronet, byEmail, byRowKey, links, identities: { emails: packHashes(emails), rowKeys: packHashes(rowKeys) } };
 }
 
 /**
@@ -419,7 +437,6 @@ async function lookUpIdentities(client: PoolClient, workspaceId: string, sourceI
  * automated ingest.
  */
 function matchGroups(groups: Group[], hits: Hits, mode: IngestMode): Group[] {
-  const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
   const newId = uuidv7Source(groups.length);
   const byContact = new Map<string, Group>();
   for (const g of groups) {
@@ -458,10 +475,11 @@ function matchGroups(groups: Group[], hits: Hits, mode: IngestMode): Group[] {
 
 /**
  * New contacts are COPYed straight into `contacts`; matched ones go through the stage table, from
- * which one UPDATE merges them. Times are the database's now() (the columns' defaults): one
- * clock, and no value to parse per row.
+ * which one UPDATE merges them, writing only the contacts whose stored values change (a re-sent
+ * row costs no write). Times are the database's now() (the columns' defaults): one clock, and no
+ * value to parse per row.
  */
-async function writeContacts(client: PoolClient, workspaceId: string, live: Group[], knownRowKeys: Set<string>): Promise<void> {
+async function writeContacts(client: PoolClient, workspaceId: string, live: Group[]): Promise<void> {
   const created = new CopyData();
   const matched = new CopyData();
   // custom_fields is left to its default ('{}') when no new contact of the batch has any.
@@ -471,36 +489,53 @@ async function writeContacts(client: PoolClient, workspaceId: string, live: Grou
     const customFields = g.customFields ? copyText(JSON.stringify(g.customFields)) : null;
     const companyId = copyText(g.companyId);
     if (g.isNew) created.push(`${g.contactId}\t${workspaceId}\t${person}\t${createdCustom ? `${customFields ?? '{}'}\t` : ''}${companyId}\t{${g.companyId ?? ''}}`);
-    else matched.push(`${g.contactId}\t${person}\t${customFields ?? '\\N'}\t${companyId}\t${copyText(g.origin)}\t${copyArray(splitRowKeys(g.rowKeys, knownRowKeys)[1])}`);
+    else matched.push(`${g.contactId}\t${person}\t${customFields ?? '\\N'}\t${companyId}`);
   }
   await copyInto(client, `contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, ${createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids)`, created);
   if (!matched.lines) return;
   await ensureStage(client);
-  await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id, origin, known_row_keys)', matched);
-  // Only contacts whose stored values change are written (a re-sent row costs no update).
+  await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id)', matched);
   const sets = Object.entries(UPDATE_EXPRESSIONS);
-  await client.query(
-    `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = now()
-     from contact_ingest_stage s where c.id = s.contact_id
-       and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
+  // Set-based merge of the stage: one statement whose SET and WHERE come from the column map above.
+  await withPlanner(client, ['mergejoin', 'hashjoin'], () =>
+    client.query(
+      `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = now()
+       from contact_ingest_stage s where c.id = s.contact_id
+         and (${sets.map(([col]) => `c.${col}`).join(', ')}) is distinct from (${sets.map(([, e]) => e).join(', ')})`,
+    ),
   );
 }
 
-/** Row keys new to the source are COPYed into `contact_sources`; known ones are re-pointed from the stage. */
-async function linkSources(client: PoolClient, sourceId: string, live: Group[], knownRowKeys: Set<string>): Promise<void> {
-  const linked = new CopyData();
+/**
+ * Row keys new to the source are COPYed into `contact_sources`. Known ones of matched contacts
+ * are updated only when the link changes (another contact, a new origin) or its last_seen is
+ * stale: a re-send of the same rows writes no link.
+ */
+async function linkSources(client: PoolClient, sourceId: string, live: Group[], links: Map<string, Link>): Promise<void> {
+  const fresh = new CopyData();
+  const changed: { rowKeys: string[]; contactIds: string[]; origins: (string | null)[] } = { rowKeys: [], contactIds: [], origins: [] };
   for (const g of live) {
     const origin = copyText(g.origin);
-    for (const k of splitRowKeys(g.rowKeys, knownRowKeys)[0]) linked.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}`);
+    for (const k of g.rowKeys) {
+      const link = links.get(k);
+      if (!link) fresh.push(`${sourceId}\t${copyText(k)}\t${g.contactId}\t${origin}`);
+      else if (!g.isNew && (link.contactId !== g.contactId || (g.origin !== null && g.origin !== link.origin) || link.stale)) {
+        changed.rowKeys.push(k);
+        changed.contactIds.push(g.contactId!);
+        changed.origins.push(g.origin);
+      }
+    }
   }
-  await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin)', linked);
-  // Known row keys of matched contacts wait in the stage writeContacts filled.
-  if (knownRowKeys.size && live.some((g) => !g.isNew))
-    await client.query(
-      `update contact_sources cs set contact_id = s.contact_id, origin = coalesce(s.origin, cs.origin), last_seen = now()
-       from (select s.contact_id, s.origin, rk from contact_ingest_stage s cross join unnest(s.known_row_keys) rk) s
-       where cs.source_id = $1 and cs.row_key = s.rk`,
-      [sourceId],
+  await copyInto(client, 'contact_sources (source_id, row_key, contact_id, origin)', fresh);
+  // Set-based: the changed links in one statement (the arrays travel as three parameters).
+  if (changed.rowKeys.length)
+    await withPlanner(client, ['mergejoin', 'hashjoin'], () =>
+      client.query(
+        `update contact_sources cs set contact_id = u.contact_id, origin = coalesce(u.origin, cs.origin), last_seen = now()
+         from unnest($2::text[], $3::uuid[], $4::text[]) u(row_key, contact_id, origin)
+         where cs.source_id = $1 and cs.row_key = u.row_key`,
+        [sourceId, textArray(changed.rowKeys), changed.contactIds, changed.origins],
+      ),
     );
 }
 
@@ -527,19 +562,55 @@ interface CompanyRow {
 
 const COMPANY_COLUMNS = ['company_key', 'company_domain', ...Object.values(COMPANY_INPUT_COLUMNS)] as const;
 
-/**
- * Resolves each group's company (by domain key, else name) and upserts the companies. Upserts of
- * one workspace are serialised (a lookup must see the companies a concurrent upsert creates).
- */
-async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
+/** The groups that name a company, with its identity. */
+function companiesOf(groups: Group[]): { g: Group; id: CompanyIdentity }[] {
   const withCompany: { g: Group; id: CompanyIdentity }[] = [];
   const identities = new CompanyIdentities();
   for (const g of groups) {
     const id = g.company && identities.of(g.company);
     if (id) withCompany.push({ g, id });
   }
+  return withCompany;
+}
+
+/**
+ * Resolves each group's company (by domain key, else name) and upserts the companies. Upserts of
+ * one workspace are serialised (a lookup must see the companies a concurrent upsert creates).
+ */
+async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
+  const withCompany = companiesOf(groups);
   if (!withCompany.length) return;
   await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
+  const writes = await resolveCompanies(client, workspaceId, withCompany);
+  if (writes) await writeCompanies(client, workspaceId, writes);
+}
+
+/**
+ * The companies of a batch without the lock, when none needs a write: most batches of an import
+ * repeat companies an earlier batch stored as they are, and then the ids read are those a locked
+ * read would give (a company found by its key stays that company), so they neither wait for
+ * another batch's upsert nor make it wait. Otherwise the locked upsert is done.
+ */
+async function resolveOrUpsertCompanies(pool: Pool, workspaceId: string, groups: Group[], phases?: PhaseTimes): Promise<void> {
+  const withCompany = companiesOf(groups);
+  if (!withCompany.length) return;
+  const writes = await timed(phases, 'company look-up', () => resolveCompanies(pool, workspaceId, withCompany));
+  if (writes) await timed(phases, 'company upsert', () => withTransaction(pool, (client) => upsertCompanies(client, workspaceId, groups)));
+}
+
+interface CompanyWrites {
+  ids: string[];
+  keys: string[];
+  names: (string | null)[];
+  websites: (string | null)[];
+  domains: (string | null)[];
+  industries: (string | null)[];
+  headcounts: (string | null)[];
+  pronets: (string | null)[];
+}
+
+/** Gives each group its company id (found or new); returns the companies to write, or null when none changes. */
+async function resolveCompanies(db: Queryable, workspaceId: string, withCompany: { g: Group; id: CompanyIdentity }[]): Promise<CompanyWrites | null> {
   const keys = new Set<string>();
   const names = new Set<string>();
   for (const { id } of withCompany) {
@@ -549,7 +620,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
       keys.add(id.nameKey!);
     }
   }
-  const found = await client.query<Omit<CompanyRow, 'stored'> & NonNullable<CompanyRow['stored']>>(
+  const found = await db.query<Omit<CompanyRow, 'stored'> & NonNullable<CompanyRow['stored']>>(
     `select id, lower(company_name) as lname, ${COMPANY_COLUMNS.join(', ')} from companies
      where workspace_id = $1 and (company_key = any($2::text[]) or lower(company_name) = any($3::text[]))
      order by created_at, id`,
@@ -582,8 +653,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
     if (!prev) upserts.set(row.id, { row, c: g.company! });
     else if (!sameFields(prev.c, g.company!)) prev.c = { ...prev.c, ...g.company };
   }
-  const ids: string[] = [], ks: string[] = [], nm: (string | null)[] = [], ws: (string | null)[] = [], dm: (string | null)[] = [],
-    ind: (string | null)[] = [], hc: (string | null)[] = [], pr: (string | null)[] = [];
+  const w: CompanyWrites = { ids: [], keys: [], names: [], websites: [], domains: [], industries: [], headcounts: [], pronets: [] };
   for (const [id, { row, c }] of upserts) {
     const key = row.company_key;
     const domain = key.startsWith('d:') ? key.slice(2) : null;
@@ -593,16 +663,20 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
       const same = (given: string | null | undefined, stored: string | null) => given === undefined || given === null || given === stored;
       if (st.company_key === key && same(domain, st.company_domain) && COMPANY_INPUT_FIELDS.every((f) => same(c[f], st[COMPANY_INPUT_COLUMNS[f]]))) continue;
     }
-    ids.push(id);
-    ks.push(key);
-    nm.push(c.companyName ?? null);
-    ws.push(c.companyWebsite ?? null);
-    dm.push(domain);
-    ind.push(c.companyIndustry ?? null);
-    hc.push(c.companyHeadcount ?? null);
-    pr.push(c.companyPronet ?? null);
+    w.ids.push(id);
+    w.keys.push(key);
+    w.names.push(c.companyName ?? null);
+    w.websites.push(c.companyWebsite ?? null);
+    w.domains.push(domain);
+    w.industries.push(c.companyIndustry ?? null);
+    w.headcounts.push(c.companyHeadcount ?? null);
+    w.pronets.push(c.companyPronet ?? null);
   }
-  if (!ids.length) return;
+  return w.ids.length ? w : null;
+}
+
+/** One set-based upsert of the companies (arrays as parameters); the caller holds the company lock. */
+async function writeCompanies(client: PoolClient, workspaceId: string, w: CompanyWrites): Promise<void> {
   const now = new Date();
   await client.query(
     `insert into companies (id, workspace_id, company_key, company_name, company_website, company_domain, company_industry, company_headcount, company_pronet, created_at, updated_at)
@@ -617,7 +691,7 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
        company_headcount = coalesce(excluded.company_headcount, companies.company_headcount),
        company_pronet = coalesce(excluded.company_pronet, companies.company_pronet),
        updated_at = excluded.updated_at`,
-    [workspaceId, ids, ks, nm, ws, dm, ind, hc, pr, now],
+    [workspaceId, w.ids, w.keys, w.names, w.websites, w.domains, w.industries, w.headcounts, w.pronets, now],
   );
 }
 
