@@ -1,8 +1,34 @@
 /** Every entity the ORM knows. Each endpoint group's entities live in their own file in db/. */
-import { Company, Contact, ContactSource, CustomFieldDefinition } from './contacts.js';
+import { Company, Contact, ContactIdentityLog, ContactIngestStaging, ContactSource, CustomFieldDefinition } from './contacts.js';
+import { DsCompany, DsPeopleTitle, DsPerson, DsPost } from './dataset.js';
 import { Segment } from './segments.js';
 import { Source } from './sources.js';
-import { Integration, MediaObject, Post, PostSchedule } from './social.js';
-import { ApiKey, CreditAccount, CreditTransaction, Job, Workspace } from './platform.js';
+import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './social.js';
+import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
-export const entities = [Workspace, ApiKey, CreditAccount, CreditTransaction, Job, Contact, Company, ContactSource, CustomFieldDefinition, Segment, Source, Integration, Post, PostSchedule, MediaObject];
+export const entities = [
+  Workspace,
+  ApiKey,
+  CreditAccount,
+  CreditTransaction,
+  Job,
+  IdempotencyRecord,
+  WebhookDelivery,
+  Contact,
+  Company,
+  ContactSource,
+  CustomFieldDefinition,
+  ContactIdentityLog,
+  ContactIngestStaging,
+  Segment,
+  Source,
+  Integration,
+  Post,
+  PostSchedule,
+  PublishAttempt,
+  MediaObject,
+  DsCompany,
+  DsPerson,
+  DsPeopleTitle,
+  DsPost,
+];

@@ -26,6 +26,11 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, po
     migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false, snapshotOnMigrate: false },
     // Entities are fetched inside a RequestContext (per request, per activity) or an explicit fork.
     allowGlobalContext: false,
+    // Relations between entities exist to declare the FKs (`mapToPk`: the property is the id); the
+    // workspace filter applies to each queried entity's own `workspace_id`, so joining a parent
+    // only to filter it again (the default) would cost a join per relation and add nothing.
+    filtersOnRelations: false,
+    autoJoinRefsForFilters: false,
     debug: false,
     pool: { min: 0, max: pool.max ?? 10, idleTimeoutMillis: 30_000 },
     driverOptions: {

@@ -1,6 +1,6 @@
 /**
  * Platform entities: workspaces, API keys, credits, jobs and the bookkeeping tables behind
- * idempotency, rate limiting and webhook deliveries.
+ * idempotency and webhook deliveries (Migration20261121000000_platform and later).
  */
 import { defineEntity, p } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
@@ -10,18 +10,39 @@ export type Plan = (typeof PLANS)[number];
 export const KEY_KINDS = ['workspace', 'user', 'session'] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
 
+/**
+ * `auth_changed` notifications (Migration20261124110000_auth_change_notify): API processes drop
+ * cached keys when a key or workspace row changes. The triggers share one function,
+ * `notify_auth_changed()`, created by the migration; declared here as raw DDL (`expression`), so
+ * the ORM neither drops them nor generates a function per trigger. The TRUNCATE triggers
+ * (`*_auth_truncated`) are not listed: PostgreSQL's `information_schema.triggers`, which the
+ * ORM's introspection reads, does not show TRUNCATE triggers, so they live in the migration only.
+ */
+const authChangedTrigger = (table: string) => ({
+  name: `${table}_auth_changed`,
+  timing: 'after' as const,
+  events: ['update' as const, 'delete' as const],
+  expression: `create trigger ${table}_auth_changed after update or delete on ${table} for each row execute function notify_auth_changed()`,
+});
+
 export const Workspace = defineEntity({
   name: 'Workspace',
   tableName: 'workspaces',
   properties: {
     id: p.uuid().primary(),
-    name: p.string(),
-    plan: p.string().$type<Plan>(),
+    name: p.text(),
+    plan: p.text().$type<Plan>(),
     /** Secret for Standard Webhooks signatures (`whsec_` + base64), stored encrypted (`db/secrets.ts`). */
-    webhookSecret: p.string(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    webhookSecret: p.text(),
+    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
   },
+  checks: [{ name: 'workspaces_plan_check', expression: `plan in ('free','pro','enterprise')` }],
+  triggers: [authChangedTrigger('workspaces')],
 });
+
+/** The workspace column of a workspace-owned table: `workspace_id uuid not null references workspaces(id) on delete cascade`. */
+export const workspaceId = (table: string) =>
+  p.manyToOne(Workspace).mapToPk().fieldName('workspace_id').deleteRule('cascade').foreignKeyName(`${table}_workspace_id_fkey`);
 
 export const ApiKey = defineEntity({
   name: 'ApiKey',
@@ -29,16 +50,18 @@ export const ApiKey = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid().index(),
-    kind: p.string().$type<KeyKind>(),
+    workspaceId: workspaceId('api_keys').index('api_keys_workspace_id_index'),
+    kind: p.text().$type<KeyKind>(),
     /** SHA-256 of the key; the key itself is shown once and never stored. */
-    keyHash: p.string().unique(),
-    prefix: p.string(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    keyHash: p.text().unique('api_keys_key_hash_key'),
+    prefix: p.text(),
+    createdAt: p.datetime().defaultRaw('now()'),
     revokedAt: p.datetime().nullable(),
     /** Session keys only (SESSION_KEY_TTL_SECONDS after creation); past it the key is a 401. */
     expiresAt: p.datetime().nullable(),
   },
+  checks: [{ name: 'api_keys_kind_check', expression: `kind in ('workspace','user','session')` }],
+  triggers: [authChangedTrigger('api_keys')],
 });
 
 export const CreditAccount = defineEntity({
@@ -46,10 +69,12 @@ export const CreditAccount = defineEntity({
   tableName: 'credit_accounts',
   filters: workspaceOwned,
   properties: {
-    workspaceId: p.uuid().primary(),
-    balance: p.bigint('number'),
-    updatedAt: p.datetime(),
+    // The primary key is the FK: no `on update cascade` (the ORM's default for one).
+    workspaceId: workspaceId('credit_accounts').primary().updateRule('no action'),
+    balance: p.bigint('number').defaultRaw('0'),
+    updatedAt: p.datetime().defaultRaw('now()'),
   },
+  checks: [{ name: 'credit_accounts_balance_check', expression: 'balance >= 0' }],
 });
 
 export const CreditTransaction = defineEntity({
@@ -58,19 +83,22 @@ export const CreditTransaction = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
+    workspaceId: workspaceId('credit_transactions'),
     /** Positive for grants, negative for debits. */
     amount: p.bigint('number'),
     balanceAfter: p.bigint('number'),
-    reason: p.string(),
+    reason: p.text(),
     /** Unique per workspace: the same debit key never charges twice. */
-    idempotencyKey: p.string(),
+    idempotencyKey: p.text(),
     jobId: p.uuid().nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
     /** `grant`, `debit`, `hold` or `release` (db/credits.ts). */
-    kind: p.string(),
-    createdAt: p.datetime(),
+    kind: p.text().$type<'grant' | 'debit' | 'hold' | 'release'>().default('debit'),
   },
+  uniques: [{ name: 'credit_transactions_workspace_id_idempotency_key_key', properties: ['workspaceId', 'idempotencyKey'] }],
+  indexes: [{ name: 'credit_transactions_ws_created', expression: 'create index credit_transactions_ws_created on credit_transactions(workspace_id, created_at desc, id desc)' }],
+  checks: [{ name: 'credit_transactions_kind', expression: `kind in ('grant','debit','hold','release')` }],
 });
 
 export const Job = defineEntity({
@@ -79,9 +107,54 @@ export const Job = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
-    type: p.string(),
-    workflowId: p.string().unique(),
-    createdAt: p.datetime(),
+    workspaceId: workspaceId('jobs'),
+    type: p.text(),
+    workflowId: p.text().unique('jobs_workflow_id_key'),
+    createdAt: p.datetime().defaultRaw('now()'),
   },
+  indexes: [{ name: 'jobs_ws_created', expression: 'create index jobs_ws_created on jobs(workspace_id, created_at desc)' }],
+});
+
+/** One `Idempotency-Key` of a workspace: claimed by the first request, completed with its response. */
+export const IdempotencyRecord = defineEntity({
+  name: 'IdempotencyRecord',
+  tableName: 'idempotency_records',
+  filters: workspaceOwned,
+  properties: {
+    workspaceId: workspaceId('idempotency_records').primary(),
+    idempotencyKey: p.text().primary(),
+    method: p.text(),
+    path: p.text(),
+    /** What the key is bound to (method, path, body or file hash). */
+    requestHash: p.text(),
+    /** The first response, once completed (null while the first request runs). */
+    status: p.integer().nullable(),
+    responseBody: p.json<unknown>().nullable(),
+    responseHeaders: p.json<Record<string, string>>().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    completedAt: p.datetime().nullable(),
+  },
+  indexes: [{ name: 'idempotency_records_created', properties: ['createdAt'] }],
+});
+
+/** One attempt to deliver a job webhook (`GET /jobs/{id}` lists them). */
+export const WebhookDelivery = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  filters: workspaceOwned,
+  properties: {
+    id: p.uuid().primary(),
+    workspaceId: workspaceId('webhook_deliveries'),
+    jobId: p.uuid(),
+    /** Standard Webhooks `webhook-id`: the same for every attempt of one event. */
+    messageId: p.text(),
+    attempt: p.integer(),
+    url: p.text(),
+    /** The receiver's status; null when no response came (`error` says why). */
+    statusCode: p.integer().nullable(),
+    error: p.text().nullable(),
+    durationMs: p.integer(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+  indexes: [{ name: 'webhook_deliveries_job', properties: ['jobId', 'createdAt'] }],
 });

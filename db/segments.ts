@@ -5,6 +5,7 @@
  */
 import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
+import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../domain/ids.js';
@@ -17,7 +18,7 @@ export const Segment = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
+    workspaceId: workspaceId('segments'),
     name: p.text(),
     isDefault: p.boolean().default(false),
     clonedFrom: p.uuid().nullable(),
@@ -29,9 +30,16 @@ export const Segment = defineEntity({
     /** Automation definitions; always copied on clone. */
     workflows: p.json<unknown[]>().default([] as never),
     savedViewTemplates: p.json<unknown[]>().default([] as never),
-    createdAt: p.datetime(),
-    updatedAt: p.datetime(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    updatedAt: p.datetime().defaultRaw('now()'),
   },
+  indexes: [
+    { name: 'segments_ws_id', properties: ['workspaceId', 'id'] },
+    { name: 'segments_name_trgm', expression: 'create index segments_name_trgm on segments using gin (name gin_trgm_ops)' },
+    { name: 'segments_sources_gin', properties: ['segmentSources'], type: 'gin' },
+  ],
+  // One default segment per workspace: concurrent `ensureDefaultSegment` calls converge on it.
+  uniques: [{ name: 'segments_one_default', expression: 'create unique index segments_one_default on segments(workspace_id) where is_default' }],
 });
 
 /**

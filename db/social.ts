@@ -5,6 +5,7 @@
  */
 import { defineEntity, p } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
+import { workspaceId } from './platform.js';
 import type {
   Article,
   Automation,
@@ -23,18 +24,25 @@ export const Integration = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
-    provider: p.string().$type<Provider>(),
-    name: p.string(),
-    externalAccountId: p.string(),
+    workspaceId: workspaceId('integrations'),
+    provider: p.text().$type<Provider>(),
+    name: p.text(),
+    externalAccountId: p.text(),
     /** AES-256-GCM blob from `encryptCredentials` (domain/credentials.ts); never leaves the server. */
     credentialsEncrypted: p.text().lazy(),
     /** Override of the network's API base URL (tests point it at a fake server). */
-    apiBaseUrl: p.string().nullable(),
-    status: p.string().$type<IntegrationStatus>(),
+    apiBaseUrl: p.text().nullable(),
+    status: p.text().$type<IntegrationStatus>().default('connected'),
     createdAt: p.datetime().defaultRaw('now()'),
   },
-  indexes: [{ properties: ['workspaceId', 'provider', 'createdAt'] }],
+  indexes: [
+    { name: 'integrations_ws_provider', properties: ['workspaceId', 'provider', 'createdAt', 'id'] },
+    { name: 'integrations_ws_created', properties: ['workspaceId', 'createdAt', 'id'] },
+  ],
+  checks: [
+    { name: 'integrations_provider_check', expression: `provider in ('microblog','pronet','pronetPage')` },
+    { name: 'integrations_status_check', expression: `status in ('connected','disconnected')` },
+  ],
 });
 
 export const Post = defineEntity({
@@ -43,38 +51,40 @@ export const Post = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
+    workspaceId: workspaceId('posts'),
     /** Integration id. */
-    providerId: p.uuid(),
-    status: p.string().$type<PostStatus>(),
+    providerId: p.manyToOne(Integration).mapToPk().fieldName('provider_id').foreignKeyName('posts_provider_id_fkey'),
+    status: p.text().$type<PostStatus>(),
     content: p.text(),
-    media: p.json<MediaRef[]>(),
-    articles: p.json<Article[]>(),
-    threadItems: p.json<ThreadItem[]>(),
-    automation: p.json<Automation>(),
+    media: p.json<MediaRef[]>().default([] as never),
+    articles: p.json<Article[]>().default([] as never),
+    threadItems: p.json<ThreadItem[]>().default([] as never),
+    automation: p.json<Automation>().defaultRaw(`'{}'`),
     /** True for a comment on someone else's post (external-linkedin-reply). */
-    externalPost: p.boolean(),
+    externalPost: p.boolean().default(false),
     externalPostUrl: p.text().nullable(),
-    /** Repost children point at the post they reshare. */
-    parentPostId: p.uuid().nullable(),
+    /** Repost children point at the post they reshare (`posts(id) on delete cascade`). */
+    parentPostId: () => p.manyToOne(Post).mapToPk().fieldName('parent_post_id').deleteRule('cascade').foreignKeyName('posts_parent_post_id_fkey').nullable(),
     repostDelaySecs: p.integer().nullable(),
     scheduledTime: p.datetime().nullable(),
     publishedAt: p.datetime().nullable(),
-    externalId: p.string().nullable(),
+    externalId: p.text().nullable(),
     externalUrl: p.text().nullable(),
     /** External ids of published thread items, in order. */
-    threadExternalIds: p.json<string[]>(),
+    threadExternalIds: p.json<string[]>().default([] as never),
     error: p.json<PostError>().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()'),
   },
   indexes: [
-    { properties: ['workspaceId', 'createdAt', 'id'] },
-    { properties: ['workspaceId', 'status', 'createdAt'] },
-    { properties: ['workspaceId', 'providerId', 'createdAt'] },
-    { properties: ['workspaceId', 'scheduledTime', 'id'] },
-    { properties: ['parentPostId'] },
+    { name: 'posts_ws_created', properties: ['workspaceId', 'createdAt', 'id'] },
+    { name: 'posts_ws_status', properties: ['workspaceId', 'status', 'createdAt', 'id'] },
+    { name: 'posts_ws_provider', properties: ['workspaceId', 'providerId', 'createdAt', 'id'] },
+    // Serves the scheduledTime sort (asc nulls last / backward: desc nulls first) and ranges.
+    { name: 'posts_ws_scheduled', properties: ['workspaceId', 'scheduledTime', 'id'] },
+    { name: 'posts_parent', properties: ['parentPostId'], where: 'parent_post_id is not null' },
   ],
+  checks: [{ name: 'posts_status_check', expression: `status in ('draft','scheduled','publishing','published','failed','cancelled')` }],
 });
 
 export const PostSchedule = defineEntity({
@@ -83,18 +93,39 @@ export const PostSchedule = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    postId: p.uuid(),
-    workspaceId: p.uuid(),
-    providerId: p.uuid(),
+    postId: p.manyToOne(Post).mapToPk().fieldName('post_id').deleteRule('cascade').foreignKeyName('post_schedules_post_id_fkey'),
+    workspaceId: workspaceId('post_schedules'),
+    providerId: p.manyToOne(Integration).mapToPk().fieldName('provider_id').foreignKeyName('post_schedules_provider_id_fkey'),
     scheduledTime: p.datetime(),
-    automation: p.json<Automation>(),
-    workflowId: p.string().unique(),
-    status: p.string().$type<ScheduleStatus>(),
+    automation: p.json<Automation>().defaultRaw(`'{}'`),
+    workflowId: p.text().unique('post_schedules_workflow_id_key'),
+    status: p.text().$type<ScheduleStatus>(),
     /** Row number within the post's schedules (workflow id `publish-<postId>-<n>`). */
     n: p.integer(),
-    createdAt: p.datetime(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    /** The bulk-schedule batch the row came from (null for a single schedule). */
+    batchId: p.uuid().nullable(),
+    externalId: p.text().nullable(),
+    externalUrl: p.text().nullable(),
+    publishedAt: p.datetime().nullable(),
+    /** External ids of published thread items, in order. */
+    threadExternalIds: p.json<string[]>().default([] as never),
+    error: p.json<PostError>().nullable(),
+    updatedAt: p.datetime().defaultRaw('now()'),
+    /** Set once the batch workflow started the row's publish workflow (it never starts it twice). */
+    dispatchedAt: p.datetime().nullable(),
   },
-  indexes: [{ properties: ['postId', 'n'] }, { properties: ['workspaceId', 'status', 'scheduledTime'] }],
+  uniques: [{ name: 'post_schedules_post_id_n_key', properties: ['postId', 'n'] }],
+  indexes: [
+    { name: 'post_schedules_post', properties: ['postId', 'n'] },
+    { name: 'post_schedules_ws_status', properties: ['workspaceId', 'status', 'scheduledTime'] },
+    {
+      name: 'post_schedules_batch_pending',
+      properties: ['batchId', 'scheduledTime'],
+      where: `batch_id is not null and status = 'scheduled' and dispatched_at is null`,
+    },
+  ],
+  checks: [{ name: 'post_schedules_status_check', expression: `status in ('scheduled','publishing','published','failed','cancelled')` }],
 });
 
 export const MediaObject = defineEntity({
@@ -103,14 +134,39 @@ export const MediaObject = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
+    workspaceId: workspaceId('media_objects'),
     /** Object name in the media bucket: `<workspaceId>/<uuidv7>.<ext>`. */
-    fileName: p.string().unique(),
-    contentType: p.string(),
+    fileName: p.text().unique('media_objects_file_name_key'),
+    contentType: p.text(),
     sizeBytes: p.bigint('number'),
     /** Chunks of a chunked upload are stored as-is and only become media once assembled. */
-    isChunk: p.boolean(),
-    createdAt: p.datetime(),
+    isChunk: p.boolean().default(false),
+    createdAt: p.datetime().defaultRaw('now()'),
   },
-  indexes: [{ properties: ['workspaceId', 'createdAt'] }],
+  indexes: [{ name: 'media_objects_ws_created', properties: ['workspaceId', 'createdAt'] }],
+});
+
+/**
+ * One remote create of a publish step (post, thread item, comment, reshare), recorded before it
+ * is sent: a retried activity that finds `sending` knows the outcome is unknown and looks the
+ * object up instead of sending it again; `ownerAttempt` lets a newer attempt take the step over.
+ */
+export const PublishAttempt = defineEntity({
+  name: 'PublishAttempt',
+  tableName: 'publish_attempts',
+  filters: workspaceOwned,
+  properties: {
+    stepKey: p.text().primary(),
+    workspaceId: workspaceId('publish_attempts'),
+    postId: p.manyToOne(Post).mapToPk().fieldName('post_id').deleteRule('cascade').foreignKeyName('publish_attempts_post_id_fkey'),
+    state: p.text().$type<'pending' | 'sending' | 'done' | 'failed'>(),
+    attempts: p.integer().default(0),
+    externalId: p.text().nullable(),
+    externalUrl: p.text().nullable(),
+    startedAt: p.datetime().defaultRaw('now()'),
+    updatedAt: p.datetime().defaultRaw('now()'),
+    ownerAttempt: p.integer().default(0),
+  },
+  indexes: [{ name: 'publish_attempts_post', properties: ['postId'] }],
+  checks: [{ name: 'publish_attempts_state_check', expression: `state in ('pending','sending','done','failed')` }],
 });

@@ -6,6 +6,7 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
@@ -29,20 +30,29 @@ export const Source = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: p.uuid(),
-    sourceType: p.string().$type<SourceType>(),
+    workspaceId: workspaceId('sources'),
+    sourceType: p.text().$type<SourceType>(),
     /** As given by the caller; null for keyword / job-posting sources. */
     sourceIdentifier: p.text().nullable(),
     /** Normalised identity of the source within its type (URL key, keyword, …). */
     normalisedIdentifier: p.text(),
-    sourceMeta: p.json<SourceMeta>().default({} as never),
+    sourceMeta: p.json<SourceMeta>().defaultRaw(`'{}'`),
     runFrequency: p.json<RunFrequency>().nullable(),
-    refreshStatus: p.string().$type<Exclude<RefreshStatus, null>>().nullable(),
+    refreshStatus: p.text().$type<Exclude<RefreshStatus, null>>().nullable(),
     /** Temporal Schedule id while a runFrequency is set. */
     scheduleId: p.text().nullable(),
-    createdAt: p.datetime(),
-    updatedAt: p.datetime(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    updatedAt: p.datetime().defaultRaw('now()'),
   },
+  uniques: [{ name: 'sources_workspace_id_source_type_normalised_identifier_key', properties: ['workspaceId', 'sourceType', 'normalisedIdentifier'] }],
+  indexes: [
+    { name: 'sources_ws_type_id', properties: ['workspaceId', 'sourceType', 'id'] },
+    { name: 'sources_ws_id', properties: ['workspaceId', 'id'] },
+  ],
+  checks: [
+    { name: 'sources_source_type_check', expression: `source_type in ('pronetInbound','pronetOutbound','pronetPost','pronetKeywordSearch','pronetJobPosting','importFromWebhook')` },
+    { name: 'sources_refresh_status_check', expression: `refresh_status in ('queued','running','succeeded','failed')` },
+  ],
 });
 
 /**

@@ -45,6 +45,7 @@ function valueFor(meta: EntityMetadata, prop: EntityProperty, workspaceId: strin
   const valid = VALID[meta.className];
   if (valid && Object.hasOwn(valid, prop.name)) return valid[prop.name];
   if (prop.nullable && !prop.primary) return null;
+  if (prop.autoincrement) return undefined;
   const column = (prop.columnTypes?.[0] ?? '').toLowerCase();
   if (column.endsWith('[]')) return [];
   if (column === 'uuid') return uuidv7();
@@ -52,6 +53,7 @@ function valueFor(meta: EntityMetadata, prop: EntityProperty, workspaceId: strin
   if (column === 'date') return '2026-01-01';
   if (column === 'jsonb' || column === 'json') return {};
   if (column === 'boolean') return false;
+  if (column === 'bytea') return Buffer.alloc(8);
   if (/^(int|integer|smallint|bigint|numeric|double|real)/.test(column)) return n;
   return `${meta.className}-${n}-${uuidv7()}`;
 }
@@ -91,7 +93,10 @@ describe('an entity-manager read of each workspace-owned entity', () => {
         if (meta.primaryKeys.length === 1 && meta.primaryKeys[0] === 'workspaceId') continue;
         for (const [i, workspaceId] of workspaces.entries()) {
           const row: Record<string, unknown> = {};
-          for (const prop of meta.props) if (prop.fieldNames?.length && prop.persist !== false) row[prop.name] = valueFor(meta, prop, workspaceId, i + 1);
+          for (const prop of meta.props) {
+            const value = prop.fieldNames?.length && prop.persist !== false ? valueFor(meta, prop, workspaceId, i + 1) : undefined;
+            if (value !== undefined) row[prop.name] = value;
+          }
           await tx.insert(meta.class, row as never);
         }
       }

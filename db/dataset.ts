@@ -1,0 +1,144 @@
+/**
+ * The global discovery dataset (DESIGN §6): companies, people, their distinct titles and posts.
+ * Not per workspace: no `workspace` filter, every workspace searches the same rows. Tables and
+ * the index plan: Migration20261121020000_dataset, …020100_dataset_search, …24140000_discovery_plans,
+ * …24150500_discovery_arrays.
+ * Expression indexes (`::numeric` casts for range filters, `lower()`, the seniority rank,
+ * `gin_trgm_ops`) are declared as raw DDL (`expression`); the ORM compares those by name only.
+ */
+import { defineEntity, p } from '@mikro-orm/core';
+
+const trgm = (table: string, name: string, column: string) => ({ name, expression: `create index ${name} on ${table} using gin (${column} gin_trgm_ops)` });
+const numeric = (table: string, name: string, column: string) => ({ name, expression: `create index ${name} on ${table}(((${column})::numeric))` });
+
+export const DsCompany = defineEntity({
+  name: 'DsCompany',
+  tableName: 'ds_companies',
+  properties: {
+    id: p.uuid().primary(),
+    companyPronetUrl: p.text().unique('ds_companies_company_pronet_url_key'),
+    companyName: p.text().nullable(),
+    companyWebsite: p.text().nullable(),
+    companyDomain: p.text().nullable(),
+    industry: p.text().nullable(),
+    sizeRange: p.text().nullable(),
+    employeeCount: p.integer().nullable(),
+    revenueMin: p.bigint('number').nullable(),
+    revenueMax: p.bigint('number').nullable(),
+    foundedYear: p.integer().nullable(),
+    hqCity: p.text().nullable(),
+    hqState: p.text().nullable(),
+    hqCountry: p.text().nullable(),
+    technologies: p.array().columnType('text[]').default([]),
+    verified: p.boolean().default(false),
+    updatedAt: p.datetime().defaultRaw('now()'),
+  },
+  indexes: [
+    { name: 'ds_companies_domain', properties: ['companyDomain'] },
+    { name: 'ds_companies_size_range', properties: ['sizeRange'] },
+    { name: 'ds_companies_industry', properties: ['industry', 'sizeRange'], include: ['id'] },
+    { name: 'ds_companies_technologies', properties: ['technologies'], type: 'gin' },
+    { name: 'ds_companies_hq_country', expression: 'create index ds_companies_hq_country on ds_companies(hq_country, ((employee_count)::numeric)) include (id, employee_count, technologies)' },
+    { name: 'ds_companies_lower_name', expression: 'create index ds_companies_lower_name on ds_companies(lower(company_name)) where verified' },
+    { name: 'ds_companies_verified_rank', expression: 'create index ds_companies_verified_rank on ds_companies(employee_count desc nulls last, id) where verified' },
+    numeric('ds_companies', 'ds_companies_employee_count_num', 'employee_count'),
+    numeric('ds_companies', 'ds_companies_revenue_min_num', 'revenue_min'),
+    numeric('ds_companies', 'ds_companies_revenue_max_num', 'revenue_max'),
+    numeric('ds_companies', 'ds_companies_founded_year_num', 'founded_year'),
+    trgm('ds_companies', 'ds_companies_name_trgm', 'company_name'),
+    trgm('ds_companies', 'ds_companies_website_trgm', 'company_website'),
+    trgm('ds_companies', 'ds_companies_industry_trgm', 'industry'),
+    trgm('ds_companies', 'ds_companies_hq_city_trgm', 'hq_city'),
+  ],
+});
+
+export const DsPerson = defineEntity({
+  name: 'DsPerson',
+  tableName: 'ds_people',
+  properties: {
+    id: p.uuid().primary(),
+    memberPronetUrl: p.text().unique('ds_people_member_pronet_url_key'),
+    memberFullName: p.text().nullable(),
+    memberFirstName: p.text().nullable(),
+    memberLastName: p.text().nullable(),
+    memberJobTitle: p.text().nullable(),
+    memberSeniority: p.text().nullable(),
+    memberHeadline: p.text().nullable(),
+    memberLocationCity: p.text().nullable(),
+    memberLocationCountry: p.text().nullable(),
+    memberSkills: p.array().columnType('text[]').default([]),
+    memberYearsExperience: p.integer().nullable(),
+    memberEmails: p.json<unknown[]>().default([] as never),
+    memberPhones: p.json<unknown[]>().default([] as never),
+    companyPronetUrl: p.text().nullable(),
+    companyId: p.manyToOne(DsCompany).mapToPk().fieldName('company_id').deleteRule('set null').foreignKeyName('ds_people_company_id_fkey').nullable().index('ds_people_company_id'),
+    verified: p.boolean().default(false),
+    updatedAt: p.datetime().defaultRaw('now()'),
+    // Copies of the company's columns, so person searches filter on one table.
+    companyIndustry: p.text().nullable(),
+    companySizeRange: p.text().nullable(),
+    companyEmployeeCount: p.integer().nullable(),
+    companyHqCountry: p.text().nullable(),
+    companyTechnologies: p.array().columnType('text[]').nullable(),
+  },
+  indexes: [
+    { name: 'ds_people_company_pronet_url', properties: ['companyPronetUrl'] },
+    { name: 'ds_people_company_size_range', properties: ['companySizeRange'] },
+    { name: 'ds_people_skills', properties: ['memberSkills'], type: 'gin' },
+    { name: 'ds_people_company_hq_country', properties: ['companyHqCountry', 'memberSeniority'], include: ['id', 'companyId'] },
+    { name: 'ds_people_company_industry', properties: ['companyIndustry', 'memberSeniority'], include: ['id', 'companyId', 'memberLocationCountry'] },
+    {
+      name: 'ds_people_seniority',
+      properties: ['memberSeniority', 'memberLocationCountry'],
+      include: ['id', 'companyId', 'companyIndustry', 'companySizeRange', 'companyEmployeeCount', 'companyHqCountry', 'verified', 'companyTechnologies'],
+    },
+    {
+      name: 'ds_people_title',
+      properties: ['memberJobTitle', 'memberLocationCountry'],
+      include: ['id', 'companyId', 'memberSeniority', 'memberYearsExperience', 'companyIndustry', 'companySizeRange', 'companyEmployeeCount', 'companyHqCountry', 'verified'],
+    },
+    {
+      name: 'ds_people_country_years',
+      expression:
+        'create index ds_people_country_years on ds_people(member_location_country, ((member_years_experience)::numeric)) include (id, company_id, member_seniority, member_years_experience, member_skills)',
+    },
+    {
+      name: 'ds_people_verified_rank',
+      expression: `create index ds_people_verified_rank on ds_people((case member_seniority when 'Owner' then 0 when 'CXO' then 1 when 'VP' then 2 when 'Director' then 3 when 'Manager' then 4 when 'Senior' then 5 when 'Entry' then 6 when 'Intern' then 7 else 8 end), member_years_experience desc nulls last, id) where verified`,
+    },
+    numeric('ds_people', 'ds_people_years_num', 'member_years_experience'),
+    numeric('ds_people', 'ds_people_company_employee_count_num', 'company_employee_count'),
+    trgm('ds_people', 'ds_people_full_name_trgm', 'member_full_name'),
+    { name: 'ds_people_full_name_lower', expression: 'create index ds_people_full_name_lower on ds_people(lower(member_full_name) text_pattern_ops, member_location_country)' },
+  ],
+});
+
+/** Distinct job titles of `ds_people` (title suggestions, trigram-searched). */
+export const DsPeopleTitle = defineEntity({
+  name: 'DsPeopleTitle',
+  tableName: 'ds_people_titles',
+  properties: {
+    title: p.text().primary(),
+  },
+  indexes: [trgm('ds_people_titles', 'ds_people_titles_trgm', 'title')],
+});
+
+export const DsPost = defineEntity({
+  name: 'DsPost',
+  tableName: 'ds_posts',
+  properties: {
+    id: p.uuid().primary(),
+    memberPronetUrl: p.text(),
+    postUrl: p.text().nullable().unique('ds_posts_post_url_key'),
+    text: p.text().nullable(),
+    postedAt: p.datetime().nullable(),
+    likes: p.integer().nullable(),
+    comments: p.integer().nullable(),
+    interactionType: p.text().nullable(),
+    authorPronetUrl: p.text().nullable(),
+  },
+  indexes: [
+    { name: 'ds_posts_author', properties: ['authorPronetUrl'] },
+    { name: 'ds_posts_member', columns: [{ name: 'member_pronet_url' }, { name: 'posted_at', sort: 'DESC' }] },
+  ],
+});
