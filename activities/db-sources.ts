@@ -125,10 +125,10 @@ export function createSourceActivities(deps: ActivityDeps) {
   return {
     /** Marks the pull running, attaches the segment and fixes the window of the pull. */
     async beginSourcePull(input: BeginSourcePullInput): Promise<BeginSourcePullResult> {
-      const src = await markSourcePullRunning(deps.pool, input.workspaceId, input.sourceId);
+      const src = await markSourcePullRunning(deps.orm.em, input.sourceId);
       if (!src) throw ApplicationFailure.create({ type: 'source_not_found', message: `Source ${input.sourceId} no longer exists`, nonRetryable: true });
-      if (!isListeningSourceType(src.source_type)) {
-        throw ApplicationFailure.create({ type: 'source_not_pullable', message: `${src.source_type} sources have no audience to pull`, nonRetryable: true });
+      if (!isListeningSourceType(src.sourceType)) {
+        throw ApplicationFailure.create({ type: 'source_not_pullable', message: `${src.sourceType} sources have no audience to pull`, nonRetryable: true });
       }
       if (input.segmentId && !(await attachSourceToSegment(deps.pool, input.workspaceId, input.segmentId, input.sourceId))) {
         throw ApplicationFailure.create({ type: 'segment_not_found', message: `Segment ${input.segmentId} no longer exists`, nonRetryable: true });
@@ -138,9 +138,9 @@ export function createSourceActivities(deps: ActivityDeps) {
       return {
         provider,
         query: {
-          sourceType: src.source_type as ListeningSourceType,
-          sourceIdentifier: src.source_identifier,
-          sourceMeta: src.source_meta ?? {},
+          sourceType: src.sourceType as ListeningSourceType,
+          sourceIdentifier: src.sourceIdentifier ?? null,
+          sourceMeta: src.sourceMeta ?? {},
           since: window.since,
           until: window.until,
         },
@@ -172,7 +172,7 @@ export function createSourceActivities(deps: ActivityDeps) {
     },
 
     async finishSourcePull(input: { workspaceId: string; sourceId: string; status: 'succeeded' | 'failed' }): Promise<void> {
-      await setSourcePullOutcome(deps.pool, input.workspaceId, input.sourceId, input.status);
+      await setSourcePullOutcome(deps.orm.em, input.sourceId, input.status);
     },
 
     /**
@@ -180,9 +180,9 @@ export function createSourceActivities(deps: ActivityDeps) {
      * the source is gone or no longer periodic (the run is then skipped).
      */
     async scheduledPullSettings(input: { workspaceId: string; sourceId: string }): Promise<{ numberOfPastDaysToSync: number } | null> {
-      const src = await findSource(deps.pool, input.workspaceId, input.sourceId);
-      if (!src || !src.run_frequency || !isListeningSourceType(src.source_type)) return null;
-      const days = Number(src.run_frequency.numberOfPastDaysToSync ?? 1);
+      const src = await findSource(deps.orm.em, input.sourceId);
+      if (!src || !src.runFrequency || !isListeningSourceType(src.sourceType)) return null;
+      const days = Number(src.runFrequency.numberOfPastDaysToSync ?? 1);
       return { numberOfPastDaysToSync: Number.isFinite(days) && days > 0 ? days : 1 };
     },
 

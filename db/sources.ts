@@ -3,7 +3,7 @@
  * unique (workspace_id, source_type, normalised_identifier) so that a repeated type + identifier
  * resolves to the existing source (Migration20261121010000_contacts).
  */
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { workspaceId } from './platform.js';
@@ -62,6 +62,7 @@ export const Source = defineEntity({
  */
 export async function learnSourceDisplay(db: Queryable, workspaceId: string, sourceId: string, subject: { name?: string | null; profileImageUrl?: string | null }): Promise<void> {
   if (!subject.name && !subject.profileImageUrl) return;
+  // Raw SQL: conditional jsonb merges decided by the stored meta, in one statement.
   await db.query(
     `update sources set source_meta = source_meta
        || case when $3::text is not null and (coalesce(source_meta->>'socialName', '') = '' or source_meta->>'socialName' = source_meta->>'socialHandle')
@@ -73,8 +74,11 @@ export async function learnSourceDisplay(db: Queryable, workspaceId: string, sou
   );
 }
 
-// --- Statements of the sources API (api/routes/sources.ts) ---
+// --- Sources API (api/routes/sources.ts) and source pulls (activities/db-sources.ts) ---
 
+export type SourceEntity = InferEntity<typeof Source>;
+
+/** A row of the raw statements below (snake_case columns as PostgreSQL returns them). */
 export interface SourceRow extends Record<string, unknown> {
   id: string;
   workspace_id: string;
@@ -86,15 +90,21 @@ export interface SourceRow extends Record<string, unknown> {
   refresh_status: Exclude<RefreshStatus, null> | null;
   schedule_id: string | null;
   created_at: Date;
+  updated_at: Date;
 }
 
-const COLUMNS = 'id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, schedule_id, created_at';
+const COLUMNS =
+  'id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, schedule_id, created_at, updated_at';
 const S_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
 
-/** The source of the workspace, or null (`id` must be a UUID). */
-export async function findSource(db: Queryable, workspaceId: string, id: string): Promise<SourceRow | null> {
-  const r = await db.query<SourceRow>(`select ${COLUMNS} from sources where id = $1 and workspace_id = $2`, [id, workspaceId]);
-  return r.rows[0] ?? null;
+/** A row of a raw statement as the managed entity (merged into the context's identity map). */
+export function sourceOfRow(em: EntityManager, row: SourceRow): SourceEntity {
+  return em.map(Source, row as never);
+}
+
+/** The source of the context's workspace (the `workspace` filter), or null (`id` must be a UUID). */
+export async function findSource(em: EntityManager, id: string): Promise<SourceEntity | null> {
+  return em.findOne(Source, { id });
 }
 
 /** Which of `ids` (lower-case uuids) are sources of the context's workspace. */
@@ -104,11 +114,10 @@ export async function existingSourceIds(em: EntityManager, ids: string[]): Promi
   return new Set(found.map((x) => x.id));
 }
 
-/** The sources of the workspace among `ids` (UUIDs), in no particular order. */
-export async function findSourcesByIds(db: Queryable, workspaceId: string, ids: string[]): Promise<SourceRow[]> {
+/** The sources of the context's workspace among `ids` (UUIDs), in no particular order. */
+export async function findSourcesByIds(em: EntityManager, ids: string[]): Promise<SourceEntity[]> {
   if (!ids.length) return [];
-  const r = await db.query<SourceRow>(`select ${COLUMNS} from sources where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids]);
-  return r.rows;
+  return em.find(Source, { id: { $in: ids } });
 }
 
 export interface NewSource {
@@ -118,7 +127,11 @@ export interface NewSource {
   identityKey: string | null;
 }
 
-/** Inserts the source unless the workspace has the same one; returns the row and whether it is new. */
+/**
+ * Inserts the source unless the workspace has the same one; returns the row and whether it is new.
+ * Raw SQL: the merge of an existing source's meta (`excluded || existing || sent`) and the
+ * `xmax = 0` created flag are PostgreSQL expressions em.upsert cannot state.
+ */
 export async function insertOrFindSource(
   q: Queryable,
   workspaceId: string,
@@ -139,7 +152,10 @@ export async function insertOrFindSource(
      returning ${COLUMNS}, (xmax = 0) as inserted`,
     [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta), ...(given ? [JSON.stringify(given)] : [])],
   );
-  if (r.rows[0]) return { row: r.rows[0], created: r.rows[0].inserted };
+  if (r.rows[0]) {
+    const { inserted, ...row } = r.rows[0];
+    return { row: row as SourceRow, created: inserted };
+  }
   const existing = await q.query<SourceRow>(
     `select ${COLUMNS} from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3`,
     [workspaceId, s.sourceType, key],
@@ -170,50 +186,40 @@ export async function upsertSources(
 }
 
 /** Whether another source of the workspace has this type and normalised identifier. */
-export async function sourceIdentityTaken(db: Queryable, row: SourceRow, normalisedIdentifier: string): Promise<boolean> {
-  const clash = await db.query(
-    `select 1 from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3 and id <> $4`,
-    [row.workspace_id, row.source_type, normalisedIdentifier, row.id],
-  );
-  return !!clash.rowCount;
+export async function sourceIdentityTaken(em: EntityManager, source: SourceEntity, normalisedIdentifier: string): Promise<boolean> {
+  return (await em.count(Source, { sourceType: source.sourceType, normalisedIdentifier, id: { $ne: source.id } })) > 0;
 }
 
 /**
  * Updates a source; undefined properties are left as they are (`runFrequency` and `scheduleId`
- * change together). Null if the source no longer exists; a unique violation (23505) propagates.
+ * change together). A unique violation (identity taken meanwhile) propagates as
+ * UniqueConstraintViolationException.
  */
 export async function updateSource(
-  db: Queryable,
-  row: SourceRow,
+  em: EntityManager,
+  source: SourceEntity,
   c: { sourceMeta?: Record<string, unknown>; normalisedIdentifier?: string; runFrequency?: RunFrequency | null; scheduleId: string | null },
-): Promise<SourceRow | null> {
-  const r = await db.query<SourceRow>(
-    `update sources set
-        source_meta = coalesce($3::jsonb, source_meta),
-        normalised_identifier = coalesce($4, normalised_identifier),
-        run_frequency = case when $5::boolean then $6::jsonb else run_frequency end,
-        schedule_id = case when $5::boolean then $7 else schedule_id end,
-        updated_at = now()
-      where id = $1 and workspace_id = $2
-      returning ${COLUMNS}`,
-    [
-      row.id,
-      row.workspace_id,
-      c.sourceMeta === undefined ? null : JSON.stringify(c.sourceMeta),
-      c.normalisedIdentifier ?? null,
-      c.runFrequency !== undefined,
-      c.runFrequency ? JSON.stringify(c.runFrequency) : null,
-      c.scheduleId,
-    ],
-  );
-  return r.rows[0] ?? null;
+): Promise<SourceEntity> {
+  em.assign(source, {
+    ...(c.sourceMeta !== undefined ? { sourceMeta: c.sourceMeta } : {}),
+    ...(c.normalisedIdentifier !== undefined ? { normalisedIdentifier: c.normalisedIdentifier } : {}),
+    ...(c.runFrequency !== undefined ? { runFrequency: c.runFrequency, scheduleId: c.scheduleId } : {}),
+    updatedAt: new Date(),
+  });
+  await em.flush();
+  return source;
 }
 
-/** One page of the sources of one type: `filter` and `keyset` are compiled SQL over alias `s`, parameters in `args` (`countArgs`: those of `filter`), the limit the last of `args`. */
+/**
+ * One page of the sources of one type: `filter` and `keyset` are compiled SQL over alias `s`,
+ * parameters in `args` (`countArgs`: those of `filter`), the limit the last of `args`. Raw SQL:
+ * the filter comes from the condition compiler (domain/conditions.ts).
+ */
 export async function selectSourcePage(
+  em: EntityManager,
   db: Queryable,
   q: { filter: string; keyset: string; descending: boolean; args: unknown[]; countArgs: unknown[] },
-): Promise<{ rows: SourceRow[]; total: number }> {
+): Promise<{ rows: SourceEntity[]; total: number }> {
   const [rows, count] = await Promise.all([
     db.query<SourceRow>(
       `select ${S_COLUMNS} from sources s where ${q.filter}${q.keyset} order by s.id ${q.descending ? 'desc' : 'asc'} limit $${q.args.length}`,
@@ -221,50 +227,44 @@ export async function selectSourcePage(
     ),
     db.query<{ n: number }>(`select count(*)::int as n from sources s where ${q.filter}`, q.countArgs),
   ]);
-  return { rows: rows.rows, total: count.rows[0]!.n };
+  return { rows: rows.rows.map((r) => sourceOfRow(em, r)), total: count.rows[0]!.n };
 }
 
-/** Marks the source `queued` unless a pull of it is queued or running; whether it was marked. */
-export async function claimIdleSourcePull(db: Queryable, sourceId: string): Promise<boolean> {
-  const idle = await db.query(
-    `update sources set refresh_status = 'queued', updated_at = now()
-      where id = $1 and (refresh_status is null or refresh_status not in ('queued', 'running'))`,
-    [sourceId],
+/** Marks the source `queued` unless a pull of it is queued or running; whether it was marked (compare-and-set). */
+export async function claimIdleSourcePull(em: EntityManager, sourceId: string): Promise<boolean> {
+  const n = await em.nativeUpdate(
+    Source,
+    { id: sourceId, $or: [{ refreshStatus: null }, { refreshStatus: { $nin: ['queued', 'running'] } }] },
+    { refreshStatus: 'queued', updatedAt: raw('now()') },
   );
-  return !!idle.rowCount;
+  return n > 0;
 }
 
 /** Marks the source `queued` again if its queued/running status is older than `graceSecs`; whether it was marked. */
-export async function claimStaleSourcePull(db: Queryable, sourceId: string, graceSecs: number): Promise<boolean> {
-  const stale = await db.query(
-    `update sources set refresh_status = 'queued', updated_at = now()
-      where id = $1 and refresh_status in ('queued', 'running') and updated_at < now() - make_interval(secs => $2)`,
-    [sourceId, graceSecs],
+export async function claimStaleSourcePull(em: EntityManager, sourceId: string, graceSecs: number): Promise<boolean> {
+  const n = await em.nativeUpdate(
+    Source,
+    { id: sourceId, refreshStatus: { $in: ['queued', 'running'] }, updatedAt: { $lt: raw('now() - make_interval(secs => ?)', [graceSecs]) } },
+    { refreshStatus: 'queued', updatedAt: raw('now()') },
   );
-  return !!stale.rowCount;
+  return n > 0;
 }
 
-/** Marks a pull of the source running; the source's type, identifier and meta, or null when it is gone. */
-export async function markSourcePullRunning(
-  db: Queryable,
-  workspaceId: string,
-  sourceId: string,
-): Promise<Pick<SourceRow, 'source_type' | 'source_identifier' | 'source_meta'> | null> {
-  const r = await db.query<Pick<SourceRow, 'source_type' | 'source_identifier' | 'source_meta'>>(
-    `update sources set refresh_status = 'running', updated_at = now()
-      where id = $1 and workspace_id = $2
-      returning source_type, source_identifier, source_meta`,
-    [sourceId, workspaceId],
-  );
-  return r.rows[0] ?? null;
+/** Marks a pull of the source running; the source, or null when it is gone. */
+export async function markSourcePullRunning(em: EntityManager, sourceId: string): Promise<SourceEntity | null> {
+  const source = await em.findOne(Source, { id: sourceId });
+  if (!source) return null;
+  em.assign(source, { refreshStatus: 'running', updatedAt: new Date() });
+  await em.flush();
+  return source;
 }
 
 /** Records how a pull of the source ended. */
-export async function setSourcePullOutcome(db: Queryable, workspaceId: string, sourceId: string, status: 'succeeded' | 'failed'): Promise<void> {
-  await db.query(`update sources set refresh_status = $3, updated_at = now() where id = $1 and workspace_id = $2`, [sourceId, workspaceId, status]);
+export async function setSourcePullOutcome(em: EntityManager, sourceId: string, status: 'succeeded' | 'failed'): Promise<void> {
+  await em.nativeUpdate(Source, { id: sourceId }, { refreshStatus: status, updatedAt: raw('now()') });
 }
 
 /** Puts back a refresh status (a pull that could not be started); `updated_at` is left as it was. */
-export async function setSourceRefreshStatus(db: Queryable, sourceId: string, status: Exclude<RefreshStatus, null> | null): Promise<void> {
-  await db.query(`update sources set refresh_status = $2 where id = $1`, [sourceId, status]);
+export async function setSourceRefreshStatus(em: EntityManager, sourceId: string, status: Exclude<RefreshStatus, null> | null): Promise<void> {
+  await em.nativeUpdate(Source, { id: sourceId }, { refreshStatus: status });
 }

@@ -5,6 +5,7 @@
  * Static paths come before `{param}` paths; `/contacts/unified-data-api` (enrichment) is
  * mounted by an earlier group.
  */
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { assertOutboundUrl } from '../outboundUrls.js';
 import { ingestContacts } from '../../db/contactIngest.js';
@@ -17,11 +18,11 @@ import type { Queryable } from '../../db/pool.js';
 import type { AppDeps } from '../deps.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
-import { findSource } from '../../db/sources.js';
+import { findSource, type SourceEntity } from '../../db/sources.js';
 import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
 import { ApiError, badRequest, invalidField, notFound, type ErrorDetail } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
-import { checkFieldMapping, mapRow, planFor, rowKeys, type FieldMappingEntry } from '../../domain/contactMapping.js';
+import { checkFieldMapping, mapRow, planFor, rowKeys } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
 import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
@@ -45,8 +46,8 @@ import {
 } from '../schemas/contacts.js';
 
 /** The source a contact write names, as far as mapping needs it; a malformed or foreign id is a 404. */
-async function loadSource(q: Queryable, workspaceId: string, id: string): Promise<{ id: string; source_meta: { config?: { fieldMapping?: FieldMappingEntry[] } } | null }> {
-  const source = isUuid(id) ? await findSource(q, workspaceId, id) : null;
+async function loadSource(em: EntityManager, id: string): Promise<SourceEntity> {
+  const source = isUuid(id) ? await findSource(em, id) : null;
   if (!source) throw notFound('Source', id);
   return source;
 }
@@ -229,10 +230,10 @@ export const contactRoutes = [
     responses: { 200: ContactResponse },
     errors: [400, 401, 404, 500],
     idempotent: true,
-    handler: async ({ params, body, auth, deps }) => {
-      const source = await loadSource(deps.pool, auth.workspaceId, params.sourceId);
+    handler: async ({ params, body, auth, deps, em }) => {
+      const source = await loadSource(em, params.sourceId);
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const mapped = mapRow(body, catalog, planFor(catalog, source.source_meta?.config?.fieldMapping), '');
+      const mapped = mapRow(body, catalog, planFor(catalog, source.sourceMeta?.config?.fieldMapping), '');
       if (!mapped.input) throw validationFailed(mapped.errors);
       const r = await ingestContacts(deps.pool, [mapped.input], { workspaceId: auth.workspaceId, sourceId: source.id, mode: 'explicit' });
       return { data: await oneContact(deps.pool, auth.workspaceId, r.rows[0]!.contactId) };
@@ -264,9 +265,9 @@ export const contactRoutes = [
     errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {
-      const source = await loadSource(deps.pool, auth.workspaceId, params.sourceId);
+      const source = await loadSource(em, params.sourceId);
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const mapping = source.source_meta?.config?.fieldMapping ?? [];
+      const mapping = source.sourceMeta?.config?.fieldMapping ?? [];
       const mappingErrors = checkFieldMapping(catalog, mapping, '/sourceMeta/config/fieldMapping');
       if (mappingErrors.length) throw validationFailed(mappingErrors);
       // The rows: inline, or a contacts file (checked here as far as its type and CSV header).

@@ -21,7 +21,8 @@ import {
 import { isUuid } from '../../domain/ids.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
-import type { Queryable } from '../../db/pool.js';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   claimIdleSourcePull,
   claimStaleSourcePull,
@@ -31,9 +32,10 @@ import {
   selectSourcePage,
   setSourceRefreshStatus,
   sourceIdentityTaken,
+  sourceOfRow,
   updateSource,
   upsertSources,
-  type SourceRow,
+  type SourceEntity,
 } from '../../db/sources.js';
 import type { AppDeps } from '../deps.js';
 import { startJob } from '../jobs.js';
@@ -57,18 +59,18 @@ import {
 } from '../schemas/sources.js';
 import { sourcePullWorkflow, type SourcePullInput } from '../../workflows/sourcePull.js';
 
-export function sourceJson(r: SourceRow): SourceJson {
+export function sourceJson(r: SourceEntity): SourceJson {
   return {
     id: r.id,
     type: 'sources',
     attributes: {
-      sourceType: r.source_type,
-      sourceIdentifier: r.source_identifier,
-      sourceMeta: r.source_meta ?? {},
-      refreshStatus: r.refresh_status,
-      createdAt: r.created_at.toISOString(),
-      runFrequency: r.run_frequency
-        ? { numberOfPastDaysToSync: r.run_frequency.numberOfPastDaysToSync, periodicInterval: r.run_frequency.periodicInterval }
+      sourceType: r.sourceType,
+      sourceIdentifier: r.sourceIdentifier ?? null,
+      sourceMeta: r.sourceMeta ?? {},
+      refreshStatus: r.refreshStatus ?? null,
+      createdAt: r.createdAt.toISOString(),
+      runFrequency: r.runFrequency
+        ? { numberOfPastDaysToSync: r.runFrequency.numberOfPastDaysToSync, periodicInterval: r.runFrequency.periodicInterval }
         : null,
     },
   };
@@ -85,11 +87,11 @@ const PULL_CLAIM_GRACE_SECS = 60;
  * `queued`/`running` by a pull that no longer exists (terminated workflow) is taken over once
  * Temporal lists no running pull of the source.
  */
-async function claimPull(deps: AppDeps, sourceId: string): Promise<void> {
-  if (await claimIdleSourcePull(deps.pool, sourceId)) return;
+async function claimPull(deps: AppDeps, em: EntityManager, sourceId: string): Promise<void> {
+  if (await claimIdleSourcePull(em, sourceId)) return;
   const busy = () => conflict(`Source ${sourceId} is already being pulled; wait for that job to end`);
   if (await pullListed(deps, sourceId)) throw busy();
-  if (!(await claimStaleSourcePull(deps.pool, sourceId, PULL_CLAIM_GRACE_SECS))) throw busy();
+  if (!(await claimStaleSourcePull(em, sourceId, PULL_CLAIM_GRACE_SECS))) throw busy();
 }
 
 /** Whether Temporal lists a running pull workflow of the source. */
@@ -99,14 +101,14 @@ async function pullListed(deps: AppDeps, sourceId: string): Promise<boolean> {
   return n.count > 0;
 }
 
-async function loadSource(q: Queryable, workspaceId: string, id: string): Promise<SourceRow> {
-  const row = isUuid(id) ? await findSource(q, workspaceId, id) : null;
+async function loadSource(em: EntityManager, id: string): Promise<SourceEntity> {
+  const row = isUuid(id) ? await findSource(em, id) : null;
   if (!row) throw notFound('Source', id);
   return row;
 }
 
 interface PatchPlan {
-  row: SourceRow;
+  row: SourceEntity;
   sourceMeta?: Record<string, unknown>;
   normalisedIdentifier?: string;
   /** undefined: unchanged; null: remove the schedule; else set. */
@@ -114,18 +116,18 @@ interface PatchPlan {
 }
 
 /** Validates one PATCH against its source (400 naming the field under `ptr`). */
-function planPatch(row: SourceRow, patch: { sourceMeta?: Record<string, unknown>; runFrequency?: RunFrequency | null }, catalog: ContactCatalog, ptr: string): PatchPlan {
+function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unknown>; runFrequency?: RunFrequency | null }, catalog: ContactCatalog, ptr: string): PatchPlan {
   const plan: PatchPlan = { row };
   if (patch.sourceMeta !== undefined) {
-    const merged = mergeSourceMeta(row.source_meta ?? {}, patch.sourceMeta);
-    const norm = validateSourceInput({ sourceType: row.source_type, sourceIdentifier: row.source_identifier, sourceMeta: merged }, inCatalog(catalog), ptr);
+    const merged = mergeSourceMeta(row.sourceMeta ?? {}, patch.sourceMeta);
+    const norm = validateSourceInput({ sourceType: row.sourceType, sourceIdentifier: row.sourceIdentifier ?? null, sourceMeta: merged }, inCatalog(catalog), ptr);
     plan.sourceMeta = norm.sourceMeta;
-    const key = norm.identityKey ?? (row.normalised_identifier.startsWith('id:') ? row.normalised_identifier : `id:${row.id}`);
-    if (key !== row.normalised_identifier) plan.normalisedIdentifier = key;
+    const key = norm.identityKey ?? (row.normalisedIdentifier.startsWith('id:') ? row.normalisedIdentifier : `id:${row.id}`);
+    if (key !== row.normalisedIdentifier) plan.normalisedIdentifier = key;
   }
   if (patch.runFrequency !== undefined) {
-    if (patch.runFrequency !== null && !isListeningSourceType(row.source_type)) {
-      throw invalidField(`${ptr}/runFrequency`, `${row.source_type} sources receive pushed rows and cannot be pulled periodically`);
+    if (patch.runFrequency !== null && !isListeningSourceType(row.sourceType)) {
+      throw invalidField(`${ptr}/runFrequency`, `${row.sourceType} sources receive pushed rows and cannot be pulled periodically`);
     }
     if (patch.runFrequency === null) plan.runFrequency = null;
     else {
@@ -137,28 +139,26 @@ function planPatch(row: SourceRow, patch: { sourceMeta?: Record<string, unknown>
 }
 
 /** Applies a validated PATCH: the schedule first (idempotent), then the row. */
-async function applyPatch(deps: AppDeps, plan: PatchPlan): Promise<SourceRow> {
+async function applyPatch(deps: AppDeps, em: EntityManager, plan: PatchPlan): Promise<SourceEntity> {
   const { row } = plan;
   if (plan.normalisedIdentifier) {
     // Checked before the schedule changes, so a refused PATCH leaves nothing behind.
-    if (await sourceIdentityTaken(deps.pool, row, plan.normalisedIdentifier)) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
+    if (await sourceIdentityTaken(em, row, plan.normalisedIdentifier)) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
   }
-  let scheduleId = row.schedule_id;
+  let scheduleId = row.scheduleId ?? null;
   let runFrequency: RunFrequency | null | undefined;
   if (plan.runFrequency === null) {
-    await deleteSourceSchedule(deps, row.schedule_id ?? sourceScheduleId(row.id));
+    await deleteSourceSchedule(deps, row.scheduleId ?? sourceScheduleId(row.id));
     scheduleId = null;
     runFrequency = null;
   } else if (plan.runFrequency) {
-    scheduleId = await upsertSourceSchedule(deps, { id: row.id, workspaceId: row.workspace_id }, plan.runFrequency.intervalMs);
+    scheduleId = await upsertSourceSchedule(deps, { id: row.id, workspaceId: row.workspaceId }, plan.runFrequency.intervalMs);
     runFrequency = { numberOfPastDaysToSync: plan.runFrequency.numberOfPastDaysToSync, periodicInterval: plan.runFrequency.periodicInterval };
   }
   try {
-    const updated = await updateSource(deps.pool, row, { sourceMeta: plan.sourceMeta, normalisedIdentifier: plan.normalisedIdentifier, runFrequency, scheduleId });
-    if (!updated) throw notFound('Source', row.id);
-    return updated;
+    return await updateSource(em, row, { sourceMeta: plan.sourceMeta, normalisedIdentifier: plan.normalisedIdentifier, runFrequency, scheduleId });
   } catch (e) {
-    if ((e as { code?: string }).code === '23505') throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
+    if (e instanceof UniqueConstraintViolationException) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
     throw e;
   }
 }
@@ -217,7 +217,7 @@ export const sourceRoutes = [
       if (body.segmentId) await assertSegment(em, body.segmentId);
       const { row } = await insertOrFindSource(deps.pool, auth.workspaceId, norm, null);
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
-      return { data: sourceJson(row) };
+      return { data: sourceJson(sourceOfRow(em, row)) };
     },
   }),
 
@@ -233,7 +233,7 @@ export const sourceRoutes = [
     body: FilterSourcesBody,
     responses: { 200: SourcePage },
     errors: [400, 401, 500],
-    handler: async ({ params, body, auth, deps }) => {
+    handler: async ({ params, body, auth, deps, em }) => {
       const limit = body.limit ?? 25;
       const where = compileWhere(SOURCE_CATALOG, { conditions: body.conditions }, { startIndex: 3 });
       const base = [auth.workspaceId, params.sourceType, ...where.params];
@@ -249,7 +249,7 @@ export const sourceRoutes = [
         keyset = ` and s.id ${from.dir === 'next' ? '>' : '<'} $${args.length}::uuid`;
       }
       args.push(limit + 1);
-      const { rows, total } = await selectSourcePage(deps.pool, { filter, keyset, descending: from?.dir === 'prev', args, countArgs: base });
+      const { rows, total } = await selectSourcePage(em, deps.pool, { filter, keyset, descending: from?.dir === 'prev', args, countArgs: base });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
@@ -283,7 +283,7 @@ export const sourceRoutes = [
         await assertSegment(em, segId);
       }
       const { rows, created } = await upsertSources(deps.pool, auth.workspaceId, items);
-      return { data: rows.map(sourceJson), meta: { created, updated: rows.length - created } };
+      return { data: rows.map((r) => sourceJson(sourceOfRow(em, r))), meta: { created, updated: rows.length - created } };
     },
   }),
 
@@ -296,10 +296,10 @@ export const sourceRoutes = [
     body: BulkFetchSourcesBody,
     responses: { 200: SourceList },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, em }) => {
       const ids = [...new Set(body.sourceIds.filter(isUuid).map((s) => s.toLowerCase()))];
-      const byId = new Map((await findSourcesByIds(deps.pool, auth.workspaceId, ids)).map((row) => [row.id, row]));
-      return { data: ids.map((id) => byId.get(id)).filter((x): x is SourceRow => !!x).map(sourceJson) };
+      const byId = new Map((await findSourcesByIds(em, ids)).map((row) => [row.id, row]));
+      return { data: ids.map((id) => byId.get(id)).filter((x): x is SourceEntity => !!x).map(sourceJson) };
     },
   }),
 
@@ -312,7 +312,7 @@ export const sourceRoutes = [
     body: BulkUpdateSourcesBody,
     responses: { 200: SourceList },
     errors: [400, 401, 404, 500],
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, deps, em }) => {
       const seen = new Set<string>();
       body.sources.forEach((s, i) => {
         if (seen.has(s.id)) throw invalidField(`/sources/${i}/id`, 'appears twice');
@@ -321,11 +321,11 @@ export const sourceRoutes = [
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const plans: PatchPlan[] = [];
       for (const [i, s] of body.sources.entries()) {
-        const row = await loadSource(deps.pool, auth.workspaceId, s.id);
+        const row = await loadSource(em, s.id);
         plans.push(planPatch(row, s, catalog, `/sources/${i}`));
       }
-      const out: SourceRow[] = [];
-      for (const p of plans) out.push(await applyPatch(deps, p));
+      const out: SourceEntity[] = [];
+      for (const p of plans) out.push(await applyPatch(deps, em, p));
       return { data: out.map(sourceJson) };
     },
   }),
@@ -346,14 +346,15 @@ export const sourceRoutes = [
     errors: [400, 401, 404, 409, 500],
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {
-      const row = await loadSource(deps.pool, auth.workspaceId, params.id);
-      if (!isListeningSourceType(row.source_type)) {
-        throw badRequest('source_not_pullable', `${row.source_type} sources receive pushed rows (POST /contacts/{sourceId}); they have no audience to pull`, [
+      const row = await loadSource(em, params.id);
+      if (!isListeningSourceType(row.sourceType)) {
+        throw badRequest('source_not_pullable', `${row.sourceType} sources receive pushed rows (POST /contacts/{sourceId}); they have no audience to pull`, [
           { path: '/id', message: 'is not a listening source' },
         ]);
       }
       if (body.segmentId) await assertSegment(em, body.segmentId);
-      await claimPull(deps, row.id);
+      const previousStatus = row.refreshStatus ?? null;
+      await claimPull(deps, em, row.id);
       const args: SourcePullInput = {
         sourceId: row.id,
         segmentId: body.segmentId ?? null,
@@ -369,7 +370,7 @@ export const sourceRoutes = [
         message: 'Accepted: the audience is pulled in the background; poll jobStatusEndpoint for its status',
       }).catch(async (e: unknown) => {
         // no pull started: give the source back its previous status
-        await setSourceRefreshStatus(deps.pool, row.id, row.refresh_status);
+        await setSourceRefreshStatus(em, row.id, previousStatus);
         throw e;
       });
       return reply(202, accepted);
@@ -384,7 +385,7 @@ export const sourceRoutes = [
     params: IdParams,
     responses: { 200: SourceResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => ({ data: sourceJson(await loadSource(deps.pool, auth.workspaceId, params.id)) }),
+    handler: async ({ params, em }) => ({ data: sourceJson(await loadSource(em, params.id)) }),
   }),
 
   defineRoute({
@@ -400,11 +401,11 @@ export const sourceRoutes = [
     body: PatchSourceBody,
     responses: { 200: SourceResponse },
     errors: [400, 401, 404, 409, 500],
-    handler: async ({ params, body, auth, deps }) => {
-      const row = await loadSource(deps.pool, auth.workspaceId, params.id);
+    handler: async ({ params, body, auth, deps, em }) => {
+      const row = await loadSource(em, params.id);
       const catalog = body.sourceMeta !== undefined ? await loadContactCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
       const plan = planPatch(row, body, catalog, '');
-      return { data: sourceJson(await applyPatch(deps, plan)) };
+      return { data: sourceJson(await applyPatch(deps, em, plan)) };
     },
   }),
 ];
