@@ -12,7 +12,7 @@ import { loadContactCatalog } from '../db/contactRead.js';
 import { dropStaged, readMappedChunk, type RowError } from '../db/contactStaging.js';
 import { ContactFileUnreadable, stageFileSegment, type StageSegmentInput, type StageSegmentResult } from '../db/contactFile.js';
 import { findSource } from '../db/sources.js';
-import { planFor, type FieldMappingEntry } from '../domain/contactMapping.js';
+import { planFor } from '../domain/contactMapping.js';
 import type { ActivityDeps } from './deps.js';
 
 export type { RowError };
@@ -76,10 +76,10 @@ export function createContactActivities(deps: ActivityDeps) {
   };
 
   async function ingestChunk(input: IngestChunkInput): Promise<IngestChunkResult> {
-    const source = await findSource(deps.pool, input.workspaceId, input.sourceId);
+    const source = await findSource(deps.orm.em, input.sourceId);
     if (!source) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
     const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
-    const plan = planFor(catalog, (source.source_meta as { config?: { fieldMapping?: FieldMappingEntry[] } }).config?.fieldMapping);
+    const plan = planFor(catalog, source.sourceMeta?.config?.fieldMapping);
     const { rows, inputs, failed, errors } = await readMappedChunk(deps.pool, { ...input, rowPath: input.rowPath ?? '/contactsData' }, catalog, plan);
     // Never a silent partial import: rows the stage no longer holds fail the job.
     if (rows !== input.to - input.from)
