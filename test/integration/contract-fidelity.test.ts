@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importDataset } from '../../db/datasetImport.js';
 import { startTestApp, type TestApp } from '../harness.js';
 import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
+import { sourceRefreshWorkflow } from '../../workflows/sourcePull.js';
 
 let app: TestApp;
 let key: string;
@@ -84,7 +85,7 @@ describe('job progress (item 4)', () => {
     // sourceRefreshWorkflow returns a plain result, as job workflows did before (unknown source: skipped)
     const workflowId = `legacy-result-${jobId}`;
     await app.pool.query(`insert into jobs (id, workspace_id, type, workflow_id) values ($1, $2, 'source-pull', $3)`, [jobId, ws.workspaceId, workflowId]);
-    await app.deps.temporal.workflow.execute('sourceRefreshWorkflow', {
+    await app.deps.temporal.workflow.execute(sourceRefreshWorkflow, {
       workflowId,
       taskQueue: app.config.temporal.taskQueue,
       args: [{ workspaceId: ws.workspaceId, sourceId: uuidv7() }],
