@@ -89,6 +89,13 @@ function ensureTemporalTestServer() {
   const target = join(bin, 'temporal-test-server');
   if (existsSync(target) && stamp('temporal-test-server') === TEMPORAL_TEST_SERVER_VERSION) return;
   log(`Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} (Maven Central io.temporal:temporal-test-server)`);
+  for (const tool of ['java', 'mvn']) {
+    try {
+      execFileSync(tool, ['-version'], { stdio: 'ignore' });
+    } catch {
+      throw new Error(`${tool} not found: the workflow unit tests need Java 17+ and Maven (Debian: apt-get install openjdk-17-jre-headless maven)`);
+    }
+  }
   const home = join(tools, 'temporal-test-server');
   const lib = join(home, 'lib');
   rmSync(home, { recursive: true, force: true });
