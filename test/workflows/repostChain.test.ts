@@ -25,8 +25,6 @@ beforeAll(async () => {
   world = await startTimeSkipping(app);
 });
 afterAll(async () => {
-  const batches = await app?.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where batch_id is not null`);
-  for (const b of batches?.rows ?? []) await app.deps.temporal.workflow.getHandle(`schedule-batch-${b.batch_id}`).terminate('test over').catch(() => undefined);
   await world?.teardown();
   await app?.close();
 });

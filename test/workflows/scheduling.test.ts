@@ -17,7 +17,7 @@ import { startTestApp, type TestApp } from '../harness.js';
 import { startTimeSkipping, type TimeSkippingWorld } from './timeSkipping.js';
 import { publishPostWorkflow } from '../../workflows/publishPost.js';
 import { PUBLISH_LEAD_MS, SCHEDULE_REJECTION, rescheduleUpdate, stateQuery, unscheduleUpdate, type ScheduleSignal } from '../../workflows/scheduling.js';
-import { publishWorkflowId, scheduleBatchWorkflowId } from '../../domain/publishing.js';
+import { publishWorkflowId } from '../../domain/publishing.js';
 import type { Activities } from '../../activities/index.js';
 
 const DAY = 86_400_000;
@@ -40,9 +40,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // bulk-schedule started batch workflows on the dev server, whose task queue no worker polls here.
-  const batches = await app?.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where batch_id is not null`);
-  for (const b of batches?.rows ?? []) await app.deps.temporal.workflow.getHandle(scheduleBatchWorkflowId(b.batch_id)).terminate('test over').catch(() => undefined);
   await world?.teardown();
   await app?.close();
 });

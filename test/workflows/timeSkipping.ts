@@ -15,6 +15,7 @@ import { Worker } from '@temporalio/worker';
 import { ROOT_DIR } from '../../domain/config.js';
 import { createActivities, type Activities } from '../../activities/index.js';
 import { TASK_QUEUES } from '../../worker/worker.js';
+import { scheduleBatchWorkflowId } from '../../domain/publishing.js';
 import { activityLogContext, jobSinks } from '../../worker/telemetry.js';
 import type { TestApp } from '../harness.js';
 
@@ -27,6 +28,7 @@ export interface TimeSkippingWorld {
   real: Activities;
   /** Runs workers with `activities` (real ones overridden by the test's) while `fn` runs. */
   withWorkers<R>(activities: Partial<Activities>, fn: () => Promise<R>): Promise<R>;
+  /** Stops the test server, and ends the batch workflows the real bulk-schedule started on the dev server (no worker polls their queue). */
   teardown(): Promise<void>;
 }
 
@@ -57,6 +59,10 @@ export async function startTimeSkipping(app: TestApp): Promise<TimeSkippingWorld
       const [first, ...rest] = workers;
       return first!.runUntil(() => rest.reduce<() => Promise<R>>((inner, w) => () => w.runUntil(inner), fn)());
     },
-    teardown: () => env.teardown(),
+    async teardown() {
+      const batches = await app.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where batch_id is not null`);
+      for (const b of batches.rows) await app.deps.temporal.workflow.getHandle(scheduleBatchWorkflowId(b.batch_id)).terminate('test over').catch(() => undefined);
+      await env.teardown();
+    },
   };
 }
