@@ -39,13 +39,17 @@ export interface WorkerSet {
   shutdown(): Promise<void>;
 }
 
+/** Every activity runs inside these: its log context and its own MikroORM RequestContext. */
+export function activityInterceptors(deps: Pick<ActivityDeps, 'orm'>) {
+  return [activityLogContext, activityOrmContext(deps.orm)];
+}
+
 export async function createWorkers(
   deps: ActivityDeps,
   opts: { connection?: NativeConnection; workflowBundlePath?: string } = {},
 ): Promise<WorkerSet> {
   const connection = opts.connection ?? (await NativeConnection.connect({ address: deps.config.temporal.address }));
   const activities = createActivities(deps);
-  const ormContext = activityOrmContext(deps.orm);
   const dataConverter = { payloadCodecs: [createPayloadCodec(deps.config)] };
   const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };
   const workers = await Promise.all(
@@ -56,7 +60,7 @@ export async function createWorkers(
         taskQueue: taskQueueName(deps.config, suffix),
         activities,
         dataConverter,
-        interceptors: { activity: [activityLogContext, ormContext] },
+        interceptors: { activity: activityInterceptors(deps) },
         sinks: jobSinks,
         ...(suffix === '' ? workflowSource : {}),
         shutdownGraceTime: '5 seconds',

@@ -4,8 +4,8 @@
  * its Java build in `.tools/` and `.tools/bin/temporal-test-server <port>` runs it; the SDK
  * starts that launcher as an `existing-path` executable on a free port and stops it at teardown.
  *
- * Workers run the same workflow bundle as the integration tests, on the workflow queue and the
- * per-network activity queues, with the activities a test passes: the real functions where they
+ * Workers run the same workflow bundle and activity interceptors as the integration tests, on the
+ * workflow queue and the per-network activity queues, with the activities a test passes: the real functions where they
  * only touch our stack (the test file's own database clone, see `startTestApp`), test functions
  * where they would call a third party.
  */
@@ -14,9 +14,9 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ROOT_DIR } from '../../domain/config.js';
 import { createActivities, type Activities } from '../../activities/index.js';
-import { TASK_QUEUES } from '../../worker/worker.js';
+import { TASK_QUEUES, activityInterceptors } from '../../worker/worker.js';
 import { scheduleBatchWorkflowId } from '../../domain/publishing.js';
-import { activityLogContext, jobSinks } from '../../worker/telemetry.js';
+import { jobSinks } from '../../worker/telemetry.js';
 import type { TestApp } from '../harness.js';
 
 export const TEST_SERVER = join(ROOT_DIR, '.tools', 'bin', 'temporal-test-server');
@@ -49,7 +49,7 @@ export async function startTimeSkipping(app: TestApp): Promise<TimeSkippingWorld
             connection: env.nativeConnection,
             taskQueue: suffix ? `${taskQueue}-${suffix}` : taskQueue,
             activities: all,
-            interceptors: { activity: [activityLogContext] },
+            interceptors: { activity: activityInterceptors(app.deps) },
             sinks: jobSinks,
             ...(suffix ? {} : { workflowBundle: bundle }),
           }),
