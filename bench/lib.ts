@@ -173,7 +173,8 @@ export function compiledBuild(forceTsx: boolean): boolean {
 export async function startService(entry: 'api' | 'worker' | string, env: NodeJS.ProcessEnv, opts: { compiled: boolean; nodeFlags?: string[]; stdout?: 'ignore' | 'inherit' }): Promise<ChildProcess> {
   const file = entry === 'api' || entry === 'worker' ? join(ROOT_DIR, ...(opts.compiled ? ['dist', entry, 'main.js'] : [entry, 'main.ts'])) : entry;
   const execArgv = [...(opts.nodeFlags ?? PROCESS_NODE_FLAGS), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
-  const child = fork(file, [], { execArgv, env, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
+  // Bench workers run on throwaway task queues: no media retention Schedule may outlive the run.
+  const child = fork(file, [], { execArgv, env: { MEDIA_RETENTION_SCHEDULE: 'off', ...env }, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));

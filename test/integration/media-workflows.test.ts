@@ -48,6 +48,15 @@ async function objectsOf(workspaceId: string): Promise<string[]> {
   return out.sort();
 }
 
+/** The id of the workspace's one workflow of `type` (the API derives it; visibility finds it by search attribute). */
+async function workflowIdOf(type: string, workspaceId: string): Promise<string> {
+  for (let i = 0; i < 50; i++) {
+    for await (const w of app.deps.temporal.workflow.list({ query: `WorkflowType = '${type}' AND WorkspaceId = '${workspaceId}'` })) return w.workflowId;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no ${type} of workspace ${workspaceId}`);
+}
+
 async function mediaRows(workspaceId: string): Promise<string[]> {
   const r = await app.pool.query<{ file_name: string }>(`select file_name from media_objects where workspace_id = $1 order by file_name`, [workspaceId]);
   return r.rows.map((x) => x.file_name);
@@ -81,6 +90,7 @@ describe('media import past the request deadline', () => {
     expect(requests.filter((r) => r === '/slow/a.gif')).toHaveLength(1);
     expect(await objectsOf(ws.workspaceId)).toEqual([second.body.fileName]);
     expect(await mediaRows(ws.workspaceId)).toEqual([second.body.fileName]);
+    await app.recordHistory(await workflowIdOf('mediaImportWorkflow', ws.workspaceId), 'mediaImport/past-deadline');
   });
 
   it('without a key says the result cannot be fetched; the import still completes', async () => {
@@ -93,6 +103,40 @@ describe('media import past the request deadline', () => {
     const deadline = Date.now() + 30_000;
     while ((await mediaRows(ws.workspaceId)).length === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 250));
     expect(await mediaRows(ws.workspaceId)).toHaveLength(1);
+  });
+});
+
+describe('chunk assembly', () => {
+  it('assembles chunks on the worker and refuses a type that does not match the extension', async () => {
+    const ws = await app.createWorkspace();
+    const fd = new FormData();
+    fd.append('file', new Blob([new Uint8Array(GIF)]), 'part-1');
+    const chunk = await app.http('POST', '/v1/media/upload?chunk=true', { apiKey: ws.apiKey, rawBody: fd });
+    const chunks = [{ fileName: chunk.body.fileName, chunkNumber: 1 }];
+    // This file's deadline is short (2 s): a cold worker may miss it; the same key then collects the result.
+    const assemble = async (fileExtension: string) => {
+      const headers = { 'idempotency-key': `assemble-${randomUUID()}` };
+      let r;
+      do r = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension }, headers });
+      while (r.status === 504);
+      return r;
+    };
+    const wrong = await assemble('png');
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toMatchObject({
+      code: 'unsupported_media_type',
+      message: '/fileExtension: the chunks hold image/gif, which is stored as .gif, not .png',
+      details: [{ path: '/fileExtension', message: 'does not match the detected type image/gif' }],
+    });
+    const ok = await assemble('gif');
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ contentType: 'image/gif', fileSizeInBytes: GIF.length });
+    expect(await objectsOf(ws.workspaceId)).toEqual([ok.body.fileName]);
+    const runs = [];
+    for await (const w of app.deps.temporal.workflow.list({ query: `WorkflowType = 'mediaAssemblyWorkflow' AND WorkspaceId = '${ws.workspaceId}'` })) runs.push(w);
+    expect(new Set(runs.map((w) => w.status.name))).toEqual(new Set(['COMPLETED', 'FAILED']));
+    await app.recordHistory(runs.find((w) => w.status.name === 'COMPLETED')!.workflowId, 'mediaAssembly/assembled');
+    await app.recordHistory(runs.find((w) => w.status.name === 'FAILED')!.workflowId, 'mediaAssembly/refused');
   });
 });
 
@@ -139,8 +183,10 @@ describe('media retention', () => {
     await age(newChunk, 23);
     await age(newUnused, 23);
 
-    const counts = await app.deps.temporal.workflow.execute(mediaRetentionWorkflow, { taskQueue: app.config.temporal.taskQueue, workflowId: `media-retention-test-${randomUUID()}` });
+    const sweepId = `media-retention-test-${randomUUID()}`;
+    const counts = await app.deps.temporal.workflow.execute(mediaRetentionWorkflow, { taskQueue: app.config.temporal.taskQueue, workflowId: sweepId });
     expect(counts).toEqual({ chunks: 1, uploads: 2 });
+    await app.recordHistory(sweepId, 'mediaRetention/sweep');
     const kept = [newChunk, newUnused, inMedia, inArticle, inThread].sort();
     expect(await mediaRows(ws.workspaceId)).toEqual(kept);
     expect(await objectsOf(ws.workspaceId)).toEqual(kept);
