@@ -237,8 +237,9 @@ export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<Me
   return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
 }
 
-// unknownMedia, mediaContentTypes and mediaToPublish stay on the pg client: their callers (posts,
-// publishing routes and activities) read them inside the pg transactions they hold.
+// unknownMedia, mediaContentTypes and mediaToPublish stay on the pg client: their callers (the posts
+// and bulk-schedule routes, the publish activity) pass a pg pool or transaction client; they move to
+// the entity manager with those callers.
 
 /**
  * Which of `fileNames` are not usable media of the workspace (missing, foreign, an unassembled
