@@ -9,6 +9,7 @@ import type { Pool } from '../db/pool.js';
 export interface ActivityDeps {
   config: Config;
   orm: MikroORM;
+  /** The ORM's pool seen with pg's default types (`rawPool`), for the raw SQL left in db/ (COPY). */
   pool: Pool;
   storage: ObjectStore;
   /** For activities that start or signal other workflows (schedule dispatch). */

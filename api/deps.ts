@@ -10,7 +10,7 @@ import type { ApiKeyCache } from './middleware/auth.js';
 export interface AppDeps {
   config: Config;
   orm: MikroORM;
-  /** Plain pg pool for set-based SQL (COPY, credit debits, counters). */
+  /** The ORM's pool seen with pg's default types (`rawPool`), for the raw SQL left in db/ (COPY, hot reads). */
   pool: Pool;
   temporal: Client;
   storage: ObjectStore;
