@@ -80,6 +80,38 @@ function ensureSchemathesis() {
   setStamp('schemathesis', SCHEMATHESIS_VERSION);
 }
 
+const hasTool = (tool, versionFlag = '-version') => {
+  try {
+    execFileSync(tool, [versionFlag], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Java 17+ and Maven run the test server's install and the server itself. A fresh Debian machine
+ * may lack them: as root with apt-get, they come from Debian's packages (the registries this
+ * machine reaches); otherwise the message says what to install.
+ */
+function ensureJavaAndMaven() {
+  const missing = ['java', 'mvn'].filter((tool) => !hasTool(tool));
+  if (!missing.length) return;
+  const packages = ['openjdk-17-jre-headless', 'maven'];
+  if (process.getuid?.() === 0 && hasTool('apt-get', '--version')) {
+    log(`${missing.join(' and ')} not found: apt-get install ${packages.join(' ')}`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    try {
+      run('apt-get', ['install', '-y', '--no-install-recommends', ...packages], { env });
+    } catch {
+      run('apt-get', ['update'], { env });
+      run('apt-get', ['install', '-y', '--no-install-recommends', ...packages], { env });
+    }
+  }
+  const still = ['java', 'mvn'].filter((tool) => !hasTool(tool));
+  if (still.length) throw new Error(`${still.join(' and ')} not found: the workflow unit tests need Java 17+ and Maven (Debian: apt-get install ${packages.join(' ')})`);
+}
+
 /**
  * `io.temporal:temporal-test-server` and its runtime dependencies, copied by Maven into
  * `.tools/temporal-test-server/lib`, and a launcher `.tools/bin/temporal-test-server <port>`
@@ -89,13 +121,7 @@ function ensureTemporalTestServer() {
   const target = join(bin, 'temporal-test-server');
   if (existsSync(target) && stamp('temporal-test-server') === TEMPORAL_TEST_SERVER_VERSION) return;
   log(`Temporal test server ${TEMPORAL_TEST_SERVER_VERSION} (Maven Central io.temporal:temporal-test-server)`);
-  for (const tool of ['java', 'mvn']) {
-    try {
-      execFileSync(tool, ['-version'], { stdio: 'ignore' });
-    } catch {
-      throw new Error(`${tool} not found: the workflow unit tests need Java 17+ and Maven (Debian: apt-get install openjdk-17-jre-headless maven)`);
-    }
-  }
+  ensureJavaAndMaven();
   const home = join(tools, 'temporal-test-server');
   const lib = join(home, 'lib');
   rmSync(home, { recursive: true, force: true });
