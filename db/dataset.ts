@@ -2,7 +2,7 @@
  * The global discovery dataset (DESIGN §6): companies, people, their distinct titles and posts.
  * Not per workspace: no `workspace` filter, every workspace searches the same rows. Tables and
  * the index plan: Migration20261121020000_dataset, …020100_dataset_search, …24140000_discovery_plans,
- * …24150500_discovery_arrays.
+ * …24150500_discovery_arrays, …24152500_discovery_partner_keys.
  * Expression indexes (`::numeric` casts for range filters, `lower()`, the seniority rank,
  * `gin_trgm_ops`) are declared as raw DDL (`expression`); the ORM compares those by name only.
  */
@@ -97,6 +97,12 @@ export const DsPerson = defineEntity({
       properties: ['memberJobTitle', 'memberLocationCountry'],
       include: ['id', 'companyId', 'memberSeniority', 'memberYearsExperience', 'companyIndustry', 'companySizeRange', 'companyEmployeeCount', 'companyHqCountry', 'verified'],
     },
+    {
+      name: 'ds_people_title_size_range',
+      properties: ['memberJobTitle', 'companySizeRange'],
+      include: ['id', 'companyId', 'memberLocationCountry', 'memberSeniority'],
+    },
+    { name: 'ds_people_country_seniority', properties: ['memberLocationCountry', 'memberSeniority'], include: ['id'] },
     {
       name: 'ds_people_country_years',
       expression:
