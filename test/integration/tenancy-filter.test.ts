@@ -13,6 +13,9 @@ import { cloneTestDatabase, dropTestDatabase } from '../harness.js';
 import { loadConfig } from '../../domain/config.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { createWorkspace } from '../../db/workspaces.js';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityInterceptors } from '../../worker/worker.js';
+import { ApiKey } from '../../db/platform.js';
 
 /**
  * Entities with a `workspaceId` that are global on purpose: none. (Workspace rows themselves have
@@ -126,5 +129,23 @@ describe('an entity-manager read of each workspace-owned entity', () => {
     for (const meta of filtered()) {
       await expect(db.orm.em.fork().find(meta.class, {}), meta.className).rejects.toThrow(/filter 'workspace'/);
     }
+  });
+});
+
+describe('an activity (the worker interceptors: a RequestContext per execution)', () => {
+  const run = (input: unknown): Promise<string[]> => {
+    const env = new MockActivityEnvironment(undefined, { interceptors: activityInterceptors({ orm: db.orm }) });
+    // What an activity body does: `deps.orm.em` resolves to the execution's own fork.
+    return env.run(async (_input: unknown) => (await db.orm.em.find(ApiKey, {})).map((k) => k.workspaceId), input);
+  };
+
+  it('reads only the workspace its input names', async () => {
+    const [a, b] = workspaces as [string, string];
+    expect(new Set(await run({ workspaceId: a }))).toEqual(new Set([a]));
+    expect(new Set(await run({ workspaceId: b }))).toEqual(new Set([b]));
+  });
+
+  it('throws on a workspace-owned entity when its input names no workspace', async () => {
+    await expect(run({ jobId: uuidv7() })).rejects.toThrow(/filter 'workspace'/);
   });
 });
