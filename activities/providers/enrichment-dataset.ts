@@ -5,7 +5,7 @@
  * indexed query.
  */
 import type { Queryable } from '../../db/pool.js';
-import { escapeLike } from '../../domain/like.js';
+import { datasetCompanyOfPerson, datasetEmailsAtCompany, datasetEmailsByName, datasetEmailsByProfile, datasetPerson, datasetPhones, datasetPosts } from '../../db/enrichmentDataset.js';
 import type { EnrichedCompany, EnrichedContact, EnrichmentLookup, EnrichmentSlice, SliceDataOf } from '../../domain/enrichment.js';
 import type { EnrichmentProvider, ProviderCallOptions } from './enrichment-provider.js';
 
@@ -20,34 +20,6 @@ function compact<T extends object>(o: T): T {
     out[k] = v;
   }
   return out as T;
-}
-
-interface PersonRow {
-  member_pronet_url: string;
-  member_full_name: string | null;
-  member_first_name: string | null;
-  member_last_name: string | null;
-  member_job_title: string | null;
-  member_seniority: string | null;
-  member_headline: string | null;
-  member_location_city: string | null;
-  member_location_country: string | null;
-  member_skills: string[];
-  member_years_experience: number | null;
-}
-
-interface CompanyRow {
-  company_pronet_url: string;
-  company_name: string | null;
-  company_website: string | null;
-  industry: string | null;
-  size_range: string | null;
-  employee_count: number | null;
-  founded_year: number | null;
-  hq_city: string | null;
-  hq_state: string | null;
-  hq_country: string | null;
-  technologies: string[];
 }
 
 type Email = { email: string; status: string };
@@ -79,13 +51,7 @@ export class DatasetEnrichmentProvider implements EnrichmentProvider {
     switch (slice) {
       case 'basic_contact_data': {
         if (!key) return null;
-        const r = await this.db.query<PersonRow>(
-          `select member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title, member_seniority,
-                  member_headline, member_location_city, member_location_country, member_skills, member_years_experience
-             from ds_people where member_pronet_url = $1`,
-          [key],
-        );
-        const p = r.rows[0];
+        const p = await datasetPerson(this.db, key);
         if (!p) return null;
         const contact: EnrichedContact = compact({
           fullName: p.member_full_name ?? undefined,
@@ -104,16 +70,7 @@ export class DatasetEnrichmentProvider implements EnrichmentProvider {
       }
       case 'basic_company_data': {
         if (!key) return null;
-        const r = await this.db.query<CompanyRow>(
-          `select c.company_pronet_url, c.company_name, c.company_website, c.industry, c.size_range, c.employee_count,
-                  c.founded_year, c.hq_city, c.hq_state, c.hq_country, c.technologies
-             from ds_people p
-             join ds_companies c on c.id = p.company_id or (p.company_id is null and c.company_pronet_url = p.company_pronet_url)
-            where p.member_pronet_url = $1
-            limit 1`,
-          [key],
-        );
-        const c = r.rows[0];
+        const c = await datasetCompanyOfPerson(this.db, key);
         if (!c) return null;
         const company: EnrichedCompany = compact({
           companyName: c.company_name ?? undefined,
@@ -132,55 +89,32 @@ export class DatasetEnrichmentProvider implements EnrichmentProvider {
       }
       case 'emails': {
         if (key) {
-          const r = await this.db.query<{ member_emails: unknown }>(`select member_emails from ds_people where member_pronet_url = $1`, [key]);
-          const emails = asEmails(r.rows[0]?.member_emails);
+          const emails = asEmails(await datasetEmailsByProfile(this.db, key));
           if (emails.length) return { emails };
         }
         if (lookup.companyDomain && lookup.fullName) {
-          const r = await this.db.query<{ member_emails: unknown }>(
-            `select p.member_emails
-               from ds_companies c
-               join ds_people p on p.company_id = c.id
-              where c.company_domain = $1
-                and (lower(p.member_full_name) = lower($2)
-                     or (lower(p.member_first_name) = lower($3) and lower(p.member_last_name) = lower($4)))
-              order by p.verified desc, p.id
-              limit 1`,
-            [lookup.companyDomain, lookup.fullName, lookup.firstName ?? '', lookup.lastName ?? ''],
-          );
-          const emails = asEmails(r.rows[0]?.member_emails);
+          const emails = asEmails(await datasetEmailsAtCompany(this.db, lookup.companyDomain, { fullName: lookup.fullName, firstName: lookup.firstName, lastName: lookup.lastName }));
           if (emails.length) return { emails };
         }
         if (!lookup.companyDomain && lookup.fullName) {
           // By name alone: only a name that names exactly one person is an answer.
-          const r = await this.db.query<{ member_emails: unknown }>(
-            `select member_emails from ds_people where member_full_name ilike $1 limit 2`,
-            [escapeLike(lookup.fullName)],
-          );
-          const emails = r.rows.length === 1 ? asEmails(r.rows[0]!.member_emails) : [];
+          const found = await datasetEmailsByName(this.db, lookup.fullName);
+          const emails = found.length === 1 ? asEmails(found[0]) : [];
           if (emails.length) return { emails };
         }
         return null;
       }
       case 'phoneNumbers': {
         if (!key) return null;
-        const r = await this.db.query<{ member_phones: unknown }>(`select member_phones from ds_people where member_pronet_url = $1`, [key]);
-        const phoneNumbers = asPhones(r.rows[0]?.member_phones);
+        const phoneNumbers = asPhones(await datasetPhones(this.db, key));
         return phoneNumbers.length ? { phoneNumbers } : null;
       }
       case 'pronetPosts': {
         if (!key) return null;
-        const r = await this.db.query<{ post_url: string; text: string | null; posted_at: Date | null; likes: number | null; comments: number | null }>(
-          `select post_url, text, posted_at, likes, comments
-             from ds_posts
-            where member_pronet_url = $1 and interaction_type is null
-            order by posted_at desc nulls last
-            limit $2`,
-          [key, opts.postsLimit],
-        );
-        if (!r.rows.length) return null;
+        const posts = await datasetPosts(this.db, key, opts.postsLimit);
+        if (!posts.length) return null;
         return {
-          pronetPosts: r.rows.map((p) => ({
+          pronetPosts: posts.map((p) => ({
             postUrl: p.post_url.includes('://') ? p.post_url : `https://${p.post_url}`,
             text: p.text,
             postedAt: p.posted_at ? p.posted_at.toISOString() : null,

@@ -126,8 +126,8 @@ export const PageOf = <T extends TSchema>(t: T) => Type.Object({ data: Type.Arra
 
 /**
  * Path ids. Rule (DESIGN §3): a malformed id — not a UUID — names no resource, so it is a 404
- * like a missing one, answered before any query (`isUuid` in db/scoping.ts `findInWorkspace`
- * and every other loader); the schema only bounds the length.
+ * like a missing one, answered before any query (`isUuid` of domain/ids.ts in every
+ * loader); the schema only bounds the length.
  */
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
