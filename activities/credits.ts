@@ -8,14 +8,14 @@ export function createCreditActivities(deps: ActivityDeps) {
   return {
     async debit(input: DebitInput): Promise<DebitResult> {
       try {
-        return await debitCredits(deps.pool, input);
+        return await debitCredits(deps.orm.em, input);
       } catch (e) {
         if (e instanceof InsufficientCreditsError) throw ApplicationFailure.nonRetryable(e.message, 'insufficient_credits');
         throw e;
       }
     },
     async creditBalance(workspaceId: string): Promise<number> {
-      return getBalance(deps.pool, workspaceId);
+      return getBalance(deps.orm.em, workspaceId);
     },
   };
 }

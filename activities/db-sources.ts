@@ -188,7 +188,7 @@ export function createSourceActivities(deps: ActivityDeps) {
 
     /** Registers the job of a started scheduled pull (idempotent per job id), so GET /jobs/{jobId} finds it. */
     async registerScheduledPull(input: { workspaceId: string; sourceId: string; jobId: string; jobType: string; workflowId: string }): Promise<void> {
-      await insertJob(deps.pool, { id: input.jobId, workspaceId: input.workspaceId, type: input.jobType, workflowId: input.workflowId }, { ifAbsent: true });
+      await insertJob(deps.orm.em, { id: input.jobId, workspaceId: input.workspaceId, type: input.jobType, workflowId: input.workflowId }, { ifAbsent: true });
     },
   };
 }

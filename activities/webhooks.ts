@@ -78,5 +78,5 @@ async function record(deps: ActivityDeps, input: DeliverWebhookInput, attempt: n
   const outcome = error === null ? 'delivered' : statusCode !== null ? 'rejected' : 'failed';
   webhookDeliveries.inc({ outcome });
   Context.current().log[outcome === 'delivered' ? 'info' : 'warn']('webhook delivery', { jobId: input.jobId, attempt, outcome, statusCode, durationMs: ms, ...(error ? { error } : {}) });
-  await recordWebhookDelivery(deps.pool, { workspaceId: input.workspaceId, jobId: input.jobId, messageId: input.messageId, attempt, url: input.url, statusCode, error, durationMs: ms });
+  await recordWebhookDelivery(deps.orm.em, { workspaceId: input.workspaceId, jobId: input.jobId, messageId: input.messageId, attempt, url: input.url, statusCode, error, durationMs: ms });
 }

@@ -12,6 +12,7 @@ import { v7 as uuidv7 } from 'uuid';
 import {
   ApiError,
   ConflictError,
+  CreditAccountBusyError,
   DomainError,
   InsufficientCreditsError,
   InvalidInputError,
@@ -133,7 +134,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     let claimedKey = '';
     const claimIdempotency = async (hashed: unknown) => {
       if (!idemKey) return null;
-      const claim = await claimIdempotencyKey(deps.pool, auth!.workspaceId, idemKey, ctx.method, ctx.path, hashed);
+      const claim = await claimIdempotencyKey(deps.orm.em, auth!.workspaceId, idemKey, ctx.method, ctx.path, hashed);
       if (claim.kind === 'replay') return reply(claim.response.status, claim.response.body, { ...claim.response.headers, 'Idempotent-Replayed': 'true' });
       claimedKey = idemKey;
       return null;
@@ -157,9 +158,9 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       ctx.status = status;
       for (const [k, v] of Object.entries(headers)) ctx.set(k, v);
       if (resBody !== undefined) ctx.body = resBody;
-      if (claimedKey) await completeIdempotencyKey(deps.pool, auth!.workspaceId, claimedKey, { status, body: resBody, headers });
+      if (claimedKey) await completeIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey, { status, body: resBody, headers });
     } catch (e) {
-      if (claimedKey) await releaseIdempotencyKey(deps.pool, auth!.workspaceId, claimedKey).catch(() => {});
+      if (claimedKey) await releaseIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey).catch(() => {});
       throw e;
     }
   });
@@ -318,6 +319,7 @@ function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof ExtensionMismatchError) {
     return badRequest('unsupported_media_type', `${pointer(err.field)}: ${err.message}`, [{ path: pointer(err.field), message: `does not match the detected type ${err.detected}` }]);
   }
+  if (err instanceof CreditAccountBusyError) return new ApiError(503, 'credits_busy', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
   return undefined;
 }
 

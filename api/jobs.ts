@@ -50,7 +50,7 @@ export function jobWorkflowId(type: string, jobId: string): string {
 export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: StartJobOptions<W>): Promise<JobAcceptedBody> {
   const jobId = opts.jobId ?? uuidv7();
   const workflowId = jobWorkflowId(opts.type, jobId);
-  await insertJob(deps.pool, { id: jobId, workspaceId: opts.workspaceId, type: opts.type, workflowId });
+  await insertJob(deps.orm.em, { id: jobId, workspaceId: opts.workspaceId, type: opts.type, workflowId });
   const input = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: opts.type, webhook: opts.webhook ?? null };
   const attrs = [
     { key: SA.WorkspaceId, value: opts.workspaceId },
@@ -68,7 +68,7 @@ export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: Start
       memo: { jobId, workspaceId: opts.workspaceId, ...(requestId ? { requestId } : {}) },
     });
   } catch (e) {
-    await deleteJob(deps.pool, jobId);
+    await deleteJob(deps.orm.em, opts.workspaceId, jobId);
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw conflict(`Job ${jobId} is already running`);
     throw e;
   }
@@ -98,7 +98,7 @@ export interface JobRecord {
 async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
   // a malformed id names no job (and would fail the uuid cast): 404 without a query
   if (!isUuid(jobId)) throw notFound('Job', jobId);
-  const row = await findJobInWorkspace(deps.pool, workspaceId, jobId);
+  const row = await findJobInWorkspace(deps.orm.em, workspaceId, jobId);
   if (!row) throw notFound('Job', jobId);
   return row;
 }
@@ -187,13 +187,13 @@ async function stateOf(deps: AppDeps, handle: WorkflowHandle): Promise<JobState>
 
 export async function readJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
   const row = await jobRow(deps, workspaceId, jobId);
-  const handle = deps.temporal.workflow.getHandle(row.workflow_id);
+  const handle = deps.temporal.workflow.getHandle(row.workflowId);
   const [{ view, progressUnknownReason, closedAt }, deliveries] = await Promise.all([
     stateOf(deps, handle),
-    webhookDeliveriesOfJob(deps.pool, jobId),
+    webhookDeliveriesOfJob(deps.orm.em, workspaceId, jobId),
   ]);
-  const last = deliveries.at(-1)?.created_at;
-  const updated = [row.created_at, closedAt, last].filter(Boolean).map((d) => (d as Date).getTime());
+  const last = deliveries.at(-1)?.createdAt;
+  const updated = [row.createdAt, closedAt, last].filter(Boolean).map((d) => (d as Date).getTime());
   return {
     id: row.id,
     type: row.type,
@@ -202,15 +202,15 @@ export async function readJob(deps: AppDeps, workspaceId: string, jobId: string)
     progressUnknownReason,
     jobResponsePayload: view.jobResponsePayload,
     error: view.error,
-    webhookDeliveries: deliveries.map((d) => ({ attempt: d.attempt, statusCode: d.status_code, error: d.error, durationMs: d.duration_ms, createdAt: d.created_at.toISOString() })),
-    createdAt: row.created_at.toISOString(),
+    webhookDeliveries: deliveries.map((d) => ({ attempt: d.attempt, statusCode: d.statusCode ?? null, error: d.error ?? null, durationMs: d.durationMs, createdAt: d.createdAt.toISOString() })),
+    createdAt: row.createdAt.toISOString(),
     updatedAt: new Date(Math.max(...updated)).toISOString(),
   };
 }
 
 export async function cancelJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
   const row = await jobRow(deps, workspaceId, jobId);
-  const handle = deps.temporal.workflow.getHandle(row.workflow_id);
+  const handle = deps.temporal.workflow.getHandle(row.workflowId);
   const desc = await handle.describe();
   if (desc.status.name !== 'RUNNING') throw conflict(`Job ${jobId} has already ended`, 'job_not_running');
   await handle.cancel();

@@ -10,7 +10,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Insufficient credits', 403: 'Feature not available on this plan', 404: 'Not found or not visible to the workspace',
   409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
   415: 'Unsupported media type (send `application/json`)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
-  429: 'Rate limited', 500: 'Server error', 503: 'Not ready, or the database is unreachable (retry after `Retry-After`)',
+  429: 'Rate limited', 500: 'Server error', 503: 'Not ready, the database is unreachable, or (`credits_busy`) the workspace\'s credit account stayed locked by concurrent credit movements; nothing changed, retry after `Retry-After`',
 };
 
 const RATE_LIMIT_HEADERS = {

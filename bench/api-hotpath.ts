@@ -17,11 +17,11 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say, startService, stopService } from './lib.js';
+import { openDatabase } from '../db/orm.js';
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' } } });
 const SECONDS = Number(args.seconds);
@@ -63,9 +63,10 @@ const databaseUrl = await freshDatabase(dbName);
 let api: ChildProcess | undefined;
 let koa: ChildProcess | undefined;
 try {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  const ws = await createWorkspace(pool, { name: 'bench', plan: 'enterprise', credits: 1000 });
-  const other = await createWorkspace(pool, { name: 'noise' });
+  const database = await openDatabase(databaseUrl, { max: 2 });
+  const pool = database.pool;
+  const ws = await createWorkspace(database.orm.em, { name: 'bench', plan: 'enterprise', credits: 1000 });
+  const other = await createWorkspace(database.orm.em, { name: 'noise' });
   // 20,000 contacts in two workspaces, so the read is an index look-up in a real table.
   const companyId = uuidv7();
   await pool.query(
@@ -83,7 +84,7 @@ try {
   );
   await pool.query('analyze contacts');
   const contactId = (await pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 order by id offset 5000 limit 1`, [ws.workspaceId])).rows[0]!.id;
-  await pool.end();
+  await database.close();
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,

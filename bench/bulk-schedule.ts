@@ -67,7 +67,7 @@ const stores = await openStores(config, { poolMax: 20 });
 const workers = await createWorkers({ config, log, ...stores }, { workflowBundlePath: bundlePath });
 void workers.run();
 
-const ws = await createWorkspace(api.deps.pool, { name: 'bench', plan: 'enterprise' });
+const ws = await createWorkspace(api.deps.orm.em, { name: 'bench', plan: 'enterprise' });
 const http = async (path: string, body: unknown) => {
   const res = await fetch(api.url + path, { method: 'POST', headers: { 'x-api-key': ws.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };

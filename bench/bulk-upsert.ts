@@ -77,7 +77,7 @@ function start(script: string): Promise<ChildProcess> {
 const [apiProc, workerProc] = await Promise.all([start('api/main.ts'), start('worker/main.ts')]);
 
 const baseUrl = `http://127.0.0.1:${port}`;
-const ws = await createWorkspace(pool, { name: 'bench-contacts' });
+const ws = await createWorkspace(orm.em, { name: 'bench-contacts' });
 /** `body` is sent as is when it is already a string (the import's JSON, serialised before the clock starts). */
 async function http(method: string, path: string, body?: unknown) {
   const res = await fetch(baseUrl + path, {
@@ -156,7 +156,7 @@ const workerRss = peakRssMb(workerProc);
 
 // --- 2. one by one through the ORM --------------------------------------------------------------
 say(`ORM one by one: ${ORM_ROWS} rows`);
-const ormWs = await createWorkspace(pool, { name: 'bench-orm' });
+const ormWs = await createWorkspace(orm.em, { name: 'bench-orm' });
 const t3 = performance.now();
 for (let i = 0; i < ORM_ROWS; i++) {
   const r = rows[i]!;
@@ -183,7 +183,7 @@ const ormMs = performance.now() - t3;
 
 // --- 3. plain COPY ------------------------------------------------------------------------------
 say(`plain COPY: ${ROWS} rows`);
-const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
+const copyWs = await createWorkspace(orm.em, { name: 'bench-copy' });
 const cpu3 = cpuNow();
 const db3 = databaseCpu(DB);
 const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);

@@ -167,7 +167,7 @@ async function main() {
 
   const api = await startApiServer(config, { log: pino({ level: 'silent' }), port: 0 });
   try {
-    const ws = await createWorkspace(api.deps.pool, { name: 'bench', credits: 1_000_000_000 });
+    const ws = await createWorkspace(api.deps.orm.em, { name: 'bench', credits: 1_000_000_000 });
     const call = async (q: (typeof QUERIES)[number]) => {
       const t = performance.now();
       const res = await fetch(`${api.url}/discovery-search/find-${q.entity}-v2`, {

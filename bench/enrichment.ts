@@ -74,7 +74,7 @@ await new Promise<void>((resolve, reject) => {
 });
 
 const api = await startApiServer(config, { log: pino({ level: 'silent' }), port: 0 });
-const ws = await createWorkspace(api.deps.pool, { name: 'bench', credits: JOBS * 10 });
+const ws = await createWorkspace(api.deps.orm.em, { name: 'bench', credits: JOBS * 10 });
 
 const post = async (i: number) => {
   const body = JSON.stringify({ fields: ['basic_contact_data', 'emails'], pronet: `https://pronet.example/in/bench-${(i % PEOPLE) + 1}` });

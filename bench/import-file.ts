@@ -20,11 +20,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createWorkspace } from '../db/workspaces.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
 import { PROCESS_NODE_FLAGS } from '../domain/config.js';
+import { openDatabase } from '../db/orm.js';
 import {
   BULK_MAPPING,
   bulkRow,
@@ -58,7 +58,8 @@ const rate = (n: number, ms: number) => Math.round((n / ms) * 1000);
 
 // --- database, API and worker -------------------------------------------------------------------
 const dbUrl = new URL(await freshDatabase(DB));
-const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 4 });
+const database = await openDatabase(dbUrl.toString(), { max: 4 });
+const pool = database.pool;
 say('bundling workflows');
 const dir = mkdtempSync(join(tmpdir(), 'bench-import-file-'));
 const bundlePath = join(dir, 'workflows.js');
@@ -77,7 +78,7 @@ const env = {
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
 const [api, worker] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled: useDist, nodeFlags, stdout: 'inherit' })));
 const baseUrl = `http://127.0.0.1:${port}`;
-const ws = await createWorkspace(pool, { name: 'bench-import-file' });
+const ws = await createWorkspace(database.orm.em, { name: 'bench-import-file' });
 async function http(method: string, path: string, body?: unknown, apiKey = ws.apiKey) {
   const res = await fetch(baseUrl + path, {
     method,
@@ -173,7 +174,7 @@ if (INLINE_ROWS > 0) {
   say(`inline bulk upsert: ${INLINE_ROWS} rows in one request`);
   // Into empty tables, as the file import started.
   await pool.query(`truncate contacts, contact_sources, companies`);
-  const inlineWs = await createWorkspace(pool, { name: 'bench-inline' });
+  const inlineWs = await createWorkspace(database.orm.em, { name: 'bench-inline' });
   const inlineSrc = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench-inline', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } }, inlineWs.apiKey);
   // Serialised before the clock starts, as bench/bulk-upsert.ts does: the client's work is not the service's.
   const importBody = JSON.stringify({ contactsData: Array.from({ length: INLINE_ROWS }, (_, i) => bulkRow(i)) });
@@ -188,7 +189,7 @@ if (INLINE_ROWS > 0) {
 
 // --- plain COPY (anchor) ------------------------------------------------------------------------
 say(`plain COPY: ${ROWS} rows`);
-const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
+const copyWs = await createWorkspace(database.orm.em, { name: 'bench-copy' });
 const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);
 
 // --- report -------------------------------------------------------------------------------------
@@ -209,7 +210,7 @@ console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 
 
 // --- cleanup ------------------------------------------------------------------------------------
 await Promise.all([stopService(api), stopService(worker)]);
-await pool.end();
+await database.close();
 // Connections still closing when the database is dropped must not crash the report.
 process.on('uncaughtException', (e) => {
   if (!/terminating connection/.test(String(e))) throw e;

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createWorkspace } from '../db/workspaces.js';
+import { openDatabase } from '../db/orm.js';
 import { loadContactCatalog } from '../db/contactRead.js';
 import { ingestContacts, type PhaseTimes } from '../db/contactIngest.js';
 import { copyBlocks, readMappedChunk, STAGING_BLOCK } from '../db/contactStaging.js';
@@ -40,8 +41,11 @@ const CHUNK = Number(args.chunk);
 const LANES = Number(args.lanes);
 const DB = 'bench_ingest_cpu';
 // Connections stay open, so the CPU of this bench's own database backends can be read (databaseCpu).
-const pool = new pg.Pool({ connectionString: await freshDatabase(DB), max: 2 * LANES + 2, idleTimeoutMillis: 0 });
-const ws = await createWorkspace(pool, { name: 'bench-ingest-cpu' });
+const databaseUrl = await freshDatabase(DB);
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 * LANES + 2, idleTimeoutMillis: 0 });
+// Workspaces are created through the entity manager (db/workspaces.ts).
+const setup = await openDatabase(databaseUrl, { max: 1 });
+const ws = await createWorkspace(setup.orm.em, { name: 'bench-ingest-cpu' });
 const sourceId = uuidv7();
 const catalog = await loadContactCatalog(pool, ws.workspaceId);
 const plan = planFor(catalog, BULK_MAPPING);
@@ -105,7 +109,7 @@ say(`re-send: ${show(resend)}`);
 
 // The anchor: plain COPY of the same rows' contact columns, into an empty table like the first loads.
 await pool.query(`truncate contacts, contact_sources, companies`);
-const copyWs = await createWorkspace(pool, { name: 'bench-copy' });
+const copyWs = await createWorkspace(setup.orm.em, { name: 'bench-copy' });
 const copyCpu0 = cpuByProcess({ bench: process.pid });
 const copyDb0 = databaseCpu(DB);
 const copyMs = await plainCopyContacts(pool, copyWs.workspaceId, ROWS);
@@ -118,4 +122,5 @@ console.log(`re-send (all updates): ${Math.round(resend.ms)} ms (${rate(resend.m
 console.log(`plain COPY of the same rows: ${Math.round(copyMs)} ms (${rate(copyMs)} rows/s); CPU ms: this process ${copyBenchMs}, its database backend ${copyDbMs}`);
 console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (node flags: ${process.execArgv.filter((a) => a.startsWith('--max') || a.startsWith('--heap')).join(' ')})`);
 await pool.end();
+await setup.close();
 await dropDatabase(DB);

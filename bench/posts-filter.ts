@@ -29,8 +29,8 @@ try {
   const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(dbName), PORT: '0', RATE_LIMIT_PER_MINUTE: '100000000' });
   const api = await startApiServer(config, { log: pino({ level: 'silent' }), port: 0 });
   try {
-    const ws = await createWorkspace(api.deps.pool, { name: 'bench', plan: 'enterprise' });
-    const other = await createWorkspace(api.deps.pool, { name: 'noise' });
+    const ws = await createWorkspace(api.deps.orm.em, { name: 'bench', plan: 'enterprise' });
+    const other = await createWorkspace(api.deps.orm.em, { name: 'noise' });
     const accounts: string[] = [];
     for (const [i, provider] of ['microblog', 'pronet', 'pronetPage', 'microblog'].entries()) {
       const r = await fetch(`${api.url}/integrations`, {

@@ -29,6 +29,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { createWorkspace } from '../db/workspaces.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
 import { BULK_MAPPING, bulkRow, compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, loadEnrichmentDataset, say, startService, stopService } from './lib.js';
+import { openDatabase } from '../db/orm.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -92,9 +93,9 @@ async function run(replicas: number): Promise<Outcome> {
   const workers: ChildProcess[] = [];
   try {
     await loadEnrichmentDataset(db, ENRICH, 100);
-    const setup = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-    const ws = await createWorkspace(setup, { name: 'bench', plan: 'enterprise', credits: ENRICH * ENRICH_PRICE + 1000 });
-    await setup.end();
+    const setup = await openDatabase(databaseUrl, { max: 1 });
+    const ws = await createWorkspace(setup.orm.em, { name: 'bench', plan: 'enterprise', credits: ENRICH * ENRICH_PRICE + 1000 });
+    await setup.close();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DATABASE_URL: databaseUrl,

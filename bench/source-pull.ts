@@ -88,7 +88,7 @@ async function run(provider: 'dataset' | 'http', sourceIdentifier: string) {
   const stores = await openStores(config, { poolMax: 10 });
   const workers = await createWorkers({ config, log, ...stores }, { workflowBundlePath: bundlePath });
   void workers.run();
-  const ws = await createWorkspace(api.deps.pool, { name: `bench-${provider}`, plan: 'pro' });
+  const ws = await createWorkspace(api.deps.orm.em, { name: `bench-${provider}`, plan: 'pro' });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(api.url + path, {
       method,

@@ -10,8 +10,10 @@ export interface ActiveApiKeyRow {
   expires_at: Date | null;
 }
 
+// Raw on purpose: the one global read of authentication (no workspace is known yet), a named
+// statement each pooled connection parses and plans once, joining `workspaces` for the plan, which
+// the entities (workspace ids, not relations) cannot express as one em query. Cached in process.
 const KEY_LOOKUP = {
-  // Named: each pooled connection parses and plans it once.
   name: 'auth-key-lookup',
   text: `select k.id, k.workspace_id, k.kind, w.plan, k.expires_at
            from api_keys k join workspaces w on w.id = k.workspace_id

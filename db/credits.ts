@@ -8,14 +8,35 @@
  * all pass the balance check). Settling it is one transaction that gives the whole hold back (a
  * `release` keyed `release:<jobId>`) and debits the real charges, so a crash before, during or
  * after settling neither loses nor doubles credits; a job that fails releases its hold the same way.
+ *
+ * Every movement is one `em.transactional` that first takes the account row's lock
+ * (`LockMode.PESSIMISTIC_WRITE`: `select … for update`), waiting at most `CREDIT_LOCK_TIMEOUT_MS`
+ * (`lock_timeout`, local to the transaction): past it the caller gets `CreditAccountBusyError`
+ * (503 + `Retry-After`) instead of queueing until the statement timeout. Under the lock, the
+ * ledger keys already recorded are read, the balance checked, and the entities changed; the
+ * flush at commit writes them.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { InsufficientCreditsError } from '../domain/errors.js';
-import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from './pool.js';
+import type { InferEntity } from '@mikro-orm/core';
+import { CreditAccountBusyError, InsufficientCreditsError } from '../domain/errors.js';
+import { CreditAccount, CreditTransaction } from './platform.js';
+import { isLockTimeout } from './pgErrors.js';
+import { inWorkspace, useWorkspace } from './tenancy.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
 /** What a ledger row is (`kind` of `GET /credits/transactions`). */
 export type LedgerKind = 'grant' | 'debit' | 'hold' | 'release';
+
+type Account = InferEntity<typeof CreditAccount>;
+
+/**
+ * How long a credit movement waits for its account's row lock (behind other movements of the
+ * workspace, each a few short statements) before answering `CreditAccountBusyError`; well below
+ * the API's statement timeout, so a queued request gets a 503 to retry, not a 422.
+ */
+export const CREDIT_LOCK_TIMEOUT_MS = 2_000;
 
 export interface DebitInput {
   workspaceId: string;
@@ -38,33 +59,62 @@ export interface DebitResult {
 }
 
 /**
- * Debits inside the caller's open transaction (`client` after `begin`), so a charge can commit
- * or roll back together with the work it pays for. Throws `InsufficientCreditsError` (402 `insufficient_credits`).
+ * Runs `fn` in one transaction holding the lock on the workspace's account row (null when the
+ * workspace has no account). The transaction's `lock_timeout` is set when it begins
+ * (`set_config(…, true)`, i.e. `set local`, through the ORM's session context), so pooled
+ * connections keep their default.
  */
-export async function debitInTransaction(client: PoolClient, input: DebitInput): Promise<DebitResult> {
-  const amount = Math.trunc(input.amount);
-  if (amount < 0) throw new Error('debit amount must be >= 0');
-  if (input.billable === false || amount === 0) {
-    return { charged: 0, balance: await getBalance(client, input.workspaceId), replayed: false };
+async function onLockedAccount<T>(em: EntityManager, workspaceId: string, fn: (tx: EntityManager, account: Account | null) => Promise<T>): Promise<T> {
+  const fork = em.fork();
+  useWorkspace(fork, workspaceId);
+  fork.setSessionContext({ variables: { lock_timeout: `${CREDIT_LOCK_TIMEOUT_MS}ms` } });
+  try {
+    return await fork.transactional(async (tx) => fn(tx, await tx.findOne(CreditAccount, { workspaceId }, { lockMode: LockMode.PESSIMISTIC_WRITE })));
+  } catch (e) {
+    if (isLockTimeout(e)) throw new CreditAccountBusyError(1);
+    throw e;
   }
-  const acct = await client.query<{ balance: number }>(
-    `select balance from credit_accounts where workspace_id = $1 for update`,
-    [input.workspaceId],
-  );
-  const balance = acct.rows[0]?.balance ?? 0;
-  const prior = await client.query(`select 1 from credit_transactions where workspace_id = $1 and idempotency_key = $2`, [
-    input.workspaceId,
-    input.idempotencyKey,
-  ]);
-  if (prior.rowCount) return { charged: 0, balance, replayed: true };
-  if (balance < amount) throw new InsufficientCreditsError(amount, balance);
-  const after = balance - amount;
-  await client.query(`update credit_accounts set balance = $2, updated_at = now() where workspace_id = $1`, [input.workspaceId, after]);
-  await client.query(
-    `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, metadata, kind)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [uuidv7(), input.workspaceId, -amount, after, input.reason, input.idempotencyKey, input.jobId ?? null, input.metadata ?? null, input.kind ?? 'debit'],
-  );
+}
+
+/** The ledger amounts already recorded under these keys (read under the account lock). */
+async function recordedKeys(tx: EntityManager, workspaceId: string, keys: string[]): Promise<Map<string, number>> {
+  const rows = await tx.find(CreditTransaction, { workspaceId, idempotencyKey: { $in: keys } }, { fields: ['idempotencyKey', 'amount'] });
+  return new Map(rows.map((r) => [r.idempotencyKey, r.amount]));
+}
+
+/** Moves `amount` (negative: a charge) on the locked account and records the ledger row; written at commit. */
+function record(
+  tx: EntityManager,
+  account: Account,
+  row: { amount: number; reason: string; idempotencyKey: string; kind: LedgerKind; jobId?: string | null; metadata?: Record<string, unknown> | null; id?: string },
+): number {
+  const now = new Date();
+  account.balance += row.amount;
+  account.updatedAt = now;
+  tx.create(CreditTransaction, {
+    id: row.id ?? uuidv7(),
+    workspaceId: account.workspaceId,
+    amount: row.amount,
+    balanceAfter: account.balance,
+    reason: row.reason,
+    idempotencyKey: row.idempotencyKey,
+    jobId: row.jobId ?? null,
+    metadata: row.metadata ?? null,
+    kind: row.kind,
+    createdAt: now,
+  });
+  return account.balance;
+}
+
+/** One debit under the lock: replayed when its key is recorded, else charged or `InsufficientCreditsError`. */
+function debitLocked(tx: EntityManager, account: Account | null, recorded: Map<string, number>, input: DebitInput): DebitResult {
+  const amount = Math.trunc(input.amount);
+  const balance = account?.balance ?? 0;
+  if (input.billable === false || amount === 0) return { charged: 0, balance, replayed: false };
+  if (recorded.has(input.idempotencyKey)) return { charged: 0, balance, replayed: true };
+  if (!account || balance < amount) throw new InsufficientCreditsError(amount, balance);
+  const after = record(tx, account, { amount: -amount, reason: input.reason, idempotencyKey: input.idempotencyKey, kind: input.kind ?? 'debit', jobId: input.jobId, metadata: input.metadata });
+  recorded.set(input.idempotencyKey, -amount);
   return { charged: amount, balance: after, replayed: false };
 }
 
@@ -74,49 +124,18 @@ function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitR
 }
 
 /**
- * A debit as one statement (one round trip instead of six; every billed discovery page pays
- * one): the UPDATE takes the account row's lock and checks `balance >= amount` on its newest
- * version, the ledger row is inserted from the UPDATE's result, the idempotency key is looked up
- * in the same statement. A debit with the same key that commits while this one waits for the
- * lock is not in this statement's snapshot: the ledger's unique (workspace, key) then fails the
- * whole statement (nothing charged), and the retry sees it (`replayed`).
+ * Debits `amount` once per `idempotencyKey`: `InsufficientCreditsError` (402
+ * `insufficient_credits`, nothing charged) when the balance cannot cover it, `replayed` when the
+ * key was charged before. Session keys (`billable: false`) and zero amounts read the balance only.
  */
-const DEBIT_SQL = `with prior as (
-    select 1 from credit_transactions where workspace_id = $1 and idempotency_key = $2
-  ), charged as (
-    update credit_accounts set balance = balance - $3::bigint, updated_at = now()
-    where workspace_id = $1 and balance >= $3::bigint and not exists (select 1 from prior)
-    returning balance
-  ), ledger as (
-    insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, metadata, kind)
-    select $4, $1, -$3::bigint, balance, $5, $2, $6, $7, $8 from charged
-  )
-  select (select balance from charged) as after, exists (select 1 from prior) as replayed,
-    (select balance from credit_accounts where workspace_id = $1) as before`;
-
-/** Debits in a statement of its own (see DEBIT_SQL); same outcomes as {@link debitInTransaction}. */
-export async function debitCredits(pool: Pool, input: DebitInput): Promise<DebitResult> {
-  const result = await debitStatement(pool, input);
+export async function debitCredits(em: EntityManager, input: DebitInput): Promise<DebitResult> {
+  if (Math.trunc(input.amount) < 0) throw new Error('debit amount must be >= 0');
+  if (input.billable === false || Math.trunc(input.amount) === 0) return { charged: 0, balance: await getBalance(em, input.workspaceId), replayed: false };
+  const result = await onLockedAccount(em, input.workspaceId, async (tx, account) =>
+    debitLocked(tx, account, await recordedKeys(tx, input.workspaceId, [input.idempotencyKey]), input),
+  );
   countCharged(input, result);
   return result;
-}
-
-async function debitStatement(pool: Pool, input: DebitInput): Promise<DebitResult> {
-  const amount = Math.trunc(input.amount);
-  if (amount < 0) throw new Error('debit amount must be >= 0');
-  if (input.billable === false || amount === 0) return { charged: 0, balance: await getBalance(pool, input.workspaceId), replayed: false };
-  const params = [input.workspaceId, input.idempotencyKey, amount, uuidv7(), input.reason, input.jobId ?? null, input.metadata ?? null, input.kind ?? 'debit'];
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const row = (await pool.query<{ after: number | null; replayed: boolean; before: number | null }>(DEBIT_SQL, params)).rows[0]!;
-      if (row.replayed) return { charged: 0, balance: row.before ?? 0, replayed: true };
-      if (row.after === null) throw new InsufficientCreditsError(amount, row.before ?? 0);
-      return { charged: amount, balance: row.after, replayed: false };
-    } catch (e) {
-      if (attempt === 0 && (e as { code?: string }).code === '23505') continue;
-      throw e;
-    }
-  }
 }
 
 const holdKey = (jobId: string) => `hold:${jobId}`;
@@ -126,63 +145,49 @@ const releaseKey = (jobId: string) => `release:${jobId}`;
  * Reserves up to `amount` for job `jobId` before it starts (402 `insufficient_credits` when the
  * balance cannot cover it). Session keys hold nothing.
  */
-export function holdCredits(pool: Pool, input: { workspaceId: string; jobId: string; amount: number; reason: string; billable: boolean }): Promise<DebitResult> {
-  return debitCredits(pool, { ...input, idempotencyKey: holdKey(input.jobId), kind: 'hold' });
+export function holdCredits(em: EntityManager, input: { workspaceId: string; jobId: string; amount: number; reason: string; billable: boolean }): Promise<DebitResult> {
+  return debitCredits(em, { ...input, idempotencyKey: holdKey(input.jobId), kind: 'hold' });
 }
 
 /**
- * Gives job `jobId`'s hold back, once (keyed `release:<jobId>`), inside the caller's transaction.
+ * Gives job `jobId`'s hold back, once (keyed `release:<jobId>`), on the locked account.
  * Returns the credits released (0 when the job holds nothing or was already released).
  */
-async function releaseHoldInTransaction(client: PoolClient, workspaceId: string, jobId: string): Promise<number> {
-  await client.query(`select 1 from credit_accounts where workspace_id = $1 for update`, [workspaceId]);
-  const rows = await client.query<{ idempotency_key: string; amount: number }>(
-    `select idempotency_key, amount from credit_transactions where workspace_id = $1 and idempotency_key = any($2::text[])`,
-    [workspaceId, [holdKey(jobId), releaseKey(jobId)]],
-  );
-  const hold = rows.rows.find((r) => r.idempotency_key === holdKey(jobId));
-  if (!hold || rows.rows.some((r) => r.idempotency_key === releaseKey(jobId))) return 0;
-  const amount = -Number(hold.amount);
-  const r = await client.query<{ balance: number }>(
-    `update credit_accounts set balance = balance + $2, updated_at = now() where workspace_id = $1 returning balance`,
-    [workspaceId, amount],
-  );
-  await client.query(
-    `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, kind) values ($1, $2, $3, $4, $5, $6, $7, 'release')`,
-    [uuidv7(), workspaceId, amount, r.rows[0]!.balance, 'hold released', releaseKey(jobId), jobId],
-  );
-  return amount;
+function releaseLocked(tx: EntityManager, account: Account | null, recorded: Map<string, number>, jobId: string): number {
+  const held = recorded.get(holdKey(jobId));
+  if (!account || held === undefined || recorded.has(releaseKey(jobId))) return 0;
+  record(tx, account, { amount: -held, reason: 'hold released', idempotencyKey: releaseKey(jobId), kind: 'release', jobId });
+  return -held;
 }
 
 /** Releases job `jobId`'s whole hold (the job ended without settling: failed or cancelled). */
-export function releaseHold(pool: Pool, workspaceId: string, jobId: string): Promise<number> {
-  return withTransaction(pool, (client) => releaseHoldInTransaction(client, workspaceId, jobId));
+export function releaseHold(em: EntityManager, workspaceId: string, jobId: string): Promise<number> {
+  return onLockedAccount(em, workspaceId, async (tx, account) => releaseLocked(tx, account, await recordedKeys(tx, workspaceId, [holdKey(jobId), releaseKey(jobId)]), jobId));
 }
 
 export type ChargeInput = Omit<DebitInput, 'workspaceId' | 'jobId' | 'billable' | 'kind'>;
 
 /**
  * Settles job `jobId` in one transaction: its hold (if any) is released and each charge debited
- * under its own key. Per charge: the debit's result, or the 402 error when the balance cannot
- * cover it (`InsufficientCreditsError`, only possible for a job that holds nothing). Retrying after a commit changes nothing.
+ * under its own key. Per charge: the debit's result, or the `InsufficientCreditsError` when the
+ * balance cannot cover it (only possible for a job that holds nothing). Retrying after a commit
+ * changes nothing.
  */
 export async function settleJobCredits(
-  pool: Pool,
+  em: EntityManager,
   input: { workspaceId: string; jobId: string; billable: boolean; charges: ChargeInput[] },
 ): Promise<Array<DebitResult | InsufficientCreditsError>> {
-  const results = await withTransaction(pool, async (client) => {
-    await releaseHoldInTransaction(client, input.workspaceId, input.jobId);
-    const out: Array<DebitResult | InsufficientCreditsError> = [];
-    for (const c of input.charges) {
+  const results = await onLockedAccount(em, input.workspaceId, async (tx, account) => {
+    const recorded = await recordedKeys(tx, input.workspaceId, [holdKey(input.jobId), releaseKey(input.jobId), ...input.charges.map((c) => c.idempotencyKey)]);
+    releaseLocked(tx, account, recorded, input.jobId);
+    return input.charges.map((c) => {
       try {
-        out.push(await debitInTransaction(client, { ...c, workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable }));
+        return debitLocked(tx, account, recorded, { ...c, workspaceId: input.workspaceId, jobId: input.jobId, billable: input.billable });
       } catch (e) {
-        // Thrown by the check above, not by PostgreSQL: the transaction is still usable.
         if (!(e instanceof InsufficientCreditsError)) throw e;
-        out.push(e);
+        return e;
       }
-    }
-    return out;
+    });
   });
   input.charges.forEach((c, i) => countCharged(c, results[i]!));
   return results;
@@ -195,109 +200,74 @@ export async function settleJobCredits(
  * order. Session keys pay nothing and every key counts as paid.
  */
 export function debitEach(
-  pool: Pool,
+  em: EntityManager,
   input: { workspaceId: string; jobId: string; billable: boolean; unitPrice: number; keys: string[]; reason: string },
 ): Promise<{ paid: string[]; charged: number; exhausted: boolean }> {
   if (!input.billable || input.unitPrice <= 0 || input.keys.length === 0) return Promise.resolve({ paid: [...input.keys], charged: 0, exhausted: false });
-  return withTransaction(pool, async (client) => {
-    const acct = await client.query<{ balance: number }>(`select balance from credit_accounts where workspace_id = $1 for update`, [input.workspaceId]);
-    let balance = Number(acct.rows[0]?.balance ?? 0);
-    const prior = await client.query<{ idempotency_key: string }>(
-      `select idempotency_key from credit_transactions where workspace_id = $1 and idempotency_key = any($2::text[])`,
-      [input.workspaceId, input.keys],
-    );
-    const done = new Set(prior.rows.map((r) => r.idempotency_key));
+  return onLockedAccount(em, input.workspaceId, async (tx, account) => {
+    const recorded = await recordedKeys(tx, input.workspaceId, input.keys);
     const paid: string[] = [];
-    const fresh: { key: string; after: number }[] = [];
-    let exhausted = false;
+    let charged = 0;
     for (const key of input.keys) {
-      if (done.has(key)) {
-        paid.push(key);
-        continue;
+      if (!recorded.has(key)) {
+        if (!account || account.balance < input.unitPrice) return { paid, charged, exhausted: true };
+        record(tx, account, { amount: -input.unitPrice, reason: input.reason, idempotencyKey: key, kind: 'debit', jobId: input.jobId });
+        recorded.set(key, -input.unitPrice);
+        charged += input.unitPrice;
       }
-      if (balance < input.unitPrice) {
-        exhausted = true;
-        break;
-      }
-      balance -= input.unitPrice;
-      fresh.push({ key, after: balance });
       paid.push(key);
     }
-    if (fresh.length) {
-      await client.query(`update credit_accounts set balance = $2, updated_at = now() where workspace_id = $1`, [input.workspaceId, balance]);
-      await client.query(
-        `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, kind)
-         select t.id, $1, $2, t.after, $3, t.key, $4, 'debit' from unnest($5::uuid[], $6::text[], $7::bigint[]) as t(id, key, after)`,
-        [input.workspaceId, -input.unitPrice, input.reason, input.jobId, fresh.map(() => uuidv7()), fresh.map((f) => f.key), fresh.map((f) => f.after)],
-      );
-    }
-    return { paid, charged: fresh.length * input.unitPrice, exhausted };
+    return { paid, charged, exhausted: false };
   });
 }
 
-export async function grantCredits(pool: Pool, workspaceId: string, amount: number, reason = 'grant'): Promise<number> {
-  return withTransaction(pool, async (client) => {
-    const r = await client.query<{ balance: number }>(
-      `insert into credit_accounts (workspace_id, balance, updated_at) values ($1, $2, now())
-       on conflict (workspace_id) do update set balance = credit_accounts.balance + excluded.balance, updated_at = now()
-       returning balance`,
-      [workspaceId, Math.trunc(amount)],
-    );
-    const balance = r.rows[0]!.balance;
+/** Adds `amount` to the workspace's balance (creating its account if it has none); returns the new balance. */
+export function grantCredits(em: EntityManager, workspaceId: string, amount: number, reason = 'grant'): Promise<number> {
+  return onLockedAccount(em, workspaceId, async (tx, locked) => {
+    const account = locked ?? tx.create(CreditAccount, { workspaceId, balance: 0, updatedAt: new Date() });
     const id = uuidv7();
-    await client.query(
-      `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, kind) values ($1, $2, $3, $4, $5, $6, 'grant')`,
-      [id, workspaceId, Math.trunc(amount), balance, reason, `grant:${id}`],
-    );
-    return balance;
+    return record(tx, account, { id, amount: Math.trunc(amount), reason, idempotencyKey: `grant:${id}`, kind: 'grant' });
   });
 }
 
-export async function getBalance(db: Queryable, workspaceId: string): Promise<number> {
-  const r = await db.query<{ balance: number }>(`select balance from credit_accounts where workspace_id = $1`, [workspaceId]);
-  return r.rows[0]?.balance ?? 0;
+/** The balance now (0 without an account); read past the identity map, which may hold an older one. */
+export async function getBalance(em: EntityManager, workspaceId: string): Promise<number> {
+  return (await em.findOne(CreditAccount, { workspaceId }, { ...inWorkspace(workspaceId), fields: ['balance'], disableIdentityMap: true }))?.balance ?? 0;
 }
 
-/** The workspace's credit account (`GET /credits/balance`), or null when it has none yet. */
-export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<{ balance: number; updated_at: Date } | null> {
-  const r = await db.query<{ balance: number; updated_at: Date }>({
-    name: 'credit-balance', // planned once per connection: a hot read
-    text: `select balance, updated_at from credit_accounts where workspace_id = $1`,
-    values: [workspaceId],
-  });
-  return r.rows[0] ?? null;
+const CREDIT_BALANCE = {
+  name: 'credit-balance', // planned once per connection: a hot read
+  text: `select balance, updated_at from credit_accounts where workspace_id = $1`,
+};
+
+/**
+ * The workspace's credit account (`GET /credits/balance`), or null when it has none yet. Raw on
+ * purpose: the hot read; em.findOne (filter, hydration) and Kysely with value conversion cost
+ * 1.7-3x this named statement's CPU per request (bench/api-hotpath.ts, docs/ARCHITECTURE.md "Credits").
+ */
+export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<{ balance: number; updatedAt: Date } | null> {
+  const r = await db.query<{ balance: number; updated_at: Date }>({ ...CREDIT_BALANCE, values: [workspaceId] });
+  const row = r.rows[0];
+  return row ? { balance: row.balance, updatedAt: row.updated_at } : null;
 }
 
-export interface CreditTransactionRow {
-  id: string;
-  kind: LedgerKind;
-  amount: number;
-  balance_after: number;
-  reason: string;
-  job_id: string | null;
-  metadata: unknown;
-  created_at: Date;
-}
+export type CreditTransactionRow = Pick<InferEntity<typeof CreditTransaction>, 'id' | 'kind' | 'amount' | 'balanceAfter' | 'reason' | 'jobId' | 'metadata' | 'createdAt'>;
 
 /**
  * One keyset page of the ledger (UUIDv7 ids are time-ordered, so the id alone is the keyset):
  * `limit` rows after (`next`: older) or before (`prev`: newer) the id `from.after[0]`, newest first for
  * `next`, oldest first for `prev`; from the newest row without `from`.
  */
-export async function creditTransactionsPage(db: Queryable, workspaceId: string, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
-  const params: unknown[] = [workspaceId, limit];
-  let where = '';
-  let order = 'id desc';
-  if (from) {
-    params.push(from.after[0]);
-    where = from.dir === 'next' ? 'and id < $3' : 'and id > $3';
-    if (from.dir === 'prev') order = 'id asc';
-  }
-  const r = await db.query<CreditTransactionRow>(`select id, kind, amount, balance_after, reason, job_id, metadata, created_at from credit_transactions where workspace_id = $1 ${where} order by ${order} limit $2`, params);
-  return r.rows;
+export async function creditTransactionsPage(em: EntityManager, workspaceId: string, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
+  const after = from?.after[0] as string | undefined;
+  const id = from ? (from.dir === 'next' ? { id: { $lt: after } } : { id: { $gt: after } }) : {};
+  return em.find(
+    CreditTransaction,
+    { workspaceId, ...id },
+    { ...inWorkspace(workspaceId), orderBy: { id: from?.dir === 'prev' ? 'asc' : 'desc' }, limit, fields: ['id', 'kind', 'amount', 'balanceAfter', 'reason', 'jobId', 'metadata', 'createdAt'], disableIdentityMap: true },
+  );
 }
 
-export async function countCreditTransactions(db: Queryable, workspaceId: string): Promise<number> {
-  const r = await db.query<{ n: number }>(`select count(*)::int as n from credit_transactions where workspace_id = $1`, [workspaceId]);
-  return r.rows[0]!.n;
+export async function countCreditTransactions(em: EntityManager, workspaceId: string): Promise<number> {
+  return em.count(CreditTransaction, { workspaceId }, inWorkspace(workspaceId));
 }

@@ -1,50 +1,50 @@
 /** The `idempotency_records` rows behind the `Idempotency-Key` middleware (api/middleware/idempotency.ts). */
-import type { Queryable } from './pool.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException, type InferEntity } from '@mikro-orm/core';
+import { IdempotencyRecord } from './platform.js';
+import { inWorkspace } from './tenancy.js';
 
-export interface IdempotencyRecord {
-  request_hash: string;
-  /** Null while the first request is still being processed. */
-  status: number | null;
-  response_body: unknown;
-  response_headers: Record<string, string> | null;
-}
+export type IdempotencyRecordRow = Pick<InferEntity<typeof IdempotencyRecord>, 'requestHash' | 'status' | 'responseBody' | 'responseHeaders'>;
+
+/** A record counts for 24 h. */
+const RECORD_TTL_MS = 24 * 3600_000;
 
 /** Removes the key's record when it is older than 24 h (it no longer counts). */
-export async function deleteExpiredIdempotencyRecord(db: Queryable, workspaceId: string, key: string): Promise<void> {
-  await db.query(`delete from idempotency_records where workspace_id = $1 and idempotency_key = $2 and created_at < now() - interval '24 hours'`, [workspaceId, key]);
+export async function deleteExpiredIdempotencyRecord(em: EntityManager, workspaceId: string, key: string): Promise<void> {
+  await em.nativeDelete(IdempotencyRecord, { workspaceId, idempotencyKey: key, createdAt: { $lt: new Date(Date.now() - RECORD_TTL_MS) } }, inWorkspace(workspaceId));
 }
 
 /** True when this call created the record (the key was free); false when one already exists. */
-export async function insertIdempotencyRecord(db: Queryable, workspaceId: string, key: string, method: string, path: string, requestHash: string): Promise<boolean> {
-  const ins = await db.query(
-    `insert into idempotency_records (workspace_id, idempotency_key, method, path, request_hash) values ($1, $2, $3, $4, $5)
-     on conflict do nothing`,
-    [workspaceId, key, method, path, requestHash],
-  );
-  return ins.rowCount === 1;
+export async function insertIdempotencyRecord(em: EntityManager, workspaceId: string, key: string, method: string, path: string, requestHash: string): Promise<boolean> {
+  try {
+    await em.insert(IdempotencyRecord, { workspaceId, idempotencyKey: key, method, path, requestHash, status: null, responseBody: null, responseHeaders: null, createdAt: new Date(), completedAt: null });
+    return true;
+  } catch (e) {
+    // A statement of its own (no transaction to abort): the key is taken.
+    if (e instanceof UniqueConstraintViolationException) return false;
+    throw e;
+  }
 }
 
-export async function findIdempotencyRecord(db: Queryable, workspaceId: string, key: string): Promise<IdempotencyRecord | null> {
-  const r = await db.query<IdempotencyRecord>(
-    `select request_hash, status, response_body, response_headers from idempotency_records where workspace_id = $1 and idempotency_key = $2`,
-    [workspaceId, key],
-  );
-  return r.rows[0] ?? null;
+export async function findIdempotencyRecord(em: EntityManager, workspaceId: string, key: string): Promise<IdempotencyRecordRow | null> {
+  return em.findOne(IdempotencyRecord, { workspaceId, idempotencyKey: key }, { ...inWorkspace(workspaceId), disableIdentityMap: true });
 }
 
 export async function completeIdempotencyRecord(
-  db: Queryable,
+  em: EntityManager,
   workspaceId: string,
   key: string,
   res: { status: number; body: unknown; headers: Record<string, string> },
 ): Promise<void> {
-  await db.query(
-    `update idempotency_records set status = $3, response_body = $4, response_headers = $5, completed_at = now() where workspace_id = $1 and idempotency_key = $2`,
-    [workspaceId, key, res.status, JSON.stringify(res.body ?? null), JSON.stringify(res.headers)],
+  await em.nativeUpdate(
+    IdempotencyRecord,
+    { workspaceId, idempotencyKey: key },
+    { status: res.status, responseBody: res.body ?? null, responseHeaders: res.headers, completedAt: new Date() },
+    inWorkspace(workspaceId),
   );
 }
 
 /** Frees the key of a request that did not succeed (only while it is still pending). */
-export async function deletePendingIdempotencyRecord(db: Queryable, workspaceId: string, key: string): Promise<void> {
-  await db.query(`delete from idempotency_records where workspace_id = $1 and idempotency_key = $2 and status is null`, [workspaceId, key]);
+export async function deletePendingIdempotencyRecord(em: EntityManager, workspaceId: string, key: string): Promise<void> {
+  await em.nativeDelete(IdempotencyRecord, { workspaceId, idempotencyKey: key, status: null }, inWorkspace(workspaceId));
 }

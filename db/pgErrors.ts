@@ -28,3 +28,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       /^Connection terminated( unexpectedly)?$|^Client has encountered a connection error and is not queryable$/.test(e.message),
   );
 }
+
+/** SQLSTATE 55P03 (`lock_not_available`): a row lock not granted within the transaction's `lock_timeout`. */
+export function isLockTimeout(err: unknown): boolean {
+  return codes(err).some((e) => e.code === '55P03');
+}

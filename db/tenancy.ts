@@ -38,3 +38,9 @@ export function useWorkspace(em: EntityManager, workspaceId: string): void {
  * dataset, workspace rows themselves): say so at the call, `em.findOne(ApiKey, { keyHash }, acrossWorkspaces)`.
  */
 export const acrossWorkspaces = { filters: { [WORKSPACE_FILTER]: false } } as const;
+
+/**
+ * Find options naming the workspace on the query itself, for a `db/` function that takes the
+ * workspace id as an argument and may run outside a request or activity context (tools, tests).
+ */
+export const inWorkspace = (workspaceId: string) => ({ filters: { [WORKSPACE_FILTER]: { workspaceId } satisfies WorkspaceFilterParams } });

@@ -1,13 +1,14 @@
 /** Workspaces and API keys: used by the admin CLI, `npm start`'s demo workspace and tests. */
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { newApiKey } from '../infra/keyGeneration.js';
 import { loadConfig } from '../domain/config.js';
 import { keyringOf, type Keyring } from '../domain/keyring.js';
-import type { KeyKind, Plan } from './platform.js';
+import { ApiKey, CreditAccount, Workspace, type KeyKind, type Plan } from './platform.js';
 import { grantCredits } from './credits.js';
 import { sealWebhookSecret } from './secrets.js';
-import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { acrossWorkspaces, inWorkspace } from './tenancy.js';
 
 export interface NewWorkspace {
   workspaceId: string;
@@ -16,17 +17,17 @@ export interface NewWorkspace {
 }
 
 /** `keyring` defaults to the one of this process's environment (`ENCRYPTION_KEY`). */
-export async function createWorkspace(pool: Pool, opts: { name: string; plan?: Plan; credits?: number; id?: string; keyring?: Keyring }): Promise<NewWorkspace> {
+export async function createWorkspace(em: EntityManager, opts: { name: string; plan?: Plan; credits?: number; id?: string; keyring?: Keyring }): Promise<NewWorkspace> {
   const workspaceId = opts.id ?? uuidv7();
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
   const sealed = sealWebhookSecret(opts.keyring ?? keyringOf(loadConfig()), workspaceId, webhookSecret);
   const key = newApiKey('workspace');
-  await withTransaction(pool, async (c) => {
-    await c.query(`insert into workspaces (id, name, plan, webhook_secret) values ($1, $2, $3, $4)`, [workspaceId, opts.name, opts.plan ?? 'free', sealed]);
-    await c.query(`insert into credit_accounts (workspace_id, balance) values ($1, 0)`, [workspaceId]);
-    await c.query(`insert into api_keys (id, workspace_id, kind, key_hash, prefix) values ($1, $2, 'workspace', $3, $4)`, [uuidv7(), workspaceId, key.hash, key.prefix]);
+  await em.fork().transactional(async (tx) => {
+    tx.create(Workspace, { id: workspaceId, name: opts.name, plan: opts.plan ?? 'free', webhookSecret: sealed });
+    tx.create(CreditAccount, { workspaceId, balance: 0, updatedAt: new Date() });
+    tx.create(ApiKey, { id: uuidv7(), workspaceId, kind: 'workspace', keyHash: key.hash, prefix: key.prefix, revokedAt: null, expiresAt: null });
   });
-  if (opts.credits) await grantCredits(pool, workspaceId, opts.credits, 'initial grant');
+  if (opts.credits) await grantCredits(em, workspaceId, opts.credits, 'initial grant');
   return { workspaceId, apiKey: key.key, webhookSecret };
 }
 
@@ -41,27 +42,36 @@ export interface IssuedApiKey {
  * A new key of `kind`. Session keys expire after `sessionTtlSeconds` (default: this process's
  * `SESSION_KEY_TTL_SECONDS`, 24 h); workspace and user keys until revoked.
  */
-export async function issueApiKey(pool: Queryable, workspaceId: string, kind: KeyKind, opts: { sessionTtlSeconds?: number } = {}): Promise<IssuedApiKey> {
+export async function issueApiKey(em: EntityManager, workspaceId: string, kind: KeyKind, opts: { sessionTtlSeconds?: number } = {}): Promise<IssuedApiKey> {
   const key = newApiKey(kind);
   const ttl = kind === 'session' ? (opts.sessionTtlSeconds ?? loadConfig().sessionKeyTtlSeconds) : null;
-  const r = await pool.query<{ id: string; expires_at: Date | null }>(
-    `insert into api_keys (id, workspace_id, kind, key_hash, prefix, expires_at)
-     select $1, id, $3, $4, $5, now() + make_interval(secs => $6::double precision) from workspaces where id = $2
-     returning id, expires_at`,
-    [uuidv7(), workspaceId, kind, key.hash, key.prefix, ttl],
-  );
-  const row = r.rows[0];
-  if (!row) throw new Error(`workspace ${workspaceId} does not exist`);
-  return { apiKeyId: row.id, apiKey: key.key, expiresAt: row.expires_at?.toISOString() ?? null };
+  const fork = em.fork();
+  if (!(await fork.count(Workspace, { id: workspaceId }))) throw new Error(`workspace ${workspaceId} does not exist`);
+  const createdAt = new Date();
+  const row = fork.create(ApiKey, {
+    id: uuidv7(),
+    workspaceId,
+    kind,
+    keyHash: key.hash,
+    prefix: key.prefix,
+    createdAt,
+    revokedAt: null,
+    expiresAt: ttl === null ? null : new Date(createdAt.getTime() + ttl * 1000),
+  });
+  await fork.flush();
+  return { apiKeyId: row.id, apiKey: key.key, expiresAt: row.expiresAt?.toISOString() ?? null };
 }
 
-export async function createApiKey(pool: Pool, workspaceId: string, kind: KeyKind): Promise<string> {
-  return (await issueApiKey(pool, workspaceId, kind)).apiKey;
+export async function createApiKey(em: EntityManager, workspaceId: string, kind: KeyKind): Promise<string> {
+  return (await issueApiKey(em, workspaceId, kind)).apiKey;
 }
 
-export async function setPlan(pool: Pool, workspaceId: string, plan: Plan): Promise<void> {
-  const r = await pool.query(`update workspaces set plan = $2 where id = $1`, [workspaceId, plan]);
-  if (r.rowCount !== 1) throw new Error(`workspace ${workspaceId} does not exist`);
+export async function setPlan(em: EntityManager, workspaceId: string, plan: Plan): Promise<void> {
+  const fork = em.fork();
+  const workspace = await fork.findOne(Workspace, { id: workspaceId });
+  if (!workspace) throw new Error(`workspace ${workspaceId} does not exist`);
+  fork.assign(workspace, { plan });
+  await fork.flush();
 }
 
 export interface ApiKeySummary {
@@ -77,31 +87,41 @@ export interface ApiKeySummary {
   status: 'active' | 'expired' | 'revoked';
 }
 
-export async function listApiKeys(db: Queryable, filter: { workspaceId?: string; includeInactive?: boolean } = {}): Promise<ApiKeySummary[]> {
-  const r = await db.query<{ id: string; workspace_id: string; kind: KeyKind; prefix: string; created_at: Date; expires_at: Date | null; revoked_at: Date | null; status: ApiKeySummary['status'] }>(
-    `select id, workspace_id, kind, prefix, created_at, expires_at, revoked_at, status from (
-       select *, case when revoked_at is not null then 'revoked' when expires_at <= now() then 'expired' else 'active' end as status
-         from api_keys where ($1::uuid is null or workspace_id = $1)) k
-      where $2 or status = 'active'
-      order by workspace_id, created_at, id`,
-    [filter.workspaceId ?? null, filter.includeInactive ?? false],
+/** The filter of keys authentication accepts at `now`: not revoked, not expired. */
+const activeKeys = (now: Date) => ({ revokedAt: null, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
+
+export async function listApiKeys(em: EntityManager, filter: { workspaceId?: string; includeInactive?: boolean } = {}): Promise<ApiKeySummary[]> {
+  const now = new Date();
+  const keys = await em.fork().find(
+    ApiKey,
+    { ...(filter.workspaceId ? { workspaceId: filter.workspaceId } : {}), ...(filter.includeInactive ? {} : activeKeys(now)) },
+    { ...(filter.workspaceId ? inWorkspace(filter.workspaceId) : acrossWorkspaces), orderBy: [{ workspaceId: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] },
   );
-  const iso = (d: Date | null) => d?.toISOString() ?? null;
-  return r.rows.map((k) => ({ apiKeyId: k.id, workspaceId: k.workspace_id, kind: k.kind, prefix: k.prefix, createdAt: k.created_at.toISOString(), expiresAt: iso(k.expires_at), revokedAt: iso(k.revoked_at), status: k.status }));
+  const iso = (d: Date | null | undefined) => d?.toISOString() ?? null;
+  return keys.map((k) => ({
+    apiKeyId: k.id,
+    workspaceId: k.workspaceId,
+    kind: k.kind,
+    prefix: k.prefix,
+    createdAt: k.createdAt.toISOString(),
+    expiresAt: iso(k.expiresAt),
+    revokedAt: iso(k.revokedAt),
+    status: k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active',
+  }));
 }
 
 /**
  * Revokes a key: a plain update of its row (`revoked_at`), so anything that watches the table
  * (an auth cache invalidated by NOTIFY) sees it. Revoking a revoked key keeps the first time.
  */
-export async function revokeApiKey(db: Queryable, apiKeyId: string): Promise<{ apiKeyId: string; workspaceId: string; revokedAt: string }> {
-  const r = await db.query<{ id: string; workspace_id: string; revoked_at: Date }>(
-    `update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning id, workspace_id, revoked_at`,
-    [apiKeyId],
-  );
-  const row = r.rows[0];
-  if (!row) throw new Error(`API key ${apiKeyId} does not exist`);
-  return { apiKeyId: row.id, workspaceId: row.workspace_id, revokedAt: row.revoked_at.toISOString() };
+export async function revokeApiKey(em: EntityManager, apiKeyId: string): Promise<{ apiKeyId: string; workspaceId: string; revokedAt: string }> {
+  const fork = em.fork();
+  // The operator names a key by id, whichever workspace holds it.
+  const key = await fork.findOne(ApiKey, { id: apiKeyId }, acrossWorkspaces);
+  if (!key) throw new Error(`API key ${apiKeyId} does not exist`);
+  key.revokedAt ??= new Date();
+  await fork.flush();
+  return { apiKeyId: key.id, workspaceId: key.workspaceId, revokedAt: key.revokedAt.toISOString() };
 }
 
 export interface WorkspaceSummary {
@@ -113,12 +133,16 @@ export interface WorkspaceSummary {
   createdAt: string;
 }
 
-export async function listWorkspaces(db: Queryable): Promise<WorkspaceSummary[]> {
-  const r = await db.query<{ id: string; name: string; plan: Plan; balance: number | null; active_keys: number; created_at: Date }>(
-    `select w.id, w.name, w.plan, c.balance, w.created_at,
-            (select count(*) from api_keys k where k.workspace_id = w.id and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()))::int as active_keys
-       from workspaces w left join credit_accounts c on c.workspace_id = w.id
-      order by w.created_at, w.id`,
-  );
-  return r.rows.map((w) => ({ workspaceId: w.id, name: w.name, plan: w.plan, creditBalance: Number(w.balance ?? 0), activeKeys: w.active_keys, createdAt: w.created_at.toISOString() }));
+export async function listWorkspaces(em: EntityManager): Promise<WorkspaceSummary[]> {
+  const fork = em.fork();
+  const now = new Date();
+  const [workspaces, accounts, keys] = await Promise.all([
+    fork.find(Workspace, {}, { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+    fork.find(CreditAccount, {}, acrossWorkspaces),
+    fork.find(ApiKey, activeKeys(now), { ...acrossWorkspaces, fields: ['workspaceId'] }),
+  ]);
+  const balance = new Map(accounts.map((a) => [a.workspaceId, a.balance]));
+  const active = new Map<string, number>();
+  for (const k of keys) active.set(k.workspaceId, (active.get(k.workspaceId) ?? 0) + 1);
+  return workspaces.map((w) => ({ workspaceId: w.id, name: w.name, plan: w.plan, creditBalance: balance.get(w.id) ?? 0, activeKeys: active.get(w.id) ?? 0, createdAt: w.createdAt.toISOString() }));
 }

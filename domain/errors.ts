@@ -180,3 +180,10 @@ export function domainErrorFromData(d: DomainErrorData): DomainError {
       return new ExtensionMismatchError(d.field, d.detected, d.storedAs, d.wanted);
   }
 }
+
+/** The workspace's credit account stayed locked by other credit movements past the wait allowed; nothing changed, retry. */
+export class CreditAccountBusyError extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('Other requests of this workspace are moving credits right now; retry shortly');
+  }
+}

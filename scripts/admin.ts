@@ -86,10 +86,10 @@ try {
   let out: Record<string, unknown>;
   switch (command) {
     case 'workspace:create':
-      out = { ...(await createWorkspace(pool, { name: need('name'), plan: oneOf<Plan>('plan', PLANS, 'free'), credits: int('credits', 0), keyring: keyringOf(config) })) };
+      out = { ...(await createWorkspace(db.orm.em, { name: need('name'), plan: oneOf<Plan>('plan', PLANS, 'free'), credits: int('credits', 0), keyring: keyringOf(config) })) };
       break;
     case 'workspace:list':
-      out = { workspaces: await listWorkspaces(pool) };
+      out = { workspaces: await listWorkspaces(db.orm.em) };
       break;
     case 'key:create': {
       const workspaceId = uuid('workspace');
@@ -97,24 +97,24 @@ try {
       if (values.ttl !== undefined && kind !== 'session') fail('--ttl applies to session keys only');
       const ttl = int('ttl', config.sessionKeyTtlSeconds);
       if (ttl < 1) fail('--ttl must be at least 1 second');
-      out = { ...(await issueApiKey(pool, workspaceId, kind, { sessionTtlSeconds: ttl })) };
+      out = { ...(await issueApiKey(db.orm.em, workspaceId, kind, { sessionTtlSeconds: ttl })) };
       break;
     }
     case 'key:list':
-      out = { keys: await listApiKeys(pool, { workspaceId: values.workspace === undefined ? undefined : uuid('workspace'), includeInactive: values.all }) };
+      out = { keys: await listApiKeys(db.orm.em, { workspaceId: values.workspace === undefined ? undefined : uuid('workspace'), includeInactive: values.all }) };
       break;
     case 'key:revoke':
-      out = { ...(await revokeApiKey(pool, uuid('key'))) };
+      out = { ...(await revokeApiKey(db.orm.em, uuid('key'))) };
       break;
     case 'secrets:reencrypt':
       out = { ...(await reencryptSecrets(runOn(pool), keyringOf(config))) };
       break;
     case 'credits:grant':
-      out = { balance: await grantCredits(pool, need('workspace'), int('amount'), 'admin grant') };
+      out = { balance: await grantCredits(db.orm.em, need('workspace'), int('amount'), 'admin grant') };
       break;
     case 'workspace:plan': {
       const plan = oneOf<Plan>('plan', PLANS);
-      await setPlan(pool, need('workspace'), plan);
+      await setPlan(db.orm.em, need('workspace'), plan);
       out = { workspaceId: values.workspace, plan };
       break;
     }

@@ -40,7 +40,7 @@ export async function prepareDatabase(config: Config, demoFile: string): Promise
       if (r.rowCount) demo = saved;
     }
     if (!demo) {
-      const created = await createWorkspace(pool, DEMO_WORKSPACE);
+      const created = await createWorkspace(db.orm.em, DEMO_WORKSPACE);
       demo = { workspaceId: created.workspaceId, apiKey: created.apiKey };
       mkdirSync(dirname(demoFile), { recursive: true });
       writeFileSync(demoFile, JSON.stringify(demo, null, 2));

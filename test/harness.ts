@@ -191,8 +191,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     config,
     deps: api.deps,
     pool: api.deps.pool,
-    createWorkspace: (o = {}) => createWorkspace(api.deps.pool, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits, keyring: keyringOf(config) }),
-    createApiKey: (workspaceId, kind) => createApiKey(api.deps.pool, workspaceId, kind),
+    createWorkspace: (o = {}) => createWorkspace(api.deps.orm.em, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits, keyring: keyringOf(config) }),
+    createApiKey: (workspaceId, kind) => createApiKey(api.deps.orm.em, workspaceId, kind),
     http,
     async waitForJob(jobId, apiKey, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

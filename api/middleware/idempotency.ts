@@ -14,7 +14,7 @@ import {
   findIdempotencyRecord,
   insertIdempotencyRecord,
 } from '../../db/idempotency.js';
-import type { Pool } from '../../db/pool.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 
 export interface StoredResponse {
   status: number;
@@ -28,23 +28,23 @@ export function requestHash(method: string, path: string, body: unknown): string
   return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
 
-export async function claimIdempotencyKey(pool: Pool, workspaceId: string, key: string, method: string, path: string, body: unknown): Promise<IdempotencyClaim> {
+export async function claimIdempotencyKey(em: EntityManager, workspaceId: string, key: string, method: string, path: string, body: unknown): Promise<IdempotencyClaim> {
   if (key.length > 255) throw invalidField('/headers/idempotency-key', 'must be at most 255 characters');
   const hash = requestHash(method, path, body);
   // A record older than 24 h no longer counts.
-  await deleteExpiredIdempotencyRecord(pool, workspaceId, key);
-  if (await insertIdempotencyRecord(pool, workspaceId, key, method, path, hash)) return { kind: 'new' };
-  const row = await findIdempotencyRecord(pool, workspaceId, key);
-  if (!row) return claimIdempotencyKey(pool, workspaceId, key, method, path, body);
-  if (row.request_hash !== hash) throw unprocessable('idempotency_key_reused', 'This Idempotency-Key was used with a different request body or path');
-  if (row.status === null) throw conflict('A request with this Idempotency-Key is still being processed', 'idempotency_request_in_progress');
-  return { kind: 'replay', response: { status: row.status, body: row.response_body, headers: row.response_headers ?? {} } };
+  await deleteExpiredIdempotencyRecord(em, workspaceId, key);
+  if (await insertIdempotencyRecord(em, workspaceId, key, method, path, hash)) return { kind: 'new' };
+  const row = await findIdempotencyRecord(em, workspaceId, key);
+  if (!row) return claimIdempotencyKey(em, workspaceId, key, method, path, body);
+  if (row.requestHash !== hash) throw unprocessable('idempotency_key_reused', 'This Idempotency-Key was used with a different request body or path');
+  if (row.status == null) throw conflict('A request with this Idempotency-Key is still being processed', 'idempotency_request_in_progress');
+  return { kind: 'replay', response: { status: row.status, body: row.responseBody, headers: row.responseHeaders ?? {} } };
 }
 
-export async function completeIdempotencyKey(pool: Pool, workspaceId: string, key: string, res: StoredResponse): Promise<void> {
-  await completeIdempotencyRecord(pool, workspaceId, key, res);
+export async function completeIdempotencyKey(em: EntityManager, workspaceId: string, key: string, res: StoredResponse): Promise<void> {
+  await completeIdempotencyRecord(em, workspaceId, key, res);
 }
 
-export async function releaseIdempotencyKey(pool: Pool, workspaceId: string, key: string): Promise<void> {
-  await deletePendingIdempotencyRecord(pool, workspaceId, key);
+export async function releaseIdempotencyKey(em: EntityManager, workspaceId: string, key: string): Promise<void> {
+  await deletePendingIdempotencyRecord(em, workspaceId, key);
 }

@@ -36,13 +36,13 @@ export const enrichmentRoutes = [
     responses: { 202: JobAccepted },
     errors: [400, 401, 402, 409, 422, 429, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, auth, deps, em }) => {
       const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir, deps.config.env));
       if (body.webhookConfiguration) {
         await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
       }
       const jobId = uuidv7();
-      await holdCredits(deps.pool, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
+      await holdCredits(em, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
       const args: EnrichmentWorkflowInput = { plan, billable: auth.billable };
       try {
         const accepted = await startJob(deps, {
@@ -57,7 +57,7 @@ export const enrichmentRoutes = [
         return reply(202, accepted);
       } catch (e) {
         // No job runs: nothing will settle the hold.
-        await releaseHold(deps.pool, auth.workspaceId, jobId);
+        await releaseHold(em, auth.workspaceId, jobId);
         throw e;
       }
     },

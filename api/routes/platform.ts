@@ -86,26 +86,26 @@ export const platformRoutes = [
     responses: { 200: CreditBalance }, errors: [401, 500],
     handler: async ({ auth, deps }) => {
       const row = await findCreditAccount(deps.pool, auth.workspaceId);
-      return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updated_at ?? new Date(0)).toISOString() } };
+      return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updatedAt ?? new Date(0)).toISOString() } };
     },
   }),
   defineRoute({
     method: 'get', path: '/credits/transactions', tag: 'Credits', summary: 'Credit ledger of the workspace, newest first',
     query: CreditTransactionsQuery, responses: { 200: PageOf(CreditTransaction) }, errors: [400, 401, 500],
-    handler: async ({ auth, deps, query }) => {
+    handler: async ({ auth, deps, em, query }) => {
       const limit = query.limit ?? 100;
       const fp = queryFingerprint({ ledger: auth.workspaceId });
       const from = query.paginationToken ? decodeToken(deps.config.serverSecret, fp, query.paginationToken) : undefined;
       const [rows, total] = await Promise.all([
-        creditTransactionsPage(deps.pool, auth.workspaceId, limit + 1, from),
-        countCreditTransactions(deps.pool, auth.workspaceId),
+        creditTransactionsPage(em, auth.workspaceId, limit + 1, from),
+        countCreditTransactions(em, auth.workspaceId),
       ]);
       const page = pageMeta({
         secret: deps.config.serverSecret, fingerprint: fp, rows, limit, totalRecords: total, from,
         keyOf: (r) => [r.id],
       });
       return {
-        data: page.data.map((r) => ({ id: r.id, kind: r.kind, amount: r.amount, balanceAfter: r.balance_after, reason: r.reason, jobId: r.job_id, metadata: r.metadata, createdAt: r.created_at.toISOString() })),
+        data: page.data.map((r) => ({ id: r.id, kind: r.kind, amount: r.amount, balanceAfter: r.balanceAfter, reason: r.reason, jobId: r.jobId, metadata: r.metadata, createdAt: r.createdAt.toISOString() })),
         meta: page.meta,
       };
     },

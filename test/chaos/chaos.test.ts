@@ -91,7 +91,7 @@ const HOLD_MS = { network: 15_000, provider: 12_000 };
 const DOWN_MS = 8000;
 
 async function startBulkUpsert(tag: string) {
-  const ws = await createWorkspace(stack.pool, { name: `chaos ${tag}`, credits: 0 });
+  const ws = await createWorkspace(stack.orm.em, { name: `chaos ${tag}`, credits: 0 });
   const src = await stack.http('POST', '/sources', {
     apiKey: ws.apiKey,
     body: { sourceType: 'importFromWebhook', sourceIdentifier: `chaos-${tag}`, sourceMeta: { config: { fieldMapping: MAPPING } } },
@@ -152,7 +152,7 @@ function expectAppsAlive(before: { api: number; worker: number }) {
 
 // ---------- enrichment: a dataset slice and an emails slice from a fake provider ----------
 async function startEnrichment(tag: string) {
-  const ws = await createWorkspace(stack.pool, { name: `chaos ${tag}`, credits: 100 });
+  const ws = await createWorkspace(stack.orm.em, { name: `chaos ${tag}`, credits: 100 });
   const who = `https://pronet.example/in/chaos-${tag}`;
   await stack.pool.query(`insert into ds_people (id, member_pronet_url, member_full_name) values ($1, $2, 'Chaos Test')`, [uuidv7(), normalizeProfileUrl(who)]);
   // The emails call is answered late, so the service dies while the worker waits for it.
@@ -186,7 +186,7 @@ async function assertEnrichmentExactlyOnce(e: Awaited<ReturnType<typeof startEnr
 
 // ---------- scheduled publish: a post with an image (read from MinIO) on the fake X ----------
 async function startPublish(tag: string, hold: 'POST /2/tweets' | 'POST /2/media/upload') {
-  const ws = await createWorkspace(stack.pool, { name: `chaos ${tag}`, credits: 0 });
+  const ws = await createWorkspace(stack.orm.em, { name: `chaos ${tag}`, credits: 0 });
   const userId = String(4000 + Math.floor(Math.random() * 1000));
   x.addUser(userId, `token-${tag}`);
   const integ = await stack.http('POST', '/integrations', {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig, type Config } from '../../domain/config.js';
 import { servicePid, startStack, stopStack, type ServiceName } from '../../scripts/stack.js';
-import { openDatabase, migrate, ormOptions } from '../../db/orm.js';
+import { openDatabase, migrate, ormOptions, type MikroORM } from '../../db/orm.js';
 import { freePort } from '../harness.js';
 
 export interface AppProcess {
@@ -32,6 +32,8 @@ export interface ChaosStack {
   apiUrl: string;
   /** A pool of the test's own, for assertions (it survives the database's restarts). */
   pool: pg.Pool;
+  /** The ORM over that pool (workspaces are created through it). */
+  orm: MikroORM;
   api: AppProcess;
   worker: AppProcess;
   /** SIGKILLs the service and waits until it is gone. */
@@ -130,6 +132,7 @@ async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, confi
     config,
     apiUrl,
     pool,
+    orm: db.orm,
     api,
     worker,
     async kill(service) {

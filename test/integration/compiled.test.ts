@@ -92,7 +92,7 @@ beforeAll(async () => {
   startCompiled('worker', 'dist/worker/main.js');
   startCompiled('api', 'dist/api/main.js');
   const database = await openDatabase(env.DATABASE_URL!, { max: 1 });
-  ws = await createWorkspace(database.pool, { name: 'Compiled', credits: 100, keyring: keyringOf(loadConfig(env)) });
+  ws = await createWorkspace(database.orm.em, { name: 'Compiled', credits: 100, keyring: keyringOf(loadConfig(env)) });
   await database.close();
   await waitFor('API /readyz 200', async () => (await fetch(`${api}/readyz`)).status === 200);
   await waitFor('worker /healthz 200', async () => (await fetch(`http://127.0.0.1:${healthPort}/healthz`)).status === 200);

@@ -8,11 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import pg from 'pg';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { v7 as uuidv7 } from 'uuid';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
-import { debitCredits } from '../../db/credits.js';
+import { CREDIT_LOCK_TIMEOUT_MS, debitCredits } from '../../db/credits.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
 import { createEnrichmentActivities } from '../../activities/providers/enrichment.js';
@@ -382,6 +383,28 @@ describe('dataset provider', () => {
 });
 
 describe('credits and webhooks', () => {
+  it('answers 503 credits_busy with Retry-After when the account stays locked past the lock timeout, and holds nothing', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    // Another session holds the account row (as a long debit would), longer than CREDIT_LOCK_TIMEOUT_MS.
+    const blocker = new pg.Client({ connectionString: app.config.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select 1 from credit_accounts where workspace_id = $1 for update', [ws.workspaceId]);
+      const started = Date.now();
+      const r = await app.http('POST', '/contacts/unified-data-api', { apiKey: ws.apiKey, body: { fields: ['emails'], pronet: person('busy') } });
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(r.body.error.code).toBe('credits_busy');
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(CREDIT_LOCK_TIMEOUT_MS - 100);
+    } finally {
+      await blocker.query('rollback').catch(() => {});
+      await blocker.end();
+    }
+    expect(await balance(ws)).toBe(10);
+    expect((await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data.map((t: { kind: string }) => t.kind)).toEqual(['grant']);
+  });
+
   it('holds the maximum price at acceptance: a balance spent meanwhile cannot touch it; settling releases the hold and debits the real price', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     const who = person('held');
@@ -394,8 +417,8 @@ describe('credits and webhooks', () => {
       expect(await balance(ws)).toBe(4);
       const tx = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data;
       expect(tx[0]).toMatchObject({ kind: 'hold', amount: -6, balanceAfter: 4, jobId });
-      await expect(debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
-      await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
+      await expect(debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
+      await debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
       expect(await balance(ws)).toBe(0);
     } finally {
       await app.startWorker();

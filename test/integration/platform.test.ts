@@ -73,7 +73,7 @@ describe('credits', () => {
   it('never overdraws under concurrent debits', async () => {
     const ws = await app.createWorkspace({ credits: 50 });
     const attempts = Array.from({ length: 40 }, (_, i) =>
-      debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
+      debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
         () => 'ok',
         (e) => (e instanceof InsufficientCreditsError ? 'insufficient_credits' : e),
       ),
@@ -85,9 +85,23 @@ describe('credits', () => {
     expect(bal.body.data.balance).toBe(2);
   });
 
+  it('two concurrent debits against a balance of one: one is charged, the other is a 402 (serialised on the account row lock)', async () => {
+    const ws = await app.createWorkspace({ credits: 1 });
+    const outcomes = await Promise.all(
+      ['first', 'second'].map((key) =>
+        debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' }).then(
+          (r) => `charged ${r.charged}, balance ${r.balance}`,
+          (e) => (e instanceof InsufficientCreditsError ? `402 with balance ${e.balance}` : e),
+        ),
+      ),
+    );
+    expect(outcomes.sort()).toEqual(['402 with balance 0', 'charged 1, balance 0']);
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(0);
+  });
+
   it('charges a repeated idempotency key once, even concurrently', async () => {
     const ws = await app.createWorkspace({ credits: 100 });
-    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
     expect(results.filter((r) => r.charged === 10)).toHaveLength(1);
     expect(results.filter((r) => r.replayed)).toHaveLength(9);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(90);
@@ -95,15 +109,15 @@ describe('credits', () => {
 
   it('does not bill session keys', async () => {
     const ws = await app.createWorkspace({ credits: 5 });
-    const r = await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
+    const r = await debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
     expect(r.charged).toBe(0);
     expect(r.balance).toBe(5);
   });
 
   it('lists the ledger newest first with pagination covering every row once', async () => {
     const ws = await app.createWorkspace({ credits: 1000 });
-    for (let i = 0; i < 7; i++) await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
-    await grantCredits(app.pool, ws.workspaceId, 3);
+    for (let i = 0; i < 7; i++) await debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
+    await grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 3);
     const seen: string[] = [];
     let token = '';
     for (let page = 0; page < 10; page++) {

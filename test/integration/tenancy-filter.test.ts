@@ -66,7 +66,7 @@ beforeAll(async () => {
   dbName = clone.name;
   db = await openDatabase(clone.url, { max: 2 }, { debug: ['query'], logger: (message: string) => sql.push(message) });
   const keyring = keyringOf(loadConfig());
-  for (const name of ['A', 'B']) workspaces.push((await createWorkspace(db.pool, { name, keyring })).workspaceId);
+  for (const name of ['A', 'B']) workspaces.push((await createWorkspace(db.orm.em, { name, keyring })).workspaceId);
 }, 60_000);
 afterAll(async () => {
   await db?.close();
