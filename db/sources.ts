@@ -13,6 +13,7 @@ import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sou
 import type { RunFrequency } from '../domain/runFrequency.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { attachSourceToSegment } from './segmentLinks.js';
+import { catalogOf, compileWhere, type CatalogField, type Condition } from '../domain/conditions.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
 export { REFRESH_STATUSES, SOURCE_TYPES } from '../domain/sourceRules.js';
@@ -210,22 +211,65 @@ export async function updateSource(
   return source;
 }
 
+/** Filterable fields of `POST /sources/filter-sources/{sourceType}`. */
+const meta = (key: string, label: string): CatalogField => ({
+  path: `sourceMeta.${key}`,
+  type: 'string',
+  sql: `(s.source_meta->>'${key}')`,
+  output: ['sourceMeta', key],
+  filteringSupported: true,
+  label,
+});
+const SOURCE_CATALOG = catalogOf(
+  [
+    { path: 'sourceIdentifier', type: 'string', sql: 's.source_identifier', output: ['sourceIdentifier'], filteringSupported: true },
+    { path: 'refreshStatus', type: 'string', sql: 's.refresh_status', output: ['refreshStatus'], filteringSupported: true },
+    { path: 'createdAt', type: 'date', sql: 's.created_at', output: ['createdAt'], filteringSupported: true },
+    {
+      path: 'segmentIds',
+      type: 'multi',
+      sql: `array(select g.id::text from segments g where g.workspace_id = s.workspace_id and s.id = any(g.segment_sources))`,
+      output: ['segmentIds'],
+      filteringSupported: true,
+    },
+    meta('sourceName', 'Source name'),
+    meta('keyword', 'Keyword'),
+    meta('jobTitle', 'Job title'),
+    meta('jobLocation', 'Job location'),
+    meta('socialName', 'Social name'),
+    meta('socialHandle', 'Social handle'),
+    meta('platformName', 'Platform name'),
+    meta('interactionType', 'Interaction type'),
+  ],
+  's.id',
+);
+
 /**
- * One page of the sources of one type: `filter` and `keyset` are compiled SQL over alias `s`,
- * parameters in `args` (`countArgs`: those of `filter`), the limit the last of `args`. Raw SQL:
- * the filter comes from the condition compiler (domain/conditions.ts).
+ * One page of the sources of one type, oldest first (`after`: the keyset of a page token; `prev`
+ * reads backwards), at most `limit + 1` rows (the extra one tells there is a next page), and the
+ * total. Raw SQL: the filter comes from the condition compiler (domain/conditions.ts).
  */
-export async function selectSourcePage(
+export async function filterSourcesPage(
   em: EntityManager,
   db: Queryable,
-  q: { filter: string; keyset: string; descending: boolean; args: unknown[]; countArgs: unknown[] },
+  q: { workspaceId: string; sourceType: string; conditions: Condition[] | undefined; after: { id: string; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: SourceEntity[]; total: number }> {
+  const where = compileWhere(SOURCE_CATALOG, { conditions: q.conditions }, { startIndex: 3 });
+  const countArgs = [q.workspaceId, q.sourceType, ...where.params];
+  const filter = `s.workspace_id = $1 and s.source_type = $2 and (${where.sql})`;
+  const args = [...countArgs];
+  let keyset = '';
+  if (q.after) {
+    args.push(q.after.id);
+    keyset = ` and s.id ${q.after.dir === 'next' ? '>' : '<'} $${args.length}::uuid`;
+  }
+  args.push(q.limit + 1);
   const [rows, count] = await Promise.all([
     db.query<SourceRow>(
-      `select ${S_COLUMNS} from sources s where ${q.filter}${q.keyset} order by s.id ${q.descending ? 'desc' : 'asc'} limit $${q.args.length}`,
-      q.args,
+      `select ${S_COLUMNS} from sources s where ${filter}${keyset} order by s.id ${q.after?.dir === 'prev' ? 'desc' : 'asc'} limit $${args.length}`,
+      args,
     ),
-    db.query<{ n: number }>(`select count(*)::int as n from sources s where ${q.filter}`, q.countArgs),
+    db.query<{ n: number }>(`select count(*)::int as n from sources s where ${filter}`, countArgs),
   ]);
   return { rows: rows.rows.map((r) => sourceOfRow(em, r)), total: count.rows[0]!.n };
 }

@@ -7,7 +7,6 @@
  * job search — returns the existing source with 200 (unique index on
  * (workspace_id, source_type, normalised_identifier)).
  */
-import { catalogOf, compileWhere, type CatalogField } from '../../domain/conditions.js';
 import { contactCatalog, type ContactCatalog } from '../../domain/contactCatalog.js';
 import { badRequest, conflict, invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
@@ -29,7 +28,7 @@ import {
   findSource,
   findSourcesByIds,
   insertOrFindSource,
-  selectSourcePage,
+  filterSourcesPage,
   setSourceRefreshStatus,
   sourceIdentityTaken,
   sourceOfRow,
@@ -163,39 +162,6 @@ async function applyPatch(deps: AppDeps, em: EntityManager, plan: PatchPlan): Pr
   }
 }
 
-/** Filterable fields of `POST /sources/filter-sources/{sourceType}`. */
-const meta = (key: string, label: string): CatalogField => ({
-  path: `sourceMeta.${key}`,
-  type: 'string',
-  sql: `(s.source_meta->>'${key}')`,
-  output: ['sourceMeta', key],
-  filteringSupported: true,
-  label,
-});
-const SOURCE_CATALOG = catalogOf(
-  [
-    { path: 'sourceIdentifier', type: 'string', sql: 's.source_identifier', output: ['sourceIdentifier'], filteringSupported: true },
-    { path: 'refreshStatus', type: 'string', sql: 's.refresh_status', output: ['refreshStatus'], filteringSupported: true },
-    { path: 'createdAt', type: 'date', sql: 's.created_at', output: ['createdAt'], filteringSupported: true },
-    {
-      path: 'segmentIds',
-      type: 'multi',
-      sql: `array(select g.id::text from segments g where g.workspace_id = s.workspace_id and s.id = any(g.segment_sources))`,
-      output: ['segmentIds'],
-      filteringSupported: true,
-    },
-    meta('sourceName', 'Source name'),
-    meta('keyword', 'Keyword'),
-    meta('jobTitle', 'Job title'),
-    meta('jobLocation', 'Job location'),
-    meta('socialName', 'Social name'),
-    meta('socialHandle', 'Social handle'),
-    meta('platformName', 'Platform name'),
-    meta('interactionType', 'Interaction type'),
-  ],
-  's.id',
-);
-
 export const sourceRoutes = [
   defineRoute({
     method: 'post',
@@ -235,21 +201,17 @@ export const sourceRoutes = [
     errors: [400, 401, 500],
     handler: async ({ params, body, auth, deps, em }) => {
       const limit = body.limit ?? 25;
-      const where = compileWhere(SOURCE_CATALOG, { conditions: body.conditions }, { startIndex: 3 });
-      const base = [auth.workspaceId, params.sourceType, ...where.params];
-      const filter = `s.workspace_id = $1 and s.source_type = $2 and (${where.sql})`;
       const fingerprint = queryFingerprint({ r: 'sources', t: params.sourceType, c: body.conditions ?? [] });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
-      const args = [...base];
-      let keyset = '';
-      if (from) {
-        const [id] = from.after as [string];
-        if (typeof id !== 'string' || !isUuid(id)) throw invalidField('/paginationToken', 'is malformed');
-        args.push(id);
-        keyset = ` and s.id ${from.dir === 'next' ? '>' : '<'} $${args.length}::uuid`;
-      }
-      args.push(limit + 1);
-      const { rows, total } = await selectSourcePage(em, deps.pool, { filter, keyset, descending: from?.dir === 'prev', args, countArgs: base });
+      const [afterId] = (from?.after ?? []) as [string?];
+      if (from && (typeof afterId !== 'string' || !isUuid(afterId))) throw invalidField('/paginationToken', 'is malformed');
+      const { rows, total } = await filterSourcesPage(em, deps.pool, {
+        workspaceId: auth.workspaceId,
+        sourceType: params.sourceType,
+        conditions: body.conditions,
+        after: from ? { id: afterId!, dir: from.dir } : undefined,
+        limit,
+      });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
