@@ -5,9 +5,13 @@
  */
 import type { Static, TObject } from '@sinclair/typebox';
 
+const keysOf = new WeakMap<TObject, string[]>();
+
 export function entityJson<S extends TObject>(schema: S, entity: object): Static<S> {
+  let keys = keysOf.get(schema);
+  if (!keys) keysOf.set(schema, (keys = Object.keys(schema.properties)));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(schema.properties)) {
+  for (const key of keys) {
     const v = (entity as Record<string, unknown>)[key];
     out[key] = v instanceof Date ? v.toISOString() : v;
   }

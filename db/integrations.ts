@@ -7,6 +7,7 @@ import type { InferEntity } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Provider } from '../domain/social.js';
 import type { Queryable } from './pool.js';
+import { entityRows } from './entityRows.js';
 import { Integration } from './social.js';
 
 export type IntegrationEntity = InferEntity<typeof Integration>;
@@ -113,5 +114,6 @@ export async function listConnectedIntegrations(
     db.query(`select ${columns}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit $${params.length}`, params),
     db.query<{ n: number }>(`select count(*)::int as n from integrations where ${filter}`, countParams),
   ]);
-  return { rows: rows.rows.map(({ k, ...row }) => ({ integration: em.map(Integration, row), k: k as string })), total: count.rows[0]!.n };
+  const integrations = entityRows<IntegrationEntity>(em, Integration, rows.rows);
+  return { rows: rows.rows.map((row, i) => ({ integration: integrations[i]!, k: row.k as string })), total: count.rows[0]!.n };
 }

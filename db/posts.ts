@@ -10,6 +10,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
+import { entityRows } from './entityRows.js';
 import { Post } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
 
@@ -20,14 +21,11 @@ export async function findPost(em: EntityManager, id: string): Promise<PostEntit
   return em.findOne(Post, { id });
 }
 
-/**
- * The post of the workspace, locked (`for update`) in the caller's pg transaction, as an entity
- * of a fresh fork of `em` (so a later read is not answered from an older identity map), or null.
- */
+/** The post of the workspace, locked (`for update`) in the caller's pg transaction, or null. */
 export async function lockPost(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity | null> {
   // Raw: the lock belongs to the caller's pg transaction, which also holds the set-based schedule statements.
   const r = await tx.query(`select * from posts where id = $1 and workspace_id = $2 for update`, [id, workspaceId]);
-  return r.rows[0] ? em.fork().map(Post, r.rows[0]) : null;
+  return entityRows<PostEntity>(em, Post, r.rows)[0] ?? null;
 }
 
 /** Children that can still publish (draft or scheduled), oldest first. */
@@ -197,15 +195,8 @@ export async function selectPostPage(
             order by ${q.orderBy} limit ${q.limit + 1}`, q.values),
     db.query<{ n: number }>(`select count(*)::int as n from posts p where ${q.filter}`, q.countValues),
   ]);
-  const postColumns = new Set(columns);
-  return {
-    rows: rows.rows.map((row) => {
-      const post: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(row)) if (postColumns.has(k)) post[k] = v;
-      return { post: em.map(Post, post), sortRow: row };
-    }),
-    total: count.rows[0]!.n,
-  };
+  const posts = entityRows<PostEntity>(em, Post, rows.rows);
+  return { rows: rows.rows.map((row, i) => ({ post: posts[i]!, sortRow: row })), total: count.rows[0]!.n };
 }
 
 // ---- Writes of the publishing routes (api/routes/publishing.ts) ----

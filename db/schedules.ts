@@ -97,12 +97,12 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
  * its repost children drafts. Returns the rows cancelled (their workflows are told to stop).
  */
 export async function cancelSchedules(db: Queryable, postId: string): Promise<ReplacedRow[]> {
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
+  // Raw: in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   const r = await db.query<{ id: string; post_id: string; n: number }>(
     `update post_schedules set status = 'cancelled', updated_at = now() where post_id = $1 and status = 'scheduled' returning id, post_id, n`,
     [postId],
   );
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
+  // Raw: in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   await db.query(`update posts set status = 'draft', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
   await syncRepostChildren(db, postId);
   return r.rows.map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
