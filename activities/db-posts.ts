@@ -15,12 +15,12 @@ export function createPostDbActivities(deps: ActivityDeps) {
   const { pool } = deps;
   return {
     async claimSchedule(input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
-      return claimScheduleRow(deps.orm.em, input);
+      return claimScheduleRow(pool, input);
     },
 
     /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
     async finishSchedule(input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
-      return finishScheduleRow(deps.orm.em, input);
+      return finishScheduleRow(pool, input);
     },
 
     /** Children still due to reshare the parent, earliest first. */

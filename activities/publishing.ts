@@ -23,9 +23,9 @@ import { rootCause } from '../workflows/failure.js';
 import { SCHEDULE_REJECTION, rescheduleUpdate } from '../workflows/scheduling.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider } from '../domain/social.js';
-import { integrationProvider, publishingAccount } from '../db/integrations.js';
+import { publishingAccount } from '../db/integrations.js';
 import { mediaToPublish } from '../db/media.js';
-import { findPost } from '../db/posts.js';
+import { postToPublish, repostParent } from '../db/posts.js';
 import { findPublishAttempt, markPublishAttemptDone, markPublishAttemptFailed, markPublishAttemptSending, takeOverPublishAttempt } from '../db/publishAttempts.js';
 import { dispatchableRows, firstUndispatchedTime, markRowsDispatched, scheduleRowProviderId } from '../db/schedules.js';
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from '../infra/outbound.js';
@@ -149,30 +149,28 @@ export function createPublishingActivities(deps: ActivityDeps) {
   }
 
   async function stepContext(input: PublishStepInput): Promise<StepContext> {
-    const em = deps.orm.em;
-    const post = await findPost(em, input.postId);
+    const post = await postToPublish(pool, input.workspaceId, input.postId);
     if (!post) throw new ProviderFailure('invalid_input', `post ${input.postId} no longer exists`);
     const step = input.step;
     if (step.kind === 'reshare') {
-      const par = post.parentPostId ? await findPost(em, post.parentPostId) : null;
-      if (!par?.externalId) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
-      const parentProvider = await integrationProvider(em, par.providerId);
-      const acct = await account(post.providerId);
-      if (networkOf(acct.provider) !== networkOf(parentProvider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${parentProvider} post`);
-      return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.externalId } };
+      const par = await repostParent(pool, post.parent_post_id);
+      if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
+      const acct = await account(post.provider_id);
+      if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
+      return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
     }
-    const rowProviderId = await scheduleRowProviderId(em, step.scheduleId);
+    const rowProviderId = await scheduleRowProviderId(pool, step.scheduleId);
     if (!rowProviderId) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
     const acct = await account(rowProviderId);
     if (step.kind === 'main') {
-      if (post.externalPost) {
-        const thread = parsePronetPostUrl(post.externalPostUrl ?? '');
-        if (!thread) throw new ProviderFailure('invalid_input', `cannot resolve the thread of ${post.externalPostUrl}`);
+      if (post.external_post) {
+        const thread = parsePronetPostUrl(post.external_post_url ?? '');
+        if (!thread) throw new ProviderFailure('invalid_input', `cannot resolve the thread of ${post.external_post_url}`);
         return { account: acct, op: { type: 'comment', text: post.content, media: await loadMedia(input.workspaceId, post.media), parentExternalId: thread.urn } };
       }
       return { account: acct, op: { type: 'post', text: post.content, media: await loadMedia(input.workspaceId, post.media) } };
     }
-    const item = post.threadItems[step.index];
+    const item = post.thread_items[step.index];
     if (!item) throw new ProviderFailure('invalid_input', `thread item ${step.index} no longer exists`);
     return {
       account: acct,
@@ -187,38 +185,37 @@ export function createPublishingActivities(deps: ActivityDeps) {
     /** One remote create, exactly once (see the file comment). */
     async publishStep(input: PublishStepInput): Promise<Published> {
       const key = stepKey(input);
-      const em = deps.orm.em;
       let provider: Provider | null = null;
       // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the 10-minute call limit.
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 2000);
       try {
-        const rec = await findPublishAttempt(em, key);
-        if (rec?.state === 'done') return { externalId: rec.externalId!, externalUrl: rec.externalUrl! };
+        const rec = await findPublishAttempt(pool, key);
+        if (rec?.state === 'done') return { externalId: rec.external_id!, externalUrl: rec.external_url! };
         const { account: acct, op } = await stepContext(input);
         provider = acct.provider;
         const adapter = adapters[networkOf(acct.provider)];
         const attempt = ctx.info.attempt;
         const done = async (res: Published) => {
           publishOutcomes.inc({ provider: acct.provider, outcome: 'published' });
-          await markPublishAttemptDone(em, key, res.externalId, res.externalUrl);
+          await markPublishAttemptDone(pool, key, res.externalId, res.externalUrl);
           return res;
         };
         // This attempt takes the step over; an older attempt still running will not send.
-        const cur = await takeOverPublishAttempt(em, { stepKey: key, workspaceId: input.workspaceId, postId: input.postId, attempt });
+        const cur = await takeOverPublishAttempt(pool, { stepKey: key, workspaceId: input.workspaceId, postId: input.postId, attempt });
         if (!cur) {
-          const d = (await findPublishAttempt(em, key))!;
-          return { externalId: d.externalId!, externalUrl: d.externalUrl! };
+          const d = (await findPublishAttempt(pool, key))!;
+          return { externalId: d.external_id!, externalUrl: d.external_url! };
         }
         const limiter = limiters[networkOf(acct.provider)];
         if (cur.state === 'sending') {
-          return await done(await limiter.run(() => reconcile(adapter, acct, op, cur.startedAt, 'a previous attempt ended without an answer')));
+          return await done(await limiter.run(() => reconcile(adapter, acct, op, cur.started_at, 'a previous attempt ended without an answer')));
         }
         let sent = false;
         op.beforeSend = async () => {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-          if (!(await markPublishAttemptSending(em, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
+          if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
         try {
@@ -229,7 +226,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         } catch (e) {
           // An answer from the network means nothing was created: a retry may send again.
           if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {
-            await markPublishAttemptFailed(em, key, attempt);
+            await markPublishAttemptFailed(pool, key, attempt);
           }
           throw e;
         }
@@ -292,10 +289,10 @@ export function createPublishingActivities(deps: ActivityDeps) {
           }
         };
         await Promise.all(Array.from({ length: Math.min(DISPATCH_CONCURRENCY, list.length) }, worker));
-        await markRowsDispatched(deps.orm.em, list.map((r) => r.id));
+        await markRowsDispatched(pool, list.map((r) => r.id));
         dispatched += list.length;
       }
-      const first = await firstUndispatchedTime(deps.orm.em, input.batchId);
+      const first = await firstUndispatchedTime(pool, input.batchId);
       return { dispatched, nextDispatchAt: first ? new Date(first.getTime() - DISPATCH_HORIZON_MS).toISOString() : null };
     },
   };

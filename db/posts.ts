@@ -30,7 +30,6 @@ export async function lockPost(tx: Queryable, em: EntityManager, workspaceId: st
 
 /** Children that can still publish (draft or scheduled), oldest first. */
 async function activeRepostChildren(db: Queryable, parentId: string): Promise<Array<{ id: string; provider_id: string }>> {
-  // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   const r = await db.query<{ id: string; provider_id: string }>(
     `select id, provider_id from posts where parent_post_id = $1 and status in ('draft','scheduled') order by created_at, id`,
     [parentId],
@@ -57,17 +56,8 @@ export async function syncRepostChildren(db: Queryable, parentId: string): Promi
   return r.rowCount ?? 0;
 }
 
-/**
- * Cancels the children that have not published yet (parent failed, cancelled or reposting
- * disabled): in the caller's pg transaction (the routes' set-based transactions) or its
- * entity-manager transaction (the publish workflows' finish, which holds the post id only).
- */
-export async function cancelRepostChildren(db: Queryable | EntityManager, parentId: string, providerIds?: string[]): Promise<number> {
-  if ('nativeUpdate' in db) {
-    const children = { parentPostId: parentId, status: { $in: ['draft', 'scheduled'] as PostStatus[] }, ...(providerIds ? { providerId: { $in: providerIds } } : {}) };
-    return db.nativeUpdate(Post, children, { status: 'cancelled', updatedAt: sql.now() }, acrossWorkspaces);
-  }
-  // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
+/** Cancels the children that have not published yet (parent failed, cancelled or reposting disabled). */
+export async function cancelRepostChildren(db: Queryable, parentId: string, providerIds?: string[]): Promise<number> {
   const r = await db.query(
     `update posts set status = 'cancelled', updated_at = now()
       where parent_post_id = $1 and status in ('draft','scheduled')${providerIds ? ' and provider_id = any($2::uuid[])' : ''}`,
@@ -95,10 +85,8 @@ export async function replaceRepostChildren(db: Queryable, parent: { id: string;
   for (const t of targets) {
     const existing = byProvider.get(t.providerId);
     if (existing) {
-      // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
       await db.query(`update posts set repost_delay_secs = $2, updated_at = now() where id = $1`, [existing.id, t.scheduleInSecs]);
     } else {
-      // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
       await db.query(
         `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
                             parent_post_id, repost_delay_secs, thread_external_ids, created_at, updated_at)
@@ -163,12 +151,10 @@ export async function updateDraftPost(em: EntityManager, post: PostEntity, c: Dr
 }
 
 export async function setPostAutomation(db: Queryable, postId: string, automation: Automation): Promise<void> {
-  // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   await db.query(`update posts set automation = $2, updated_at = now() where id = $1`, [postId, JSON.stringify(automation)]);
 }
 
 export async function markPostCancelled(db: Queryable, postId: string): Promise<void> {
-  // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   await db.query(`update posts set status = 'cancelled', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
 }
 
@@ -203,7 +189,6 @@ export async function selectPostPage(
 
 /** A draft comment on an external pronet post (`externalPost: true`). */
 export async function insertExternalReplyDraft(db: Queryable, workspaceId: string, id: string, providerId: string, content: string, externalPostUrl: string): Promise<void> {
-  // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   await db.query(
     `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
                         external_post_url, thread_external_ids, created_at, updated_at)
@@ -214,13 +199,11 @@ export async function insertExternalReplyDraft(db: Queryable, workspaceId: strin
 
 /** A repost child's cancel (unschedule); its scheduled_time stays. */
 export async function markRepostCancelled(db: Queryable, id: string): Promise<void> {
-  // Raw: runs in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
   await db.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [id]);
 }
 
 // ---- Reads and state changes of the publish workflows (activities/db-posts.ts, activities/publishing.ts) ----
 
-// Raw: one join of posts and integrations, read on the pool (the repost chain holds only the parent's id).
 export interface RepostChild {
   postId: string;
   scheduledTime: string;
@@ -273,4 +256,32 @@ export async function finishRepostChild(
     },
     byWorkflowId,
   );
+}
+
+/** What a publish step sends of a post of the workspace. */
+export interface PostToPublish {
+  provider_id: string;
+  content: string;
+  media: MediaRef[];
+  thread_items: ThreadItem[];
+  external_post: boolean;
+  external_post_url: string | null;
+  parent_post_id: string | null;
+}
+
+export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
+  const r = await db.query<PostToPublish>(
+    `select provider_id, content, media, thread_items, external_post, external_post_url, parent_post_id from posts where id = $1 and workspace_id = $2`,
+    [postId, workspaceId],
+  );
+  return r.rows[0];
+}
+
+/** The parent a repost child reshares: its external id (null until published) and its account's provider. */
+export async function repostParent(db: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
+  const r = await db.query<{ external_id: string | null; provider: Provider }>(
+    `select p.external_id, i.provider from posts p join integrations i on i.id = p.provider_id where p.id = $1`,
+    [parentPostId],
+  );
+  return r.rows[0];
 }

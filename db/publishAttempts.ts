@@ -1,56 +1,59 @@
 /**
- * `publish_attempts` (`PublishAttempt`): one record per remote create (post, thread item, comment,
- * reshare), written before the creating request is sent, so a retried publish step knows whether
- * a previous attempt may have created the object (`sending`), failed with an answer (`failed`) or
- * succeeded (`done`). `ownerAttempt` is the Temporal attempt that took the step over; an older one
- * does not send. Every statement is one conditional write; the `workspace` filter scopes them to
- * the activity's workspace.
+ * `publish_attempts`: one record per remote create (post, thread item, comment, reshare), written
+ * before the creating request is sent, so a retried publish step knows whether a previous attempt
+ * may have created the object (`sending`), failed with an answer (`failed`) or succeeded (`done`).
+ * `owner_attempt` is the Temporal attempt that took the step over; an older one does not send.
  */
-import { raw, sql, type InferEntity } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { PublishAttempt } from './social.js';
+import type { Queryable } from './pool.js';
 
-export type PublishAttemptEntity = InferEntity<typeof PublishAttempt>;
+export interface PublishAttemptRow {
+  state: string;
+  external_id: string | null;
+  external_url: string | null;
+}
 
-export async function findPublishAttempt(em: EntityManager, stepKey: string): Promise<PublishAttemptEntity | null> {
-  return em.findOne(PublishAttempt, { stepKey }, { refresh: true });
+export async function findPublishAttempt(db: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
+  const r = await db.query<PublishAttemptRow>(`select state, external_id, external_url from publish_attempts where step_key = $1`, [stepKey]);
+  return r.rows[0];
 }
 
 /**
- * Attempt `attempt` takes the step over (creating its record `pending`); null when the step is
- * already `done` (read it with `findPublishAttempt`).
+ * Attempt `attempt` takes the step over (creating its record `pending`); undefined when the step
+ * is already `done` (read it with `findPublishAttempt`).
  */
 export async function takeOverPublishAttempt(
-  em: EntityManager,
+  db: Queryable,
   s: { stepKey: string; workspaceId: string; postId: string; attempt: number },
-): Promise<{ state: string; startedAt: Date } | null> {
-  const rows = await em
-    .createQueryBuilder(PublishAttempt)
-    .insert({ stepKey: s.stepKey, workspaceId: s.workspaceId, postId: s.postId, state: 'pending', attempts: 0, ownerAttempt: s.attempt })
-    .onConflict('stepKey')
-    .merge({ ownerAttempt: s.attempt, updatedAt: sql.now() })
-    .where({ state: { $ne: 'done' } })
-    .returning(['state', 'startedAt'])
-    .execute('all', { mapResults: true });
-  const row = (rows as unknown as Array<{ state: string; startedAt: Date | string }>)[0];
-  return row ? { state: row.state, startedAt: new Date(row.startedAt) } : null;
+): Promise<(PublishAttemptRow & { started_at: Date }) | undefined> {
+  const r = await db.query<PublishAttemptRow & { started_at: Date }>(
+    `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, owner_attempt, started_at, updated_at)
+     values ($1, $2, $3, 'pending', 0, $4, now(), now())
+     on conflict (step_key) do update set owner_attempt = $4, updated_at = now() where publish_attempts.state <> 'done'
+     returning state, external_id, external_url, started_at`,
+    [s.stepKey, s.workspaceId, s.postId, s.attempt],
+  );
+  return r.rows[0];
 }
 
 /** Marks the step `sending` if `attempt` still owns it and nothing is in flight; false otherwise (do not send). */
-export async function markPublishAttemptSending(em: EntityManager, stepKey: string, attempt: number): Promise<boolean> {
-  const n = await em.nativeUpdate(
-    PublishAttempt,
-    { stepKey, ownerAttempt: attempt, state: { $in: ['pending', 'failed'] } },
-    { state: 'sending', attempts: raw('attempts + 1'), startedAt: sql.now(), updatedAt: sql.now() },
+export async function markPublishAttemptSending(db: Queryable, stepKey: string, attempt: number): Promise<boolean> {
+  const r = await db.query(
+    `update publish_attempts set state = 'sending', attempts = attempts + 1, started_at = now(), updated_at = now()
+      where step_key = $1 and owner_attempt = $2 and state in ('pending','failed')`,
+    [stepKey, attempt],
   );
-  return n > 0;
+  return !!r.rowCount;
 }
 
-export async function markPublishAttemptDone(em: EntityManager, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
-  await em.nativeUpdate(PublishAttempt, { stepKey }, { state: 'done', externalId, externalUrl, updatedAt: sql.now() });
+export async function markPublishAttemptDone(db: Queryable, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
+  await db.query(`update publish_attempts set state = 'done', external_id = $2, external_url = $3, updated_at = now() where step_key = $1`, [
+    stepKey,
+    externalId,
+    externalUrl,
+  ]);
 }
 
 /** The network answered (nothing was created): a retry may send again. */
-export async function markPublishAttemptFailed(em: EntityManager, stepKey: string, attempt: number): Promise<void> {
-  await em.nativeUpdate(PublishAttempt, { stepKey, ownerAttempt: attempt }, { state: 'failed', updatedAt: sql.now() });
+export async function markPublishAttemptFailed(db: Queryable, stepKey: string, attempt: number): Promise<void> {
+  await db.query(`update publish_attempts set state = 'failed', updated_at = now() where step_key = $1 and owner_attempt = $2`, [stepKey, attempt]);
 }

@@ -1,17 +1,12 @@
 /**
  * Schedule rows (`post_schedules`, one per bulk-schedule row) as the API writes them: set-based
- * SQL so 10,000 rows are one statement each, all inside the caller's transaction; and the publish
- * workflows' claim and finish of a row through the entity manager (row locks, `assign` + flush).
+ * SQL so 10,000 rows are one statement each, all inside the caller's transaction.
  */
-import { LockMode, sql } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
-import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs } from '../domain/publishing.js';
+import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs, type ScheduleRowStatus } from '../domain/publishing.js';
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
-import type { Queryable } from './pool.js';
-import { cancelRepostChildren, syncRepostChildren, type PostEntity } from './posts.js';
-import { Integration, Post, PostSchedule } from './social.js';
-import { acrossWorkspaces } from './tenancy.js';
+import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { cancelRepostChildren, syncRepostChildren } from './posts.js';
 
 export interface NewScheduleRow {
   postId: string;
@@ -28,7 +23,6 @@ export interface ReplacedRow {
 
 /** Rows of these posts that are publishing or published (they cannot be replaced). */
 export async function livePublishRows(db: Queryable, postIds: string[]): Promise<Array<{ post_id: string; status: string }>> {
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   const r = await db.query<{ post_id: string; status: string }>(
     `select post_id, status from post_schedules where post_id = any($1::uuid[]) and status in ('publishing','published')`,
     [postIds],
@@ -53,7 +47,6 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
     ids.push(uuidv7());
     ns.push(n);
   }
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   const old = await db.query<{ id: string; post_id: string; n: number; dispatched: boolean }>(
     `delete from post_schedules where post_id = any($1::uuid[]) returning id, post_id, n, dispatched_at is not null as dispatched`,
     [postIds],
@@ -61,7 +54,6 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
   // Replaced rows that already have a workflow: it is told to stop waiting for the old row (a
   // workflow that already got the new row ignores that; one that stops is started again for it).
   const stale = old.rows.filter((o) => o.dispatched).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   await db.query(
     `insert into post_schedules (id, post_id, workspace_id, provider_id, scheduled_time, automation, workflow_id, status, n, batch_id, created_at, updated_at)
      select u.id, u.post_id, $1, u.provider_id, u.scheduled_time, u.automation, u.workflow_id, 'scheduled', u.n, $2, now(), now()
@@ -79,14 +71,12 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
       ns,
     ],
   );
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   await db.query(
     `update posts p set status = 'scheduled', scheduled_time = s.first, error = null, updated_at = now()
        from (select post_id, min(scheduled_time) as first from post_schedules where post_id = any($1::uuid[]) group by post_id) s
       where p.id = s.post_id`,
     [postIds],
   );
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   const parents = await db.query<{ parent_post_id: string }>(`select distinct parent_post_id from posts where parent_post_id = any($1::uuid[])`, [postIds]);
   for (const p of parents.rows) await syncRepostChildren(db, p.parent_post_id);
   return { stale, inserted: rows.length };
@@ -123,7 +113,6 @@ export interface PostForSchedule {
 }
 
 export async function postsForSchedule(db: Queryable, workspaceId: string, postIds: string[]): Promise<PostForSchedule[]> {
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   const r = await db.query<PostForSchedule>(
     `select p.id, p.status, i.provider as kind, p.content, p.media, p.thread_items, p.external_post, p.parent_post_id
        from posts p join integrations i on i.id = p.provider_id
@@ -135,7 +124,6 @@ export async function postsForSchedule(db: Queryable, workspaceId: string, postI
 
 /** Locks the posts, in id order (so concurrent schedulers cannot deadlock), for the rest of the transaction. */
 export async function lockPostsForScheduling(tx: Queryable, postIds: string[]): Promise<void> {
-  // Raw: set-based (up to 10,000 rows per statement) in the routes' pg transaction, which the entity manager cannot join.
   await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [postIds]);
 }
 
@@ -162,103 +150,101 @@ export type RowOutcome =
   | { status: 'published'; externalId: string; externalUrl: string; threadExternalIds: string[]; error?: PostError | null }
   | { status: 'failed'; error: PostError; externalId?: string | null; externalUrl?: string | null; threadExternalIds?: string[] };
 
-/** The workflows address posts and rows by the ids they hold; the activity input carries no workspace. */
-const byWorkflowIds = acrossWorkspaces;
-const forUpdate = { ...byWorkflowIds, lockMode: LockMode.PESSIMISTIC_WRITE } as const;
-
 /**
  * Flips schedule row `scheduleId` (row `n` of the post) `scheduled → publishing` once, when it is
  * due, and derives the post's status; answers what the workflow may do. Runs in one transaction.
  */
-export async function claimScheduleRow(em: EntityManager, input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
-  return em.transactional(async (tx) => {
+export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
+  return withTransaction(pool, async (tx) => {
     // Lock order everywhere: post, then its schedule rows.
-    const post = await tx.findOne(Post, { id: input.postId }, forUpdate);
-    if (!post) return { status: 'gone' };
-    const row = await tx.findOne(PostSchedule, { id: input.scheduleId }, forUpdate);
+    const post = await tx.query<{ automation: Automation; thread_items: unknown[]; external_post: boolean }>(
+      `select automation, thread_items, external_post from posts where id = $1 for update`,
+      [input.postId],
+    );
+    if (!post.rows[0]) return { status: 'gone' };
+    const r = await tx.query<{ status: ScheduleRowStatus; scheduled_time: Date; automation: Automation; provider: Provider }>(
+      `select s.status, s.scheduled_time, s.automation, i.provider
+         from post_schedules s join integrations i on i.id = s.provider_id
+        where s.id = $1 for update of s`,
+      [input.scheduleId],
+    );
+    const row = r.rows[0];
     if (!row) {
-      const other = await tx.count(PostSchedule, { postId: input.postId, n: input.n }, byWorkflowIds);
-      return { status: other ? 'superseded' : 'gone' };
+      const other = await tx.query(`select 1 from post_schedules where post_id = $1 and n = $2`, [input.postId, input.n]);
+      return { status: other.rowCount ? 'superseded' : 'gone' };
     }
     if (row.status === 'cancelled') return { status: 'cancelled' };
     if (row.status === 'published' || row.status === 'failed') return { status: 'done' };
     if (row.status === 'scheduled') {
-      if (row.scheduledTime.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: row.scheduledTime.toISOString() };
-      tx.assign(row, { status: 'publishing', updatedAt: sql.now() });
-      await tx.flush();
-      await refreshPostStatus(tx, post);
+      if (row.scheduled_time.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: row.scheduled_time.toISOString() };
+      await tx.query(`update post_schedules set status = 'publishing', updated_at = now() where id = $1`, [input.scheduleId]);
+      await refreshPostStatus(tx, input.postId);
     }
     // 'publishing' here is this workflow's own earlier claim whose answer was lost: claimed again.
-    const account = await tx.findOneOrFail(Integration, { id: row.providerId }, { ...byWorkflowIds, fields: ['provider'] });
+    const p = post.rows[0];
     return {
       status: 'claimed',
       plan: {
-        provider: account.provider,
-        externalPost: post.externalPost,
-        threadCount: post.threadItems.length,
-        threadDelaySecs: threadDelaySecs(row.automation, post.automation),
-        repostChain: input.n === 0 && !post.externalPost && post.automation.crossAccountRepostConfig?.enabled === true,
+        provider: row.provider,
+        externalPost: p.external_post,
+        threadCount: p.thread_items.length,
+        threadDelaySecs: threadDelaySecs(row.automation, p.automation),
+        repostChain: input.n === 0 && !p.external_post && p.automation.crossAccountRepostConfig?.enabled === true,
       },
     };
   });
 }
 
 /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
-export async function finishScheduleRow(em: EntityManager, input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
+export async function finishScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
   const o = input.outcome;
-  return em.transactional(async (tx) => {
-    const post = await tx.findOne(Post, { id: input.postId }, forUpdate);
-    const updated = await tx.nativeUpdate(
-      PostSchedule,
-      { id: input.scheduleId, status: 'publishing' },
-      {
-        status: o.status,
-        externalId: o.externalId ?? null,
-        externalUrl: o.externalUrl ?? null,
-        threadExternalIds: o.threadExternalIds ?? [],
-        error: o.error ?? null,
-        publishedAt: o.status === 'published' ? sql.now() : null,
-        updatedAt: sql.now(),
-      },
-      byWorkflowIds,
+  return withTransaction(pool, async (tx) => {
+    await tx.query(`select 1 from posts where id = $1 for update`, [input.postId]);
+    const upd = await tx.query(
+      `update post_schedules
+          set status = $2, external_id = $3, external_url = $4, thread_external_ids = $5, error = $6,
+              published_at = case when $2 = 'published' then now() else null end, updated_at = now()
+        where id = $1 and status = 'publishing'`,
+      [input.scheduleId, o.status, o.externalId ?? null, o.externalUrl ?? null, JSON.stringify(o.threadExternalIds ?? []), o.error ? JSON.stringify(o.error) : null],
     );
-    if (!updated || !post) return { postStatus: post?.status ?? 'gone' };
-    const status = await refreshPostStatus(tx, post);
+    if (!upd.rowCount) {
+      const cur = await tx.query<{ status: string }>(`select status from posts where id = $1`, [input.postId]);
+      return { postStatus: cur.rows[0]?.status ?? 'gone' };
+    }
+    const status = await refreshPostStatus(tx, input.postId);
     if (o.status === 'published') {
       // The post shows the first row that published (row order) and the latest error.
-      const first = post.externalId == null;
-      tx.assign(post, {
-        publishedAt: post.publishedAt ?? sql.now(),
-        externalId: post.externalId ?? o.externalId,
-        externalUrl: post.externalUrl ?? o.externalUrl,
-        ...(first ? { threadExternalIds: o.threadExternalIds } : {}),
-        error: o.error ?? null,
-      });
+      await tx.query(
+        `update posts p set published_at = coalesce(p.published_at, now()),
+                external_id = coalesce(p.external_id, $2), external_url = coalesce(p.external_url, $3),
+                thread_external_ids = case when p.external_id is null then $4::jsonb else p.thread_external_ids end,
+                error = $5
+          where p.id = $1`,
+        [input.postId, o.externalId, o.externalUrl, JSON.stringify(o.threadExternalIds), o.error ? JSON.stringify(o.error) : null],
+      );
     } else {
-      tx.assign(post, { error: o.error });
-      if (input.n === 0) await cancelRepostChildren(tx, post.id);
+      await tx.query(`update posts set error = $2 where id = $1`, [input.postId, JSON.stringify(o.error)]);
+      if (input.n === 0) await cancelRepostChildren(tx, input.postId);
     }
     return { postStatus: status };
   });
 }
 
 /** A post's status from its schedule rows (`aggregatePostStatus`), written to the post. */
-async function refreshPostStatus(tx: EntityManager, post: PostEntity): Promise<PostStatus> {
-  const rows = await tx.find(PostSchedule, { postId: post.id }, { ...byWorkflowIds, fields: ['status'] });
-  const status = aggregatePostStatus(rows.map((r) => r.status));
-  tx.assign(post, { status, updatedAt: sql.now() });
-  await tx.flush();
+async function refreshPostStatus(tx: Queryable, postId: string): Promise<string> {
+  const rows = await tx.query<{ status: ScheduleRowStatus }>(`select status from post_schedules where post_id = $1`, [postId]);
+  const status = aggregatePostStatus(rows.rows.map((r) => r.status));
+  await tx.query(`update posts set status = $2, updated_at = now() where id = $1`, [postId, status]);
   return status;
 }
 
 /** The integration a schedule row publishes with, or null when the row no longer exists. */
-export async function scheduleRowProviderId(em: EntityManager, scheduleId: string): Promise<string | null> {
-  const row = await em.findOne(PostSchedule, { id: scheduleId }, { fields: ['providerId'] });
-  return row?.providerId ?? null;
+export async function scheduleRowProviderId(db: Queryable, scheduleId: string): Promise<string | null> {
+  const r = await db.query<{ provider_id: string }>(`select provider_id from post_schedules where id = $1`, [scheduleId]);
+  return r.rows[0]?.provider_id ?? null;
 }
 
 export interface DispatchableRow {
-  // Raw: one join of the batch's rows and their posts in the batch index's order, read on the pool.
   id: string;
   post_id: string;
   n: number;
@@ -280,16 +266,15 @@ export async function dispatchableRows(db: Queryable, batchId: string, horizonMs
   return r.rows;
 }
 
-export async function markRowsDispatched(em: EntityManager, scheduleIds: string[]): Promise<void> {
-  await em.nativeUpdate(PostSchedule, { id: { $in: scheduleIds } }, { dispatchedAt: sql.now() });
+export async function markRowsDispatched(db: Queryable, scheduleIds: string[]): Promise<void> {
+  await db.query(`update post_schedules set dispatched_at = now() where id = any($1::uuid[])`, [scheduleIds]);
 }
 
 /** The earliest time of a batch row still waiting for its workflow, or null. */
-export async function firstUndispatchedTime(em: EntityManager, batchId: string): Promise<Date | null> {
-  const first = await em.findOne(
-    PostSchedule,
-    { batchId, status: 'scheduled', dispatchedAt: null },
-    { fields: ['scheduledTime'], orderBy: { scheduledTime: 'asc' } },
+export async function firstUndispatchedTime(db: Queryable, batchId: string): Promise<Date | null> {
+  const r = await db.query<{ first: Date | null }>(
+    `select min(scheduled_time) as first from post_schedules where batch_id = $1 and status = 'scheduled' and dispatched_at is null`,
+    [batchId],
   );
-  return first?.scheduledTime ?? null;
+  return r.rows[0]?.first ?? null;
 }
