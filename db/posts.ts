@@ -11,6 +11,8 @@ import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
+import { compileSort, compileWhere, keysetPredicate, Params, reverseOrder, type CompiledSort } from '../domain/conditions.js';
+import { postCatalog } from '../domain/postCatalog.js';
 import { Post } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
 
@@ -165,24 +167,33 @@ export async function deleteUnscheduledPost(em: EntityManager, postId: string): 
 }
 
 /**
- * One page of posts: `filter`, `keyset`, `sortSelect` and `orderBy` are compiled SQL over alias `p`
- * whose parameters are in `values` (`countValues`: those of `filter` only). Each row is the post
- * and the row's sort columns (`sortSelect`, for the page's keyset token).
+ * One page of posts of the workspace (POST /v1/posts/filter-posts): `filter` (conditions and
+ * grouped condition) and `sort` compiled over alias `p` by the condition compiler, after the keyset
+ * of the page token `from` (a `prev` page reads in reverse), at most `limit + 1` rows; each row is
+ * the post and its sort columns (`keyOf` turns them into the next token's keyset), and the total.
  */
-export async function selectPostPage(
+export async function filterPostsPage(
   em: EntityManager,
   db: Queryable,
-  q: { filter: string; keyset: string; sortSelect: string; orderBy: string; limit: number; values: unknown[]; countValues: unknown[] },
-): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number }> {
+  q: { workspaceId: string; filter: { conditions?: unknown; groupedCondition?: unknown }; sort: unknown; from: { after: unknown[]; dir: 'next' | 'prev' } | undefined; limit: number },
+): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number; keyOf: CompiledSort['keyOf'] }> {
+  const params = new Params();
+  const ws = params.add(q.workspaceId, 'uuid');
+  const where = compileWhere(postCatalog, q.filter, { params });
+  const sort = compileSort(postCatalog, q.sort);
+  const filter = `p.workspace_id = ${ws} and (${where.sql})`;
+  const countValues = [...params.values];
+  const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir, params) : 'true';
+  const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
   const columns = em.getMetadata().get(Post).props.flatMap((p) => p.fieldNames);
   // Raw: the condition compiler (domain/conditions.ts) emits numbered SQL fragments and parameters.
   const [rows, count] = await Promise.all([
-    db.query(`select ${columns.map((c) => `p.${c}`).join(', ')}, ${q.sortSelect} from posts p where ${q.filter} and (${q.keyset})
-            order by ${q.orderBy} limit ${q.limit + 1}`, q.values),
-    db.query<{ n: number }>(`select count(*)::int as n from posts p where ${q.filter}`, q.countValues),
+    db.query(`select ${columns.map((c) => `p.${c}`).join(', ')}, ${sort.select} from posts p where ${filter} and (${keyset})
+            order by ${orderBy} limit ${q.limit + 1}`, params.values),
+    db.query<{ n: number }>(`select count(*)::int as n from posts p where ${filter}`, countValues),
   ]);
   const posts = entityRows<PostEntity>(em, Post, rows.rows);
-  return { rows: rows.rows.map((row, i) => ({ post: posts[i]!, sortRow: row })), total: count.rows[0]!.n };
+  return { rows: rows.rows.map((row, i) => ({ post: posts[i]!, sortRow: row })), total: count.rows[0]!.n, keyOf: sort.keyOf };
 }
 
 // ---- Writes of the publishing routes (api/routes/publishing.ts) ----

@@ -5,8 +5,6 @@
  */
 import { ApiError, conflict, featureNotAvailable, invalidField, notFound } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
-import { compileSort, compileWhere, keysetPredicate, Params, reverseOrder } from '../../domain/conditions.js';
-import { postCatalog } from '../../domain/postCatalog.js';
 import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -21,7 +19,7 @@ import {
   lockPost,
   markPostCancelled,
   replaceRepostChildren,
-  selectPostPage,
+  filterPostsPage,
   setPostAutomation,
   updateDraftPost,
   type PostEntity,
@@ -111,31 +109,16 @@ export const postRoutes = [
       const fields = sortInput.map((s) => s.field);
       const dup = fields.findIndex((f, i) => fields.indexOf(f) !== i);
       if (dup >= 0) throw invalidField(`/sort/${dup}/field`, 'is listed twice');
-      const params = new Params();
-      const ws = params.add(auth.workspaceId, 'uuid');
-      const where = compileWhere(postCatalog, body, { params });
-      const sort = compileSort(postCatalog, sortInput);
-      const filter = `p.workspace_id = ${ws} and (${where.sql})`;
-      const countParams = [...params.values];
       const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
-      const keyset = from ? keysetPredicate(sort, from.after, from.dir, params) : 'true';
-      const { rows, total } = await selectPostPage(em, deps.pool, {
-        filter,
-        keyset,
-        sortSelect: sort.select,
-        orderBy: from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy,
-        limit,
-        values: params.values,
-        countValues: countParams,
-      });
+      const { rows, total, keyOf } = await filterPostsPage(em, deps.pool, { workspaceId: auth.workspaceId, filter: body, sort: sortInput, from, limit });
       const page = pageMeta({
         secret: deps.config.serverSecret,
         fingerprint,
         rows,
         limit,
         totalRecords: total,
-        keyOf: (r) => sort.keyOf(r.sortRow),
+        keyOf: (r) => keyOf(r.sortRow),
         from,
       });
       return { data: page.data.map((r) => postJson(r.post)), meta: page.meta };
