@@ -3,13 +3,13 @@
  * `Activities` and call them through `proxyActivities`.
  */
 import type { ActivityDeps } from './deps.js';
-import { createContactActivities } from './db-contacts.js';
+import { createContactActivities } from './dbContacts.js';
 import { createCreditActivities } from './credits.js';
-import { createDiscoveryActivities } from './db-discovery.js';
+import { createDiscoveryActivities } from './dbDiscovery.js';
 import { createWebhookActivities } from './webhooks.js';
-import { createSourceActivities } from './db-sources.js';
+import { createSourceActivities } from './dbSources.js';
 import { createEnrichmentActivities } from './providers/enrichment.js';
-import { createPostDbActivities } from './db-posts.js';
+import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
 import { createMediaActivities } from './media.js';
 

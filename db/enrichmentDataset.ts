@@ -1,5 +1,5 @@
 /**
- * Look-ups of the built-in `dataset` enrichment provider (activities/providers/enrichment-dataset.ts)
+ * Look-ups of the built-in `dataset` enrichment provider (activities/providers/enrichmentDataset.ts)
  * in the global discovery dataset (`ds_people`, `ds_companies`, `ds_posts`): each one indexed
  * statement by normalised profile URL, company domain or name. The dataset belongs to no workspace,
  * so these reads sit outside the workspace filter; they stay plain parameterised SQL on the raw

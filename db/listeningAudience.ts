@@ -1,5 +1,5 @@
 /**
- * The audience queries of the `dataset` listening provider (activities/providers/listening-dataset.ts)
+ * The audience queries of the `dataset` listening provider (activities/providers/listeningDataset.ts)
  * over the discovery dataset (`ds_posts`, `ds_people`, `ds_companies`; URLs there are stored
  * normalised).
  *

@@ -213,7 +213,7 @@ export async function markRepostCancelled(db: Queryable, id: string): Promise<vo
   await db.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [id]);
 }
 
-// ---- Reads and state changes of the publish workflows (activities/db-posts.ts, activities/publishing.ts) ----
+// ---- Reads and state changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----
 
 export interface RepostChild {
   postId: string;

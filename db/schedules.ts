@@ -127,7 +127,7 @@ export async function lockPostsForScheduling(tx: Queryable, postIds: string[]): 
   await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [postIds]);
 }
 
-// ---- State changes of the publish workflows (activities/db-posts.ts, activities/publishing.ts) ----
+// ---- State changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----
 
 export interface PublishPlan {
   provider: Provider;

@@ -75,7 +75,7 @@ export async function learnSourceDisplay(db: Queryable, workspaceId: string, sou
   );
 }
 
-// --- Sources API (api/routes/sources.ts) and source pulls (activities/db-sources.ts) ---
+// --- Sources API (api/routes/sources.ts) and source pulls (activities/dbSources.ts) ---
 
 export type SourceEntity = InferEntity<typeof Source>;
 

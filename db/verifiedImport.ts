@@ -1,5 +1,5 @@
 /**
- * The statements of the verified-company import (activities/db-discovery.ts): the verified
+ * The statements of the verified-company import (activities/dbDiscovery.ts): the verified
  * `ds_companies` chosen, their upsert into the workspace's `companies` (one transaction), and
  * the verified people of those companies ranked by seniority.
  *

@@ -2,7 +2,7 @@
  * What `npm start` does to the database before API and worker start: migrations, the demo
  * dataset (when `DEMO_DATASET` allows it and the `ds_*` tables are empty) and the demo workspace
  * (its key, shown once at creation, is kept in the git-ignored data folder). The README
- * walkthrough's smoke test (test/integration/readme-walkthrough.test.ts) prepares its database
+ * walkthrough's smoke test (test/integration/readmeWalkthrough.test.ts) prepares its database
  * with this same code.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -8,7 +8,7 @@
  */
 import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { IngestChunkResult, RowError } from '../activities/db-contacts.js';
+import type { IngestChunkResult, RowError } from '../activities/dbContacts.js';
 import type { ContactFileFormat } from '../domain/contactFile.js';
 import { runJob, trackJob, type JobInput, type JobResult, type JobTracker } from './job.js';
 

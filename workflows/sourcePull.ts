@@ -10,7 +10,7 @@
  */
 import { CancellationScope, ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { PullPageResult } from '../activities/db-sources.js';
+import type { PullPageResult } from '../activities/dbSources.js';
 import { runJob, type JobInput, type JobResult } from './job.js';
 
 export const SOURCE_PULL_JOB_TYPE = 'source-pull';

@@ -36,9 +36,9 @@ import {
 } from '../../domain/enrichment.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
 import type { ActivityDeps } from '../deps.js';
-import { DatasetEnrichmentProvider } from './enrichment-dataset.js';
-import { HttpEnrichmentProvider } from './enrichment-http.js';
-import { EnrichmentProviderError, type EnrichmentProvider } from './enrichment-provider.js';
+import { DatasetEnrichmentProvider } from './enrichmentDataset.js';
+import { HttpEnrichmentProvider } from './enrichmentHttp.js';
+import { EnrichmentProviderError, type EnrichmentProvider } from './enrichmentProvider.js';
 
 export interface EnrichmentAttemptInput {
   jobId: string;

@@ -1,9 +1,9 @@
 /**
  * Social-listening providers (DESIGN §6): who engaged with a profile, a company page or a post,
  * who wrote about a keyword, who posted a job. One interface, two adapters:
- * - `dataset` (listening-dataset.ts) answers from the discovery dataset tables (`ds_posts`,
+ * - `dataset` (listeningDataset.ts) answers from the discovery dataset tables (`ds_posts`,
  *   `ds_people`, `ds_companies`);
- * - `http` (listening-http.ts) speaks the JSON-over-HTTP contract of docs/providers/listening.md.
+ * - `http` (listeningHttp.ts) speaks the JSON-over-HTTP contract of docs/providers/listening.md.
  *
  * Which one runs is configuration: `LISTENING_PROVIDER=dataset|http` (default `dataset`), with
  * `LISTENING_BASE_URL`, `LISTENING_API_KEY`, `LISTENING_TIMEOUT_MS` for `http`.

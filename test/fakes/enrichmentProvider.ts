@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { readBody } from './http.js';
 import type { AddressInfo } from 'node:net';
-import type { HttpEnrichRequest } from '../../activities/providers/enrichment-http.js';
+import type { HttpEnrichRequest } from '../../activities/providers/enrichmentHttp.js';
 import type { AnySliceData, EnrichmentSlice } from '../../domain/enrichment.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
 

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { readBody } from './http.js';
 import type { AddressInfo } from 'node:net';
 import type { ListeningPerson } from '../../activities/providers/listening.js';
-import type { AudienceRequest } from '../../activities/providers/listening-http.js';
+import type { AudienceRequest } from '../../activities/providers/listeningHttp.js';
 
 export type ScriptedResponse =
   | { status: number; retryAfter?: string; body?: unknown }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import type { ListeningPerson } from '../../activities/providers/listening.js';
-import { createDatasetListeningProvider } from '../../activities/providers/listening-dataset.js';
+import { createDatasetListeningProvider } from '../../activities/providers/listeningDataset.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
 import { startTestApp, type TestApp } from '../harness.js';
 

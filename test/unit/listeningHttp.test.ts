@@ -1,6 +1,6 @@
 /** The HTTP listening adapter against the fake provider: contract, paging and failure classes. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHttpListeningProvider, parseRetryAfter } from '../../activities/providers/listening-http.js';
+import { createHttpListeningProvider, parseRetryAfter } from '../../activities/providers/listeningHttp.js';
 import { ListeningProviderError, type ListeningPerson, type ListeningQuery } from '../../activities/providers/listening.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
 

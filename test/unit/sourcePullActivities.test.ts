@@ -1,7 +1,7 @@
 /** Pure parts of the source-pull activities: person → contact input, provider failure → Temporal failure. */
 import { describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { personToContactInput, providerFailure } from '../../activities/db-sources.js';
+import { personToContactInput, providerFailure } from '../../activities/dbSources.js';
 import { ListeningProviderError } from '../../activities/providers/listening.js';
 
 describe('personToContactInput', () => {

@@ -17,8 +17,8 @@ import { headcountRangeError, type ContactInput } from '../domain/contactMapping
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { isListeningSourceType, pullWindow, type ListeningSourceType } from '../domain/sourceRules.js';
 import type { ActivityDeps } from './deps.js';
-import { createHttpListeningProvider } from './providers/listening-http.js';
-import { createDatasetListeningProvider } from './providers/listening-dataset.js';
+import { createHttpListeningProvider } from './providers/listeningHttp.js';
+import { createDatasetListeningProvider } from './providers/listeningDataset.js';
 import {
   ListeningProviderError,
   listeningConfigFromEnv,

@@ -31,7 +31,7 @@ import {
   outboundFetch,
   providerErrorReason,
 } from '../../infra/outbound.js';
-import { EnrichmentProviderError, type EnrichmentProvider, type ProviderCallOptions } from './enrichment-provider.js';
+import { EnrichmentProviderError, type EnrichmentProvider, type ProviderCallOptions } from './enrichmentProvider.js';
 
 /** Largest answer accepted from a provider (a slice's data is a few KB). */
 const MAX_ANSWER_BYTES = 1024 * 1024;

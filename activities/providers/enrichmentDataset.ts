@@ -7,7 +7,7 @@
 import type { Queryable } from '../../db/pool.js';
 import { datasetCompanyOfPerson, datasetEmailsAtCompany, datasetEmailsByName, datasetEmailsByProfile, datasetPerson, datasetPhones, datasetPosts } from '../../db/enrichmentDataset.js';
 import type { EnrichedCompany, EnrichedContact, EnrichmentLookup, EnrichmentSlice, SliceDataOf } from '../../domain/enrichment.js';
-import type { EnrichmentProvider, ProviderCallOptions } from './enrichment-provider.js';
+import type { EnrichmentProvider, ProviderCallOptions } from './enrichmentProvider.js';
 
 const profileUrl = (key: string | null) => (key ? `https://${key}` : undefined);
 
