@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../domain/config.js';
 import { startChaosStack, type ChaosStack } from './chaosStack.js';
-import { deflateSync, crc32 } from 'node:zlib';
 import { v7 as uuidv7 } from 'uuid';
 import { createWorkspace } from '../../db/workspaces.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { FakeX } from '../fakes/x.js';
+import { png } from '../png.js';
 
 let stack: ChaosStack;
 let alpha: FakeEnrichmentProvider;
@@ -37,20 +37,6 @@ afterAll(async () => {
   await x.close();
 }, 60_000);
 
-/** A real 2×2 PNG with random pixels (distinct bytes per call). */
-function png(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td) >>> 0);
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
-  const raw = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: 6 }, () => Math.floor(Math.random() * 256))), Buffer.from([0]), Buffer.alloc(6, 9)]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

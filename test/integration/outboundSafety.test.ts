@@ -15,7 +15,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { crc32, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { startJob } from '../../api/jobs.js';
@@ -29,6 +28,7 @@ import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes
 import { FakeLinkedIn } from '../fakes/linkedin.js';
 import { FakeX } from '../fakes/x.js';
 import { startTestApp, type TestApp } from '../harness.js';
+import { png } from '../png.js';
 
 const NEAR = '127.0.0.1';
 const FAR = '127.0.0.2';
@@ -55,20 +55,6 @@ async function recorder(host: string, answer: (path: string) => { status: number
   return { url: `http://${host}:${(server.address() as AddressInfo).port}`, received, server };
 }
 
-/** A real 2×2 PNG with random pixels. */
-function png(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td) >>> 0);
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
-  const raw = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: 6 }, () => Math.floor(Math.random() * 256))), Buffer.from([0]), Buffer.alloc(6, 9)]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 let hooks: Recorder;
 let files: Recorder;

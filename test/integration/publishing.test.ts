@@ -4,10 +4,10 @@
  * replies, reposts, provider failures, unschedule/reschedule and tenant isolation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { crc32, deflateSync } from 'node:zlib';
 import { startTestApp, type TestApp } from '../harness.js';
 import { FakeX } from '../fakes/x.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
+import { png } from '../png.js';
 
 let app: TestApp;
 const x = new FakeX();
@@ -72,20 +72,6 @@ async function waitClosed(workflowId: string, timeoutMs = 20_000): Promise<strin
   }
 }
 
-/** A real 2×2 PNG with random pixels (distinct bytes per call). */
-function png(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td) >>> 0);
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
-  const raw = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: 6 }, () => Math.floor(Math.random() * 256))), Buffer.from([0]), Buffer.alloc(6, 9)]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 beforeAll(async () => {
   process.env.PROVIDER_TIMEOUT_MS = '1500';

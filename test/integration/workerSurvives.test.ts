@@ -11,7 +11,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { crc32, deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../api/jobs.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
@@ -20,23 +19,10 @@ import { FakeLinkedIn } from '../fakes/linkedin.js';
 import { FakeX } from '../fakes/x.js';
 import { HOSTILE_MODES, startHostileServer, type HostileMode, type HostileServer } from '../fakes/hostile.js';
 import { startTestApp, type TestApp } from '../harness.js';
+import { png } from '../png.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A real 2×2 PNG. */
-function png(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(td) >>> 0);
-    return Buffer.concat([len, td, crc]);
-  };
-  const ihdr = Buffer.from([0, 0, 0, 2, 0, 0, 0, 2, 8, 2, 0, 0, 0]);
-  const raw = Buffer.concat([Buffer.from([0]), Buffer.alloc(6, 200), Buffer.from([0]), Buffer.alloc(6, 9)]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 let app: TestApp;
 let ws: { workspaceId: string; apiKey: string };
@@ -201,7 +187,7 @@ describe('every activity that talks HTTP, fed hostile input', () => {
 
   it('webhooks, enrichment and listening providers, X and LinkedIn adapters (uploads included), media import: the worker lives on', async () => {
     // The hostile server is on 127.0.0.1, which the harness's OUTBOUND_ALLOW_LIST names.
-    const image = png();
+    const image = png(Buffer.alloc(6, 200));
     const form = new FormData();
     form.set('file', new Blob([image], { type: 'image/png' }), 'dot.png');
     const up = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: form });
