@@ -8,7 +8,7 @@ export function createCreditActivities(deps: ActivityDeps) {
   return {
     async debit(input: DebitInput): Promise<DebitResult> {
       try {
-        return await debitCredits(deps.orm.em, input);
+        return await debitCredits(deps.pool, input);
       } catch (e) {
         if (e instanceof InsufficientCreditsError) throw ApplicationFailure.nonRetryable(e.message, 'insufficient_credits');
         throw e;

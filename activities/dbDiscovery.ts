@@ -115,7 +115,7 @@ async function payForPeople(
 ): Promise<{ paid: ContactInput[]; creditsCharged?: number; exhausted?: boolean }> {
   if (!input.billable || !input.jobId) return { paid: inputs };
   const keyOf = (i: ContactInput) => verifiedImportDebitKey(input.jobId!, i.pronetKey!);
-  const debit = await debitEach(deps.orm.em, {
+  const debit = await debitEach(deps.pool, {
     workspaceId: input.workspaceId,
     jobId: input.jobId,
     billable: true,

@@ -33,3 +33,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 export function isLockTimeout(err: unknown): boolean {
   return codes(err).some((e) => e.code === '55P03');
 }
+
+/** SQLSTATE 23505 (`unique_violation`). */
+export function isUniqueViolation(err: unknown): boolean {
+  return codes(err).some((e) => e.code === '23505');
+}

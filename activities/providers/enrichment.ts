@@ -127,7 +127,7 @@ export function createEnrichmentActivities(deps: ActivityDeps) {
       const priced = input.slices.map((slice) => ({ slice, amount: slicePrice(slice) }));
       const charged = priced.filter((p) => p.amount > 0);
       // One transaction: the job's hold is released and every found slice debited, or nothing is.
-      const results = await settleJobCredits(deps.orm.em, {
+      const results = await settleJobCredits(deps.pool, {
         workspaceId: input.workspaceId,
         jobId: input.jobId,
         billable: input.billable,
@@ -156,7 +156,7 @@ export function createEnrichmentActivities(deps: ActivityDeps) {
 
     /** Gives an enrichment job's hold back when it ends without settling (failed or cancelled). */
     async enrichmentReleaseHold(input: { workspaceId: string; jobId: string }): Promise<number> {
-      return releaseHold(deps.orm.em, input.workspaceId, input.jobId);
+      return releaseHold(deps.pool, input.workspaceId, input.jobId);
     },
   };
 }

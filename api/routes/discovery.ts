@@ -9,7 +9,7 @@
  */
 import { v7 as uuidv7 } from 'uuid';
 import { defineRoute, reply } from '../route.js';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../../db/pool.js';
 import type { AuthContext } from '../middleware/auth.js';
 import { JobAccepted } from '../schemas/common.js';
 import {
@@ -33,10 +33,10 @@ import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation 
 import { insufficientCredits, notFound } from '../../domain/errors.js';
 import { importVerifiedCompaniesWorkflow, type ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
 
-async function charge(em: EntityManager, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
+async function charge(db: Queryable, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
   const amount = discoveryCharge(op, page.data.length);
   if (amount === 0 || !auth.billable) return;
-  await debitCredits(em, {
+  await debitCredits(db, {
     workspaceId: auth.workspaceId,
     amount,
     idempotencyKey: `${op}:${uuidv7()}`,
@@ -79,11 +79,11 @@ function verifiedRoute(entity: DiscoveryEntity) {
     description: verifiedDescription(entity),
     body: entity === 'company' ? VerifiedCompanyBody : VerifiedContactBody,
     responses: { 200: entity === 'company' ? CompanyPage : ContactPage }, errors: [400, 401, 402, 429, 500],
-    handler: async ({ body, auth, deps, em }) => {
+    handler: async ({ body, auth, deps }) => {
       const b = body as VerifiedBody;
       const filters = parseVerifiedInput(entity, b.inputFieldMapping);
       const page = await searchVerified(deps.pool, entity, { page: b.page ?? 1, limit: b.limit ?? VERIFIED_MAX_LIMIT, fields: b.fields, filters });
-      await charge(em, auth, op, page);
+      await charge(deps.pool, auth, op, page);
       return { data: page.data, meta: page.meta };
     },
   });
@@ -94,9 +94,9 @@ export const discoveryRoutes = [
     method: 'post', path: '/discovery-search/find-contacts-v2', tag: 'Discovery search',
     summary: 'Find contacts with grouped conditions (v2)', description: V2_DESCRIPTION('contact'),
     body: V2SearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500],
-    handler: async ({ body, auth, deps, em }) => {
+    handler: async ({ body, auth, deps }) => {
       const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body, deps.config.discovery);
-      await charge(em, auth, 'find-contacts-v2', page);
+      await charge(deps.pool, auth, 'find-contacts-v2', page);
       return page;
     },
   }),
@@ -104,9 +104,9 @@ export const discoveryRoutes = [
     method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
     summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
     body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500],
-    handler: async ({ body, auth, deps, em }) => {
+    handler: async ({ body, auth, deps }) => {
       const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body, deps.config.discovery);
-      await charge(em, auth, 'find-companies-v2', page);
+      await charge(deps.pool, auth, 'find-companies-v2', page);
       return page;
     },
   }),

@@ -42,7 +42,7 @@ export const enrichmentRoutes = [
         await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
       }
       const jobId = uuidv7();
-      await holdCredits(em, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
+      await holdCredits(deps.pool, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
       const args: EnrichmentWorkflowInput = { plan, billable: auth.billable };
       try {
         const accepted = await startJob(deps, {
@@ -57,7 +57,7 @@ export const enrichmentRoutes = [
         return reply(202, accepted);
       } catch (e) {
         // No job runs: nothing will settle the hold.
-        await releaseHold(em, auth.workspaceId, jobId);
+        await releaseHold(deps.pool, auth.workspaceId, jobId);
         throw e;
       }
     },

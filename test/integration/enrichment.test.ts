@@ -417,8 +417,8 @@ describe('credits and webhooks', () => {
       expect(await balance(ws)).toBe(4);
       const tx = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data;
       expect(tx[0]).toMatchObject({ kind: 'hold', amount: -6, balanceAfter: 4, jobId });
-      await expect(debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
-      await debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
+      await expect(debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
+      await debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
       expect(await balance(ws)).toBe(0);
     } finally {
       await app.startWorker();

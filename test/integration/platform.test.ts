@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createServer, type Server } from 'node:http';
 import { startTestApp, type TestApp } from '../harness.js';
-import { debitCredits, grantCredits } from '../../db/credits.js';
+import { debitCredits, debitEach, grantCredits, holdCredits, releaseHold, settleJobCredits } from '../../db/credits.js';
+import { v7 as uuidv7 } from 'uuid';
 import { checkOutboundUrl, safeRequest } from '../../infra/outbound.js';
 import { assertOutboundUrl } from '../../api/outboundUrls.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
@@ -73,7 +74,7 @@ describe('credits', () => {
   it('never overdraws under concurrent debits', async () => {
     const ws = await app.createWorkspace({ credits: 50 });
     const attempts = Array.from({ length: 40 }, (_, i) =>
-      debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
+      debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
         () => 'ok',
         (e) => (e instanceof InsufficientCreditsError ? 'insufficient_credits' : e),
       ),
@@ -89,7 +90,7 @@ describe('credits', () => {
     const ws = await app.createWorkspace({ credits: 1 });
     const outcomes = await Promise.all(
       ['first', 'second'].map((key) =>
-        debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' }).then(
+        debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' }).then(
           (r) => `charged ${r.charged}, balance ${r.balance}`,
           (e) => (e instanceof InsufficientCreditsError ? `402 with balance ${e.balance}` : e),
         ),
@@ -99,9 +100,49 @@ describe('credits', () => {
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(0);
   });
 
+  it('keeps the ledger exact under concurrent holds, settlements, releases and debits (each movement one statement)', async () => {
+    const ws = await app.createWorkspace({ credits: 200 });
+    const pool = app.deps.pool;
+    const jobs = Array.from({ length: 12 }, () => uuidv7());
+    const job = async (jobId: string, i: number) => {
+      await holdCredits(pool, { workspaceId: ws.workspaceId, jobId, amount: 6, reason: 'hold', billable: true });
+      if (i % 3 === 0) return releaseHold(pool, ws.workspaceId, jobId);
+      const [charged] = await settleJobCredits(pool, { workspaceId: ws.workspaceId, jobId, billable: true, charges: [{ amount: 4, idempotencyKey: `settle:${jobId}`, reason: 'test' }] });
+      return charged;
+    };
+    await Promise.all([
+      ...jobs.map(job),
+      ...Array.from({ length: 10 }, (_, i) => debitCredits(pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `d-${i}`, reason: 'test' })),
+      debitEach(pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), billable: true, unitPrice: 5, keys: ['e-1', 'e-2', 'e-3'], reason: 'test' }),
+    ]);
+    // Retried settlements and releases change nothing.
+    await Promise.all(jobs.map((jobId, i) => (i % 3 === 0 ? releaseHold(pool, ws.workspaceId, jobId) : job(jobId, i))));
+    const expected = 200 - 8 * 4 - 10 * 3 - 3 * 5;
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(expected);
+    const ledger = (await pool.query<{ kind: string; amount: number; balance_after: number }>('select kind, amount, balance_after from credit_transactions where workspace_id = $1 ', [ws.workspaceId])).rows;
+    expect(ledger.reduce((sum, r) => sum + r.amount, 0)).toBe(expected);
+    expect(ledger.filter((r) => r.kind === 'hold')).toHaveLength(12);
+    expect(ledger.filter((r) => r.kind === 'release')).toHaveLength(12);
+    expect(ledger.filter((r) => r.kind === 'debit')).toHaveLength(8 + 10 + 3);
+    expect(Math.min(...ledger.map((r) => r.balance_after))).toBeGreaterThanOrEqual(0);
+  });
+
+  it('settles a job that holds nothing charge by charge: what the balance cannot cover is refused, the rest charged', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    const jobId = uuidv7();
+    const results = await settleJobCredits(app.deps.pool, {
+      workspaceId: ws.workspaceId,
+      jobId,
+      billable: true,
+      charges: [6, 6, 4].map((amount, i) => ({ amount, idempotencyKey: `s-${i}`, reason: 'test' })),
+    });
+    expect(results.map((r) => (r instanceof InsufficientCreditsError ? 'refused' : r.charged))).toEqual([6, 'refused', 4]);
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(0);
+  });
+
   it('charges a repeated idempotency key once, even concurrently', async () => {
     const ws = await app.createWorkspace({ credits: 100 });
-    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
     expect(results.filter((r) => r.charged === 10)).toHaveLength(1);
     expect(results.filter((r) => r.replayed)).toHaveLength(9);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(90);
@@ -109,14 +150,14 @@ describe('credits', () => {
 
   it('does not bill session keys', async () => {
     const ws = await app.createWorkspace({ credits: 5 });
-    const r = await debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
+    const r = await debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
     expect(r.charged).toBe(0);
     expect(r.balance).toBe(5);
   });
 
   it('lists the ledger newest first with pagination covering every row once', async () => {
     const ws = await app.createWorkspace({ credits: 1000 });
-    for (let i = 0; i < 7; i++) await debitCredits(app.deps.orm.em.fork(), { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
+    for (let i = 0; i < 7; i++) await debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
     await grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 3);
     const seen: string[] = [];
     let token = '';
