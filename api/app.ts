@@ -9,26 +9,8 @@ import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
 import { v7 as uuidv7 } from 'uuid';
-import {
-  ApiError,
-  ConflictError,
-  CreditAccountBusyError,
-  DomainError,
-  InsufficientCreditsError,
-  InvalidInputError,
-  NotFoundError,
-  TooLargeError,
-  UnsupportedMediaTypeError,
-  UrlNotAllowedError,
-  ImportFailedError,
-  ExtensionMismatchError,
-  badRequest,
-  conflict,
-  insufficientCredits,
-  invalidField,
-  notFound,
-  type InputField,
-} from '../domain/errors.js';
+import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, badRequest, invalidField, type InputField } from '../domain/errors.js';
+import { ApiError, conflict, insufficientCredits, notFound } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
@@ -304,20 +286,23 @@ function dataExceptionError(err: unknown): ApiError | undefined {
 const pointer = (field: InputField) => `/${field.join('/')}`;
 
 /** The HTTP answer to each domain error `db/` throws (the only place they meet HTTP). */
+/** A request the domain refused as it was asked: 400 with the domain's code and field pointers. */
+const invalidRequest = (err: InvalidRequestError) => new ApiError(400, err.code, err.message, err.details);
+
 function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof NotFoundError) return notFound(err.label, err.id);
-  if (err instanceof InvalidInputError) return invalidField(pointer(err.field), err.problem);
-  if (err instanceof ConflictError) return conflict(err.message);
+  if (err instanceof InvalidInputError) return invalidRequest(invalidField(pointer(err.field), err.problem));
+  if (err instanceof ConflictError) return conflict(err.message, err.code);
   if (err instanceof InsufficientCreditsError) return insufficientCredits(err.needed, err.balance);
   if (err instanceof UnsupportedMediaTypeError) {
     const path = pointer(err.field);
     return new ApiError(400, 'unsupported_media_type', `${path}: ${err.message}; allowed types are ${err.allowed.join(', ')}`, [{ path, message: err.message }]);
   }
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
-  if (err instanceof UrlNotAllowedError) return badRequest('url_not_allowed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]);
-  if (err instanceof ImportFailedError) return badRequest('import_failed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]);
+  if (err instanceof UrlNotAllowedError) return invalidRequest(badRequest('url_not_allowed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]));
+  if (err instanceof ImportFailedError) return invalidRequest(badRequest('import_failed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]));
   if (err instanceof ExtensionMismatchError) {
-    return badRequest('unsupported_media_type', `${pointer(err.field)}: ${err.message}`, [{ path: pointer(err.field), message: `does not match the detected type ${err.detected}` }]);
+    return invalidRequest(badRequest('unsupported_media_type', `${pointer(err.field)}: ${err.message}`, [{ path: pointer(err.field), message: `does not match the detected type ${err.detected}` }]));
   }
   if (err instanceof CreditAccountBusyError) return new ApiError(503, 'credits_busy', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
   return undefined;
@@ -326,6 +311,7 @@ function fromDomainError(err: DomainError): ApiError | undefined {
 /** Maps anything thrown into the API's error type; unknown errors are a 500 without details. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof InvalidRequestError) return invalidRequest(err);
   const domain = err instanceof DomainError ? fromDomainError(err) : undefined;
   if (domain) return domain;
   const dataException = dataExceptionError(err);

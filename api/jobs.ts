@@ -8,7 +8,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Workf
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, notFound } from '../domain/errors.js';
+import { conflict, notFound } from './errors.js';
 import { isUuid } from '../domain/ids.js';
 import { rootCause } from '../workflows/failure.js';
 import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobStatus, type JobView, type WebhookTarget } from '../workflows/job.js';

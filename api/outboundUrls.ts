@@ -3,7 +3,7 @@
  * `apiBaseUrl`): the outbound guard of `infra/outbound.ts`, refused as a 400 `url_not_allowed`
  * naming the field.
  */
-import { ApiError } from '../domain/errors.js';
+import { ApiError } from './errors.js';
 import { OutboundBlockedError, checkOutboundUrl, providerBaseUrlAllowList, providerBaseUrlAllowed } from '../infra/outbound.js';
 
 /** API-side check of an integration's `apiBaseUrl`: allow-listed by the operator and reachable. */

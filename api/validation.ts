@@ -6,7 +6,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import { ApiError, type ErrorDetail } from '../domain/errors.js';
+import { type ErrorDetail } from '../domain/errors.js';
+import { ApiError } from './errors.js';
 import { unsafeInputDetails } from '../domain/inputSafety.js';
 import { KEY_RULES, VALUE_RULES, sharedSchemas } from './schemas/common.js';
 

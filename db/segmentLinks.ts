@@ -5,7 +5,7 @@
  * conditions). The default segment already holds every contact and is left unchanged.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { notFound } from '../domain/errors.js';
+import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
 import { Segment } from './segments.js';
@@ -13,7 +13,7 @@ import { Segment } from './segments.js';
 /** Throws 404 unless `segmentId` is a segment of the context's workspace. */
 export async function assertSegment(em: EntityManager, segmentId: string): Promise<{ isDefault: boolean }> {
   const seg = isUuid(segmentId) ? await em.findOne(Segment, { id: segmentId }) : null;
-  if (!seg) throw notFound('Segment', segmentId);
+  if (!seg) throw new NotFoundError('Segment', segmentId);
   return { isDefault: seg.isDefault };
 }
 

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ApiError, badRequest, invalidField } from './errors.js';
+import { badRequest, invalidField } from './errors.js';
 import { normalizeDomain, normalizeProfileUrl } from './identity.js';
 import { ENRICHMENT_SLICES, enrichmentSlicePrice, type EnrichmentSlice } from './pricing.js';
 
@@ -392,7 +392,7 @@ const DOMAIN = /^[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
 /**
  * The input rules of `POST /contacts/unified-data-api` (beyond the JSON Schema: enum, non-empty,
- * unique `fields`). Throws ApiError 400 naming the rule; returns the plan.
+ * unique `fields`). Throws InvalidRequestError (400) naming the rule; returns the plan.
  */
 export function planEnrichment(req: EnrichmentRequest, config: EnrichmentConfig): EnrichmentPlan {
   const fields = [...new Set(req.fields)];
@@ -430,12 +430,12 @@ export function planEnrichment(req: EnrichmentRequest, config: EnrichmentConfig)
   if (!lookup.pronetKey) {
     const profileBound = fields.filter((s) => !SLICE_LOOKUPS[s].includes('name_domain'));
     if (profileBound.length) {
-      throw new ApiError(400, 'pronet_required', `pronet is required for ${profileBound.join(', ')}`, [
+      throw badRequest('pronet_required', `pronet is required for ${profileBound.join(', ')}`, [
         { path: '/pronet', message: `required for ${profileBound.join(', ')}` },
       ]);
     }
     if (!lookup.fullName) {
-      throw new ApiError(400, 'pronet_required', 'emails needs pronet, or fullName (or firstName and lastName), best with companyWebsite', [
+      throw badRequest('pronet_required', 'emails needs pronet, or fullName (or firstName and lastName), best with companyWebsite', [
         { path: lookup.companyDomain ? '/fullName' : '/pronet', message: 'missing lookup input' },
       ]);
     }

@@ -1,49 +1,34 @@
 /**
- * Errors. `ApiError` is the one type the API turns into the error envelope of DESIGN §3:
- * {"error":{"status","code","message","details","requestId"}}; codes are stable snake_case.
- * `db/` and `infra/` throw the plain domain errors below instead (no HTTP status, no request JSON
- * pointer); `toApiError` (`api/app.ts`) maps each to its `ApiError`, in one place.
+ * The errors of the domain: plain classes with no HTTP status. `domain/` rules that read request
+ * bodies throw `InvalidRequestError` (a stable code and the JSON pointers of the fields); `db/`
+ * and `infra/` throw the other domain errors below (no request JSON pointer: an `InputField`).
+ * `toApiError` (`api/app.ts`) maps each to the API's `ApiError` (`api/errors.ts`), in one place.
  */
 export interface ErrorDetail {
   path: string;
   message: string;
 }
 
-export class ApiError extends Error {
+/**
+ * The request asks for something its own content rules out (a condition on an unknown field, a
+ * slice without the `pronet` it needs): 400 with the stable `code`; `details` name the fields by
+ * JSON pointer. Thrown by the `domain/` rules that read request bodies.
+ */
+export class InvalidRequestError extends Error {
+  override name = 'InvalidRequestError';
   constructor(
-    readonly status: number,
     readonly code: string,
     message: string,
     readonly details?: ErrorDetail[],
-    readonly headers?: Record<string, string>,
   ) {
     super(message);
-    this.name = 'ApiError';
   }
 }
 
-export const badRequest = (code: string, message: string, details?: ErrorDetail[]) =>
-  new ApiError(400, code, message, details);
+export const badRequest = (code: string, message: string, details?: ErrorDetail[]) => new InvalidRequestError(code, message, details);
 
 /** 400 `validation_failed` naming the offending field by JSON pointer. */
-export const invalidField = (path: string, message: string) =>
-  new ApiError(400, 'validation_failed', `${path}: ${message}`, [{ path, message }]);
-
-export const unauthorized = (message = 'Missing or invalid API key') =>
-  new ApiError(401, 'unauthorized', message);
-
-export const insufficientCredits = (needed: number, balance: number) =>
-  new ApiError(402, 'insufficient_credits', `This request needs ${needed} credits; the balance is ${balance}`);
-
-export const featureNotAvailable = (message: string) => new ApiError(403, 'feature_not_available', message);
-
-/** Foreign and missing resources look the same: 404, never 403. */
-export const notFound = (what: string, id?: string) =>
-  new ApiError(404, 'not_found', id ? `${what} ${id} was not found` : `${what} was not found`);
-
-export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
-
-export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
+export const invalidField = (path: string, message: string) => new InvalidRequestError('validation_failed', `${path}: ${message}`, [{ path, message }]);
 
 /** A field of the input that an error names, as path segments (`['emails', 2]`); `api/` writes it as a JSON pointer. */
 export type InputField = readonly (string | number)[];
@@ -73,8 +58,15 @@ export class InvalidInputError extends DomainError {
   }
 }
 
-/** The change clashes with what is stored (a unique identity taken by another row). */
-export class ConflictError extends DomainError {}
+/** The change clashes with what is stored (a unique identity taken by another row); `code` is the stable error code. */
+export class ConflictError extends DomainError {
+  constructor(
+    message: string,
+    readonly code = 'conflict',
+  ) {
+    super(message);
+  }
+}
 
 /** The workspace's balance cannot cover the debit; nothing was charged. */
 export class InsufficientCreditsError extends DomainError {

@@ -11,7 +11,7 @@
  * `default_segment_not_cloneable`. Its `workflowOnly` clone (workflows only, empty membership by
  * the contract's own definition) is allowed.
  */
-import { conflict } from './errors.js';
+import { ConflictError } from './errors.js';
 
 export interface SegmentContent {
   name: string;
@@ -48,7 +48,7 @@ export const DEFAULT_SEGMENT_CLONE_DOC =
 export function cloneSegmentContent(origin: CloneOrigin, opts: CloneOptions, now: Date): SegmentContent {
   const workflowOnly = opts.workflowOnly === true;
   if (origin.isDefault && !workflowOnly)
-    throw conflict(
+    throw new ConflictError(
       'The default segment cannot be cloned: it holds every contact by being the default, which a copy is not; clone it with workflowOnly: true to copy its workflows',
       'default_segment_not_cloneable',
     );

@@ -6,7 +6,7 @@
  * Pure functions: the route validates the envelope with ajv, then calls `validateSourceInput`
  * for the rules that depend on `sourceType`; every failure is a 400 naming the field.
  */
-import { ApiError, invalidField } from './errors.js';
+import { InvalidRequestError, invalidField } from './errors.js';
 import { normalizeProfileUrl } from './identity.js';
 
 export const SOURCE_TYPES = [
@@ -174,7 +174,7 @@ export function validateSourceInput(input: SourceInput, inCatalog: CatalogCheck,
     try {
       return fn();
     } catch (e) {
-      const d = e instanceof ApiError ? e.details?.[0] : undefined;
+      const d = e instanceof InvalidRequestError ? e.details?.[0] : undefined;
       if (pointerPrefix && d) throw invalidField(`${pointerPrefix}${d.path}`, d.message);
       throw e;
     }

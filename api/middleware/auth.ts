@@ -4,7 +4,7 @@
  * previews) are not.
  */
 import type { Context } from 'koa';
-import { unauthorized } from '../../domain/errors.js';
+import { unauthorized } from '../errors.js';
 import type { KeyKind, Plan } from '../../db/platform.js';
 import { hashKey } from '../../infra/keyGeneration.js';
 import type { Queryable } from '../../db/pool.js';

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../domain/pagination.js';
-import { conflict, invalidField, unprocessable } from '../../domain/errors.js';
+import { invalidField } from '../../domain/errors.js';
+import { conflict, unprocessable } from '../errors.js';
 import {
   completeIdempotencyRecord,
   deleteExpiredIdempotencyRecord,

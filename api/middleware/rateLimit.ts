@@ -18,7 +18,7 @@
  */
 import type { Context } from 'koa';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from '../../domain/errors.js';
+import { ApiError } from '../errors.js';
 
 function positiveInt(raw: string | undefined, fallback: number): number {
   const n = Number(raw);

@@ -30,7 +30,7 @@ import { COMPANY_PEOPLE_LIMIT, searchV2, searchVerified, type SearchPage } from 
 import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
-import { insufficientCredits, notFound } from '../../domain/errors.js';
+import { insufficientCredits, notFound } from '../errors.js';
 import { importVerifiedCompaniesWorkflow, type ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
 
 async function charge(db: Queryable, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {

@@ -3,7 +3,8 @@
  * pagination, and the cross-account reposting configuration (enterprise plan). Scheduling and
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
-import { ApiError, conflict, featureNotAvailable, invalidField, notFound } from '../../domain/errors.js';
+import { invalidField } from '../../domain/errors.js';
+import { ApiError, conflict, featureNotAvailable, notFound } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';

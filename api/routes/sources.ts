@@ -8,7 +8,8 @@
  * (workspace_id, source_type, normalised_identifier)).
  */
 import { contactCatalog, type ContactCatalog } from '../../domain/contactCatalog.js';
-import { badRequest, conflict, invalidField, notFound } from '../../domain/errors.js';
+import { badRequest, invalidField } from '../../domain/errors.js';
+import { conflict, notFound } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { validateRunFrequency, type RunFrequency } from '../../domain/runFrequency.js';
 import {

@@ -1,6 +1,6 @@
 /** The compiler's uuid type, NOT NULL columns and exact timestamp keys (used by the post catalog). */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../domain/errors.js';
+import { InvalidRequestError } from '../../domain/errors.js';
 import { compileSort, compileWhere, keysetPredicate, Params } from '../../domain/conditions.js';
 import { postCatalog } from '../../domain/postCatalog.js';
 
@@ -10,7 +10,7 @@ function errorPath(fn: () => unknown): string | undefined {
   try {
     fn();
   } catch (e) {
-    return (e as ApiError).details?.[0]?.path;
+    return (e as InvalidRequestError).details?.[0]?.path;
   }
   throw new Error('expected an error');
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../domain/errors.js';
+import { InvalidRequestError } from '../../domain/errors.js';
 import {
   catalogOf,
   compileFields,
@@ -27,14 +27,14 @@ const catalog = catalogOf(
   'c.id',
 );
 
-function err(fn: () => unknown): ApiError {
+function err(fn: () => unknown): InvalidRequestError {
   try {
     fn();
   } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    return e as ApiError;
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    return e as InvalidRequestError;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected an InvalidRequestError');
 }
 
 describe('compileWhere', () => {
@@ -92,7 +92,6 @@ describe('compileWhere', () => {
     [{ conditions: 'x' }, '/conditions'],
   ])('rejects %j naming %s', (input, path) => {
     const e = err(() => compileWhere(catalog, input as never));
-    expect(e.status).toBe(400);
     expect(e.code).toBe('validation_failed');
     expect(e.details?.[0]?.path).toBe(path);
   });
@@ -125,7 +124,7 @@ describe('compileWhere', () => {
   it('limits nesting depth', () => {
     let g: any = { field: 'contact.firstName', operator: '==', value: 'a' };
     for (let i = 0; i < 10; i++) g = { operator: 'AND', conditions: [g] };
-    expect(err(() => compileWhere(catalog, { groupedCondition: g })).status).toBe(400);
+    expect(err(() => compileWhere(catalog, { groupedCondition: g })).code).toBe('validation_failed');
   });
 });
 

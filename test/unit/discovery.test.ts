@@ -1,6 +1,6 @@
 /** Pure rules of the discovery search and the dataset tools. */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../domain/errors.js';
+import { InvalidRequestError } from '../../domain/errors.js';
 import { compileWhere, projectionOf } from '../../domain/conditions.js';
 import { CsvRecordReader, RecordError, copyLine, parseCsvRecord, parseRecord } from '../../domain/datasetRecords.js';
 import {
@@ -19,9 +19,8 @@ const fails = (fn: () => unknown, path: string) => {
   try {
     fn();
   } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    expect((e as ApiError).status).toBe(400);
-    expect((e as ApiError).details?.[0]?.path).toBe(path);
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    expect((e as InvalidRequestError).details?.[0]?.path).toBe(path);
     return;
   }
   throw new Error('expected a 400');

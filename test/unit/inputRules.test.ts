@@ -3,7 +3,7 @@
  * compiler's caps and numeric bounds, and the empty-post rule.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../domain/errors.js';
+import { InvalidRequestError } from '../../domain/errors.js';
 import { catalogOf, compileWhere, LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
 import { parseIsoDate } from '../../domain/dates.js';
 import { escapeLike, likeContains, likeHasWildcard, likePatternProblem, likePrefix } from '../../domain/like.js';
@@ -17,14 +17,14 @@ const catalog = catalogOf(
   'c.id',
 );
 
-function err(fn: () => unknown): ApiError {
+function err(fn: () => unknown): InvalidRequestError {
   try {
     fn();
   } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    return e as ApiError;
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    return e as InvalidRequestError;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected an InvalidRequestError');
 }
 const pathOf = (fn: () => unknown) => err(fn).details![0]!.path;
 
@@ -85,9 +85,9 @@ describe('condition compiler limits', () => {
     expect(compileWhere(catalog, { conditions: [{ field: 'name', operator: 'LIKE', value: 'x\\\\' }] }).params).toEqual(['x\\\\']);
   });
   it('bounds numbers by the operand type', () => {
-    expect(() => scalarValue('number', 1e300, '/v')).toThrow(ApiError);
-    expect(() => scalarValue('number', '1e400', '/v')).toThrow(ApiError);
-    expect(() => scalarValue('number', 'NaN', '/v')).toThrow(ApiError);
+    expect(() => scalarValue('number', 1e300, '/v')).toThrow(InvalidRequestError);
+    expect(() => scalarValue('number', '1e400', '/v')).toThrow(InvalidRequestError);
+    expect(() => scalarValue('number', 'NaN', '/v')).toThrow(InvalidRequestError);
     expect(scalarValue('number', '12.5', '/v')).toBe(12.5);
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483648 }] }))).toBe('/conditions/0/value');
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: 'IN', value: [1, 1.5] }] }))).toBe('/conditions/0/value/1');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../domain/errors.js';
+import { InvalidRequestError } from '../../domain/errors.js';
 import { classifyPronetUrl, mergeSourceMeta, pullWindow, validateSourceInput, type SourceInput } from '../../domain/sourceRules.js';
 import { parseInterval, validateRunFrequency } from '../../domain/runFrequency.js';
 import { cloneSegmentContent, defaultCloneName } from '../../domain/segmentRules.js';
@@ -10,9 +10,8 @@ function failure(input: SourceInput): { path: string; message: string } {
   try {
     validateSourceInput(input, catalog);
   } catch (e) {
-    expect(e).toBeInstanceOf(ApiError);
-    expect((e as ApiError).status).toBe(400);
-    return (e as ApiError).details![0]!;
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    return (e as InvalidRequestError).details![0]!;
   }
   throw new Error('expected a 400');
 }
@@ -90,7 +89,7 @@ describe('per-type source rules', () => {
       validateSourceInput({ sourceType: 'pronetPost', sourceIdentifier: 'x' }, catalog, '/sources/4');
       throw new Error('expected 400');
     } catch (e) {
-      expect((e as ApiError).details![0]!.path).toBe('/sources/4/sourceIdentifier');
+      expect((e as InvalidRequestError).details![0]!.path).toBe('/sources/4/sourceIdentifier');
     }
   });
   it('merges sourceMeta and computes pull windows', () => {
