@@ -4,21 +4,13 @@
  * domain/conditions.ts, keyset pages through domain/pagination.ts). Only active contacts are
  * ever returned.
  */
-import {
-  compileFields,
-  compileGroupBy,
-  compileSort,
-  compileWhere,
-  keysetPredicate,
-  outputValue,
-  Params,
-  reverseOrder,
-  type CompiledWhere,
-} from '../domain/conditions.js';
+import { sql } from 'kysely';
+import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, outputValue, reverseOrder, type CompiledWhere } from '../domain/conditions.js';
 import { SOURCES_SQL, contactCatalog, joinSql, type ContactCatalog, type CustomFieldDef } from '../domain/contactCatalog.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
 import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
+import { compileSql } from './sqlFragments.js';
 
 export async function loadContactCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
   const r = await q.query<CustomFieldDef>(
@@ -155,8 +147,8 @@ export interface ListOptions {
   workspaceId: string;
   catalog: ContactCatalog;
   secret: string;
-  /** Extra restriction (segment membership) built on the shared parameter collector. */
-  scope?: (params: Params) => CompiledWhere;
+  /** Extra restriction (segment membership). */
+  scope?: CompiledWhere;
   /** What the token is bound to beside the body (e.g. the segment id). */
   scopeKey?: string;
 }
@@ -169,10 +161,8 @@ export interface Page {
 /** One page of active contacts matching the body, with keyset tokens bound to the query. */
 export async function listContacts(q: Queryable, body: ListInput, opts: ListOptions): Promise<Page> {
   const { catalog } = opts;
-  const params = new Params();
-  const ws = params.add(opts.workspaceId, 'uuid');
-  const scope = opts.scope?.(params);
-  const where = compileWhere(catalog, body, { params });
+  const { scope } = opts;
+  const where = compileWhere(catalog, body);
   const sort = compileSort(catalog, body.sort);
   const projection = body.fields ? compileFields(catalog, body.fields) : null;
   const limit = body.limit ?? 100;
@@ -185,19 +175,19 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
   });
   const token = body.paginationToken ? decodeToken(opts.secret, fingerprint, body.paginationToken) : undefined;
   const joins = new Set([...(scope?.joins ?? []), ...where.joins, ...sort.joins, ...(projection?.joins ?? [])]);
-  const filter = `c.workspace_id = ${ws} and c.status = 'active' and (${scope?.sql ?? 'true'}) and (${where.sql})`;
-  const countParams = [...params.values];
-  const keyset = token ? keysetPredicate(sort, token.after, token.dir, params) : 'true';
+  const filter = sql`c.workspace_id = ${opts.workspaceId}::uuid and c.status = 'active' and (${scope?.sql ?? sql`true`}) and (${where.sql})`;
+  const keyset = token ? keysetPredicate(sort, token.after, token.dir) : sql`true`;
   // a projection naming company.* paths answers `company: null` for a contact without one, like the full contact
   const companyPaths = projection?.fields.some((f) => f.output[0] === 'company') ?? false;
-  const select = [projection?.select ?? 'c.id as "id"', sort.select, ...(companyPaths ? ['c.primary_company_id as "primaryCompanyId"'] : [])].join(', ');
-  const rowsSql = `select ${select} from contacts c ${joinSql(joins)} where ${filter} and (${keyset})
-     order by ${token?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limit + 1}`;
+  const select = sql.join([projection?.select ?? sql`c.id as "id"`, sort.select, ...(companyPaths ? [sql`c.primary_company_id as "primaryCompanyId"`] : [])]);
+  // Raw SQL composed of the condition compiler's fragments; joins are catalog code.
+  const rowsSql = sql`select ${select} from contacts c ${sql.raw(joinSql(joins))} where ${filter} and (${keyset})
+     order by ${token?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${sql.lit(limit + 1)}`;
   // Joins only matter for the count when a condition uses them.
   const countJoins = new Set([...(scope?.joins ?? []), ...where.joins]);
   const [rows, count] = await Promise.all([
-    q.query<Record<string, unknown>>(rowsSql, params.values),
-    q.query<{ n: number }>(`select count(*)::int as n from contacts c ${joinSql(countJoins)} where ${filter}`, countParams),
+    q.query<Record<string, unknown>>(compileSql(rowsSql)),
+    q.query<{ n: number }>(compileSql(sql`select count(*)::int as n from contacts c ${sql.raw(joinSql(countJoins))} where ${filter}`)),
   ]);
   const page = pageMeta({
     secret: opts.secret,
@@ -227,18 +217,15 @@ export async function uniqueValues(
   body: { groupByField: string; conditions?: unknown; groupedCondition?: unknown; limit?: number },
   opts: { workspaceId: string; catalog: ContactCatalog },
 ): Promise<{ value: unknown; count: number }[]> {
-  const params = new Params();
-  const ws = params.add(opts.workspaceId, 'uuid');
-  const where = compileWhere(opts.catalog, body, { params });
+  const where = compileWhere(opts.catalog, body);
   const group = compileGroupBy(opts.catalog, body.groupByField);
   const joins = new Set([...where.joins, ...group.joins]);
   const r = await q.query<{ value: unknown; count: number }>(
-    `select v as value, count(*)::int as count
-     from (select ${group.sql} as v from contacts c ${joinSql(joins)}
-           where c.workspace_id = ${ws} and c.status = 'active' and (${where.sql})) t
+    compileSql(sql`select v as value, count(*)::int as count
+     from (select ${group.sql} as v from contacts c ${sql.raw(joinSql(joins))}
+           where c.workspace_id = ${opts.workspaceId}::uuid and c.status = 'active' and (${where.sql})) t
      where v is not null
-     group by v order by count(*) desc, v asc limit ${body.limit ?? 100}`,
-    params.values,
+     group by v order by count(*) desc, v asc limit ${sql.lit(body.limit ?? 100)}`),
   );
   const type = group.field.type === 'multi' ? 'string' : group.field.type;
   return r.rows.map((row) => ({ value: outputValue(type, row.value), count: row.count }));

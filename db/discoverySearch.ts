@@ -6,9 +6,12 @@
  * record id (tokens of domain/pagination.ts, bound to the query) and count exactly.
  * Verified searches rank (see VERIFIED_RANKING_DOC) and page by page number.
  */
+import { sql } from 'kysely';
 import {
-  Params,
+  bound,
   compileFields,
+  type Fragment,
+  joinedBy,
   type Condition,
   type FieldCatalog,
   compileSort,
@@ -40,6 +43,7 @@ import { InvalidInputError } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
 import type { Pool, Queryable } from './pool.js';
+import { compileSql } from './sqlFragments.js';
 
 export interface V2SearchInput {
   conditions?: unknown[];
@@ -96,22 +100,22 @@ const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
  * A leaf compiled by the shared compiler, which keeps a positive leaf bare (so PostgreSQL can use
  * the trigram, b-tree and GIN indexes) and puts a negated one in negation normal form.
  */
-function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, params: Params): string {
+function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean): Fragment {
   const l = leaf as Condition;
   const lookup = LIKE_LOOKUPS.get(l.field);
   const likeOp = normOp(l.operator);
   if (lookup && (likeOp === 'LIKE' || likeOp === 'NOT LIKE')) {
     // same ILIKE, evaluated on the distinct values (validated by the compiler pass before)
     const positive = likeOp === 'LIKE' ? !negated : negated;
-    const pred = `${lookup.column} = any(array(select ${lookup.value} from ${lookup.table} where ${lookup.value} ilike ${params.add(l.value, 'text')}))`;
-    return positive ? pred : `not coalesce(${pred}, false)`;
+    const pred = sql`${sql.raw(lookup.column)} = any(array(select ${sql.raw(lookup.value)} from ${sql.raw(lookup.table)} where ${sql.raw(lookup.value)} ilike ${bound(l.value, 'text')}))`;
+    return positive ? pred : sql`not coalesce(${pred}, false)`;
   }
   const prefixColumn = PREFIX_LOOKUPS.get(l.field);
   if (prefixColumn && likeOp === 'LIKE' && !negated && typeof l.value === 'string' && /^[^%_]/.test(l.value)) {
-    return `(${compileWhere(catalog, { conditions: [l] }, { params }).sql}) is true and lower(${prefixColumn}) like lower(${params.add(l.value, 'text')})`;
+    return sql`(${compileWhere(catalog, { conditions: [l] }).sql}) is true and lower(${sql.raw(prefixColumn)}) like lower(${bound(l.value, 'text')})`;
   }
   const input = negated ? { groupedCondition: { operator: 'NOT' as const, conditions: [l] } } : { conditions: [l] };
-  return compileWhere(catalog, input, { params }).sql;
+  return compileWhere(catalog, input).sql;
 }
 
 /**
@@ -120,21 +124,21 @@ function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, p
  * children of a group are evaluated against the same person:
  * `c.id in (select company_id from ds_people p where <their AND/OR>)`.
  */
-function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, params: Params): string {
+function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean): Fragment {
   const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
   if (!isGroup(node)) {
     if (entity === 'company' && personOnly(node)) {
-      const inner = leafSql(personCatalog, node as ConditionNode, false, params);
-      return negated ? `not (${peopleOf(inner)})` : peopleOf(inner);
+      const inner = leafSql(personCatalog, node as ConditionNode, false);
+      return negated ? sql`not (${peopleOf(inner)})` : peopleOf(inner);
     }
-    return leafSql(catalog, node as ConditionNode, negated, params);
+    return leafSql(catalog, node as ConditionNode, negated);
   }
   const op = node.operator.toUpperCase();
   // NOT (a, b) = NOT (a AND b)
   // De Morgan: AND/OR swap under a negation; NOT (a, b) = OR(¬a, ¬b), and ¬NOT (a, b) = AND(a, b)
   const conj = op === 'AND' ? !negated : negated;
   const kidNegated = op === 'NOT' ? !negated : negated;
-  const parts: string[] = [];
+  const parts: Fragment[] = [];
   let kids = node.conditions;
   if (entity === 'company') {
     const persons = kids.filter(personOnly);
@@ -146,17 +150,19 @@ function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, para
       // headcount, HQ country) hold for every person of a matching company: applied to the
       // person too, they let the sub-query start from the few people of such companies.
       const copied = op === 'AND' && !negated ? kids.filter(copiedOnPeople) : [];
-      const inner = whereSql('contact', copied.length ? { operator: 'AND', conditions: [group, ...copied] } : group, false, params);
+      const inner = whereSql('contact', copied.length ? { operator: 'AND', conditions: [group, ...copied] } : group, false);
       const sub = peopleOf(inner);
-      parts.push(kidNegated ? `not (${sub})` : sub);
+      parts.push(kidNegated ? sql`not (${sub})` : sub);
     }
   }
-  for (const k of kids) parts.push(whereSql(entity, k, kidNegated, params));
-  const wrapped = parts.map((p) => `(${p})`);
-  return wrapped.join(conj ? ' and ' : ' or ');
+  for (const k of kids) parts.push(whereSql(entity, k, kidNegated));
+  return joinedBy(parts, conj ? 'and' : 'or');
 }
 
-const peopleOf = (personSql: string) => `c.id in (select p.company_id from ds_people p where p.company_id is not null and (${personSql}))`;
+const peopleOf = (personSql: Fragment) => sql`c.id in (select p.company_id from ds_people p where p.company_id is not null and (${personSql}))`;
+
+/** Whether a WHERE reads the company (`c.*`): a person search then joins ds_companies. */
+const readsCompany = (where: Fragment) => /\bc\./.test(compileSql(where).text);
 
 /** A `dsCompany.*` leaf on a column copied onto ds_people (PERSON_COPIES). */
 function copiedOnPeople(node: unknown): boolean {
@@ -226,9 +232,9 @@ function mentionsPerson(node: unknown): boolean {
  * while each branch alone is one index range (mostly index-only). Only when every branch is
  * anchored (else a branch would be a scan of the table), and for companies only without person
  * conditions (those of one group must be met by the same person, which splitting the groups
- * apart would lose). Returns the UNION's SQL (selecting `id`) or null.
+ * apart would lose). Returns the UNION (selecting `id`) or null.
  */
-function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null, params: Params): string | null {
+function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Fragment | null {
   if (!root || (entity === 'company' && mentionsPerson(root))) return null;
   const parts = conjuncts({ node: root, negated: false });
   const at = parts.findIndex((p) => {
@@ -239,15 +245,16 @@ function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: 
   const others = parts.filter((_, i) => i !== at);
   const branches = disjuncts(parts[at]!)!.map((d) => [...others, d]);
   if (!branches.every((b) => b.some(anchored))) return null;
-  const common = others.map((o) => `(${whereSql(entity, o.node, o.negated, params)})`);
-  return branches
-    .map((b) => {
+  const common = others.map((o) => whereSql(entity, o.node, o.negated));
+  return sql.join(
+    branches.map((b) => {
       const d = b[b.length - 1]!;
-      const where = [...common, `(${whereSql(entity, d.node, d.negated, params)})`].join(' and ');
-      if (entity === 'company') return `select c.id from ds_companies c where ${where}`;
-      return `select p.id from ds_people p ${/\bc\./.test(where) ? JOIN_SQL.company : ''} where ${where}`;
-    })
-    .join(' union ');
+      const where = joinedBy([...common, whereSql(entity, d.node, d.negated)], 'and');
+      if (entity === 'company') return sql`select c.id from ds_companies c where ${where}`;
+      return sql`select p.id from ds_people p ${sql.raw(readsCompany(where) ? JOIN_SQL.company! : '')} where ${where}`;
+    }),
+    sql` union `,
+  );
 }
 
 export interface Compiled {
@@ -256,13 +263,13 @@ export interface Compiled {
   from: string;
   /** FROM of the matches (only the joins the WHERE needs). */
   countFrom: string;
-  /** The WHERE, compiled into `params` (each call adds its own parameters). */
-  where(params: Params): string;
+  /** The WHERE. */
+  where: Fragment;
   projection: Projection;
   /** Company search with `dsContact.*` fields: the projection of each company's people. */
   people: Projection | null;
-  /** The WHERE as a UNION of ids (searches with an OR group, see unionOf) compiled into `params`, else null. */
-  union: ((params: Params) => string) | null;
+  /** The WHERE as a UNION of ids (searches with an OR group, see unionOf), else null. */
+  union: Fragment | null;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -299,15 +306,12 @@ function topLevelPersonConditions(node: unknown): unknown[] {
 async function companyPeople(db: Queryable, input: V2SearchInput, people: Projection, companyIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
   const byCompany = new Map<string, Record<string, unknown>[]>(companyIds.map((id) => [id, []]));
   if (!companyIds.length) return byCompany;
-  const params = new Params();
   const root = rootGroup(input);
   const conds = root ? topLevelPersonConditions(root) : [];
-  const where = conds.length ? whereSql('contact', { operator: 'AND', conditions: conds }, false, params) : 'true';
-  const ids = params.add(companyIds, 'uuid[]');
+  const where = conds.length ? whereSql('contact', { operator: 'AND', conditions: conds }, false) : sql`true`;
   const rows = await db.query<Record<string, unknown>>(
-    `select cid.id as "companyId", x.* from unnest(${ids}) as cid(id)
-     cross join lateral (select ${people.select} from ds_people p where p.company_id = cid.id and (${where}) order by p.id limit ${COMPANY_PEOPLE_LIMIT}) x`,
-    params.values,
+    compileSql(sql`select cid.id as "companyId", x.* from unnest(${companyIds}::uuid[]) as cid(id)
+     cross join lateral (select ${people.select} from ds_people p where p.company_id = cid.id and (${where}) order by p.id limit ${sql.lit(COMPANY_PEOPLE_LIMIT)}) x`),
   );
   for (const r of rows.rows) byCompany.get(String(r.companyId))?.push(people.shape(r));
   return byCompany;
@@ -323,25 +327,23 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
   const people = entity === 'company' ? peopleFields(fields) : null;
   const projection = people ? people.companyProjection : compileFields(catalog, fields);
   const root = rootGroup(input);
-  const where = (params: Params) => (root ? whereSql(entity, root, false, params) : 'true');
-  const joinsCompany = /\bc\./.test(where(new Params()));
+  const where = root ? whereSql(entity, root, false) : sql`true`;
+  const joinsCompany = readsCompany(where);
   let from = 'ds_companies c';
   let countFrom = from;
-  let union: Compiled['union'] = null;
   if (entity === 'contact') {
     const joins = new Set([...(joinsCompany ? ['company'] : []), ...projection.joins]);
     from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
     // The matches need only the joins their WHERE uses.
     countFrom = joinsCompany ? from : 'ds_people p';
   }
-  if (unionOf(entity, root, new Params())) union = (params) => unionOf(entity, root, params)!;
-  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union };
+  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root) };
 }
 
-/** The ids (`id`) of a search's matches, compiled into `params`. */
-function matchesSql(c: Compiled, params: Params): string {
-  if (c.union) return `select m.id from (${c.union(params)}) m`;
-  return `select ${c.entity === 'contact' ? 'p.id' : 'c.id'} as id from ${c.countFrom} where ${c.where(params)}`;
+/** The ids (`id`) of a search's matches. */
+function matchesSql(c: Compiled): Fragment {
+  if (c.union) return sql`select m.id from (${c.union}) m`;
+  return sql`select ${sql.raw(c.entity === 'contact' ? 'p.id' : 'c.id')} as id from ${sql.raw(c.countFrom)} where ${c.where}`;
 }
 
 /** A contact item's `company` gets its id; a person without a company has `company: null`, as a Contact does. */
@@ -352,8 +354,7 @@ function withCompanyId(item: Record<string, unknown>, companyId: unknown): void 
 
 /** The planner's estimate of the number of matches (a search with more than the exact-count limit). */
 async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
-  const params = new Params();
-  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`explain (format json) ${matchesSql(c, params)}`, params.values)).rows[0]!['QUERY PLAN'];
+  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(compileSql(sql`explain (format json) ${matchesSql(c)}`))).rows[0]!['QUERY PLAN'];
   return Math.round(plan[0].Plan['Plan Rows']);
 }
 
@@ -383,17 +384,15 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   // page's rows are read by primary key. Past the cap the page walks the primary key in id order
   // through the WHERE instead (a broad search fills a page after a few rows); the gate on the
   // count is a one-time filter, so only one of the two branches runs.
-  const params = new Params();
-  const matches = matchesSql(c, params);
-  const limitPh = params.add(limit + 1, 'int');
-  const select = `select ${c.projection.select}, ${sort.select}${companyId} from ${c.from}`;
-  const fromMatches = `${select} where (select n from total) <= ${cap} and ${catalog.idSql} = any(array(
-    select m.id from matches m where ${from ? keysetPredicate(matchIdSort, from.after, from.dir, params) : 'true'} order by m.id ${dir} limit ${limitPh}))`;
-  const walk = `${select} where (select n from total) > ${cap} and (${c.where(params)}) and (${from ? keysetPredicate(sort, from.after, from.dir, params) : 'true'})
-    order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${limitPh}`;
-  const sql = `with matches as materialized (${matches} limit ${cap + 1}), total as materialized (select count(*)::int as n from matches)
-    select total.n as "totalMatches", page.* from total left join ((${fromMatches}) union all (${walk})) page on true order by page.id ${dir}`;
-  const result = (await pool.query<Record<string, unknown>>(sql, params.values)).rows;
+  const take = bound(limit + 1, 'int');
+  const select = sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(c.from)}`;
+  const fromMatches = sql`${select} where (select n from total) <= ${sql.lit(cap)} and ${sql.raw(catalog.idSql)} = any(array(
+    select m.id from matches m where ${from ? keysetPredicate(matchIdSort, from.after, from.dir) : sql`true`} order by m.id ${sql.raw(dir)} limit ${take}))`;
+  const walk = sql`${select} where (select n from total) > ${sql.lit(cap)} and (${c.where}) and (${from ? keysetPredicate(sort, from.after, from.dir) : sql`true`})
+    order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${take}`;
+  const statement = sql`with matches as materialized (${matchesSql(c)} limit ${sql.lit(cap + 1)}), total as materialized (select count(*)::int as n from matches)
+    select total.n as "totalMatches", page.* from total left join ((${fromMatches}) union all (${walk})) page on true order by page.id ${sql.raw(dir)}`;
+  const result = (await pool.query<Record<string, unknown>>(compileSql(statement))).rows;
   const n = Number(result[0]!.totalMatches);
   // Past the cap the total is the planner's estimate (at least cap + 1): an exact count of a
   // broad search reads every match, far more than the page does.
@@ -430,43 +429,43 @@ export interface VerifiedSearchInput {
   filters: VerifiedFilters;
 }
 
-function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters, params: Params): string {
-  const w: string[] = [entity === 'company' ? 'c.verified' : 'p.verified'];
+function verifiedWhere(entity: DiscoveryEntity, f: VerifiedFilters): Fragment {
+  const w: Fragment[] = [sql.raw(entity === 'company' ? 'c.verified' : 'p.verified')];
   // for people, the company's industry, headcount, country and technologies are read from their copies on ds_people
-  const co = (column: 'industry' | 'employee_count' | 'hq_country' | 'technologies') => (entity === 'contact' ? `p.${PERSON_COPIES[column]}` : `c.${column}`);
-  if (f.industries) w.push(`${co('industry')} = any(${params.add(f.industries, 'text[]')})`);
+  const co = (column: 'industry' | 'employee_count' | 'hq_country' | 'technologies') => sql.raw(entity === 'contact' ? `p.${PERSON_COPIES[column]}` : `c.${column}`);
+  if (f.industries) w.push(sql`${co('industry')} = any(${bound(f.industries, 'text[]')})`);
   if (f.headcountRanges)
-    w.push(`(${f.headcountRanges.map(([lo, hi]) => `${co('employee_count')} between ${params.add(lo, 'int')} and ${params.add(Math.min(hi, 2147483647), 'int')}`).join(' or ')})`);
+    w.push(sql`(${sql.join(f.headcountRanges.map(([lo, hi]) => sql`${co('employee_count')} between ${bound(lo, 'int')} and ${bound(Math.min(hi, 2147483647), 'int')}`), sql` or `)})`);
   if (f.revenue) {
-    const r: string[] = [];
-    if (f.revenue.min !== null) r.push(`c.revenue_max >= ${params.add(f.revenue.min, 'bigint')}`);
-    if (f.revenue.max !== null) r.push(`c.revenue_min <= ${params.add(f.revenue.max, 'bigint')}`);
-    const known = r.length ? r.join(' and ') : 'true';
-    w.push(f.revenue.includeUnknown ? `((c.revenue_min is null and c.revenue_max is null) or (${known}))` : `(c.revenue_min is not null and ${known})`);
+    const r: Fragment[] = [];
+    if (f.revenue.min !== null) r.push(sql`c.revenue_max >= ${bound(f.revenue.min, 'bigint')}`);
+    if (f.revenue.max !== null) r.push(sql`c.revenue_min <= ${bound(f.revenue.max, 'bigint')}`);
+    const known = r.length ? sql.join(r, sql` and `) : sql`true`;
+    w.push(f.revenue.includeUnknown ? sql`((c.revenue_min is null and c.revenue_max is null) or (${known}))` : sql`(c.revenue_min is not null and ${known})`);
   }
-  const nameOrSite: string[] = [];
-  if (f.names) nameOrSite.push(`lower(c.company_name) = any(${params.add(f.names, 'text[]')})`);
-  if (f.domains) nameOrSite.push(`c.company_domain = any(${params.add(f.domains, 'text[]')})`);
+  const nameOrSite: Fragment[] = [];
+  if (f.names) nameOrSite.push(sql`lower(c.company_name) = any(${bound(f.names, 'text[]')})`);
+  if (f.domains) nameOrSite.push(sql`c.company_domain = any(${bound(f.domains, 'text[]')})`);
   // a company listed by name or by website is wanted: the two lists add up
-  if (nameOrSite.length) w.push(`(${nameOrSite.join(' or ')})`);
-  if (f.companyCountries) w.push(`${co('hq_country')} = any(${params.add(f.companyCountries, 'text[]')})`);
-  if (f.technologies) w.push(`${co('technologies')} && ${params.add(f.technologies, 'text[]')}`);
+  if (nameOrSite.length) w.push(sql`(${sql.join(nameOrSite, sql` or `)})`);
+  if (f.companyCountries) w.push(sql`${co('hq_country')} = any(${bound(f.companyCountries, 'text[]')})`);
+  if (f.technologies) w.push(sql`${co('technologies')} && ${bound(f.technologies, 'text[]')}`);
   if (entity === 'contact') {
     // titles containing a term: matched on the distinct titles, then looked up (see LIKE_LOOKUPS)
     if (f.titles) {
       const patterns = f.titles.map(likeContains);
-      w.push(`p.member_job_title = any(array(select title from ds_people_titles where title ilike any(${params.add(patterns, 'text[]')})))`);
+      w.push(sql`p.member_job_title = any(array(select title from ds_people_titles where title ilike any(${bound(patterns, 'text[]')})))`);
     }
-    if (f.seniorities) w.push(`p.member_seniority = any(${params.add(f.seniorities, 'text[]')})`);
-    if (f.countries) w.push(`p.member_location_country = any(${params.add(f.countries, 'text[]')})`);
+    if (f.seniorities) w.push(sql`p.member_seniority = any(${bound(f.seniorities, 'text[]')})`);
+    if (f.countries) w.push(sql`p.member_location_country = any(${bound(f.countries, 'text[]')})`);
     // numberOfCompaniesToPull: the first N companies find-verified-companies would return for the
     // same company filters; only their people remain (the subquery's `c` is its own).
     if (f.companyPull !== undefined) {
-      const companies = verifiedWhere('company', { ...f, companyPull: undefined }, params);
-      w.push(`p.company_id = any(array(select c.id from ds_companies c where ${companies} order by ${VERIFIED_ORDER.company} limit ${params.add(f.companyPull, 'int')}))`);
+      const companies = verifiedWhere('company', { ...f, companyPull: undefined });
+      w.push(sql`p.company_id = any(array(select c.id from ds_companies c where ${companies} order by ${sql.raw(VERIFIED_ORDER.company)} limit ${bound(f.companyPull, 'int')}))`);
     }
   }
-  return w.join(' and ');
+  return sql.join(w, sql` and `);
 }
 
 export const VERIFIED_ORDER: Record<DiscoveryEntity, string> = {
@@ -484,23 +483,22 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
     if (!def) throw new InvalidInputError(['fields', i], `unknown field ${f}; one of ${Object.keys(known).join(', ')}`);
     return { name: f, ...def };
   });
-  const params = new Params();
-  const where = verifiedWhere(entity, input.filters, params);
-  const whereParams = [...params.values];
+  const where = verifiedWhere(entity, input.filters);
+  const whereReadsCompany = readsCompany(where);
   const offset = (input.page - 1) * input.limit;
   const cap = input.filters.pull ?? Number.MAX_SAFE_INTEGER;
   const take = Math.max(0, Math.min(input.limit, cap - offset));
   const from = entity === 'company' ? 'ds_companies c' : 'ds_people p left join ds_companies c on c.id = p.company_id';
-  const companyJoinNeeded = entity === 'contact' && (/\bc\./.test(where) || picked.some((p) => p.sql.startsWith('c.')));
+  const companyJoinNeeded = entity === 'contact' && (whereReadsCompany || picked.some((p) => p.sql.startsWith('c.')));
   const fromSql = entity === 'contact' && !companyJoinNeeded ? 'ds_people p' : from;
   const idSql = entity === 'company' ? 'c.id' : 'p.id';
   const select = [`${idSql} as id`, ...picked.map((p, i) => `${p.sql} as "f${i}"`), ...(entity === 'contact' ? ['p.company_id as "companyId"'] : [])].join(', ');
-  const pageSql = `select ${select} from ${fromSql} where ${where} order by ${VERIFIED_ORDER[entity]} limit ${params.add(take, 'int')} offset ${params.add(offset, 'int')}`;
-  const countFrom = entity === 'contact' && !/\bc\./.test(where) ? 'ds_people p' : from;
-  const countSql = `select count(*)::int as n from ${countFrom} where ${where}`;
+  const pageSql = sql`select ${sql.raw(select)} from ${sql.raw(fromSql)} where ${where} order by ${sql.raw(VERIFIED_ORDER[entity])} limit ${bound(take, 'int')} offset ${bound(offset, 'int')}`;
+  const countFrom = entity === 'contact' && !whereReadsCompany ? 'ds_people p' : from;
+  const countSql = sql`select count(*)::int as n from ${sql.raw(countFrom)} where ${where}`;
   const [rows, count] = await Promise.all([
-    take > 0 ? pool.query(pageSql, params.values) : Promise.resolve({ rows: [] as Record<string, unknown>[] }),
-    pool.query<{ n: number }>(countSql, whereParams),
+    take > 0 ? pool.query(compileSql(pageSql)) : Promise.resolve({ rows: [] as Record<string, unknown>[] }),
+    pool.query<{ n: number }>(compileSql(countSql)),
   ]);
   const data = rows.rows.map((r) => {
     const item: Record<string, unknown> = { id: r.id };
@@ -525,20 +523,20 @@ export async function distinctValues(
   column: string,
   opts: { q?: string; multi?: boolean; limit?: number },
 ): Promise<{ value: string; count: number }[]> {
-  const limit = opts.limit ?? 100;
-  const params: unknown[] = [];
-  const expr = opts.multi ? `unnest(${column})` : column;
-  let sql: string;
+  const limit = sql.lit(opts.limit ?? 100);
+  // the table and the column are the catalog's, never client input
+  const col = sql.raw(column);
+  const expr = opts.multi ? sql`unnest(${col})` : col;
+  let statement: Fragment;
   if (opts.q) {
-    params.push(likeContains(opts.q));
+    const pattern = likeContains(opts.q);
     // sample the matching rows through the trigram/GIN index instead of grouping the whole table
-    const match = opts.multi ? `v ilike $1` : `${column} ilike $1`;
-    sql = opts.multi
-      ? `select v as value, count(*)::int as count from (select ${expr} as v from ${table}) s where ${match} group by v order by count desc, v limit ${limit}`
-      : `select value, count(*)::int as count from (select ${column} as value from ${table} where ${match} limit 20000) s group by value order by count desc, value limit ${limit}`;
+    statement = opts.multi
+      ? sql`select v as value, count(*)::int as count from (select ${expr} as v from ${sql.raw(table)}) s where v ilike ${pattern} group by v order by count desc, v limit ${limit}`
+      : sql`select value, count(*)::int as count from (select ${col} as value from ${sql.raw(table)} where ${col} ilike ${pattern} limit 20000) s group by value order by count desc, value limit ${limit}`;
   } else {
-    sql = `select v as value, count(*)::int as count from (select ${expr} as v from ${table}) s where v is not null and v <> '' group by v order by count desc, v limit ${limit}`;
+    statement = sql`select v as value, count(*)::int as count from (select ${expr} as v from ${sql.raw(table)}) s where v is not null and v <> '' group by v order by count desc, v limit ${limit}`;
   }
-  const r = await pool.query<{ value: string; count: number }>(sql, params);
+  const r = await pool.query<{ value: string; count: number }>(compileSql(statement));
   return r.rows;
 }

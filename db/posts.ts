@@ -4,14 +4,16 @@
  * unschedule) and the publishing activities, and the publish workflows' reads and state changes.
  * The set-based statements take a pg `Queryable` so they run inside the caller's transaction.
  */
-import { LockMode, sql, type InferEntity } from '@mikro-orm/core';
+import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
+import { sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
-import { compileSort, compileWhere, keysetPredicate, Params, reverseOrder, type CompiledSort } from '../domain/conditions.js';
+import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
+import { compileSql } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
@@ -147,7 +149,7 @@ export interface DraftPostChanges {
 /** Applies the changes to the post (loaded by the caller, in its transaction) and writes them. */
 export async function updateDraftPost(em: EntityManager, post: PostEntity, c: DraftPostChanges): Promise<PostEntity> {
   const changes = Object.fromEntries(Object.entries(c).filter(([, v]) => v !== undefined));
-  em.assign(post, { ...changes, updatedAt: sql.now() }, { mergeObjectProperties: false });
+  em.assign(post, { ...changes, updatedAt: ormSql.now() }, { mergeObjectProperties: false });
   await em.flush();
   return readBack(em, post);
 }
@@ -177,20 +179,17 @@ export async function filterPostsPage(
   db: Queryable,
   q: { workspaceId: string; filter: { conditions?: unknown; groupedCondition?: unknown }; sort: unknown; from: { after: unknown[]; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number; keyOf: CompiledSort['keyOf'] }> {
-  const params = new Params();
-  const ws = params.add(q.workspaceId, 'uuid');
-  const where = compileWhere(postCatalog, q.filter, { params });
+  const where = compileWhere(postCatalog, q.filter);
   const sort = compileSort(postCatalog, q.sort);
-  const filter = `p.workspace_id = ${ws} and (${where.sql})`;
-  const countValues = [...params.values];
-  const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir, params) : 'true';
+  const filter = sql`p.workspace_id = ${q.workspaceId}::uuid and (${where.sql})`;
+  const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir) : sql`true`;
   const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
-  const columns = em.getMetadata().get(Post).props.flatMap((p) => p.fieldNames);
-  // Raw: the condition compiler (domain/conditions.ts) emits numbered SQL fragments and parameters.
+  const columns = sql.raw(em.getMetadata().get(Post).props.flatMap((p) => p.fieldNames).map((c) => `p.${c}`).join(', '));
+  // Raw: composed of the condition compiler's SQL fragments (domain/conditions.ts); rows become entities with `em.map`.
   const [rows, count] = await Promise.all([
-    db.query(`select ${columns.map((c) => `p.${c}`).join(', ')}, ${sort.select} from posts p where ${filter} and (${keyset})
-            order by ${orderBy} limit ${q.limit + 1}`, params.values),
-    db.query<{ n: number }>(`select count(*)::int as n from posts p where ${filter}`, countValues),
+    db.query(compileSql(sql`select ${columns}, ${sort.select} from posts p where ${filter} and (${keyset})
+            order by ${orderBy} limit ${sql.lit(q.limit + 1)}`)),
+    db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from posts p where ${filter}`)),
   ]);
   const posts = entityRows<PostEntity>(em, Post, rows.rows);
   return { rows: rows.rows.map((row, i) => ({ post: posts[i]!, sortRow: row })), total: count.rows[0]!.n, keyOf: sort.keyOf };
@@ -243,7 +242,7 @@ export async function claimRepostChild(em: EntityManager, postId: string): Promi
     if (c.status === 'publishing') return { status: 'claimed' };
     if (c.status !== 'scheduled' || !c.scheduledTime) return { status: 'cancelled' };
     if (c.scheduledTime.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: c.scheduledTime.toISOString() };
-    tx.assign(c, { status: 'publishing', updatedAt: sql.now() });
+    tx.assign(c, { status: 'publishing', updatedAt: ormSql.now() });
     return { status: 'claimed' };
   });
 }
@@ -262,8 +261,8 @@ export async function finishRepostChild(
       externalId: o.externalId ?? null,
       externalUrl: o.externalUrl ?? null,
       error: o.error ?? null,
-      publishedAt: o.status === 'published' ? sql.now() : null,
-      updatedAt: sql.now(),
+      publishedAt: o.status === 'published' ? ormSql.now() : null,
+      updatedAt: ormSql.now(),
     },
     byWorkflowId,
   );

@@ -13,7 +13,9 @@ import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sou
 import type { RunFrequency } from '../domain/runFrequency.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { attachSourceToSegment } from './segmentLinks.js';
+import { sql } from 'kysely';
 import { catalogOf, compileWhere, type CatalogField, type Condition } from '../domain/conditions.js';
+import { compileSql } from './sqlFragments.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
 export { REFRESH_STATUSES, SOURCE_TYPES } from '../domain/sourceRules.js';
@@ -254,22 +256,14 @@ export async function filterSourcesPage(
   db: Queryable,
   q: { workspaceId: string; sourceType: string; conditions: Condition[] | undefined; after: { id: string; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: SourceEntity[]; total: number }> {
-  const where = compileWhere(SOURCE_CATALOG, { conditions: q.conditions }, { startIndex: 3 });
-  const countArgs = [q.workspaceId, q.sourceType, ...where.params];
-  const filter = `s.workspace_id = $1 and s.source_type = $2 and (${where.sql})`;
-  const args = [...countArgs];
-  let keyset = '';
-  if (q.after) {
-    args.push(q.after.id);
-    keyset = ` and s.id ${q.after.dir === 'next' ? '>' : '<'} $${args.length}::uuid`;
-  }
-  args.push(q.limit + 1);
+  const where = compileWhere(SOURCE_CATALOG, { conditions: q.conditions });
+  const filter = sql`s.workspace_id = ${q.workspaceId} and s.source_type = ${q.sourceType} and (${where.sql})`;
+  const keyset = q.after ? sql` and s.id ${sql.raw(q.after.dir === 'next' ? '>' : '<')} ${q.after.id}::uuid` : sql``;
   const [rows, count] = await Promise.all([
     db.query<SourceRow>(
-      `select ${S_COLUMNS} from sources s where ${filter}${keyset} order by s.id ${q.after?.dir === 'prev' ? 'desc' : 'asc'} limit $${args.length}`,
-      args,
+      compileSql(sql`select ${sql.raw(S_COLUMNS)} from sources s where ${filter}${keyset} order by s.id ${sql.raw(q.after?.dir === 'prev' ? 'desc' : 'asc')} limit ${q.limit + 1}`),
     ),
-    db.query<{ n: number }>(`select count(*)::int as n from sources s where ${filter}`, countArgs),
+    db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from sources s where ${filter}`)),
   ]);
   return { rows: rows.rows.map((r) => sourceOfRow(em, r)), total: count.rows[0]!.n };
 }

@@ -1,6 +1,6 @@
 /**
  * The one condition compiler (DESIGN §4). Turns `conditions` / `groupedCondition`, `fields`,
- * `sort` and `groupByField` into parameterised PostgreSQL over a FIELD CATALOG: a map from a
+ * `sort` and `groupByField` into parameterised SQL fragments over a FIELD CATALOG: a map from a
  * field path (`contact.firstName`, `dsCompany.industry`, …) to the SQL expression that yields
  * it, its type and where its value goes in a response item. Contacts and discovery search use
  * it with their own catalogs.
@@ -26,7 +26,13 @@
  *   none) `IS EMPTY` `IS NOT EMPTY` (empty = NULL or no element).
  * Errors are 400 `validation_failed` whose detail path is the JSON pointer of the bad member
  * (`/groupedCondition/conditions/1/operator`).
+ *
+ * Output: fragments of Kysely's `sql` tag. Client values are bound parameters (`${value}`); the
+ * SQL around them is catalog text (`sql.raw(field.sql)`), which is code: a client's field name
+ * only selects a catalog entry. Callers compose the fragments into a statement and compile it
+ * once (db/sqlFragments.ts), which numbers the parameters.
  */
+import { sql, type RawBuilder } from 'kysely';
 import { parseIsoDate } from './dates.js';
 import { invalidField } from './errors.js';
 import { isUuid } from './ids.js';
@@ -122,34 +128,27 @@ const INTEGER_RANGES: Record<string, [number, number]> = {
   bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
-/** Collects `$n` parameters; `start` is the first placeholder number. */
-export class Params {
-  readonly values: unknown[] = [];
-  constructor(private readonly start = 1) {}
-  add(v: unknown, cast?: string): string {
-    this.values.push(v);
-    const ph = `$${this.start + this.values.length - 1}`;
-    return cast ? `${ph}::${cast}` : ph;
-  }
-  /** Number of the next placeholder. */
-  get next(): number {
-    return this.start + this.values.length;
-  }
-}
+/** A piece of SQL whose values are bound parameters (Kysely's `sql` tag). */
+export type Fragment = RawBuilder<unknown>;
+
+/** A value bound as a parameter compared as `cast` (`$n::text`); the cast is catalog code. */
+export const bound = (value: unknown, cast: string): Fragment => sql`${value}::${sql.raw(cast)}`;
+
+/** `(a) and (b) …` / `(a) or (b) …`. */
+export const joinedBy = (parts: Fragment[], conj: 'and' | 'or'): Fragment =>
+  sql.join(
+    parts.map((p) => sql`(${p})`),
+    sql.raw(` ${conj} `),
+  );
 
 export interface CompiledWhere {
-  /** A boolean SQL expression (`true` when there is no condition). */
-  sql: string;
-  params: unknown[];
+  /** A boolean SQL fragment (`true` when there is no condition). */
+  sql: Fragment;
   /** Join keys needed by the fields the conditions use. */
   joins: Set<string>;
 }
 
 export interface CompileOptions {
-  /** Number of the first `$n` placeholder (default 1). */
-  startIndex?: number;
-  /** Or a shared collector, when the caller adds its own parameters around. */
-  params?: Params;
   /** JSON pointers of the two inputs (defaults `/conditions`, `/groupedCondition`). */
   conditionsPointer?: string;
   groupedPointer?: string;
@@ -166,35 +165,32 @@ export function compileWhere(
   input: { conditions?: unknown; groupedCondition?: unknown },
   opts: CompileOptions = {},
 ): CompiledWhere {
-  const params = opts.params ?? new Params(opts.startIndex ?? 1);
   const joins = new Set<string>();
   const state = { leaves: 0, likes: 0 };
-  const parts: string[] = [];
+  const parts: Fragment[] = [];
   const cPtr = opts.conditionsPointer ?? '/conditions';
   const gPtr = opts.groupedPointer ?? '/groupedCondition';
   if (input.conditions !== undefined && input.conditions !== null) {
     if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
-    input.conditions.forEach((c, i) => parts.push(compileNode(catalog, c, `${cPtr}/${i}`, params, joins, state, 1, false)));
+    input.conditions.forEach((c, i) => parts.push(compileNode(catalog, c, `${cPtr}/${i}`, joins, state, 1, false)));
   }
   if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
     if (!isObject(input.groupedCondition) || !isGroup(input.groupedCondition))
       throw invalidField(gPtr, 'must be an object with operator and conditions');
-    parts.push(compileNode(catalog, input.groupedCondition, gPtr, params, joins, state, 1, false));
+    parts.push(compileNode(catalog, input.groupedCondition, gPtr, joins, state, 1, false));
   }
-  const sql = parts.length === 0 ? 'true' : parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(' and ');
-  return { sql, params: params.values, joins };
+  return { sql: parts.length === 0 ? sql`true` : parts.length === 1 ? parts[0]! : joinedBy(parts, 'and'), joins };
 }
 
 function compileNode(
   catalog: FieldCatalog,
   node: unknown,
   ptr: string,
-  params: Params,
   joins: Set<string>,
   state: { leaves: number; likes: number },
   depth: number,
   negated: boolean,
-): string {
+): Fragment {
   if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
   if (isGroup(node)) {
     if (depth > LIMITS.maxDepth) throw invalidField(ptr, `groups may be nested at most ${LIMITS.maxDepth} deep`);
@@ -208,27 +204,25 @@ function compileNode(
     // Negation normal form: NOT is pushed down to the leaves (De Morgan), so positive leaves stay
     // bare predicates that indexes can serve; NOT of several children is NOT(c1 AND c2 …).
     const childNegated = op === 'NOT' ? !negated : negated;
-    const kids = node.conditions.map((c, i) => compileNode(catalog, c, `${ptr}/conditions/${i}`, params, joins, state, depth + 1, childNegated));
-    const wrap = kids.map((k) => `(${k})`);
+    const kids = node.conditions.map((c, i) => compileNode(catalog, c, `${ptr}/conditions/${i}`, joins, state, depth + 1, childNegated));
     // Joined with OR: an un-negated OR, a negated AND (¬(a∧b) = ¬a∨¬b), an un-negated NOT (¬a∨¬b).
     const conj = op === 'AND' ? negated : !negated;
     if (kids.length === 1) return kids[0]!;
-    return wrap.join(conj ? ' or ' : ' and ');
+    return joinedBy(kids, conj ? 'or' : 'and');
   }
   state.leaves++;
   if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
-  return compileLeaf(catalog, node, ptr, params, joins, negated, state);
+  return compileLeaf(catalog, node, ptr, joins, negated, state);
 }
 
 function compileLeaf(
   catalog: FieldCatalog,
   node: Record<string, unknown>,
   ptr: string,
-  params: Params,
   joins: Set<string>,
   negated: boolean,
   state: { likes: number },
-): string {
+): Fragment {
   for (const k of Object.keys(node))
     if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
   if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
@@ -242,28 +236,27 @@ function compileLeaf(
     throw invalidField(`${ptr}/operator`, `${node.operator} is not valid for ${field.type} field ${field.path}; use one of ${allowed.join(', ')}`);
   for (const j of field.joins ?? []) joins.add(j);
   const vPtr = `${ptr}/value`;
-  const e = field.sql;
+  const e = sql.raw(field.sql);
   const value = node.value;
 
   if (op === 'IS EMPTY' || op === 'IS NOT EMPTY') {
     if (value !== undefined && value !== null) throw invalidField(vPtr, `must be omitted for ${op}`);
     const empty =
-      field.type === 'string' ? `(${e} is null or ${e} = '')` : field.type === 'multi' ? `coalesce(cardinality(${e}), 0) = 0` : `${e} is null`;
-    return (op === 'IS EMPTY') !== negated ? empty : `not ${empty}`;
+      field.type === 'string' ? sql`(${e} is null or ${e} = '')` : field.type === 'multi' ? sql`coalesce(cardinality(${e}), 0) = 0` : sql`${e} is null`;
+    return (op === 'IS EMPTY') !== negated ? empty : sql`not ${empty}`;
   }
   // Leaves are in negation normal form: an un-negated positive predicate stays bare (NULL acts as
   // false in AND/OR and WHERE, and indexes apply); a negated one must first turn NULL into false.
   const notNull = field.nullable === false;
-  const twoValued = (pred: string) => (notNull ? `(${pred})` : `coalesce(${pred}, false)`);
-  const positive = (pred: string) => (negated ? `not ${twoValued(pred)}` : pred);
-  const negative = (pred: string) => (negated ? pred : `not ${twoValued(pred)}`);
+  const twoValued = (pred: Fragment) => (notNull ? sql`(${pred})` : sql`coalesce(${pred}, false)`);
+  const positive = (pred: Fragment) => (negated ? sql`not ${twoValued(pred)}` : pred);
+  const negative = (pred: Fragment) => (negated ? pred : sql`not ${twoValued(pred)}`);
 
   if (field.type === 'multi') {
-    const list = stringList(value, vPtr);
-    const ph = params.add(list, 'text[]');
-    if (op === 'IN') return positive(`${e} && ${ph}`);
-    if (op === 'ALL') return positive(`${e} @> ${ph}`);
-    return negative(`${e} && ${ph}`); // NOT IN
+    const list = bound(stringList(value, vPtr), 'text[]');
+    if (op === 'IN') return positive(sql`${e} && ${list}`);
+    if (op === 'ALL') return positive(sql`${e} @> ${list}`);
+    return negative(sql`${e} && ${list}`); // NOT IN
   }
   const cast = field.cast ?? CASTS[field.type];
   const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p, cast);
@@ -274,26 +267,26 @@ function compileLeaf(
   switch (op) {
     case '==':
     case '!=': {
-      const pred = `${e} = ${params.add(key(value, vPtr), cast)}`;
+      const pred = sql`${e} = ${bound(key(value, vPtr), cast)}`;
       return op === '==' ? positive(pred) : negative(pred);
     }
     case '>':
     case '>=':
     case '<':
     case '<=':
-      return positive(`${e} ${op} ${params.add(scalar(value, vPtr), cast)}`);
+      return positive(sql`${e} ${sql.raw(op)} ${bound(scalar(value, vPtr), cast)}`);
     case 'BETWEEN': {
       if (!Array.isArray(value) || value.length !== 2) throw invalidField(vPtr, 'must be an array [min, max]');
-      const lo = params.add(scalar(value[0], `${vPtr}/0`), cast);
-      const hi = params.add(scalar(value[1], `${vPtr}/1`), cast);
-      return positive(`${e} between ${lo} and ${hi}`);
+      const lo = bound(scalar(value[0], `${vPtr}/0`), cast);
+      const hi = bound(scalar(value[1], `${vPtr}/1`), cast);
+      return positive(sql`${e} between ${lo} and ${hi}`);
     }
     case 'IN':
     case 'NOT IN': {
       if (!Array.isArray(value) || value.length === 0) throw invalidField(vPtr, 'must be a non-empty array');
       if (value.length > LIMITS.maxListItems) throw invalidField(vPtr, `must not have more than ${LIMITS.maxListItems} items`);
       const list = value.map((v, i) => key(v, `${vPtr}/${i}`));
-      const pred = `${e} = any(${params.add(list, `${cast}[]`)})`;
+      const pred = sql`${e} = any(${bound(list, `${cast}[]`)})`;
       return op === 'IN' ? positive(pred) : negative(pred);
     }
     case 'LIKE':
@@ -303,7 +296,7 @@ function compileLeaf(
       const pattern = String(scalar(value, vPtr));
       const problem = likePatternProblem(pattern);
       if (problem) throw invalidField(vPtr, problem);
-      const pred = `${e} ilike ${params.add(pattern, 'text')}`;
+      const pred = sql`${e} ilike ${bound(pattern, 'text')}`;
       return op === 'LIKE' ? positive(pred) : negative(pred);
     }
   }
@@ -364,7 +357,7 @@ export const MAX_NUMERIC = 1e15;
 
 export interface Projection {
   /** SELECT list: `<idSql> as "id", <expr> as "f0", …`. */
-  select: string;
+  select: Fragment;
   joins: Set<string>;
   /** Builds the nested response item from a row selected with `select`. */
   shape(row: Record<string, unknown>): Record<string, unknown>;
@@ -401,7 +394,7 @@ export function projectionOf(catalog: FieldCatalog, picked: CatalogField[]): Pro
     for (const j of f.joins ?? []) joins.add(j);
   });
   return {
-    select: cols.join(', '),
+    select: sql.raw(cols.join(', ')),
     joins,
     fields: picked,
     shape(row) {
@@ -447,9 +440,9 @@ export interface SortItem {
 export interface CompiledSort {
   /** Sort keys in order, the row id last (unique tiebreak). */
   keys: { sql: string; type: FieldType; desc: boolean; cast: string }[];
-  orderBy: string;
+  orderBy: Fragment;
   /** SELECT items `<expr> as "s0"…` to read each row's sort key for tokens. */
-  select: string;
+  select: Fragment;
   joins: Set<string>;
   /** Reads a row's sort key from a row selected with `select` plus `id`. */
   keyOf(row: Record<string, unknown>): unknown[];
@@ -478,10 +471,10 @@ export function compileSort(catalog: FieldCatalog, sort: unknown, pointer = '/so
   return {
     keys,
     joins,
-    orderBy: keys.map((k) => `${k.sql} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', '),
+    orderBy: sql.raw(keys.map((k) => `${k.sql} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', ')),
     // Ids and timestamps travel in tokens as PostgreSQL text: exact to the microsecond (a JS Date
     // keeps milliseconds, and a truncated boundary would repeat rows across pages).
-    select: keys.map((k, i) => `${i === idIndex || k.type === 'date' ? `${k.sql}::text` : k.sql} as "s${i}"`).join(', '),
+    select: sql.raw(keys.map((k, i) => `${i === idIndex || k.type === 'date' ? `${k.sql}::text` : k.sql} as "s${i}"`).join(', ')),
     keyOf: (row) => keys.map((k, i) => (k.type === 'date' ? (row[`s${i}`] ?? null) : outputValue(k.type, row[`s${i}`]))),
   };
 }
@@ -490,36 +483,36 @@ export function compileSort(catalog: FieldCatalog, sort: unknown, pointer = '/so
  * Predicate for rows strictly after (`next`) or before (`prev`) the boundary key in the sort
  * order, NULL-aware. For `prev` pages the caller also reverses `orderBy` (see `reverseOrder`).
  */
-export function keysetPredicate(sort: CompiledSort, after: unknown[], dir: 'next' | 'prev', params: Params, pointer = '/paginationToken'): string {
+export function keysetPredicate(sort: CompiledSort, after: unknown[], dir: 'next' | 'prev', pointer = '/paginationToken'): Fragment {
   if (!Array.isArray(after) || after.length !== sort.keys.length) throw invalidField(pointer, 'does not match this query');
-  const ors: string[] = [];
+  const ors: Fragment[] = [];
   for (let i = 0; i < sort.keys.length; i++) {
-    const eqs: string[] = [];
+    const eqs: Fragment[] = [];
     for (let j = 0; j < i; j++) {
       const k = sort.keys[j]!;
       const v = after[j];
-      eqs.push(v === null ? `${k.sql} is null` : `${k.sql} = ${params.add(v, k.cast)}`);
+      eqs.push(v === null ? sql`${sql.raw(k.sql)} is null` : sql`${sql.raw(k.sql)} = ${bound(v, k.cast)}`);
     }
     const k = sort.keys[i]!;
+    const key = sql.raw(k.sql);
     const v = after[i];
     // Moving forward in ASC NULLS LAST / DESC NULLS FIRST order, or backward for `prev`.
     const forwardGreater = k.desc ? dir === 'prev' : dir === 'next';
     const nullsAfter = k.desc ? dir === 'prev' : dir === 'next'; // nulls lie ahead of every value in that direction
-    let step: string | null;
-    if (v === null) step = nullsAfter ? null : `${k.sql} is not null`;
+    let step: Fragment | null;
+    if (v === null) step = nullsAfter ? null : sql`${key} is not null`;
     else {
-      const ph = params.add(v, k.cast);
-      const cmp = `${k.sql} ${forwardGreater ? '>' : '<'} ${ph}`;
-      step = nullsAfter ? `(${cmp} or ${k.sql} is null)` : cmp;
+      const cmp = sql`${key} ${sql.raw(forwardGreater ? '>' : '<')} ${bound(v, k.cast)}`;
+      step = nullsAfter ? sql`(${cmp} or ${key} is null)` : cmp;
     }
     if (step === null) continue;
-    ors.push([...eqs, step].join(' and '));
+    ors.push(sql.join([...eqs, step], sql` and `));
   }
-  return ors.length ? ors.map((o) => `(${o})`).join(' or ') : 'false';
+  return ors.length ? joinedBy(ors, 'or') : sql`false`;
 }
 
-export function reverseOrder(sort: CompiledSort): string {
-  return sort.keys.map((k) => `${k.sql} ${k.desc ? 'asc nulls last' : 'desc nulls first'}`).join(', ');
+export function reverseOrder(sort: CompiledSort): Fragment {
+  return sql.raw(sort.keys.map((k) => `${k.sql} ${k.desc ? 'asc nulls last' : 'desc nulls first'}`).join(', '));
 }
 
 function castOf(t: FieldType): string {
@@ -530,10 +523,9 @@ function castOf(t: FieldType): string {
 // group by (unique values)
 
 /** `groupByField` → expression of one value per row (multi fields unnest to one per element). */
-export function compileGroupBy(catalog: FieldCatalog, path: unknown, pointer = '/groupByField'): { sql: string; field: CatalogField; joins: Set<string> } {
+export function compileGroupBy(catalog: FieldCatalog, path: unknown, pointer = '/groupByField'): { sql: Fragment; field: CatalogField; joins: Set<string> } {
   if (typeof path !== 'string') throw invalidField(pointer, 'must be a field path string');
   const f = catalog.get(path);
   if (!f) throw invalidField(pointer, `unknown field ${path}`);
-  const sql = f.type === 'multi' ? `unnest(${f.sql})` : f.sql;
-  return { sql, field: f, joins: new Set(f.joins ?? []) };
+  return { sql: sql.raw(f.type === 'multi' ? `unnest(${f.sql})` : f.sql), field: f, joins: new Set(f.joins ?? []) };
 }

@@ -147,12 +147,11 @@ export const contactRoutes = [
         catalog,
         secret: deps.config.serverSecret,
         scopeKey: `segment:${seg.id}`,
-        scope: (p) =>
-          segmentMembershipWhere(
-            { isDefault: seg.isDefault, segmentSources: seg.segmentSources, conditions: seg.conditions, groupedCondition: seg.groupedCondition },
-            catalog,
-            { params: p, contactIdSql: 'c.id' },
-          ),
+        scope: segmentMembershipWhere(
+          { isDefault: seg.isDefault, segmentSources: seg.segmentSources, conditions: seg.conditions, groupedCondition: seg.groupedCondition },
+          catalog,
+          { contactIdSql: 'c.id' },
+        ),
       });
     },
   }),

@@ -1,9 +1,10 @@
 /** Segments through HTTP: create, search, get, patch, delete, clone, 400/401/404s; membership SQL on the real database. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
-import { Params } from '../../domain/conditions.js';
+import { sql } from 'kysely';
 import { contactCatalog, joinSql } from '../../domain/contactCatalog.js';
 import { segmentMembershipWhere, type SegmentForMembership } from '../../domain/segmentMembership.js';
+import { compileSql } from '../../db/sqlFragments.js';
 import { startTestApp, type TestApp } from '../harness.js';
 
 let app: TestApp;
@@ -195,11 +196,11 @@ describe('membership (domain/segmentMembership.ts on the real schema)', () => {
     }
     const catalog = contactCatalog([]);
     const members = async (seg: SegmentForMembership) => {
-      const params = new Params(2);
-      const w = segmentMembershipWhere(seg, catalog, { params, contactIdSql: 'c.id' });
+      const w = segmentMembershipWhere(seg, catalog, { contactIdSql: 'c.id' });
       const r = await app.pool.query<{ first_name: string }>(
-        `select c.first_name from contacts c ${joinSql(w.joins)} where c.workspace_id = $1 and c.status = 'active' and (${w.sql}) and c.id = any($${params.next}::uuid[]) order by c.first_name`,
-        [ws, ...w.params, Object.values(ids)],
+        compileSql(
+          sql`select c.first_name from contacts c ${sql.raw(joinSql(w.joins))} where c.workspace_id = ${ws} and c.status = 'active' and (${w.sql}) and c.id = any(${Object.values(ids)}::uuid[]) order by c.first_name`,
+        ),
       );
       return r.rows.map((x) => x.first_name);
     };

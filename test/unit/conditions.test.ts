@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
 import {
@@ -7,9 +8,9 @@ import {
   compileSort,
   compileWhere,
   keysetPredicate,
-  Params,
   type CatalogField,
 } from '../../domain/conditions.js';
+import { compileSql } from '../../db/sqlFragments.js';
 
 const f = (path: string, type: CatalogField['type'], sql: string, output: string[], extra: Partial<CatalogField> = {}): CatalogField => ({
   path, type, sql, output, filteringSupported: true, ...extra,
@@ -27,6 +28,8 @@ const catalog = catalogOf(
   'c.id',
 );
 
+const where = (input: Parameters<typeof compileWhere>[1]) => compileSql(compileWhere(catalog, input).sql);
+
 function err(fn: () => unknown): InvalidRequestError {
   try {
     fn();
@@ -39,10 +42,12 @@ function err(fn: () => unknown): InvalidRequestError {
 
 describe('compileWhere', () => {
   it('is true without conditions', () => {
-    expect(compileWhere(catalog, {})).toEqual({ sql: 'true', params: [], joins: new Set() });
+    const w = compileWhere(catalog, {});
+    expect(compileSql(w.sql)).toEqual({ text: 'true', values: [] });
+    expect(w.joins).toEqual(new Set());
   });
 
-  it('compiles root conditions AND-ed with a nested group, numbering placeholders from startIndex', () => {
+  it('compiles root conditions AND-ed with a nested group into a fragment that numbers its parameters where it is placed', () => {
     const out = compileWhere(
       catalog,
       {
@@ -55,27 +60,22 @@ describe('compileWhere', () => {
           ],
         },
       },
-      { startIndex: 3 },
     );
-    expect(out.sql).toBe(
-      `(c.first_name ilike $3::text) and ((co.company_name = any($4::text[])) or (not coalesce((c.custom_fields->>'n1')::numeric between $5::numeric and $6::numeric, false)))`,
-    );
-    expect(out.params).toEqual(['jo%', ['Acme', 'Globex'], 1, 5]);
+    expect(compileSql(sql`c.workspace_id = ${'w'} and c.status = ${'active'} and (${out.sql})`)).toEqual({
+      text: `c.workspace_id = $1 and c.status = $2 and ((c.first_name ilike $3::text) and ((co.company_name = any($4::text[])) or (not coalesce((c.custom_fields->>'n1')::numeric between $5::numeric and $6::numeric, false))))`,
+      values: ['w', 'active', 'jo%', ['Acme', 'Globex'], 1, 5],
+    });
     expect([...out.joins]).toEqual(['company']);
   });
 
   it('compiles negative operators as NOT of the positive, so missing values match them', () => {
-    expect(compileWhere(catalog, { conditions: [{ field: 'contact.firstName', operator: '!=', value: 'x' }] }).sql).toBe(
-      'not coalesce(c.first_name = $1::text, false)',
-    );
-    expect(compileWhere(catalog, { conditions: [{ field: 'contact.emails', operator: 'all', value: ['a', 'b'] }] }).sql).toBe(
-      'c.emails @> $1::text[]',
-    );
-    expect(compileWhere(catalog, { conditions: [{ field: 'contact.firstName', operator: 'IS EMPTY' }] }).sql).toBe(
-      `(c.first_name is null or c.first_name = '')`,
-    );
-    const d = compileWhere(catalog, { conditions: [{ field: 'contact.createdAt', operator: '>=', value: '2026-01-02' }] });
-    expect(d.params).toEqual(['2026-01-02T00:00:00.000Z']);
+    expect(where({ conditions: [{ field: 'contact.firstName', operator: '!=', value: 'x' }] })).toEqual({
+      text: 'not coalesce(c.first_name = $1::text, false)',
+      values: ['x'],
+    });
+    expect(where({ conditions: [{ field: 'contact.emails', operator: 'all', value: ['a', 'b'] }] })).toEqual({ text: 'c.emails @> $1::text[]', values: [['a', 'b']] });
+    expect(where({ conditions: [{ field: 'contact.firstName', operator: 'IS EMPTY' }] }).text).toBe(`(c.first_name is null or c.first_name = '')`);
+    expect(where({ conditions: [{ field: 'contact.createdAt', operator: '>=', value: '2026-01-02' }] }).values).toEqual(['2026-01-02T00:00:00.000Z']);
   });
 
   it.each([
@@ -108,7 +108,7 @@ describe('compileWhere', () => {
       },
     });
     // NOT(A AND (B OR C) AND NOT D) = ¬A OR (¬B AND ¬C) OR D
-    expect(w.sql).toBe(
+    expect(compileSql(w.sql).text).toBe(
       `(not coalesce(c.first_name = $1::text, false)) or ((c.first_name = $2::text) and (not (c.first_name is null or c.first_name = ''))) or (c.emails && $3::text[])`,
     );
   });
@@ -116,7 +116,7 @@ describe('compileWhere', () => {
   it('turns NOT(NOT(a, b)) back into a AND b', () => {
     const a = { field: 'contact.firstName', operator: '==', value: 'a' };
     const b = { field: 'contact.emails', operator: 'IN', value: ['x'] };
-    expect(compileWhere(catalog, { groupedCondition: { operator: 'NOT', conditions: [{ operator: 'NOT', conditions: [a, b] }] } }).sql).toBe(
+    expect(where({ groupedCondition: { operator: 'NOT', conditions: [{ operator: 'NOT', conditions: [a, b] }] } }).text).toBe(
       '(c.first_name = $1::text) and (c.emails && $2::text[])',
     );
   });
@@ -131,7 +131,7 @@ describe('compileWhere', () => {
 describe('compileFields', () => {
   it('nests company and custom fields and always carries id', () => {
     const p = compileFields(catalog, ['contact.firstName', 'company.companyName', 'contact.customFields.n1', 'contact.createdAt']);
-    expect(p.select).toBe(`c.id as "id", c.first_name as "f0", co.company_name as "f1", c.custom_fields->'n1' as "f2", c.created_at as "f3"`);
+    expect(compileSql(p.select).text).toBe(`c.id as "id", c.first_name as "f0", co.company_name as "f1", c.custom_fields->'n1' as "f2", c.created_at as "f3"`);
     expect([...p.joins]).toEqual(['company']);
     expect(p.shape({ id: 'x', f0: 'Jo', f1: 'Acme', f2: 4, f3: new Date('2026-11-21T17:45:00.312Z') })).toEqual({
       id: 'x',
@@ -151,17 +151,19 @@ describe('compileFields', () => {
 describe('sort and keyset', () => {
   it('orders by the keys and the id, NULL-aware', () => {
     const s = compileSort(catalog, [{ field: 'contact.firstName', direction: 'desc' }]);
-    expect(s.orderBy).toBe('c.first_name desc nulls first, c.id desc nulls first');
-    const p = new Params(2);
-    expect(keysetPredicate(s, ['Jo', 'id1'], 'next', p)).toBe(
-      '(c.first_name < $2::text) or (c.first_name = $3::text and c.id < $4::uuid)',
-    );
-    const p2 = new Params();
-    expect(keysetPredicate(s, [null, 'id1'], 'next', p2)).toBe('(c.first_name is not null) or (c.first_name is null and c.id < $1::uuid)');
+    expect(compileSql(s.orderBy).text).toBe('c.first_name desc nulls first, c.id desc nulls first');
+    expect(compileSql(sql`c.workspace_id = ${'w'} and (${keysetPredicate(s, ['Jo', 'id1'], 'next')})`)).toEqual({
+      text: 'c.workspace_id = $1 and ((c.first_name < $2::text) or (c.first_name = $3::text and c.id < $4::uuid))',
+      values: ['w', 'Jo', 'Jo', 'id1'],
+    });
+    expect(compileSql(keysetPredicate(s, [null, 'id1'], 'next'))).toEqual({
+      text: '(c.first_name is not null) or (c.first_name is null and c.id < $1::uuid)',
+      values: ['id1'],
+    });
     expect(err(() => compileSort(catalog, [{ field: 'contact.emails' }])).details?.[0]?.path).toBe('/sort/0/field');
   });
   it('groups multi fields by element', () => {
-    expect(compileGroupBy(catalog, 'contact.emails').sql).toBe('unnest(c.emails)');
+    expect(compileSql(compileGroupBy(catalog, 'contact.emails').sql).text).toBe('unnest(c.emails)');
     expect(err(() => compileGroupBy(catalog, 'x')).details?.[0]?.path).toBe('/groupByField');
   });
 });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
 import { catalogOf, compileWhere, LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
+import { compileSql } from '../../db/sqlFragments.js';
 import { parseIsoDate } from '../../domain/dates.js';
 import { escapeLike, likeContains, likeHasWildcard, likePatternProblem, likePrefix } from '../../domain/like.js';
 import { emptyContentProblem } from '../../domain/publishing.js';
@@ -82,7 +83,7 @@ describe('condition compiler limits', () => {
   });
   it('refuses a LIKE pattern ending in a single backslash', () => {
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'name', operator: 'LIKE', value: 'x\\' }] }))).toBe('/conditions/0/value');
-    expect(compileWhere(catalog, { conditions: [{ field: 'name', operator: 'LIKE', value: 'x\\\\' }] }).params).toEqual(['x\\\\']);
+    expect(compileSql(compileWhere(catalog, { conditions: [{ field: 'name', operator: 'LIKE', value: 'x\\\\' }] }).sql).values).toEqual(['x\\\\']);
   });
   it('bounds numbers by the operand type', () => {
     expect(() => scalarValue('number', 1e300, '/v')).toThrow(InvalidRequestError);
@@ -91,7 +92,7 @@ describe('condition compiler limits', () => {
     expect(scalarValue('number', '12.5', '/v')).toBe(12.5);
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483648 }] }))).toBe('/conditions/0/value');
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: 'IN', value: [1, 1.5] }] }))).toBe('/conditions/0/value/1');
-    expect(compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483647 }] }).params).toEqual([2147483647]);
+    expect(compileSql(compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483647 }] }).sql).values).toEqual([2147483647]);
   });
   it('dates must exist; ids must be UUIDs', () => {
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'at', operator: 'BETWEEN', value: ['2026-01-01', '2026-02-30'] }] }))).toBe('/conditions/0/value/1');
