@@ -97,7 +97,10 @@ async function explainMix(pool: pg.Pool, secret: string, exactCountLimit: number
   for (const q of QUERIES) {
     const sent: { sql: string; values: unknown[] }[] = [];
     const recording = new Proxy(pool, {
-      get: (target, key) => (key === 'query' ? (sql: string, values?: unknown[]) => (sent.push({ sql, values: values ?? [] }), target.query(sql, values)) : Reflect.get(target, key)),
+      get: (target, key) =>
+        key === 'query'
+          ? (statement: { text: string; values: unknown[] }) => (sent.push({ sql: statement.text, values: statement.values }), target.query(statement))
+          : Reflect.get(target, key),
     });
     await searchV2(recording, secret, q.entity === 'contacts' ? 'contact' : 'company', { ...q.body, limit: 25 }, { exactCountLimit });
     let buffers = 0;

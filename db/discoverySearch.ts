@@ -161,8 +161,15 @@ function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean): Fra
 
 const peopleOf = (personSql: Fragment) => sql`c.id in (select p.company_id from ds_people p where p.company_id is not null and (${personSql}))`;
 
-/** Whether a WHERE reads the company (`c.*`): a person search then joins ds_companies. */
-const readsCompany = (where: Fragment) => /\bc\./.test(compileSql(where).text);
+/**
+ * Whether a person search's conditions read the company (`c.*`, so ds_companies is joined): some
+ * leaf's catalog expression does (copied company columns are read on ds_people).
+ */
+function readsCompany(node: unknown): boolean {
+  if (isGroup(node)) return node.conditions.some(readsCompany);
+  const field = contactSearchCatalog.get(String((node as { field?: unknown }).field));
+  return field !== undefined && /\bc\./.test(field.sql);
+}
 
 /** A `dsCompany.*` leaf on a column copied onto ds_people (PERSON_COPIES). */
 function copiedOnPeople(node: unknown): boolean {
@@ -251,7 +258,7 @@ function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: 
       const d = b[b.length - 1]!;
       const where = joinedBy([...common, whereSql(entity, d.node, d.negated)], 'and');
       if (entity === 'company') return sql`select c.id from ds_companies c where ${where}`;
-      return sql`select p.id from ds_people p ${sql.raw(readsCompany(where) ? JOIN_SQL.company! : '')} where ${where}`;
+      return sql`select p.id from ds_people p ${sql.raw(b.some((x) => readsCompany(x.node)) ? JOIN_SQL.company! : '')} where ${where}`;
     }),
     sql` union `,
   );
@@ -328,10 +335,10 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
   const projection = people ? people.companyProjection : compileFields(catalog, fields);
   const root = rootGroup(input);
   const where = root ? whereSql(entity, root, false) : sql`true`;
-  const joinsCompany = readsCompany(where);
   let from = 'ds_companies c';
   let countFrom = from;
   if (entity === 'contact') {
+    const joinsCompany = root !== null && readsCompany(root);
     const joins = new Set([...(joinsCompany ? ['company'] : []), ...projection.joins]);
     from = `ds_people p ${[...joins].map((j) => JOIN_SQL[j]).join(' ')}`;
     // The matches need only the joins their WHERE uses.
@@ -484,7 +491,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
     return { name: f, ...def };
   });
   const where = verifiedWhere(entity, input.filters);
-  const whereReadsCompany = readsCompany(where);
+  const whereReadsCompany = /\bc\./.test(compileSql(where).text);
   const offset = (input.page - 1) * input.limit;
   const cap = input.filters.pull ?? Number.MAX_SAFE_INTEGER;
   const take = Math.max(0, Math.min(input.limit, cap - offset));
