@@ -6,8 +6,10 @@
 import type { InferEntity } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Provider } from '../domain/social.js';
+import { sql } from 'kysely';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
+import { compileSql } from './sqlFragments.js';
 import { Integration } from './social.js';
 
 export type IntegrationEntity = InferEntity<typeof Integration>;
@@ -89,30 +91,19 @@ export async function listConnectedIntegrations(
   workspaceId: string,
   query: IntegrationListQuery,
 ): Promise<{ rows: Array<{ integration: IntegrationEntity; k: string }>; total: number }> {
-  const where = [`workspace_id = $1`, `status = 'connected'`];
-  const params: unknown[] = [workspaceId];
-  for (const c of query.conditions) {
-    params.push(c.values);
-    where.push(`${INTEGRATION_FILTER_COLUMN[c.field]} = any($${params.length}::text[])`);
-  }
-  const filter = where.join(' and ');
-  const countParams = [...params];
-  let keyset = '';
+  const where = [sql`workspace_id = ${workspaceId}`, sql`status = 'connected'`];
+  // the column comes from the fixed map, the values are bound
+  for (const c of query.conditions) where.push(sql`${sql.raw(INTEGRATION_FILTER_COLUMN[c.field])} = any(${c.values}::text[])`);
+  const filter = sql.join(where, sql` and `);
   const from = query.after;
-  if (from) {
-    params.push(from.createdAt, from.id);
-    keyset = from.dir === 'next'
-      ? ` and (created_at, id) > ($${params.length - 1}::timestamptz, $${params.length}::uuid)`
-      : ` and (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
-  }
-  const order = from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc';
-  params.push(query.limit);
+  const keyset = from ? sql` and (created_at, id) ${sql.raw(from.dir === 'next' ? '>' : '<')} (${from.createdAt}::timestamptz, ${from.id}::uuid)` : sql``;
+  const order = sql.raw(from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc');
   // The entity's eager columns (never the credentials).
-  const columns = em.getMetadata().get(Integration).props.filter((p) => !p.lazy).flatMap((p) => p.fieldNames).join(', ');
+  const columns = sql.raw(em.getMetadata().get(Integration).props.filter((p) => !p.lazy).flatMap((p) => p.fieldNames).join(', '));
   // Raw: the keyset compares microsecond timestamps with their text form, which an entity's Date (milliseconds) cannot carry.
   const [rows, count] = await Promise.all([
-    db.query(`select ${columns}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit $${params.length}`, params),
-    db.query<{ n: number }>(`select count(*)::int as n from integrations where ${filter}`, countParams),
+    db.query(compileSql(sql`select ${columns}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit ${query.limit}`)),
+    db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from integrations where ${filter}`)),
   ]);
   const integrations = entityRows<IntegrationEntity>(em, Integration, rows.rows);
   return { rows: rows.rows.map((row, i) => ({ integration: integrations[i]!, k: row.k as string })), total: count.rows[0]!.n };
