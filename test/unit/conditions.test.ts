@@ -78,6 +78,22 @@ describe('compileWhere', () => {
     expect(where({ conditions: [{ field: 'contact.createdAt', operator: '>=', value: '2026-01-02' }] }).values).toEqual(['2026-01-02T00:00:00.000Z']);
   });
 
+  it('binds every client value as a parameter; SQL text comes from the catalog only', () => {
+    const evil = "x' or true --";
+    expect(
+      where({
+        conditions: [
+          { field: 'contact.firstName', operator: 'LIKE', value: evil },
+          { field: 'contact.emails', operator: 'NOT IN', value: [evil] },
+          { field: 'contact.customFields.n1', operator: 'IN', value: ['1', 2] },
+        ],
+      }),
+    ).toEqual({
+      text: `(c.first_name ilike $1::text) and (not coalesce(c.emails && $2::text[], false)) and ((c.custom_fields->>'n1')::numeric = any($3::numeric[]))`,
+      values: [evil, [evil], [1, 2]],
+    });
+  });
+
   it.each([
     [{ conditions: [{ field: 'contact.nope', operator: '==', value: 'x' }] }, '/conditions/0/field'],
     [{ conditions: [{ field: 'contact.emails', operator: 'LIKE', value: 'x' }] }, '/conditions/0/operator'],
