@@ -26,7 +26,9 @@
 import { normalizeProfileUrl } from '../domain/identity.js';
 import { escapeLike as likeEscape } from '../domain/like.js';
 import type { ListeningSourceType } from '../domain/sourceRules.js';
+import { sql, type RawBuilder } from 'kysely';
 import type { Queryable } from './pool.js';
+import { compileSql } from './sqlFragments.js';
 
 export interface AudienceQuery {
   sourceType: ListeningSourceType;
@@ -81,67 +83,48 @@ export async function datasetSubjectName(db: Queryable, sourceIdentifier: string
   return r.rows[0]?.name ?? null;
 }
 
-interface Hits {
-  /** SQL selecting (member_url, interaction, post_url, occurred_at) rows; `$1` since, `$2` until. */
-  sql: string;
-  params: unknown[];
-}
-
-function hitsFor(q: AudienceQuery): Hits {
+/** SQL selecting (member_url, interaction_type, post_url, posted_at) rows of the source's activity in the window. */
+function hitsFor(q: AudienceQuery): RawBuilder<unknown> {
   const meta = q.sourceMeta;
-  const window = `p.posted_at >= $1 and p.posted_at < $2`;
+  const window = sql`p.posted_at >= ${q.since} and p.posted_at < ${q.until}`;
   switch (q.sourceType) {
     case 'pronetInbound': {
       const k = urlCandidates(q.sourceIdentifier ?? '');
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p where p.author_pronet_url = any($3::text[]) and p.interaction_type is not null and ${window}`,
-        params: [k],
-      };
+      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
+                from ds_posts p where p.author_pronet_url = any(${k}::text[]) and p.interaction_type is not null and ${window}`;
     }
     case 'pronetOutbound': {
       const k = urlCandidates(q.sourceIdentifier ?? '');
-      return {
-        sql: `select p.author_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
+      return sql`select p.author_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
                 from ds_posts p
                where p.interaction_type is not null and ${window}
-                 and (p.member_pronet_url = any($3::text[])
-                      or p.member_pronet_url in (select e.member_pronet_url from ds_people e where e.company_pronet_url = any($3::text[])))`,
-        params: [k],
-      };
+                 and (p.member_pronet_url = any(${k}::text[])
+                      or p.member_pronet_url in (select e.member_pronet_url from ds_people e where e.company_pronet_url = any(${k}::text[])))`;
     }
     case 'pronetPost': {
       const k = urlCandidates(q.sourceIdentifier ?? '');
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
+      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
                 from ds_posts p
-               where (p.post_url = any($3::text[]) or p.post_url like any($4::text[])) and ${window}`,
-        params: [k, k.map((c) => `${likeEscape(c)}/%`)],
-      };
+               where (p.post_url = any(${k}::text[]) or p.post_url like any(${k.map((c) => `${likeEscape(c)}/%`)}::text[])) and ${window}`;
     }
     case 'pronetKeywordSearch': {
       const keyword = String(meta.keyword ?? '').trim();
       const authorTitle = typeof meta.authorTitle === 'string' && meta.authorTitle.trim() ? meta.authorTitle.trim() : null;
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
+      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
                 from ds_posts p
-               where p.interaction_type is null and p.text ilike $3 and ${window}
-                 ${authorTitle ? `and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url and a.member_job_title ilike $4)` : ''}`,
-        params: authorTitle ? [`%${likeEscape(keyword)}%`, `%${likeEscape(authorTitle)}%`] : [`%${likeEscape(keyword)}%`],
-      };
+               where p.interaction_type is null and p.text ilike ${`%${likeEscape(keyword)}%`} and ${window}
+                 ${authorTitle ? sql`and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url and a.member_job_title ilike ${`%${likeEscape(authorTitle)}%`})` : sql``}`;
     }
     case 'pronetJobPosting': {
       const title = String(meta.jobTitle ?? '').trim();
       const location = String(meta.jobLocation ?? '').trim();
       const anywhere = !location || /^(remote|anywhere|worldwide)$/i.test(location);
-      return {
-        sql: `select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
+      const place = `%${likeEscape(location)}%`;
+      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
                 from ds_posts p
-               where p.interaction_type is null and p.text ilike $3 and ${window}
-                 ${anywhere ? '' : `and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url
-                                        and (a.member_location_city ilike $4 or a.member_location_country ilike $4))`}`,
-        params: anywhere ? [`%${likeEscape(title)}%`] : [`%${likeEscape(title)}%`, `%${likeEscape(location)}%`],
-      };
+               where p.interaction_type is null and p.text ilike ${`%${likeEscape(title)}%`} and ${window}
+                 ${anywhere ? sql`` : sql`and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url
+                                        and (a.member_location_city ilike ${place} or a.member_location_country ilike ${place}))`}`;
     }
   }
 }
@@ -151,17 +134,15 @@ function hitsFor(q: AudienceQuery): Hits {
  * start), each with their most recent matching activity, their profile and their company.
  */
 export async function datasetAudienceRows(db: Queryable, q: AudienceQuery, page: { after: string; limit: number }): Promise<AudienceRow[]> {
-  const hits = hitsFor(q);
   const self = urlCandidates(q.sourceIdentifier ?? '');
-  const n = hits.params.length + 2;
-  const sql = `
-    with hits as (${hits.sql}),
+  const statement = sql`
+    with hits as (${hitsFor(q)}),
     latest as (
       select distinct on (member_url) member_url, interaction_type, post_url, posted_at
         from hits
-       where member_url is not null and member_url > $${n + 1} and member_url <> all($${n + 2}::text[])
+       where member_url is not null and member_url > ${page.after} and member_url <> all(${self}::text[])
        order by member_url, posted_at desc
-       limit $${n + 3})
+       limit ${page.limit})
     select l.member_url, l.interaction_type, l.post_url, l.posted_at,
            pe.member_full_name, pe.member_first_name, pe.member_last_name, pe.member_job_title, pe.member_headline,
            pe.member_location_city, pe.member_location_country,
@@ -171,6 +152,6 @@ export async function datasetAudienceRows(db: Queryable, q: AudienceQuery, page:
       left join ds_people pe on pe.member_pronet_url = l.member_url
       left join ds_companies c on c.id = pe.company_id
      order by l.member_url`;
-  const r = await db.query<AudienceRow>(sql, [q.since, q.until, ...hits.params, page.after, self, page.limit]);
+  const r = await db.query<AudienceRow>(compileSql(statement));
   return r.rows;
 }
