@@ -9,6 +9,8 @@ import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.j
 import { isUuid } from '../domain/ids.js';
 import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
+import { compileSql } from './sqlFragments.js';
+import { sql, type RawBuilder } from 'kysely';
 
 export interface ContactPatch {
   firstName?: string | null;
@@ -103,23 +105,21 @@ async function patchedCompany(client: PoolClient, workspaceId: string, currentId
   }
   const companyId = await resolveCompany(client, workspaceId, merged);
   if (companyId && cleared.length) {
-    await client.query(`update companies set ${cleared.map((k) => `${COMPANY_INPUT_COLUMNS[k as keyof CompanyInput]} = null`).join(', ')}, updated_at = now() where id = $1`, [companyId]);
+    const nulls = cleared.map((k) => sql`${sql.ref(COMPANY_INPUT_COLUMNS[k as keyof CompanyInput])} = null`);
+    await client.query(compileSql(sql`update companies set ${sql.join(nulls)}, updated_at = now() where id = ${companyId}`));
   }
   return companyId;
 }
 
 /**
- * The `set` list and parameters of the contact's update (`$1` id, `$2` workspace). Raw SQL: the
- * statement shares its transaction with the workspace's ingest lock and the company resolution
- * of db/contactIngest.ts (pg client), and its array/jsonb merges are computed by PostgreSQL.
+ * The `set` list of the contact's update, as SQL fragments (values bound, compiled in
+ * db/sqlFragments.ts). Raw SQL: the statement shares its transaction with the workspace's ingest
+ * lock and the company resolution of db/contactIngest.ts (pg client), and its array/jsonb merges
+ * are computed by PostgreSQL.
  */
-function contactUpdate(id: string, workspaceId: string, c: CheckedPatch, company: { id: string | null } | null): { sets: string[]; params: unknown[] } {
-  const sets: string[] = [];
-  const params: unknown[] = [id, workspaceId];
-  const set = (col: string, v: unknown, cast = '') => {
-    params.push(v);
-    sets.push(`${col} = $${params.length}${cast}`);
-  };
+function contactUpdate(c: CheckedPatch, company: { id: string | null } | null): RawBuilder<unknown>[] {
+  const sets: RawBuilder<unknown>[] = [];
+  const set = (col: string, v: unknown, cast = '') => sets.push(sql`${sql.ref(col)} = ${v}${sql.raw(cast)}`);
   for (const [col, v] of c.columns) set(col, v);
   if (c.emails !== undefined) {
     const list = c.work ? [...new Set([c.work, ...c.emails])] : c.emails;
@@ -127,21 +127,14 @@ function contactUpdate(id: string, workspaceId: string, c: CheckedPatch, company
     set('work_email', c.work !== undefined ? c.work : (list[0] ?? null));
   } else if (c.work !== undefined) {
     set('work_email', c.work);
-    if (c.work) {
-      params.push(c.work);
-      sets.push(`emails = case when $${params.length}::text = any(emails) then emails else array_prepend($${params.length}::text, emails) end`);
-    }
+    if (c.work) sets.push(sql`emails = case when ${c.work}::text = any(emails) then emails else array_prepend(${c.work}::text, emails) end`);
   }
-  if (c.custom) {
-    params.push(JSON.stringify(c.custom.merge), c.custom.remove);
-    sets.push(`custom_fields = (custom_fields || $${params.length - 1}::jsonb) - $${params.length}::text[]`);
-  }
+  if (c.custom) sets.push(sql`custom_fields = (custom_fields || ${JSON.stringify(c.custom.merge)}::jsonb) - ${c.custom.remove}::text[]`);
   if (company) {
-    params.push(company.id);
-    sets.push(`primary_company_id = $${params.length}::uuid`);
-    sets.push(`company_ids = case when $${params.length}::uuid is null or $${params.length}::uuid = any(company_ids) then company_ids else company_ids || $${params.length}::uuid end`);
+    sets.push(sql`primary_company_id = ${company.id}::uuid`);
+    sets.push(sql`company_ids = case when ${company.id}::uuid is null or ${company.id}::uuid = any(company_ids) then company_ids else company_ids || ${company.id}::uuid end`);
   }
-  return { sets, params };
+  return sets;
 }
 
 /** PATCH of one contact: checks (400s), then in one transaction the row lock, the company, the email log and the update. */
@@ -158,11 +151,11 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     );
     if (!cur.rows[0]) throw new NotFoundError('Contact', id);
     const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.rows[0].primary_company_id, patch.company) } : null;
-    const { sets, params } = contactUpdate(id, workspaceId, checked, company);
+    const sets = contactUpdate(checked, company);
     if (!sets.length) return;
     if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.rows[0].emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);
     try {
-      await client.query(`update contacts set ${sets.join(', ')}, updated_at = now() where id = $1 and workspace_id = $2`, params);
+      await client.query(compileSql(sql`update contacts set ${sql.join(sets)}, updated_at = now() where id = ${id} and workspace_id = ${workspaceId}`));
     } catch (e) {
       if ((e as { code?: string }).code === '23505') throw new ConflictError('Another contact of the workspace has this pronet profile URL');
       throw e;
