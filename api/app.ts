@@ -8,7 +8,6 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
-import { v7 as uuidv7 } from 'uuid';
 import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, badRequest, invalidField, type InputField } from '../domain/errors.js';
 import { ApiError, conflict, insufficientCredits, notFound } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
@@ -24,6 +23,7 @@ import { httpMetrics } from './middleware/metrics.js';
 import { requestContext } from './middleware/requestContext.js';
 import { useWorkspace } from '../db/tenancy.js';
 import { logContext } from '../telemetry/log.js';
+import { uuidv7Pooled } from '../domain/ids.js';
 
 export function errorBody(status: number, code: string, message: string, requestId: string, details?: unknown) {
   return { error: { status, code, message, ...(details ? { details } : {}), requestId } };
@@ -81,7 +81,9 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
   const method = def.method;
   // The operator's BODY_LIMIT_BYTES caps every route; bulk routes get all of it.
   const bodyLimit = Math.min(def.bodyLimit === 'bulk' ? Infinity : (def.bodyLimit ?? DEFAULT_BODY_LIMIT), deps.config.bodyLimitBytes);
-  router[method](koaPath(def.path), async (ctx: Context) => {
+  // The request's RequestContext fork, unless the route uses no entity manager.
+  const routeMiddleware = def.orm === false ? [] : [requestContext(deps.orm)];
+  router[method](koaPath(def.path), ...routeMiddleware, async (ctx: Context) => {
     let auth: AuthContext | undefined;
     if (def.auth !== false) {
       const key = readKey(ctx);
@@ -95,7 +97,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
         throw e;
       }
       ctx.state.workspaceId = auth.workspaceId;
-      useWorkspace(deps.orm.em, auth.workspaceId);
+      if (def.orm !== false) useWorkspace(deps.orm.em, auth.workspaceId);
       await enforceRateLimit(limiters.keys, ctx, auth.apiKeyId);
     } else {
       await enforceAnonymousLimit(limiters.anonymous, ctx);
@@ -132,7 +134,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       }
     }
     try {
-      // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware).
+      // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware, unless `orm: false`).
       const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency } as never);
       const status = isReply(result) ? result.status : 200;
       const resBody = isReply(result) ? result.body : result;
@@ -157,7 +159,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
 
   app.use(httpMetrics());
   app.use(async (ctx, next) => {
-    const requestId = (ctx.get('x-request-id') || '').slice(0, 100) || uuidv7();
+    const requestId = (ctx.get('x-request-id') || '').slice(0, 100) || uuidv7Pooled();
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
     const started = performance.now();
@@ -184,7 +186,6 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   });
   app.use(emptyParameterGate(router));
   app.use(methodGate(router));
-  app.use(requestContext(deps.orm));
   app.use(router.routes());
   return app;
 }
@@ -232,14 +233,22 @@ function moreSpecific(a: string, b: string): boolean {
  * OPTIONS is a 204 with `Allow`. A path no route matches falls through to the 404.
  */
 function methodGate(router: Router): Koa.Middleware {
+  type Layer = ReturnType<Router['match']>['path'][number];
+  // `/contacts/:id` and `/contacts/:sourceId` are one template: parameter names do not count.
+  const shape = (l: Layer) => String(l.path).replace(/:\w+/g, ':');
+  const allowedMethods = (layers: Layer[]) => {
+    let best = shape(layers[0]!);
+    for (const l of layers) if (moreSpecific(shape(l), best)) best = shape(l);
+    return [...new Set(layers.filter((l) => shape(l) === best).flatMap((l) => l.methods))];
+  };
+  // The answer depends only on which route templates matched: worked out once per set of them.
+  const allowedBySet = new Map<string, string[]>();
   return async (ctx, next) => {
     const layers = router.match(ctx.path, ctx.method).path;
     if (!layers.length) return next();
-    // `/contacts/:id` and `/contacts/:sourceId` are one template: parameter names do not count.
-    const shape = (l: (typeof layers)[number]) => String(l.path).replace(/:\w+/g, ':');
-    let best = shape(layers[0]!);
-    for (const l of layers) if (moreSpecific(shape(l), best)) best = shape(l);
-    const allowed = [...new Set(layers.filter((l) => shape(l) === best).flatMap((l) => l.methods))];
+    const set = layers.map((l) => l.path).join(' ');
+    let allowed = allowedBySet.get(set);
+    if (!allowed) allowedBySet.set(set, (allowed = allowedMethods(layers)));
     if (allowed.includes(ctx.method)) return next();
     const allow = allowed.join(', ');
     if (ctx.method === 'OPTIONS') {

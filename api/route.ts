@@ -61,6 +61,12 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
   bodyLimit?: number | 'bulk';
   /** POSTs that create something or start a job honour `Idempotency-Key`. */
   idempotent?: boolean;
+  /**
+   * False for a handler that uses no entity manager (its reads go through `deps.pool`): the request
+   * gets no RequestContext fork, a cost the hot reads skip. `em` is then the global manager, and
+   * any use of it throws (`allowGlobalContext: false`).
+   */
+  orm?: boolean;
   /** Marks the success response as `{status, body}` (wrap) or plain body. */
   handler: (input: RouteInput<StaticOr<B, undefined>, StaticOr<P, Record<string, string>>, StaticOr<Q, Record<string, unknown>>>) => Promise<RouteResult> | RouteResult;
 }

@@ -23,3 +23,21 @@ export function uuidv7Source(n: number): () => string {
     return id;
   };
 }
+
+/** Random bytes for {@link uuidv7Pooled}, drawn 4 KiB at a time; each 16-byte slice is used once. */
+const pool = new Uint8Array(16 * 256);
+let pooled = pool.length;
+
+/**
+ * A UUIDv7 for ids minted once per request (request ids): uuid's `v7()` draws its randomness
+ * through WebCrypto on every call (~8 µs, a visible share of a hot request), this takes it from a
+ * pooled buffer (~1 µs). Ids made within one millisecond do not sort in the order they were made
+ * (their sequence bits are random), so row ids keep `v7()` / {@link uuidv7Source}.
+ */
+export function uuidv7Pooled(): string {
+  if (pooled === pool.length) {
+    randomFillSync(pool);
+    pooled = 0;
+  }
+  return uuidv7({ random: pool.subarray(pooled, (pooled += 16)) });
+}

@@ -1,6 +1,7 @@
 /**
- * One MikroORM `RequestContext` per request: `deps.orm.em` resolves to the request's own fork
- * (identity map, unit of work, the `workspace` filter's parameter set after authentication).
+ * One MikroORM `RequestContext` per request of a route that uses the ORM (mounted per route; not
+ * for `orm: false`): `deps.orm.em` resolves to the request's own fork (identity map, unit of work,
+ * the `workspace` filter's parameter set after authentication).
  */
 import type { Middleware } from 'koa';
 import { RequestContext } from '@mikro-orm/core';

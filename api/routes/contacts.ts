@@ -179,6 +179,8 @@ export const contactRoutes = [
     params: ContactIdParams,
     responses: { 200: ContactResponse },
     errors: [401, 404, 500],
+    // The hottest read, through the pool: no entity manager.
+    orm: false,
     handler: async ({ params, auth, deps }) => ({ data: await oneContact(deps.pool, auth.workspaceId, params.id) }),
   }),
 

@@ -84,6 +84,8 @@ export const platformRoutes = [
   defineRoute({
     method: 'get', path: '/credits/balance', tag: 'Credits', summary: 'Credit balance of the workspace',
     responses: { 200: CreditBalance }, errors: [401, 500],
+    // A hot read through the pool: no entity manager.
+    orm: false,
     handler: async ({ auth, deps }) => {
       const row = await findCreditAccount(deps.pool, auth.workspaceId);
       return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updatedAt ?? new Date(0)).toISOString() } };
