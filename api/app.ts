@@ -198,7 +198,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
  * slash on a path that has no parameter there (`/credits/balance/`) still reaches its route.
  */
 function emptyParameterGate(router: Router): Koa.Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const segments = ctx.path.split('/');
     for (let i = 1; i < segments.length; i++) {
       if (segments[i] !== '') continue;
@@ -243,7 +243,7 @@ function methodGate(router: Router): Koa.Middleware {
   };
   // The answer depends only on which route templates matched: worked out once per set of them.
   const allowedBySet = new Map<string, string[]>();
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const layers = router.match(ctx.path, ctx.method).path;
     if (!layers.length) return next();
     const set = layers.map((l) => l.path).join(' ');

@@ -47,57 +47,6 @@ export interface ContactJson {
   updatedAt: string;
 }
 
-interface ContactRow {
-  id: string;
-  first_name: string | null;
-  last_name: string | null;
-  full_name: string | null;
-  title: string | null;
-  pronet: string | null;
-  emails: string[];
-  work_email: string | null;
-  custom_fields: Record<string, unknown>;
-  primary_company_id: string | null;
-  company_ids: string[];
-  created_at: Date;
-  updated_at: Date;
-  company_name: string | null;
-  company_website: string | null;
-  company_industry: string | null;
-  company_headcount: string | null;
-  company_pronet: string | null;
-  sources: string[];
-}
-
-function contactJson(r: ContactRow): ContactJson {
-  return {
-    id: r.id,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    fullName: r.full_name,
-    title: r.title,
-    pronet: r.pronet,
-    emails: r.emails ?? [],
-    workEmail: r.work_email,
-    sources: r.sources ?? [],
-    companies: r.company_ids ?? [],
-    primaryCompanyId: r.primary_company_id,
-    company: r.primary_company_id
-      ? {
-          id: r.primary_company_id,
-          companyName: r.company_name,
-          companyWebsite: r.company_website,
-          companyIndustry: r.company_industry,
-          companyHeadcount: r.company_headcount,
-          companyPronet: r.company_pronet,
-        }
-      : null,
-    customFields: r.custom_fields ?? {},
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-  };
-}
-
 /**
  * Null vs absent (issue 12, decided once): a contact carries every property of its shape; an
  * unknown value is `null` (lists `[]`), `company` is `null` without a primary company, and
@@ -106,11 +55,24 @@ function contactJson(r: ContactRow): ContactJson {
  */
 const CUSTOM_FIELDS_SQL = `(select coalesce(jsonb_object_agg(d.id::text, c.custom_fields -> d.id::text), '{}'::jsonb) from custom_field_definitions d where d.workspace_id = c.workspace_id)`;
 
-/** Active contacts of workspace `$1` with their primary company and sources; the id condition is appended. */
-const SELECT_ACTIVE_CONTACTS = `select c.id, c.first_name, c.last_name, c.full_name, c.title, c.pronet, c.emails, c.work_email, ${CUSTOM_FIELDS_SQL} as custom_fields,
-            c.primary_company_id, c.company_ids::text[] as company_ids, c.created_at, c.updated_at,
-            co.company_name, co.company_website, co.company_industry, co.company_headcount, co.company_pronet,
-            ${SOURCES_SQL} as sources
+/** A timestamp as `Date.prototype.toISOString` writes it (UTC, milliseconds truncated, as pg's Date parsing does). */
+const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * Active contacts of workspace `$1` with their primary company and sources, each row one `json`
+ * value in the shape of {@link ContactJson} (properties in its order): PostgreSQL builds it, so the
+ * hot read parses one JSON column instead of 19 typed ones (type parsers, a Date per timestamp,
+ * array parsing, then mapping). The id condition is appended.
+ */
+const SELECT_ACTIVE_CONTACTS = `select json_build_object(
+       'id', c.id, 'firstName', c.first_name, 'lastName', c.last_name, 'fullName', c.full_name, 'title', c.title, 'pronet', c.pronet,
+       'emails', c.emails, 'workEmail', c.work_email, 'sources', ${SOURCES_SQL}, 'companies', c.company_ids,
+       'primaryCompanyId', c.primary_company_id,
+       'company', case when c.primary_company_id is not null then json_build_object(
+         'id', c.primary_company_id, 'companyName', co.company_name, 'companyWebsite', co.company_website,
+         'companyIndustry', co.company_industry, 'companyHeadcount', co.company_headcount, 'companyPronet', co.company_pronet) end,
+       'customFields', ${CUSTOM_FIELDS_SQL},
+       'createdAt', ${isoSql('c.created_at')}, 'updatedAt', ${isoSql('c.updated_at')}) as contact
      from contacts c left join companies co on co.id = c.primary_company_id
      where c.workspace_id = $1 and c.status = 'active' and `;
 
@@ -118,8 +80,8 @@ const SELECT_ACTIVE_CONTACTS = `select c.id, c.first_name, c.last_name, c.full_n
 export async function fetchContacts(q: Queryable, workspaceId: string, ids: string[]): Promise<ContactJson[]> {
   const valid = [...new Set(ids.filter(isUuid).map((s) => s.toLowerCase()))];
   if (!valid.length) return [];
-  const r = await q.query<ContactRow>(SELECT_ACTIVE_CONTACTS + 'c.id = any($2::uuid[])', [workspaceId, valid]);
-  const byId = new Map(r.rows.map((row) => [row.id, contactJson(row)]));
+  const r = await q.query<{ contact: ContactJson }>(SELECT_ACTIVE_CONTACTS + 'c.id = any($2::uuid[])', [workspaceId, valid]);
+  const byId = new Map(r.rows.map(({ contact }) => [contact.id, contact]));
   return valid.map((id) => byId.get(id)).filter((c): c is ContactJson => !!c);
 }
 
@@ -130,8 +92,8 @@ export async function fetchContacts(q: Queryable, workspaceId: string, ids: stri
  */
 export async function fetchContact(q: Queryable, workspaceId: string, id: string): Promise<ContactJson | undefined> {
   if (!isUuid(id)) return undefined;
-  const r = await q.query<ContactRow>({ name: 'fetch-contact', text: SELECT_ACTIVE_CONTACTS + 'c.id = $2', values: [workspaceId, id.toLowerCase()] });
-  return r.rows[0] && contactJson(r.rows[0]);
+  const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contact', text: SELECT_ACTIVE_CONTACTS + 'c.id = $2', values: [workspaceId, id.toLowerCase()] });
+  return r.rows[0]?.contact;
 }
 
 export interface ListInput {

@@ -5,8 +5,13 @@
 import type Koa from 'koa';
 import { httpRequestDuration } from '../../telemetry/metrics.js';
 
-/** `/contacts/:id` → `/contacts/{id}`, as the OpenAPI document names it. */
-const template = (koaPath: string) => koaPath.replace(/:(\w+)/g, '{$1}');
+/** `/contacts/:id` → `/contacts/{id}`, as the OpenAPI document names it; once per route. */
+const templates = new Map<string, string>();
+function template(koaPath: string): string {
+  let t = templates.get(koaPath);
+  if (t === undefined) templates.set(koaPath, (t = koaPath.replace(/:(\w+)/g, '{$1}')));
+  return t;
+}
 
 export function httpMetrics(): Koa.Middleware {
   return async (ctx, next) => {
