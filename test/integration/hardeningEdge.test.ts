@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { createApp } from '../../api/app.js';
 import { defineRoute } from '../../api/route.js';
+import { Contact } from '../../db/contacts.js';
 
 let app: TestApp;
 let key: string;
@@ -317,5 +318,31 @@ describe('PostgreSQL data exceptions', () => {
       expect(body.error.message).not.toMatch(/invalid input syntax|for type|escape string|date\/time field|select|insert|\$1/i);
     }
     expect(await count()).toBe(0);
+  });
+});
+
+describe('routes without the ORM (orm: false)', () => {
+  let probe: Server;
+  let probeUrl: string;
+  beforeAll(async () => {
+    // The same entity-manager read, once on an ordinary route and once on one declared `orm: false`.
+    const counting = (path: string, orm?: false) =>
+      defineRoute({
+        method: 'get', path, tag: 'Test', summary: 'counts contacts through the entity manager', orm,
+        responses: { 200: Type.Object({ n: Type.Number() }) },
+        handler: async ({ em }) => ({ n: await em.count(Contact, {}) }),
+      });
+    probe = createApp(app.deps, [[counting('/with-orm'), counting('/without-orm', false)]]).listen(0, '127.0.0.1');
+    await new Promise((r) => probe.once('listening', r));
+    probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => probe?.close(r)));
+
+  it('get no RequestContext fork: a handler that uses the entity manager there fails loudly instead of reading unscoped', async () => {
+    const withOrm = await fetch(probeUrl + '/with-orm', { headers: { 'x-api-key': key } });
+    expect(withOrm.status).toBe(200);
+    expect(((await withOrm.json()) as { n: number }).n).toBe(await contactCount());
+    const withoutOrm = await fetch(probeUrl + '/without-orm', { headers: { 'x-api-key': key } });
+    expect(withoutOrm.status).toBe(500);
   });
 });
