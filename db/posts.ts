@@ -1,12 +1,14 @@
 /**
  * Posts: draft CRUD through the entity manager (`Post` of db/social.ts is the row's one shape),
  * the repost-children rules shared by the API (`/v1/posts/{id}/reposting`, bulk-schedule,
- * unschedule) and the publishing activities, and the publish workflows' reads and state changes.
- * The set-based statements take a pg `Queryable` so they run inside the caller's transaction.
+ * unschedule, deletion) and the publish workflows' reads and state changes. The repost-children
+ * statements take the entity manager of the caller's `em.transactional` (Kysely typed from the
+ * entities for the set-based ones, so they run in that transaction); the workflows' reads stay on pg.
  */
 import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql as ksql, type Expression } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
@@ -15,7 +17,7 @@ import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
 import { compileSql } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
-import { Post } from './social.js';
+import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
 
 export type PostEntity = InferEntity<typeof Post>;
@@ -25,20 +27,26 @@ export async function findPost(em: EntityManager, id: string): Promise<PostEntit
   return em.findOne(Post, { id });
 }
 
-/** The post of the workspace, locked (`for update`) in the caller's pg transaction, or null. */
-export async function lockPost(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity | null> {
-  // Raw: the lock belongs to the caller's pg transaction, which also holds the set-based schedule statements.
-  const r = await tx.query(`select * from posts where id = $1 and workspace_id = $2 for update`, [id, workspaceId]);
-  return entityRows<PostEntity>(em, Post, r.rows)[0] ?? null;
+/** The post of the workspace, locked (`for update`) in the caller's transaction (`em.transactional`), or null. */
+export async function lockPost(tx: EntityManager, id: string): Promise<PostEntity | null> {
+  // refresh: the request's identity map may hold the post as read before the lock.
+  return tx.findOne(Post, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
 }
 
+/** `ids` as one `uuid[]` parameter of Kysely, for `= any(…)` (one plan whatever the count; `in ()` fails on none). */
+export const uuidArray = (ids: readonly string[]): Expression<string[]> => ksql<string[]>`${ids}::uuid[]`;
+
 /** Children that can still publish (draft or scheduled), oldest first. */
-async function activeRepostChildren(db: Queryable, parentId: string): Promise<Array<{ id: string; provider_id: string }>> {
-  const r = await db.query<{ id: string; provider_id: string }>(
-    `select id, provider_id from posts where parent_post_id = $1 and status in ('draft','scheduled') order by created_at, id`,
-    [parentId],
-  );
-  return r.rows;
+async function activeRepostChildren(tx: EntityManager, parentId: string): Promise<Array<{ id: string; provider_id: string }>> {
+  return tx
+    .getKysely<SchedulingDB>()
+    .selectFrom('posts')
+    .select(['id', 'provider_id'])
+    .where('parent_post_id', '=', parentId)
+    .where('status', 'in', ['draft', 'scheduled'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 /**
@@ -46,28 +54,44 @@ async function activeRepostChildren(db: Queryable, parentId: string): Promise<Ar
  * a scheduled parent makes them `scheduled` at parent time + delay, otherwise they are drafts
  * without a time. Returns the children updated.
  */
-export async function syncRepostChildren(db: Queryable, parentId: string): Promise<number> {
-  // Raw: one set-based update of the children from their parent's row, inside the caller's pg transaction.
-  const r = await db.query(
-    `update posts c
-        set status = case when p.status = 'scheduled' and p.scheduled_time is not null then 'scheduled' else 'draft' end,
-            scheduled_time = case when p.status = 'scheduled' then p.scheduled_time + make_interval(secs => c.repost_delay_secs) else null end,
-            updated_at = now()
-       from posts p
-      where p.id = $1 and c.parent_post_id = p.id and c.status in ('draft','scheduled')`,
-    [parentId],
-  );
-  return r.rowCount ?? 0;
+export async function syncRepostChildren(tx: EntityManager, parentId: string): Promise<number> {
+  // One set-based update of the children from their parent's row.
+  const r = await tx
+    .getKysely<SchedulingDB>()
+    .updateTable('posts as c')
+    .from('posts as p')
+    .set((eb) => ({
+      status: eb
+        .case()
+        .when(eb.and([eb('p.status', '=', 'scheduled'), eb('p.scheduled_time', 'is not', null)]))
+        .then(ksql.lit('scheduled' as const))
+        .else(ksql.lit('draft' as const))
+        .end(),
+      scheduled_time: eb
+        .case()
+        .when('p.status', '=', 'scheduled')
+        .then(ksql<Date>`${eb.ref('p.scheduled_time')} + make_interval(secs => ${eb.ref('c.repost_delay_secs')})`)
+        .else(null)
+        .end(),
+      updated_at: ksql`now()`,
+    }))
+    .where('p.id', '=', parentId)
+    .whereRef('c.parent_post_id', '=', 'p.id')
+    .where('c.status', 'in', ['draft', 'scheduled'])
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
-/** Cancels the children that have not published yet (parent failed, cancelled or reposting disabled). */
-export async function cancelRepostChildren(db: Queryable, parentId: string, providerIds?: string[]): Promise<number> {
-  const r = await db.query(
-    `update posts set status = 'cancelled', updated_at = now()
-      where parent_post_id = $1 and status in ('draft','scheduled')${providerIds ? ' and provider_id = any($2::uuid[])' : ''}`,
-    providerIds ? [parentId, providerIds] : [parentId],
-  );
-  return r.rowCount ?? 0;
+/** Cancels the children that have not published yet (parent cancelled or reposting disabled), or only those of `providerIds`. */
+export async function cancelRepostChildren(tx: EntityManager, parentId: string, providerIds?: string[]): Promise<number> {
+  let q = tx
+    .getKysely<SchedulingDB>()
+    .updateTable('posts')
+    .set({ status: 'cancelled', updated_at: ksql`now()` })
+    .where('parent_post_id', '=', parentId)
+    .where('status', 'in', ['draft', 'scheduled']);
+  if (providerIds) q = q.where((eb) => eb('provider_id', '=', eb.fn.any(uuidArray(providerIds))));
+  return Number((await q.executeTakeFirst()).numUpdatedRows);
 }
 
 export interface RepostTargetRow {
@@ -80,26 +104,29 @@ export interface RepostTargetRow {
  * a new target gets a new child, active children of targets no longer listed are cancelled.
  * Children already published (or publishing) are left alone.
  */
-export async function replaceRepostChildren(db: Queryable, parent: { id: string; workspaceId: string }, targets: RepostTargetRow[]): Promise<void> {
-  const active = await activeRepostChildren(db, parent.id);
+export async function replaceRepostChildren(tx: EntityManager, parent: { id: string; workspaceId: string }, targets: RepostTargetRow[]): Promise<void> {
+  const active = await activeRepostChildren(tx, parent.id);
   const byProvider = new Map(active.map((c) => [c.provider_id, c]));
   const wanted = new Set(targets.map((t) => t.providerId));
   const gone = active.filter((c) => !wanted.has(c.provider_id)).map((c) => c.provider_id);
-  if (gone.length) await cancelRepostChildren(db, parent.id, gone);
+  if (gone.length) await cancelRepostChildren(tx, parent.id, gone);
   for (const t of targets) {
     const existing = byProvider.get(t.providerId);
     if (existing) {
-      await db.query(`update posts set repost_delay_secs = $2, updated_at = now() where id = $1`, [existing.id, t.scheduleInSecs]);
+      await tx.nativeUpdate(Post, { id: existing.id }, { repostDelaySecs: t.scheduleInSecs, updatedAt: sql.now() });
     } else {
-      await db.query(
-        `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
-                            parent_post_id, repost_delay_secs, thread_external_ids, created_at, updated_at)
-         values ($1, $2, $3, 'draft', '', '[]', '[]', '[]', '{}', false, $4, $5, '[]', now(), now())`,
-        [uuidv7(), parent.workspaceId, t.providerId, parent.id, t.scheduleInSecs],
-      );
+      await tx.insert(Post, {
+        id: uuidv7(),
+        workspaceId: parent.workspaceId,
+        providerId: t.providerId,
+        status: 'draft',
+        content: '',
+        parentPostId: parent.id,
+        repostDelaySecs: t.scheduleInSecs,
+      });
     }
   }
-  await syncRepostChildren(db, parent.id);
+  await syncRepostChildren(tx, parent.id);
 }
 
 // --- Statements of the posts API (api/routes/posts.ts) ---
@@ -154,12 +181,12 @@ export async function updateDraftPost(em: EntityManager, post: PostEntity, c: Dr
   return readBack(em, post);
 }
 
-export async function setPostAutomation(db: Queryable, postId: string, automation: Automation): Promise<void> {
-  await db.query(`update posts set automation = $2, updated_at = now() where id = $1`, [postId, JSON.stringify(automation)]);
+export async function setPostAutomation(tx: EntityManager, postId: string, automation: Automation): Promise<void> {
+  await tx.nativeUpdate(Post, { id: postId }, { automation, updatedAt: sql.now() });
 }
 
-export async function markPostCancelled(db: Queryable, postId: string): Promise<void> {
-  await db.query(`update posts set status = 'cancelled', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
+export async function markPostCancelled(tx: EntityManager, postId: string): Promise<void> {
+  await tx.nativeUpdate(Post, { id: postId }, { status: 'cancelled', scheduledTime: null, updatedAt: sql.now() });
 }
 
 /** Deletes the post unless it is scheduled or publishing; returns the rows deleted. */
@@ -198,18 +225,13 @@ export async function filterPostsPage(
 // ---- Writes of the publishing routes (api/routes/publishing.ts) ----
 
 /** A draft comment on an external pronet post (`externalPost: true`). */
-export async function insertExternalReplyDraft(db: Queryable, workspaceId: string, id: string, providerId: string, content: string, externalPostUrl: string): Promise<void> {
-  await db.query(
-    `insert into posts (id, workspace_id, provider_id, status, content, media, articles, thread_items, automation, external_post,
-                        external_post_url, thread_external_ids, created_at, updated_at)
-     values ($1, $2, $3, 'draft', $4, '[]', '[]', '[]', '{}', true, $5, '[]', now(), now())`,
-    [id, workspaceId, providerId, content, externalPostUrl],
-  );
+export async function insertExternalReplyDraft(tx: EntityManager, workspaceId: string, id: string, providerId: string, content: string, externalPostUrl: string): Promise<void> {
+  await tx.insert(Post, { id, workspaceId, providerId, status: 'draft', content, externalPost: true, externalPostUrl });
 }
 
 /** A repost child's cancel (unschedule); its scheduled_time stays. */
-export async function markRepostCancelled(db: Queryable, id: string): Promise<void> {
-  await db.query(`update posts set status = 'cancelled', updated_at = now() where id = $1`, [id]);
+export async function markRepostCancelled(tx: EntityManager, id: string): Promise<void> {
+  await tx.nativeUpdate(Post, { id }, { status: 'cancelled', updatedAt: sql.now() });
 }
 
 // ---- Reads and state changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----

@@ -1,12 +1,20 @@
 /**
- * Schedule rows (`post_schedules`, one per bulk-schedule row) as the API writes them: set-based
- * SQL so 10,000 rows are one statement each, all inside the caller's transaction.
+ * Schedule rows (`post_schedules`, one per bulk-schedule row). The API side (bulk-schedule,
+ * unschedule, post deletion) is Kysely typed from the entities, on the entity manager of the
+ * route's `em.transactional`: set-based (`unnest`, `= any(…)`) so 10,000 rows are one statement
+ * each. The filter does not reach Kysely: reads keyed by workspace say `workspace_id` themselves.
+ * The publish workflows' side (claim, finish, dispatch) stays raw `pg` on its own transactions:
+ * moving it to the entity manager raised publish lateness p99 from ~30 ms to ~400 ms.
  */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from '@mikro-orm/core';
+import { sql as ksql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs, type ScheduleRowStatus } from '../domain/publishing.js';
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-import { cancelRepostChildren, syncRepostChildren } from './posts.js';
+import { syncRepostChildren, uuidArray } from './posts.js';
+import { Post, type SchedulingDB } from './social.js';
 
 export interface NewScheduleRow {
   postId: string;
@@ -22,12 +30,14 @@ export interface ReplacedRow {
 }
 
 /** Rows of these posts that are publishing or published (they cannot be replaced). */
-export async function livePublishRows(db: Queryable, postIds: string[]): Promise<Array<{ post_id: string; status: string }>> {
-  const r = await db.query<{ post_id: string; status: string }>(
-    `select post_id, status from post_schedules where post_id = any($1::uuid[]) and status in ('publishing','published')`,
-    [postIds],
-  );
-  return r.rows;
+export async function livePublishRows(em: EntityManager, postIds: string[]): Promise<Array<{ post_id: string; status: string }>> {
+  return em
+    .getKysely<SchedulingDB>()
+    .selectFrom('post_schedules')
+    .select(['post_id', 'status'])
+    .where((eb) => eb('post_id', '=', eb.fn.any(uuidArray(postIds))))
+    .where('status', 'in', ['publishing', 'published'])
+    .execute();
 }
 
 /**
@@ -36,8 +46,9 @@ export async function livePublishRows(db: Queryable, postIds: string[]): Promise
  * earliest time and aligns their repost children. Returns the replaced rows that had a
  * workflow (their workflows are told to stop waiting for them).
  */
-export async function replaceSchedules(db: Queryable, workspaceId: string, batchId: string, rows: NewScheduleRow[]): Promise<{ stale: ReplacedRow[]; inserted: number }> {
-  const postIds = [...new Set(rows.map((r) => r.postId))];
+export async function replaceSchedules(tx: EntityManager, workspaceId: string, batchId: string, rows: NewScheduleRow[]): Promise<{ stale: ReplacedRow[]; inserted: number }> {
+  const db = tx.getKysely<SchedulingDB>();
+  const postIds = uuidArray([...new Set(rows.map((r) => r.postId))]);
   const counts = new Map<string, number>();
   const ids: string[] = [];
   const ns: number[] = [];
@@ -47,38 +58,61 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
     ids.push(uuidv7());
     ns.push(n);
   }
-  const old = await db.query<{ id: string; post_id: string; n: number; dispatched: boolean }>(
-    `delete from post_schedules where post_id = any($1::uuid[]) returning id, post_id, n, dispatched_at is not null as dispatched`,
-    [postIds],
-  );
+  const old = await db
+    .deleteFrom('post_schedules')
+    .where((eb) => eb('post_id', '=', eb.fn.any(postIds)))
+    .returning((eb) => ['id', 'post_id', 'n', eb('dispatched_at', 'is not', null).as('dispatched')])
+    .execute();
   // Replaced rows that already have a workflow: it is told to stop waiting for the old row (a
   // workflow that already got the new row ignores that; one that stops is started again for it).
-  const stale = old.rows.filter((o) => o.dispatched).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
-  await db.query(
-    `insert into post_schedules (id, post_id, workspace_id, provider_id, scheduled_time, automation, workflow_id, status, n, batch_id, created_at, updated_at)
-     select u.id, u.post_id, $1, u.provider_id, u.scheduled_time, u.automation, u.workflow_id, 'scheduled', u.n, $2, now(), now()
-       from unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::timestamptz[], $7::jsonb[], $8::text[], $9::int[])
-         as u(id, post_id, provider_id, scheduled_time, automation, workflow_id, n)`,
-    [
-      workspaceId,
-      batchId,
-      ids,
-      rows.map((r) => r.postId),
-      rows.map((r) => r.providerId),
-      rows.map((r) => r.scheduledTime.toISOString()),
-      rows.map((r) => JSON.stringify(r.automation)),
-      rows.map((r, i) => publishWorkflowId(r.postId, ns[i]!)),
-      ns,
-    ],
-  );
-  await db.query(
-    `update posts p set status = 'scheduled', scheduled_time = s.first, error = null, updated_at = now()
-       from (select post_id, min(scheduled_time) as first from post_schedules where post_id = any($1::uuid[]) group by post_id) s
-      where p.id = s.post_id`,
-    [postIds],
-  );
-  const parents = await db.query<{ parent_post_id: string }>(`select distinct parent_post_id from posts where parent_post_id = any($1::uuid[])`, [postIds]);
-  for (const p of parents.rows) await syncRepostChildren(db, p.parent_post_id);
+  const stale = old.filter((o) => o.dispatched).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
+  // One row per array element: the arrays are parameters, the insert is one statement whatever the count.
+  const batch = ksql<{ id: string; post_id: string; provider_id: string; scheduled_time: Date; automation: Automation; workflow_id: string; n: number }>`unnest(
+    ${ids}::uuid[], ${rows.map((r) => r.postId)}::uuid[], ${rows.map((r) => r.providerId)}::uuid[],
+    ${rows.map((r) => r.scheduledTime.toISOString())}::timestamptz[], ${rows.map((r) => JSON.stringify(r.automation))}::jsonb[],
+    ${rows.map((r, i) => publishWorkflowId(r.postId, ns[i]!))}::text[], ${ns}::int[])`;
+  await db
+    .insertInto('post_schedules')
+    .columns(['id', 'post_id', 'workspace_id', 'provider_id', 'scheduled_time', 'automation', 'workflow_id', 'status', 'n', 'batch_id', 'created_at', 'updated_at'])
+    .expression(
+      db
+        .selectFrom(batch.as<'u'>(ksql`u(id, post_id, provider_id, scheduled_time, automation, workflow_id, n)`))
+        .select((eb) => [
+          'u.id',
+          'u.post_id',
+          ksql<string>`${workspaceId}::uuid`.as('workspace_id'),
+          'u.provider_id',
+          'u.scheduled_time',
+          'u.automation',
+          'u.workflow_id',
+          ksql.lit('scheduled' as const).as('status'),
+          'u.n',
+          ksql<string>`${batchId}::uuid`.as('batch_id'),
+          ksql<Date>`now()`.as('created_at'),
+          ksql<Date>`now()`.as('updated_at'),
+        ]),
+    )
+    .execute();
+  await db
+    .updateTable('posts as p')
+    .from(
+      db
+        .selectFrom('post_schedules')
+        .select((eb) => ['post_id', eb.fn.min('scheduled_time').as('first')])
+        .where((eb) => eb('post_id', '=', eb.fn.any(postIds)))
+        .groupBy('post_id')
+        .as('s'),
+    )
+    .set((eb) => ({ status: ksql.lit('scheduled' as const), scheduled_time: eb.ref('s.first'), error: null, updated_at: ksql`now()` }))
+    .whereRef('p.id', '=', 's.post_id')
+    .execute();
+  const parents = await db
+    .selectFrom('posts')
+    .select('parent_post_id')
+    .distinct()
+    .where((eb) => eb('parent_post_id', '=', eb.fn.any(postIds)))
+    .execute();
+  for (const p of parents) await syncRepostChildren(tx, p.parent_post_id!);
   return { stale, inserted: rows.length };
 }
 
@@ -86,16 +120,18 @@ export async function replaceSchedules(db: Queryable, workspaceId: string, batch
  * Unschedules a post: its waiting rows become `cancelled`, the post a draft without a time,
  * its repost children drafts. Returns the rows cancelled (their workflows are told to stop).
  */
-export async function cancelSchedules(db: Queryable, postId: string): Promise<ReplacedRow[]> {
-  // Raw: in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
-  const r = await db.query<{ id: string; post_id: string; n: number }>(
-    `update post_schedules set status = 'cancelled', updated_at = now() where post_id = $1 and status = 'scheduled' returning id, post_id, n`,
-    [postId],
-  );
-  // Raw: in the routes' pg transaction (post locks + set-based schedule statements), which the entity manager cannot join.
-  await db.query(`update posts set status = 'draft', scheduled_time = null, updated_at = now() where id = $1`, [postId]);
-  await syncRepostChildren(db, postId);
-  return r.rows.map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
+export async function cancelSchedules(tx: EntityManager, postId: string): Promise<ReplacedRow[]> {
+  const rows = await tx
+    .getKysely<SchedulingDB>()
+    .updateTable('post_schedules')
+    .set({ status: 'cancelled', updated_at: ksql`now()` })
+    .where('post_id', '=', postId)
+    .where('status', '=', 'scheduled')
+    .returning(['id', 'post_id', 'n'])
+    .execute();
+  await tx.nativeUpdate(Post, { id: postId }, { status: 'draft', scheduledTime: null, updatedAt: sql.now() });
+  await syncRepostChildren(tx, postId);
+  return rows.map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
 }
 
 // ---- Reads and locks of bulk-schedule and external-reply (api/routes/publishing.ts) ----
@@ -112,19 +148,27 @@ export interface PostForSchedule {
   parent_post_id: string | null;
 }
 
-export async function postsForSchedule(db: Queryable, workspaceId: string, postIds: string[]): Promise<PostForSchedule[]> {
-  const r = await db.query<PostForSchedule>(
-    `select p.id, p.status, i.provider as kind, p.content, p.media, p.thread_items, p.external_post, p.parent_post_id
-       from posts p join integrations i on i.id = p.provider_id
-      where p.workspace_id = $1 and p.id = any($2::uuid[])`,
-    [workspaceId, postIds],
-  );
-  return r.rows;
+export async function postsForSchedule(em: EntityManager, workspaceId: string, postIds: string[]): Promise<PostForSchedule[]> {
+  return em
+    .getKysely<SchedulingDB>()
+    .selectFrom('posts as p')
+    .innerJoin('integrations as i', 'i.id', 'p.provider_id')
+    .select(['p.id', 'p.status', 'i.provider as kind', 'p.content', 'p.media', 'p.thread_items', 'p.external_post', 'p.parent_post_id'])
+    .where('p.workspace_id', '=', workspaceId)
+    .where((eb) => eb('p.id', '=', eb.fn.any(uuidArray(postIds))))
+    .execute();
 }
 
 /** Locks the posts, in id order (so concurrent schedulers cannot deadlock), for the rest of the transaction. */
-export async function lockPostsForScheduling(tx: Queryable, postIds: string[]): Promise<void> {
-  await tx.query(`select id from posts where id = any($1::uuid[]) order by id for update`, [postIds]);
+export async function lockPostsForScheduling(tx: EntityManager, postIds: string[]): Promise<void> {
+  await tx
+    .getKysely<SchedulingDB>()
+    .selectFrom('posts')
+    .select('id')
+    .where((eb) => eb('id', '=', eb.fn.any(uuidArray(postIds))))
+    .orderBy('id')
+    .forUpdate()
+    .execute();
 }
 
 // ---- State changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----
@@ -224,7 +268,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
       );
     } else {
       await tx.query(`update posts set error = $2 where id = $1`, [input.postId, JSON.stringify(o.error)]);
-      if (input.n === 0) await cancelRepostChildren(tx, input.postId);
+      if (input.n === 0) await cancelRepostChildrenOf(tx, input.postId);
     }
     return { postStatus: status };
   });
@@ -236,6 +280,12 @@ async function refreshPostStatus(tx: Queryable, postId: string): Promise<string>
   const status = aggregatePostStatus(rows.rows.map((r) => r.status));
   await tx.query(`update posts set status = $2, updated_at = now() where id = $1`, [postId, status]);
   return status;
+}
+
+/** Row 0 failed: the children not published yet are cancelled (the API's `cancelRepostChildren`, in this pg transaction). */
+async function cancelRepostChildrenOf(tx: Queryable, parentId: string): Promise<void> {
+  // Raw: part of finishScheduleRow's pg transaction; the publish path stays off the entity manager (lateness).
+  await tx.query(`update posts set status = 'cancelled', updated_at = now() where parent_post_id = $1 and status in ('draft','scheduled')`, [parentId]);
 }
 
 /** The integration a schedule row publishes with, or null when the row no longer exists. */

@@ -4,6 +4,7 @@
  * in MinIO. Tables are created by Migration20261121030000_social.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 import type {
@@ -170,3 +171,6 @@ export const PublishAttempt = defineEntity({
   indexes: [{ name: 'publish_attempts_post', properties: ['postId'] }],
   checks: [{ name: 'publish_attempts_state_check', expression: `state in ('pending','sending','done','failed')` }],
 });
+
+/** Kysely over the scheduling tables, typed from the entities (`em.getKysely<SchedulingDB>()`; inside `em.transactional` it runs on the transaction). */
+export type SchedulingDB = InferKyselyDB<typeof Integration | typeof Post | typeof PostSchedule>;

@@ -10,7 +10,7 @@ import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Prov
 import { unknownMedia } from '../../db/media.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
-import { withTransaction, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import { connectedIntegrationProvider, integrationProvider } from '../../db/integrations.js';
 import {
   cancelRepostChildren,
@@ -68,9 +68,9 @@ async function loadPost(em: EntityManager, workspaceId: string, id: string, lock
   return post;
 }
 
-/** As `loadPost`, locked in a pg transaction (the reposting route's set-based statements run there). */
-async function lockPostOr404(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity> {
-  const post = isUuid(id) ? await lockPost(tx, em, workspaceId, id.toLowerCase()) : null;
+/** As `loadPost`, locked in the transaction `tx` (read again even when the request already holds the post). */
+async function lockPostOr404(tx: EntityManager, id: string): Promise<PostEntity> {
+  const post = isUuid(id) ? await lockPost(tx, id.toLowerCase()) : null;
   if (!post) throw notFound('Post', id);
   return post;
 }
@@ -144,8 +144,8 @@ export const postRoutes = [
     handler: async ({ params, body, auth, em, deps }) => {
       if (auth.plan !== 'enterprise') throw featureNotAvailable('Cross-account reposting needs the Enterprise plan');
       const { enable, reposts } = body.reposting;
-      const parentId = await withTransaction(deps.pool, async (tx) => {
-        const parent = await lockPostOr404(tx, em, auth.workspaceId, params.postId);
+      const parentId = await em.transactional(async (tx) => {
+        const parent = await lockPostOr404(tx, params.postId);
         if (parent.parentPostId) throw conflict('A repost child cannot be reposted; configure its parent', 'invalid_post_state');
         if (parent.externalPost) throw conflict('A comment on an external post cannot be reposted', 'invalid_post_state');
         if (!['draft', 'scheduled'].includes(parent.status)) {
@@ -231,8 +231,8 @@ export const postRoutes = [
       const post = await loadPost(em, auth.workspaceId, params.id);
       if (post.status === 'publishing') throw conflict('The post is being published right now; try again in a moment', 'post_publishing');
       if (post.status === 'scheduled') {
-        const cancelled = await withTransaction(deps.pool, async (tx) => {
-          const locked = await lockPostOr404(tx, em, auth.workspaceId, post.id);
+        const cancelled = await em.transactional(async (tx) => {
+          const locked = await lockPostOr404(tx, post.id);
           if (locked.status !== 'scheduled' || (await livePublishRows(tx, [post.id])).length) {
             throw conflict('The post started publishing meanwhile', 'post_publishing');
           }

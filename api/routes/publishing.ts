@@ -15,7 +15,7 @@ import { contentProblem, emptyContentProblem, scheduleBatchWorkflowId, scheduled
 import { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation } from '../../domain/social.js';
-import { withTransaction, type PoolClient, type Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import { mediaContentTypes } from '../../db/media.js';
 import { findPost, insertExternalReplyDraft, lockPost, markRepostCancelled, type PostEntity } from '../../db/posts.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -68,9 +68,9 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
   const postIds = [...new Set(body.posts.map((p) => p.postId.toLowerCase()).filter(isUuid))];
   const providerIds = [...new Set(body.posts.flatMap((p) => p.schedules.map((s) => s.providerId.toLowerCase())).filter(isUuid))];
   const [posts, kindById, live] = await Promise.all([
-    postsForSchedule(db, workspaceId, postIds),
+    postsForSchedule(em, workspaceId, postIds),
     connectedIntegrationProviders(em, providerIds),
-    livePublishRows(db, postIds),
+    livePublishRows(em, postIds),
   ]);
   const postById = new Map(posts.map((p) => [p.id, p]));
   const publishing = new Set(live.map((r) => r.post_id));
@@ -111,8 +111,8 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
   return rows;
 }
 
-/** Writes the rows and starts their dispatch, atomically: the dispatch starts inside the transaction. */
-async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows: NewScheduleRow[]): Promise<ReplacedRow[]> {
+/** Writes the rows and starts their dispatch, atomically: the dispatch starts inside the transaction `tx`. */
+async function schedule(tx: EntityManager, deps: AppDeps, workspaceId: string, rows: NewScheduleRow[]): Promise<ReplacedRow[]> {
   const ids = [...new Set(rows.map((r) => r.postId))].sort();
   await lockPostsForScheduling(tx, ids);
   // Re-checked under the lock: a publish may have started since validation.
@@ -135,9 +135,9 @@ async function schedule(tx: PoolClient, deps: AppDeps, workspaceId: string, rows
   return stale;
 }
 
-/** The post of the workspace locked in the pg transaction `tx`, or 404. */
-async function lockPostOr404(tx: Queryable, em: EntityManager, workspaceId: string, id: string): Promise<PostEntity> {
-  const post = isUuid(id) ? await lockPost(tx, em, workspaceId, id.toLowerCase()) : null;
+/** The post of the workspace locked in the transaction `tx`, or 404. */
+async function lockPostOr404(tx: EntityManager, id: string): Promise<PostEntity> {
+  const post = isUuid(id) ? await lockPost(tx, id.toLowerCase()) : null;
   if (!post) throw notFound('Post', id);
   return post;
 }
@@ -164,7 +164,7 @@ export const publishingRoutes = [
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
       const rows = await validateBulk(deps.pool, em, auth.workspaceId, body, new Date());
-      const stale = await withTransaction(deps.pool, (tx) => schedule(tx, deps, auth.workspaceId, rows));
+      const stale = await em.transactional((tx) => schedule(tx, deps, auth.workspaceId, rows));
       await unscheduleWaitingPublishes(deps, stale);
       const posts = new Set(rows.map((r) => r.postId)).size;
       return { message: `Scheduled ${rows.length} publish${rows.length === 1 ? '' : 'es'} for ${posts} post${posts === 1 ? '' : 's'}` };
@@ -196,7 +196,7 @@ export const publishingRoutes = [
       if (!body.content.trim()) throw invalidField('/content', 'must not be blank');
 
       const id = uuidv7();
-      await withTransaction(deps.pool, async (tx) => {
+      await em.transactional(async (tx) => {
         await insertExternalReplyDraft(tx, auth.workspaceId, id, providerId, body.content, body.externalPostUrl.trim());
         await schedule(tx, deps, auth.workspaceId, [{ postId: id, providerId, scheduledTime: new Date(body.scheduledTime), automation: {} }]);
       });
@@ -216,8 +216,8 @@ export const publishingRoutes = [
     responses: { 200: PostResponse },
     errors: [401, 404, 409, 500],
     handler: async ({ params, auth, em, deps }) => {
-      const { post, cancelled } = await withTransaction(deps.pool, async (tx) => {
-        const post = await lockPostOr404(tx, em, auth.workspaceId, params.postId);
+      const { post, cancelled } = await em.transactional(async (tx) => {
+        const post = await lockPostOr404(tx, params.postId);
         if (post.parentPostId) {
           if (post.status !== 'scheduled' && post.status !== 'draft') throw conflict(`This repost is ${post.status} and cannot be cancelled`, 'invalid_post_state');
           await markRepostCancelled(tx, post.id);
