@@ -6,9 +6,8 @@
  * entities for the set-based ones, so they run in that transaction); the workflows' reads stay on pg.
  */
 import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
-import { sql } from 'kysely';
+import { sql, type Expression } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql as ksql, type Expression } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
@@ -34,7 +33,7 @@ export async function lockPost(tx: EntityManager, id: string): Promise<PostEntit
 }
 
 /** `ids` as one `uuid[]` parameter of Kysely, for `= any(…)` (one plan whatever the count; `in ()` fails on none). */
-export const uuidArray = (ids: readonly string[]): Expression<string[]> => ksql<string[]>`${ids}::uuid[]`;
+export const uuidArray = (ids: readonly string[]): Expression<string[]> => sql<string[]>`${ids}::uuid[]`;
 
 /** Children that can still publish (draft or scheduled), oldest first. */
 async function activeRepostChildren(tx: EntityManager, parentId: string): Promise<Array<{ id: string; provider_id: string }>> {
@@ -64,16 +63,16 @@ export async function syncRepostChildren(tx: EntityManager, parentId: string): P
       status: eb
         .case()
         .when(eb.and([eb('p.status', '=', 'scheduled'), eb('p.scheduled_time', 'is not', null)]))
-        .then(ksql.lit('scheduled' as const))
-        .else(ksql.lit('draft' as const))
+        .then(sql.lit('scheduled' as const))
+        .else(sql.lit('draft' as const))
         .end(),
       scheduled_time: eb
         .case()
         .when('p.status', '=', 'scheduled')
-        .then(ksql<Date>`${eb.ref('p.scheduled_time')} + make_interval(secs => ${eb.ref('c.repost_delay_secs')})`)
+        .then(sql<Date>`${eb.ref('p.scheduled_time')} + make_interval(secs => ${eb.ref('c.repost_delay_secs')})`)
         .else(null)
         .end(),
-      updated_at: ksql`now()`,
+      updated_at: sql`now()`,
     }))
     .where('p.id', '=', parentId)
     .whereRef('c.parent_post_id', '=', 'p.id')
@@ -87,7 +86,7 @@ export async function cancelRepostChildren(tx: EntityManager, parentId: string, 
   let q = tx
     .getKysely<SchedulingDB>()
     .updateTable('posts')
-    .set({ status: 'cancelled', updated_at: ksql`now()` })
+    .set({ status: 'cancelled', updated_at: sql`now()` })
     .where('parent_post_id', '=', parentId)
     .where('status', 'in', ['draft', 'scheduled']);
   if (providerIds) q = q.where((eb) => eb('provider_id', '=', eb.fn.any(uuidArray(providerIds))));
@@ -113,7 +112,7 @@ export async function replaceRepostChildren(tx: EntityManager, parent: { id: str
   for (const t of targets) {
     const existing = byProvider.get(t.providerId);
     if (existing) {
-      await tx.nativeUpdate(Post, { id: existing.id }, { repostDelaySecs: t.scheduleInSecs, updatedAt: sql.now() });
+      await tx.nativeUpdate(Post, { id: existing.id }, { repostDelaySecs: t.scheduleInSecs, updatedAt: ormSql.now() });
     } else {
       await tx.insert(Post, {
         id: uuidv7(),
@@ -182,11 +181,11 @@ export async function updateDraftPost(em: EntityManager, post: PostEntity, c: Dr
 }
 
 export async function setPostAutomation(tx: EntityManager, postId: string, automation: Automation): Promise<void> {
-  await tx.nativeUpdate(Post, { id: postId }, { automation, updatedAt: sql.now() });
+  await tx.nativeUpdate(Post, { id: postId }, { automation, updatedAt: ormSql.now() });
 }
 
 export async function markPostCancelled(tx: EntityManager, postId: string): Promise<void> {
-  await tx.nativeUpdate(Post, { id: postId }, { status: 'cancelled', scheduledTime: null, updatedAt: sql.now() });
+  await tx.nativeUpdate(Post, { id: postId }, { status: 'cancelled', scheduledTime: null, updatedAt: ormSql.now() });
 }
 
 /** Deletes the post unless it is scheduled or publishing; returns the rows deleted. */
@@ -231,7 +230,7 @@ export async function insertExternalReplyDraft(tx: EntityManager, workspaceId: s
 
 /** A repost child's cancel (unschedule); its scheduled_time stays. */
 export async function markRepostCancelled(tx: EntityManager, id: string): Promise<void> {
-  await tx.nativeUpdate(Post, { id }, { status: 'cancelled', updatedAt: sql.now() });
+  await tx.nativeUpdate(Post, { id }, { status: 'cancelled', updatedAt: ormSql.now() });
 }
 
 // ---- Reads and state changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----

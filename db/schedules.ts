@@ -7,8 +7,8 @@
  * moving it to the entity manager raised publish lateness p99 from ~30 ms to ~400 ms.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql } from '@mikro-orm/core';
-import { sql as ksql } from 'kysely';
+import { sql as ormSql } from '@mikro-orm/core';
+import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs, type ScheduleRowStatus } from '../domain/publishing.js';
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
@@ -67,7 +67,7 @@ export async function replaceSchedules(tx: EntityManager, workspaceId: string, b
   // workflow that already got the new row ignores that; one that stops is started again for it).
   const stale = old.filter((o) => o.dispatched).map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
   // One row per array element: the arrays are parameters, the insert is one statement whatever the count.
-  const batch = ksql<{ id: string; post_id: string; provider_id: string; scheduled_time: Date; automation: Automation; workflow_id: string; n: number }>`unnest(
+  const batch = sql<{ id: string; post_id: string; provider_id: string; scheduled_time: Date; automation: Automation; workflow_id: string; n: number }>`unnest(
     ${ids}::uuid[], ${rows.map((r) => r.postId)}::uuid[], ${rows.map((r) => r.providerId)}::uuid[],
     ${rows.map((r) => r.scheduledTime.toISOString())}::timestamptz[], ${rows.map((r) => JSON.stringify(r.automation))}::jsonb[],
     ${rows.map((r, i) => publishWorkflowId(r.postId, ns[i]!))}::text[], ${ns}::int[])`;
@@ -76,20 +76,20 @@ export async function replaceSchedules(tx: EntityManager, workspaceId: string, b
     .columns(['id', 'post_id', 'workspace_id', 'provider_id', 'scheduled_time', 'automation', 'workflow_id', 'status', 'n', 'batch_id', 'created_at', 'updated_at'])
     .expression(
       db
-        .selectFrom(batch.as<'u'>(ksql`u(id, post_id, provider_id, scheduled_time, automation, workflow_id, n)`))
+        .selectFrom(batch.as<'u'>(sql`u(id, post_id, provider_id, scheduled_time, automation, workflow_id, n)`))
         .select((eb) => [
           'u.id',
           'u.post_id',
-          ksql<string>`${workspaceId}::uuid`.as('workspace_id'),
+          sql<string>`${workspaceId}::uuid`.as('workspace_id'),
           'u.provider_id',
           'u.scheduled_time',
           'u.automation',
           'u.workflow_id',
-          ksql.lit('scheduled' as const).as('status'),
+          sql.lit('scheduled' as const).as('status'),
           'u.n',
-          ksql<string>`${batchId}::uuid`.as('batch_id'),
-          ksql<Date>`now()`.as('created_at'),
-          ksql<Date>`now()`.as('updated_at'),
+          sql<string>`${batchId}::uuid`.as('batch_id'),
+          sql<Date>`now()`.as('created_at'),
+          sql<Date>`now()`.as('updated_at'),
         ]),
     )
     .execute();
@@ -103,7 +103,7 @@ export async function replaceSchedules(tx: EntityManager, workspaceId: string, b
         .groupBy('post_id')
         .as('s'),
     )
-    .set((eb) => ({ status: ksql.lit('scheduled' as const), scheduled_time: eb.ref('s.first'), error: null, updated_at: ksql`now()` }))
+    .set((eb) => ({ status: sql.lit('scheduled' as const), scheduled_time: eb.ref('s.first'), error: null, updated_at: sql`now()` }))
     .whereRef('p.id', '=', 's.post_id')
     .execute();
   const parents = await db
@@ -124,12 +124,12 @@ export async function cancelSchedules(tx: EntityManager, postId: string): Promis
   const rows = await tx
     .getKysely<SchedulingDB>()
     .updateTable('post_schedules')
-    .set({ status: 'cancelled', updated_at: ksql`now()` })
+    .set({ status: 'cancelled', updated_at: sql`now()` })
     .where('post_id', '=', postId)
     .where('status', '=', 'scheduled')
     .returning(['id', 'post_id', 'n'])
     .execute();
-  await tx.nativeUpdate(Post, { id: postId }, { status: 'draft', scheduledTime: null, updatedAt: sql.now() });
+  await tx.nativeUpdate(Post, { id: postId }, { status: 'draft', scheduledTime: null, updatedAt: ormSql.now() });
   await syncRepostChildren(tx, postId);
   return rows.map((o) => ({ id: o.id, postId: o.post_id, n: o.n }));
 }
