@@ -24,7 +24,9 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
+import { jobWorkflowId } from '../api/jobs.js';
 import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
@@ -105,6 +107,42 @@ interface Measured {
 }
 const cpuNow = () => cpuByProcess({ api: apiProc.pid, worker: workerProc.pid, bench: process.pid });
 
+const temporal = new Client({ connection: await Connection.connect({ address: loadConfig().temporal.address }) });
+const ms = (t: any) => Number(t.seconds) * 1000 + Math.round((t.nanos ?? 0) / 1e6);
+
+/**
+ * The workflow-level view of a job from its history: how long the chunks (ingestStagedChunk)
+ * ran, how long each waited to start once scheduled, and how much of the window stood idle:
+ * the gap between a chunk's completion and the next chunk's start, and the time from the
+ * workflow's start to its first chunk and from its last chunk to its completion.
+ */
+async function chunkTimeline(jobId: string): Promise<string> {
+  const history = await temporal.workflow.getHandle(jobWorkflowId('bulk-upsert', jobId)).fetchHistory();
+  const events = history.events ?? [];
+  const scheduled = new Map<string, { at: number; type: string }>();
+  const started = new Map<string, number>();
+  const chunks: { scheduled: number; started: number; completed: number }[] = [];
+  for (const e of events) {
+    const at = ms(e.eventTime);
+    const id = String(e.eventId);
+    if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { at, type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '' });
+    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done) {
+      const s = scheduled.get(String(done.scheduledEventId))!;
+      if (s.type === 'ingestStagedChunk') chunks.push({ scheduled: s.at, started: started.get(String(done.scheduledEventId))!, completed: at });
+    }
+  }
+  const t0 = ms(events[0]!.eventTime);
+  const tEnd = ms(events.at(-1)!.eventTime);
+  const run = chunks.map((c) => c.completed - c.started);
+  const wait = chunks.map((c) => c.started - c.scheduled);
+  // The next chunk starts once one completes: completion → next start (the window's refill).
+  const refill = chunks.slice(2).map((c) => c.started - Math.max(...chunks.filter((p) => p.completed <= c.started).map((p) => p.completed)));
+  const avg = (xs: number[]) => (xs.length ? Math.round(xs.reduce((a, b) => a + b, 0) / xs.length) : 0);
+  return `${chunks.length} chunks, each ${avg(run)} ms on average (${Math.min(...run)}–${Math.max(...run)}); scheduled → started ${avg(wait)} ms; completion → next start ${avg(refill)} ms; workflow start → first chunk ${chunks[0]!.started - t0} ms; last chunk → workflow end ${tEnd - Math.max(...chunks.map((c) => c.completed))} ms`;
+}
+
 async function waitForJob(jobId: string): Promise<any> {
   for (;;) {
     const job = (await http('GET', `/jobs/${jobId}`)).body.data;
@@ -131,6 +169,7 @@ async function importAll(run: number): Promise<Measured> {
     throw new Error(`job ${job.jobStatus} ${JSON.stringify(job.error)}; ${listed.body.meta?.totalRecords} contacts queryable`);
   say(`  run ${run}: 202 after ${Math.round(tAccepted - t0)} ms; job completed after ${Math.round(tDone - t0)} ms; all ${ROWS} queryable after ${Math.round(ms)} ms (${rate(ROWS, ms)} rows/s)`);
   if (run === 1) say(`  result: ${JSON.stringify({ ...job.jobResponsePayload, errors: job.jobResponsePayload.errors.length })}`);
+  say(`  chunks: ${await chunkTimeline(accepted.body.jobId)}`);
   return { ms, cpu: { ...cpuSpent(cpu0, cpuNow()), database: databaseCpuSpent(db0, databaseCpu(DB)) } };
 }
 
@@ -151,6 +190,7 @@ const resendMs = performance.now() - t2;
 const resendCpu = { ...cpuSpent(cpu2, cpuNow()), database: databaseCpuSpent(db2, databaseCpu(DB)) };
 const count = await pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [ws.workspaceId]);
 say(`  re-sent: ${JSON.stringify({ created: job.jobResponsePayload.created, updated: job.jobResponsePayload.updated })} in ${Math.round(resendMs)} ms (202 after ${Math.round(resendAcceptedMs)} ms); contacts stored: ${count.rows[0].n}`);
+say(`  chunks: ${await chunkTimeline(again.body.jobId)}`);
 const apiRss = peakRssMb(apiProc);
 const workerRss = peakRssMb(workerProc);
 
@@ -209,6 +249,7 @@ for (const p of [apiProc, workerProc]) p.kill('SIGTERM');
 await Promise.all([apiProc, workerProc].map((p) => new Promise((r) => (p.exitCode !== null ? r(null) : p.once('exit', r)))));
 await pool.end();
 await orm.close(true);
+await temporal.connection.close();
 // Connections still closing when the database is dropped must not crash the report.
 process.on('uncaughtException', (e) => {
   if (!/terminating connection/.test(String(e))) throw e;
