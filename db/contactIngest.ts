@@ -17,8 +17,10 @@
  * UPDATE … FROM merges those that change; changed links are updated in one statement. A re-send
  * of unchanged rows writes neither contacts nor links.
  *
- * Concurrency: companies are resolved first by a read without a lock, and upserted (only when
- * one is new or changes) in a short transaction of their own serialised per workspace. The contacts are then written optimistically, without the workspace's ingest lock,
+ * Concurrency: companies are resolved by a read without a lock, and upserted (only when one is
+ * new or changes) in a short transaction of their own serialised per workspace, on a connection
+ * of their own while the batch's transaction looks up its identities; the batch waits for them
+ * before matching. The contacts are written optimistically, without the workspace's ingest lock,
  * so two chunks of one import use both cores; just before commit, under the lock, the batch
  * reads the identity log (below) for emails or row keys that another ingest wrote since its
  * look-ups (profile keys and new row keys are guarded by unique indexes), and if there are any
@@ -310,16 +312,21 @@ export async function timed<T>(times: PhaseTimes | undefined, name: string, fn: 
 export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions, phases?: PhaseTimes): Promise<IngestResult> {
   if (inputs.length === 0) return { rows: [], created: 0, updated: 0, skipped: 0 };
   const groups = await timed(phases, 'grouping', () => groupRows(inputs));
-  await resolveOrUpsertCompanies(pool, opts.workspaceId, groups, phases);
-  // A batch redone starts again from its rows (the first pass changes its groups).
-  const companyIds = groups.map((g) => g.companyId);
-  const grouped = () => groupRows(inputs).map((g, i) => Object.assign(g, { companyId: companyIds[i] }));
+  // The companies are resolved on a connection of their own while the transaction below looks
+  // up the identities (two backends, two cores); the groups need their company ids only from
+  // matching on. A failure surfaces where it is awaited.
+  const companies = resolveOrUpsertCompanies(pool, opts.workspaceId, groups, phases);
+  companies.catch(() => {});
   try {
-    return await withTransaction(pool, (client) => applyContacts(client, inputs.length, groups, opts, 'optimistic', phases));
+    return await withTransaction(pool, (client) => applyContacts(client, inputs.length, groups, opts, 'optimistic', phases, companies));
   } catch (e) {
+    await companies;
     if (!isConflict(e)) throw e;
     if (phases) phases['redone batches'] = (phases['redone batches'] ?? 0) + 1;
   }
+  // A batch redone starts again from its rows (the first pass changes its groups).
+  const companyIds = groups.map((g) => g.companyId);
+  const grouped = () => groupRows(inputs).map((g, i) => Object.assign(g, { companyId: companyIds[i] }));
   // Under the lock a batch can still meet a deadlock with an optimistic ingest, or a unique
   // violation from a PATCH of a profile URL (which takes no lock).
   for (let attempt = 1; ; attempt++) {
@@ -355,10 +362,19 @@ type Link = { contactId: string; origin: string | null; stale: boolean };
 const LINK_SEEN_REFRESH = '1 day';
 
 /**
- * One transaction of a batch, phase by phase: look up the identities, match the groups to stored
- * contacts, write the contacts, link them to the source, check and extend the identity log.
+ * One transaction of a batch, phase by phase: look up the identities, (wait for the batch's
+ * `companies`, resolved alongside), match the groups to stored contacts, write the contacts, link
+ * them to the source, check and extend the identity log.
  */
-async function applyContacts(client: PoolClient, size: number, groups: Group[], opts: IngestOptions, concurrency: 'optimistic' | 'locked', phases?: PhaseTimes): Promise<IngestResult> {
+async function applyContacts(
+  client: PoolClient,
+  size: number,
+  groups: Group[],
+  opts: IngestOptions,
+  concurrency: 'optimistic' | 'locked',
+  phases?: PhaseTimes,
+  companies?: Promise<void>,
+): Promise<IngestResult> {
   const { workspaceId, sourceId } = opts;
   const since = await timed(phases, 'identity log', async () => {
     if (concurrency === 'locked') await ingestLock(client, workspaceId);
@@ -366,6 +382,7 @@ async function applyContacts(client: PoolClient, size: number, groups: Group[], 
     return concurrency === 'optimistic' ? identityLogPosition(client, workspaceId) : null;
   });
   const hits = await timed(phases, 'identity look-ups', () => lookUpIdentities(client, workspaceId, sourceId, groups));
+  await timed(phases, 'waiting for companies', () => companies);
   const matched = await timed(phases, 'matching', () => matchGroups(groups, hits, opts.mode));
   const live = matched.filter((g) => !g.skip);
   await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live));
