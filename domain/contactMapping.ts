@@ -195,11 +195,18 @@ export function flattenRow(row: Record<string, unknown>): { flat: Record<string,
   return error ? { error } : { flat, pointers };
 }
 
-/** Each key of a row as mapping sees it (nested objects flattened) with its JSON pointer in the row. */
-export function rowKeys(row: Record<string, unknown>): [key: string, pointer: string][] {
+/**
+ * Adds to `columns` each key of a row as mapping sees it (nested objects flattened) that it lacks,
+ * with its JSON pointer (`base` + its pointer in the row). Pointers are spelled out only for new
+ * keys: a bulk request repeats the same few keys in every row.
+ */
+export function addRowKeys(row: Record<string, unknown>, base: string, columns: Map<string, string>): void {
   const nested = flattenRow(row);
-  if (nested && 'flat' in nested) return [...nested.pointers];
-  return Object.keys(row).map((k) => [k, `/${escapePointer(k)}`]);
+  if (nested && 'flat' in nested) {
+    for (const [k, pointer] of nested.pointers) if (!columns.has(k)) columns.set(k, base + pointer);
+    return;
+  }
+  for (const k of Object.keys(row)) if (!columns.has(k)) columns.set(k, `${base}/${escapePointer(k)}`);
 }
 
 function dedupe(xs: string[]): string[] {

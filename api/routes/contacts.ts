@@ -23,7 +23,7 @@ import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
 import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
 import { ApiError, notFound } from '../errors.js';
 import { isUuid } from '../../domain/ids.js';
-import { checkFieldMapping, mapRow, planFor, rowKeys } from '../../domain/contactMapping.js';
+import { addRowKeys, checkFieldMapping, mapRow, planFor } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
 import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
@@ -62,9 +62,7 @@ async function oneContact(q: Queryable, workspaceId: string, id: string) {
 /** Column names of inline rows (as mapping sees them), each with its JSON pointer in the first row that has it. */
 function columnsOf(rows: Record<string, unknown>[]): Map<string, string> {
   const columns = new Map<string, string>();
-  rows.forEach((row, i) => {
-    for (const [k, pointer] of rowKeys(row)) if (!columns.has(k)) columns.set(k, `/contactsData/${i}${pointer}`);
-  });
+  rows.forEach((row, i) => addRowKeys(row, `/contactsData/${i}`, columns));
   return columns;
 }
 
