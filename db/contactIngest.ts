@@ -35,7 +35,7 @@ import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { uuidv7Source } from '../domain/ids.js';
 import { packHashes, unpackHashes } from '../domain/hash53.js';
-import { withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+import { inTransaction, withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
 import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
 
 export type IngestMode = 'automated' | 'explicit';
@@ -315,7 +315,7 @@ export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: I
   // The companies are resolved on a connection of their own while the transaction below looks
   // up the identities (two backends, two cores); the groups need their company ids only from
   // matching on. A failure surfaces where it is awaited.
-  const companies = resolveOrUpsertCompanies(pool, opts.workspaceId, groups, phases);
+  const companies = (await startCompanies(pool, opts.workspaceId, groups, phases)).done;
   companies.catch(() => {});
   try {
     return await withTransaction(pool, (client) => applyContacts(client, inputs.length, groups, opts, 'optimistic', phases, companies));
@@ -607,12 +607,24 @@ async function upsertCompanies(client: PoolClient, workspaceId: string, groups: 
  * repeat companies an earlier batch stored as they are, and then the ids read are those a locked
  * read would give (a company found by its key stays that company), so they neither wait for
  * another batch's upsert nor make it wait. Otherwise the locked upsert is done.
+ *
+ * Resolves once the connection they use is held, with the work under way (`done`): the work
+ * needs no other connection, so a batch whose transaction waits for it never waits on the pool
+ * (its company work holds a connection already and only needs PostgreSQL).
  */
-async function resolveOrUpsertCompanies(pool: Pool, workspaceId: string, groups: Group[], phases?: PhaseTimes): Promise<void> {
+async function startCompanies(pool: Pool, workspaceId: string, groups: Group[], phases?: PhaseTimes): Promise<{ done: Promise<void> }> {
   const withCompany = companiesOf(groups);
-  if (!withCompany.length) return;
-  const writes = await timed(phases, 'company look-up', () => resolveCompanies(pool, workspaceId, withCompany));
-  if (writes) await timed(phases, 'company upsert', () => withTransaction(pool, (client) => upsertCompanies(client, workspaceId, groups)));
+  if (!withCompany.length) return { done: Promise.resolve() };
+  const client = await pool.connect();
+  const work = async () => {
+    try {
+      const writes = await timed(phases, 'company look-up', () => resolveCompanies(client, workspaceId, withCompany));
+      if (writes) await timed(phases, 'company upsert', () => inTransaction(client, () => upsertCompanies(client, workspaceId, groups)));
+    } finally {
+      client.release();
+    }
+  };
+  return { done: work() };
 }
 
 interface CompanyWrites {

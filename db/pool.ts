@@ -71,15 +71,22 @@ function forwardExcept<T extends object>(target: T, own: Record<string, unknown>
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('begin');
+    return await inTransaction(client, fn);
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs `fn` in a transaction on a client the caller holds (and releases). */
+export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  await client.query('begin');
+  try {
     const out = await fn(client);
     await client.query('commit');
     return out;
   } catch (e) {
     await client.query('rollback').catch(() => {});
     throw e;
-  } finally {
-    client.release();
   }
 }
 
