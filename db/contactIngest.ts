@@ -338,6 +338,30 @@ export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: I
   }
 }
 
+/**
+ * Batches of one workspace write their contacts and links one at a time in this process. Two
+ * COPYs into `contacts` at once contend on the same index pages (the GIN entries of a few
+ * distinct titles, the right edge of the uuid-ordered b-trees): each took twice as long as
+ * alone, and the two chunks of an import moved in lock step, both writing, then both looking up
+ * and mapping. In turn, one batch writes while the other maps, looks up and commits. A batch
+ * waiting for its turn has written nothing yet, and the holder never waits for a waiting batch
+ * (the ingest lock is taken after the turn), so the turn cannot join a deadlock.
+ */
+const writeTurns = new Map<string, Promise<void>>();
+async function inWriteTurn(workspaceId: string, phases: PhaseTimes | undefined, fn: () => Promise<void>): Promise<void> {
+  const before = writeTurns.get(workspaceId);
+  let release!: () => void;
+  const mine = new Promise<void>((r) => (release = r));
+  writeTurns.set(workspaceId, mine);
+  try {
+    if (before) await timed(phases, 'waiting for the write turn', () => before);
+    await fn();
+  } finally {
+    release();
+    if (writeTurns.get(workspaceId) === mine) writeTurns.delete(workspaceId);
+  }
+}
+
 /** The stored contacts a batch's identities reach, and the row keys its source already links. */
 interface Hits {
   byPronet: Map<string, Hit>;
@@ -385,8 +409,10 @@ async function applyContacts(
   await timed(phases, 'waiting for companies', () => companies);
   const matched = await timed(phases, 'matching', () => matchGroups(groups, hits, opts.mode));
   const live = matched.filter((g) => !g.skip);
-  await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live));
-  await timed(phases, 'source links', () => linkSources(client, sourceId, live, hits.links));
+  await inWriteTurn(workspaceId, phases, async () => {
+    await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live));
+    await timed(phases, 'source links', () => linkSources(client, sourceId, live, hits.links));
+  });
   await timed(phases, 'identity log', async () => {
     if (since) {
       await ingestLock(client, workspaceId);
