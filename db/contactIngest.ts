@@ -343,9 +343,13 @@ export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: I
  * COPYs into `contacts` at once contend on the same index pages (the GIN entries of a few
  * distinct titles, the right edge of the uuid-ordered b-trees): each took twice as long as
  * alone, and the two chunks of an import moved in lock step, both writing, then both looking up
- * and mapping. In turn, one batch writes while the other maps, looks up and commits. A batch
- * waiting for its turn has written nothing yet, and the holder never waits for a waiting batch
- * (the ingest lock is taken after the turn), so the turn cannot join a deadlock.
+ * and mapping. In turn, one batch writes while the other maps, looks up and commits.
+ *
+ * Only optimistic batches take turns, and a batch waiting for its turn holds no lock (it has
+ * read, not written, and takes the ingest lock after its turn): so no wait for a lock, in this
+ * process or another, can lead back to the turn's holder, and the turn joins no deadlock. A
+ * batch redone under the ingest lock does not take a turn: the holder's writes might wait for a
+ * transaction of another process that waits for that lock.
  */
 const writeTurns = new Map<string, Promise<void>>();
 async function inWriteTurn(workspaceId: string, phases: PhaseTimes | undefined, fn: () => Promise<void>): Promise<void> {
@@ -409,10 +413,12 @@ async function applyContacts(
   await timed(phases, 'waiting for companies', () => companies);
   const matched = await timed(phases, 'matching', () => matchGroups(groups, hits, opts.mode));
   const live = matched.filter((g) => !g.skip);
-  await inWriteTurn(workspaceId, phases, async () => {
+  const write = async () => {
     await timed(phases, 'contact writes', () => writeContacts(client, workspaceId, live));
     await timed(phases, 'source links', () => linkSources(client, sourceId, live, hits.links));
-  });
+  };
+  // A batch redone under the ingest lock writes without waiting for a turn (see inWriteTurn).
+  await (concurrency === 'optimistic' ? inWriteTurn(workspaceId, phases, write) : write());
   await timed(phases, 'identity log', async () => {
     if (since) {
       await ingestLock(client, workspaceId);
