@@ -8,7 +8,7 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
-import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, badRequest, invalidField, type InputField } from '../domain/errors.js';
+import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, type InputField } from '../domain/errors.js';
 import { ApiError, conflict, insufficientCredits, notFound } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
@@ -294,25 +294,26 @@ function dataExceptionError(err: unknown): ApiError | undefined {
 /** An input field as the JSON pointer the error names (segments joined as written: no `~` escapes). */
 const pointer = (field: InputField) => `/${field.join('/')}`;
 
-/** The HTTP answer to each domain error `db/` throws (the only place they meet HTTP). */
 /** A request the domain refused as it was asked: 400 with the domain's code and field pointers. */
 const invalidRequest = (err: InvalidRequestError) => new ApiError(400, err.code, err.message, err.details);
 
+/** A 400 naming one field of the input: `/path: problem`, with the field's pointer in the details. */
+function fieldError(code: string, field: InputField, problem: string, detail = problem): ApiError {
+  const path = pointer(field);
+  return new ApiError(400, code, `${path}: ${problem}`, [{ path, message: detail }]);
+}
+
+/** The HTTP answer to each domain error `db/` throws (the only place they meet HTTP). */
 function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof NotFoundError) return notFound(err.label, err.id);
-  if (err instanceof InvalidInputError) return invalidRequest(invalidField(pointer(err.field), err.problem));
+  if (err instanceof InvalidInputError) return fieldError('validation_failed', err.field, err.problem);
   if (err instanceof ConflictError) return conflict(err.message, err.code);
   if (err instanceof InsufficientCreditsError) return insufficientCredits(err.needed, err.balance);
-  if (err instanceof UnsupportedMediaTypeError) {
-    const path = pointer(err.field);
-    return new ApiError(400, 'unsupported_media_type', `${path}: ${err.message}; allowed types are ${err.allowed.join(', ')}`, [{ path, message: err.message }]);
-  }
+  if (err instanceof UnsupportedMediaTypeError) return fieldError('unsupported_media_type', err.field, `${err.message}; allowed types are ${err.allowed.join(', ')}`, err.message);
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
-  if (err instanceof UrlNotAllowedError) return invalidRequest(badRequest('url_not_allowed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]));
-  if (err instanceof ImportFailedError) return invalidRequest(badRequest('import_failed', `${pointer(err.field)}: ${err.reason}`, [{ path: pointer(err.field), message: err.reason }]));
-  if (err instanceof ExtensionMismatchError) {
-    return invalidRequest(badRequest('unsupported_media_type', `${pointer(err.field)}: ${err.message}`, [{ path: pointer(err.field), message: `does not match the detected type ${err.detected}` }]));
-  }
+  if (err instanceof UrlNotAllowedError) return fieldError('url_not_allowed', err.field, err.reason);
+  if (err instanceof ImportFailedError) return fieldError('import_failed', err.field, err.reason);
+  if (err instanceof ExtensionMismatchError) return fieldError('unsupported_media_type', err.field, err.message, `does not match the detected type ${err.detected}`);
   if (err instanceof CreditAccountBusyError) return new ApiError(503, 'credits_busy', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
   return undefined;
 }

@@ -205,8 +205,7 @@ export async function debitCredits(db: Queryable, input: DebitInput): Promise<De
   const result = await move<DebitResult | InsufficientCreditsError>(db, input.workspaceId, [input.idempotencyKey], (state) => {
     const entries: LedgerEntry[] = [];
     const debit = planDebit(state, entries, input);
-    if (debit instanceof InsufficientCreditsError) return { entries, dependsOnBalance: true, result: () => debit };
-    return { entries, result: debit.result };
+    return { entries, result: debit instanceof InsufficientCreditsError ? () => debit : debit.result };
   });
   if (result instanceof InsufficientCreditsError) throw result;
   countCharged(input, result);

@@ -81,16 +81,19 @@ export async function syncRepostChildren(tx: EntityManager, parentId: string): P
   return Number(r.numUpdatedRows);
 }
 
+/**
+ * The children of `parentId` that have not published yet become `cancelled` (or only those of
+ * `providerIds`). One statement for both sides: the API runs it on its transaction's Kysely
+ * ({@link cancelRepostChildren}); the worker's `finishScheduleRow` (db/schedules.ts) compiles it
+ * onto its pg transaction, since the publish path stays off the entity manager.
+ */
+export const cancelRepostChildrenSql = (parentId: string, providerIds?: readonly string[]) =>
+  sql`update posts set status = 'cancelled', updated_at = now()
+       where parent_post_id = ${parentId}::uuid and status in ('draft', 'scheduled')${providerIds ? sql` and provider_id = any(${uuidArray(providerIds)})` : sql``}`;
+
 /** Cancels the children that have not published yet (parent cancelled or reposting disabled), or only those of `providerIds`. */
-export async function cancelRepostChildren(tx: EntityManager, parentId: string, providerIds?: string[]): Promise<number> {
-  let q = tx
-    .getKysely<SchedulingDB>()
-    .updateTable('posts')
-    .set({ status: 'cancelled', updated_at: sql`now()` })
-    .where('parent_post_id', '=', parentId)
-    .where('status', 'in', ['draft', 'scheduled']);
-  if (providerIds) q = q.where((eb) => eb('provider_id', '=', eb.fn.any(uuidArray(providerIds))));
-  return Number((await q.executeTakeFirst()).numUpdatedRows);
+export async function cancelRepostChildren(tx: EntityManager, parentId: string, providerIds?: string[]): Promise<void> {
+  await cancelRepostChildrenSql(parentId, providerIds).execute(tx.getKysely());
 }
 
 export interface RepostTargetRow {

@@ -13,7 +13,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs, type ScheduleRowStatus } from '../domain/publishing.js';
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-import { syncRepostChildren, uuidArray } from './posts.js';
+import { cancelRepostChildrenSql, syncRepostChildren, uuidArray } from './posts.js';
+import { compileSql } from './sqlFragments.js';
 import { Post, type SchedulingDB } from './social.js';
 
 export interface NewScheduleRow {
@@ -77,7 +78,7 @@ export async function replaceSchedules(tx: EntityManager, workspaceId: string, b
     .expression(
       db
         .selectFrom(batch.as<'u'>(sql`u(id, post_id, provider_id, scheduled_time, automation, workflow_id, n)`))
-        .select((eb) => [
+        .select([
           'u.id',
           'u.post_id',
           sql<string>`${workspaceId}::uuid`.as('workspace_id'),
@@ -268,7 +269,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
       );
     } else {
       await tx.query(`update posts set error = $2 where id = $1`, [input.postId, JSON.stringify(o.error)]);
-      if (input.n === 0) await cancelRepostChildrenOf(tx, input.postId);
+      if (input.n === 0) await tx.query(compileSql(cancelRepostChildrenSql(input.postId)));
     }
     return { postStatus: status };
   });
@@ -280,12 +281,6 @@ async function refreshPostStatus(tx: Queryable, postId: string): Promise<string>
   const status = aggregatePostStatus(rows.rows.map((r) => r.status));
   await tx.query(`update posts set status = $2, updated_at = now() where id = $1`, [postId, status]);
   return status;
-}
-
-/** Row 0 failed: the children not published yet are cancelled (the API's `cancelRepostChildren`, in this pg transaction). */
-async function cancelRepostChildrenOf(tx: Queryable, parentId: string): Promise<void> {
-  // Raw: part of finishScheduleRow's pg transaction; the publish path stays off the entity manager (lateness).
-  await tx.query(`update posts set status = 'cancelled', updated_at = now() where parent_post_id = $1 and status in ('draft','scheduled')`, [parentId]);
 }
 
 /** The integration a schedule row publishes with, or null when the row no longer exists. */
