@@ -7,7 +7,7 @@ import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { isUuid } from '../domain/ids.js';
 
 export const DEFAULT_SEGMENT_NAME = 'All contacts';
@@ -47,20 +47,14 @@ export const Segment = defineEntity({
  * (partial unique index on (workspace_id) where is_default).
  */
 export async function ensureDefaultSegment(em: EntityManager, workspaceId: string): Promise<string> {
-  // Raw SQL: `on conflict … where is_default` names the partial unique index, which neither em.upsert nor the query builder targets.
-  const conn = em.getConnection();
-  const now = new Date();
-  await conn.execute(
-    `insert into segments (id, workspace_id, name, is_default, segment_sources, conditions, workflows, saved_view_templates, created_at, updated_at)
-     values (?, ?, ?, true, '{}', '[]', '[]', '[]', ?, ?)
-     on conflict (workspace_id) where is_default do nothing`,
-    [uuidv7(), workspaceId, DEFAULT_SEGMENT_NAME, now, now],
-  );
-  const rows = await conn.execute<{ id: string }[]>(
-    `select id from segments where workspace_id = ? and is_default`,
-    [workspaceId],
-  );
-  return rows[0]!.id;
+  const db = em.getKysely<InferKyselyDB<typeof Segment>>();
+  await db
+    .insertInto('segments')
+    .values({ id: uuidv7(), workspace_id: workspaceId, name: DEFAULT_SEGMENT_NAME, is_default: true })
+    .onConflict((oc) => oc.column('workspace_id').where((eb) => eb.ref('is_default')).doNothing())
+    .execute();
+  const row = await db.selectFrom('segments').select('id').where('workspace_id', '=', workspaceId).where('is_default', '=', true).executeTakeFirstOrThrow();
+  return row.id;
 }
 
 // ---- Segments through the entity manager (the request's context; the `workspace` filter scopes reads) ----

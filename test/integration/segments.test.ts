@@ -100,6 +100,13 @@ describe('create, get, patch, delete', () => {
     expect(del.body.error.code).toBe('default_segment_protected');
   });
 
+  it('concurrent first uses of a new workspace create one default segment', async () => {
+    const fresh = (await app.createWorkspace()).apiKey;
+    const answers = await Promise.all(Array.from({ length: 6 }, () => req('GET', '/segments/search?q=all', undefined, fresh)));
+    const ids = new Set(answers.map((a) => (expect(a.status).toBe(200), a.body.data.filter((s: any) => s.attributes.isDefault).map((s: any) => s.id))).flat());
+    expect(ids.size).toBe(1);
+  });
+
   it('deletes a segment', async () => {
     const id = (await req('POST', '/segments', { name: 'Doomed' })).body.data.id;
     const r = await req('DELETE', `/segments/${id}`);
