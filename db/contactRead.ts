@@ -76,7 +76,7 @@ const SELECT_ACTIVE_CONTACTS = `select json_build_object(
      from contacts c left join companies co on co.id = c.primary_company_id
      where c.workspace_id = $1 and c.status = 'active' and `;
 
-/** Active contacts of the workspace by id, in the order of `ids`; unknown/foreign/deleted ids are absent. */
+/** Active contacts of the workspace by id, in the order of `ids`; unknown/foreign/deleted ids are absent. Raw SQL: SELECT_ACTIVE_CONTACTS builds the JSON. */
 export async function fetchContacts(q: Queryable, workspaceId: string, ids: string[]): Promise<ContactJson[]> {
   const valid = [...new Set(ids.filter(isUuid).map((s) => s.toLowerCase()))];
   if (!valid.length) return [];
@@ -88,7 +88,8 @@ export async function fetchContacts(q: Queryable, workspaceId: string, ids: stri
 /**
  * One active contact of the workspace (GET /contacts/{id}, the hottest read). A named statement
  * with a scalar id: PostgreSQL keeps one generic plan per connection, where an `any($2)` array
- * is planned anew on every call (~3x the round trip).
+ * is planned anew on every call (~3x the round trip). Raw SQL: SELECT_ACTIVE_CONTACTS builds the
+ * JSON in PostgreSQL, the hot path's cheapest form (docs/ARCHITECTURE.md "The hot path").
  */
 export async function fetchContact(q: Queryable, workspaceId: string, id: string): Promise<ContactJson | undefined> {
   if (!isUuid(id)) return undefined;
@@ -142,7 +143,7 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
   // a projection naming company.* paths answers `company: null` for a contact without one, like the full contact
   const companyPaths = projection?.fields.some((f) => f.output[0] === 'company') ?? false;
   const select = sql.join([projection?.select ?? sql`c.id as "id"`, sort.select, ...(companyPaths ? [sql`c.primary_company_id as "primaryCompanyId"`] : [])]);
-  // Raw SQL composed of the condition compiler's fragments; joins are catalog code.
+  // Raw SQL: composed of the condition compiler's fragments; joins are catalog code.
   const rowsSql = sql`select ${select} from contacts c ${sql.raw(joinSql(joins))} where ${filter} and (${keyset})
      order by ${token?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${sql.lit(limit + 1)}`;
   // Joins only matter for the count when a condition uses them.
@@ -173,7 +174,7 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
   return { data: full as unknown as Record<string, unknown>[], meta: page.meta };
 }
 
-/** Distinct values of one field over the matching active contacts, most frequent first. */
+/** Distinct values of one field over the matching active contacts, most frequent first. Raw SQL: composed of the condition compiler's fragments. */
 export async function uniqueValues(
   q: Queryable,
   body: { groupByField: string; conditions?: unknown; groupedCondition?: unknown; limit?: number },

@@ -99,7 +99,7 @@ const READ_ACCOUNT = {
 };
 
 /**
- * Applies a plan in one statement (raw: a data-modifying CTE fed by `unnest … with ordinality`
+ * Applies a plan in one statement (raw SQL: a data-modifying CTE fed by `unnest … with ordinality`
  * and a running sum, beyond the entity manager; kept as a named statement, planned once per
  * connection). The UPDATE takes the account row's lock, and PostgreSQL re-checks its conditions
  * on the newest row version after any wait: the total must keep the balance >= 0, the balance
@@ -130,12 +130,14 @@ const APPLY_MOVEMENT = {
   select balance from moved`,
 };
 
+// Raw SQL: the plan's read, the named statement READ_ACCOUNT (two scalar subqueries, one round trip; see applyPlan).
 async function readAccount(db: Queryable, workspaceId: string, keys: string[]): Promise<AccountState> {
   const row = (await db.query<{ balance: number | null; recorded: Record<string, string | number> }>({ ...READ_ACCOUNT, values: [workspaceId, keys] })).rows[0]!;
   return { balance: row.balance ?? 0, recorded: new Map(Object.entries(row.recorded).map(([k, v]) => [k, Number(v)])) };
 }
 
 /** Balances after each entry, or null when the account no longer allows the plan (nothing changed). */
+// Raw SQL: the named statement APPLY_MOVEMENT (above).
 async function applyPlan(db: Queryable, workspaceId: string, state: AccountState, plan: Plan<unknown>): Promise<number[] | null> {
   const total = plan.entries.reduce((sum, e) => sum + e.amount, 0);
   const column = <K extends keyof LedgerEntry>(k: K) => plan.entries.map((e) => e[k] ?? null);
@@ -337,8 +339,8 @@ const CREDIT_BALANCE = {
 };
 
 /**
- * The workspace's credit account (`GET /credits/balance`), or null when it has none yet. Raw on
- * purpose: the hot read; em.findOne (filter, hydration) and Kysely with value conversion cost
+ * The workspace's credit account (`GET /credits/balance`), or null when it has none yet. Raw SQL:
+ * the hot read; em.findOne (filter, hydration) and Kysely with value conversion cost
  * 1.7-3x this named statement's CPU per request (bench/api-hotpath.ts, docs/ARCHITECTURE.md "Credits").
  */
 export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<{ balance: number; updatedAt: Date } | null> {

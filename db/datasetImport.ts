@@ -8,6 +8,11 @@
  * overlaps with the database work of the previous one. When a table is empty at the start, its
  * secondary indexes are dropped for the load and rebuilt once at the end (much faster than
  * maintaining trigram/GIN indexes row by row); a failed load still rebuilds them.
+ *
+ * Raw SQL throughout: this is a COPY pipeline and a bulk loader. Its statements are the COPY
+ * stream, the session temp stage tables (no entity) and the upserts from them, session settings,
+ * transaction control, and DDL replayed from the catalog's own text (`pg_get_indexdef`,
+ * `pg_get_constraintdef`). Each function says which.
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -125,6 +130,7 @@ const LINK_PEOPLE_SQL = `update ds_people p set company_id = c.id, ${DENORMALIZE
   where c.company_pronet_url = any($1::text[]) and p.company_pronet_url = c.company_pronet_url
     and (p.company_id is distinct from c.id or ${DENORMALIZED.map((d) => `p.${d.person} is distinct from c.${d.company}`).join(' or ')})`;
 
+// Raw SQL: the COPY stream into a stage table.
 async function copyLines(client: PoolClient, table: string, cols: string[], lines: string[]): Promise<void> {
   const stream = client.query(copyFrom(`copy ${table} (${cols.join(', ')}) from stdin`));
   await pipeline(Readable.from(chunked(lines)), stream);
@@ -198,6 +204,7 @@ function keyHash(s: string): number {
 }
 
 /** Secondary (non-constraint) indexes of a table, with their definitions. */
+// Raw SQL: a catalog read (pg_indexes) returning each index's DDL text to replay later.
 async function secondaryIndexes(client: PoolClient, table: string): Promise<{ name: string; def: string }[]> {
   const r = await client.query<{ indexname: string; indexdef: string }>(
     `select i.indexname, i.indexdef from pg_indexes i
@@ -239,6 +246,7 @@ function reject(run: KindImport, line: number, message: string): void {
   if (run.report.errors.length < run.maxErrors) run.report.errors.push({ kind: run.kind, file: run.file, line, message });
 }
 
+// Raw SQL: session settings and the session's temp stage table.
 async function setupSession(c: PoolClient, kind: DatasetKind): Promise<void> {
   // bulk-load session: no wait for WAL flush per batch, in-memory sorts/hashes of a batch,
   // an in-memory stage table (temp_buffers must be set before the first temp table use);
@@ -253,6 +261,7 @@ async function setupSession(c: PoolClient, kind: DatasetKind): Promise<void> {
 }
 
 /** The table's constraints of the given types (`f`: foreign keys; `p`, `u`: primary and unique keys, primary first). */
+// Raw SQL: a catalog read (pg_constraint) returning each constraint's DDL text.
 async function constraintsOf(client: PoolClient, table: string, types: 'f' | 'pu'): Promise<ConstraintDef[]> {
   const r = await client.query<ConstraintDef>(
     `select conname, pg_get_constraintdef(oid) as def from pg_constraint where conrelid = $1::regclass and contype = any($2::"char"[]) order by contype`,
@@ -262,6 +271,7 @@ async function constraintsOf(client: PoolClient, table: string, types: 'f' | 'pu
 }
 
 /** Load into an empty table: drops its secondary indexes and foreign keys (and, but for companies, its keys). */
+// Raw SQL: DDL (drop index / constraint) named from the catalog.
 async function dropForEmptyLoad(run: KindImport): Promise<void> {
   const { client, table } = run;
   run.dropped.indexes = await secondaryIndexes(client, table);
@@ -277,6 +287,7 @@ async function dropForEmptyLoad(run: KindImport): Promise<void> {
   }
 }
 
+// Raw SQL: DDL replayed from the catalog's text.
 async function restoreKeys(run: KindImport): Promise<void> {
   if (run.dropped.keysRestored) return;
   run.dropped.keysRestored = true;
@@ -284,6 +295,7 @@ async function restoreKeys(run: KindImport): Promise<void> {
 }
 
 /** Puts back what `dropForEmptyLoad` dropped: keys, then indexes (two connections, largest GIN first), then foreign keys. */
+// Raw SQL: DDL replayed from the catalog's text.
 async function restoreAfterLoad(run: KindImport): Promise<void> {
   await restoreKeys(run);
   const queue = [...run.dropped.indexes].sort((a, b) => Number(/using gin/i.test(b.def)) - Number(/using gin/i.test(a.def)));
@@ -301,6 +313,7 @@ async function restoreAfterLoad(run: KindImport): Promise<void> {
  * may run on either connection at once; a batch with a repeated key waits until every earlier
  * batch is in. While the keys are dropped, repeated keys wait in `later` until they are back.
  */
+// Raw SQL: upserts from the temp stage table (no entity), transaction control and savepoints, truncates of the stage.
 async function createBatchWriter(run: KindImport, o: { direct: boolean; peopleExist: boolean }) {
   const { kind, table } = run;
   const companies = new Map<string, (string | number | null)[]>();
@@ -497,6 +510,7 @@ async function loadRecords(run: KindImport, writer: Awaited<ReturnType<typeof cr
 }
 
 /** Imports one file: session set-up, (empty table) drop of indexes and keys, load, restore, report. */
+// Raw SQL: emptiness checks of the table being loaded (its name is the kind's) and the titles' set insert from an array.
 async function importKind(
   pool: Pool,
   kind: DatasetKind,
@@ -553,6 +567,7 @@ async function importKind(
 }
 
 /** Imports companies, then people (linked to their companies), then posts. */
+// Raw SQL: `vacuum (analyze)`, a maintenance command.
 export async function importDataset(pool: Pool, files: ImportFiles, opts: ImportOptions = {}): Promise<ImportReport> {
   const started = Date.now();
   const report: ImportReport = { results: [], errors: [], errorCount: 0, rowsLoaded: 0, seconds: 0, vacuumSeconds: 0 };

@@ -17,7 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset, type GenerateOptions } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from './datasetImport.js';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import { DsCompany, DsPerson, DsPost } from './dataset.js';
 import type { Pool } from './pool.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 
 export const DEMO_DATASET = { people: 2_000, companies: 200, seed: 42 } as const;
 
@@ -27,13 +30,18 @@ const DEMO_LOCK_KEY = 7_318_240_115;
 export type DemoDatasetOutcome = { loaded: false; reason: 'dataset_not_empty' } | { loaded: true; report: ImportReport };
 
 async function datasetEmpty(pool: Pool): Promise<boolean> {
-  const r = await pool.query<{ empty: boolean }>(
-    `select not exists (select 1 from ds_companies) and not exists (select 1 from ds_people) and not exists (select 1 from ds_posts) as empty`,
+  const [row] = await runQuery(
+    pool,
+    typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>>().selectNoFrom((eb) =>
+      eb.and((['ds_companies', 'ds_people', 'ds_posts'] as const).map((table) => eb.not(eb.exists(eb.selectFrom(table).select(eb.lit(1).as('one'))))))
+        .$castTo<boolean>()
+        .as('empty'),
+    ),
   );
-  return r.rows[0]!.empty;
+  return row!.empty;
 }
 
-/** Loads the demo dataset when the ds_* tables are empty; otherwise leaves them alone. */
+/** Loads the demo dataset when the ds_* tables are empty; otherwise leaves them alone. Raw SQL: a session advisory lock held on one pg connection across the load. */
 export async function ensureDemoDataset(pool: Pool, size: Omit<GenerateOptions, 'referenceTime'> = DEMO_DATASET): Promise<DemoDatasetOutcome> {
   const lock = await pool.connect();
   const dir = mkdtempSync(join(tmpdir(), 'demo-dataset-'));

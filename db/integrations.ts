@@ -100,7 +100,7 @@ export async function listConnectedIntegrations(
   const order = sql.raw(from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc');
   // The entity's eager columns (never the credentials).
   const columns = sql.raw(em.getMetadata().get(Integration).props.filter((p) => !p.lazy).flatMap((p) => p.fieldNames).join(', '));
-  // Raw: the keyset compares microsecond timestamps with their text form, which an entity's Date (milliseconds) cannot carry.
+  // Raw SQL: the keyset compares microsecond timestamps with their text form, which an entity's Date (milliseconds) cannot carry.
   const [rows, count] = await Promise.all([
     db.query(compileSql(sql`select ${columns}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit ${query.limit}`)),
     db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from integrations where ${filter}`)),

@@ -152,6 +152,7 @@ export async function datasetAudienceRows(db: Queryable, q: AudienceQuery, page:
       left join ds_people pe on pe.member_pronet_url = l.member_url
       left join ds_companies c on c.id = pe.company_id
      order by l.member_url`;
+  // Raw SQL: see the module's note (a CTE over the per-type hit query, `distinct on`, keyset on the URL).
   const r = await db.query<AudienceRow>(compileSql(statement));
   return r.rows;
 }

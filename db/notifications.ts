@@ -26,6 +26,7 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+// Raw SQL: `listen` and the heartbeat's `select 1` on a dedicated pg connection (no table; neither the ORM nor Kysely holds a LISTEN).
 export function listen(opts: ListenerOptions): Listener {
   const heartbeatMs = opts.heartbeatMs ?? 250;
   const staleAfterMs = opts.staleAfterMs ?? 1000;

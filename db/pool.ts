@@ -44,7 +44,7 @@ function rawClient(client: pg.PoolClient): pg.PoolClient {
   return forwardExcept(client, { query: rawQuery(client) });
 }
 
-/** pg's query forms: (text, values?, cb?), (config, values?, cb?), (submittable). */
+/** pg's query forms: (text, values?, cb?), (config, values?, cb?), (submittable). Raw SQL: none of its own; it forwards the caller's statement with pg's types. */
 function rawQuery(target: { query: (...args: any[]) => any }) {
   return (first: unknown, ...rest: unknown[]) => {
     if (typeof first === 'string') return target.query({ text: first, types: pg.types }, ...rest);
@@ -77,7 +77,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   }
 }
 
-/** Runs `fn` in a transaction on a client the caller holds (and releases). */
+/** Runs `fn` in a transaction on a client the caller holds (and releases). Raw SQL: transaction control on a pg client. */
 export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   await client.query('begin');
   try {
@@ -90,7 +90,7 @@ export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.Po
   }
 }
 
-/** One round trip to PostgreSQL (readiness check); rejects when the database does not answer. */
+/** One round trip to PostgreSQL (readiness check); rejects when the database does not answer. Raw SQL: no table. */
 export async function pingDatabase(db: Queryable): Promise<void> {
   await db.query('select 1');
 }

@@ -214,7 +214,7 @@ export async function filterPostsPage(
   const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir) : sql`true`;
   const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
   const columns = sql.raw(em.getMetadata().get(Post).props.flatMap((p) => p.fieldNames).map((c) => `p.${c}`).join(', '));
-  // Raw: composed of the condition compiler's SQL fragments (domain/conditions.ts); rows become entities with `em.map`.
+  // Raw SQL: composed of the condition compiler's SQL fragments (domain/conditions.ts); rows become entities with `em.map`.
   const [rows, count] = await Promise.all([
     db.query(compileSql(sql`select ${columns}, ${sort.select} from posts p where ${filter} and (${keyset})
             order by ${orderBy} limit ${sql.lit(q.limit + 1)}`)),

@@ -1,0 +1,92 @@
+/**
+ * The layering and data-layer rules of docs/ARCHITECTURE.md, read from the source with the
+ * TypeScript parser: imports flow one way, no SQL outside `db/`, and every statement `db/` still
+ * sends as SQL text (a pg `query` or a `COPY` stream rather than the entity manager or a typed
+ * Kysely query) says why beside it (`raw SQL: <reason>`), so a new one cannot slip in unexplained.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+
+function sourceFiles(dir: string): ts.SourceFile[] {
+  return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.startsWith('migrations'))
+    .map((f) => ts.createSourceFile(join(dir, f), readFileSync(join(root, dir, f), 'utf8'), ts.ScriptTarget.Latest, true));
+}
+
+function walk(node: ts.Node, visit: (n: ts.Node) => void): void {
+  visit(node);
+  node.forEachChild((child) => walk(child, visit));
+}
+
+/** Value imports (not `import type`) of a file, as written. */
+function valueImports(file: ts.SourceFile): string[] {
+  return file.statements
+    .filter((s): s is ts.ImportDeclaration => ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly)
+    .filter((s) => !s.importClause?.namedBindings || !ts.isNamedImports(s.importClause.namedBindings) || s.importClause.namedBindings.elements.some((e) => !e.isTypeOnly) || !!s.importClause.name)
+    .map((s) => (s.moduleSpecifier as ts.StringLiteral).text);
+}
+
+function allImports(file: ts.SourceFile): string[] {
+  return file.statements.filter(ts.isImportDeclaration).map((s) => (s.moduleSpecifier as ts.StringLiteral).text);
+}
+
+const where = (file: ts.SourceFile, node: ts.Node) => `${file.fileName}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+
+/** A string that reads as a SQL statement (what a query would send), not prose that mentions a verb. */
+const SQL_TEXT = /^\s*(select\s[\s\S]*\sfrom\s|insert\s+into\s|update\s+\w+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|copy\s+\w+|begin\b|commit\b)/i;
+
+describe('layering', () => {
+  it('db/ imports nothing from api/ or activities/; api/ nothing from activities/', () => {
+    const offenders: string[] = [];
+    for (const f of sourceFiles('db')) for (const m of allImports(f)) if (/\.\.\/(api|activities)\//.test(m)) offenders.push(`${f.fileName} → ${m}`);
+    for (const f of sourceFiles('api')) for (const m of allImports(f)) if (/\.\.\/(\.\.\/)?activities\//.test(m)) offenders.push(`${f.fileName} → ${m}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('workflows/ import values only from the workflow SDK, other workflows and domain/ (types from anywhere)', () => {
+    const offenders: string[] = [];
+    for (const f of sourceFiles('workflows'))
+      for (const m of valueImports(f)) if (!(m === '@temporalio/workflow' || m.startsWith('./') || m.startsWith('../domain/'))) offenders.push(`${f.fileName} → ${m}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('api/ and activities/ hold no SQL and run no query', () => {
+    const offenders: string[] = [];
+    for (const f of [...sourceFiles('api'), ...sourceFiles('activities')])
+      walk(f, (n) => {
+        if ((ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n)) && SQL_TEXT.test(n.text)) offenders.push(`${where(f, n)} ${n.text.slice(0, 40)}`);
+        if (ts.isTaggedTemplateExpression(n) && n.tag.getText() === 'sql') offenders.push(`${where(f, n)} sql\`…\``);
+        if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && ['query', 'execute'].includes(n.expression.name.text) && /\b(pool|client|db|connection)\b/i.test(n.expression.expression.getText()))
+          offenders.push(`${where(f, n)} ${n.expression.getText()}(…)`);
+      });
+    expect(offenders).toEqual([]);
+  });
+
+  it('every statement db/ sends as SQL text says why beside it (raw SQL: <reason>)', () => {
+    const unexplained: string[] = [];
+    let statements = 0;
+    for (const f of sourceFiles('db')) {
+      const text = f.getFullText();
+      walk(f, (n) => {
+        if (!ts.isCallExpression(n)) return;
+        const callee = n.expression;
+        if (!ts.isPropertyAccessExpression(callee)) return;
+        const first = n.arguments[0];
+        // pg's `query` (text, a config or a COPY stream), or the ORM connection's `execute` of SQL text; not Kysely's `execute()`
+        const sends = callee.name.text === 'query' || (callee.name.text === 'execute' && !!first && (ts.isStringLiteral(first) || ts.isTemplateLiteral(first)));
+        if (!sends || f.fileName === join('db', 'sqlFragments.ts')) return; // runQuery: the runner of typed Kysely queries
+        statements += 1;
+        // The reason sits in the enclosing top-level declaration, before the call (its doc comment or a comment above).
+        let top: ts.Node = n;
+        while (top.parent && !ts.isSourceFile(top.parent)) top = top.parent;
+        if (!/raw SQL:/i.test(text.slice(top.getFullStart(), n.getStart()))) unexplained.push(where(f, n));
+      });
+    }
+    expect(statements).toBeGreaterThan(0);
+    expect(unexplained).toEqual([]);
+  });
+});
