@@ -2,7 +2,7 @@
  * The global discovery dataset (DESIGN §6): companies, people, their distinct titles and posts.
  * Not per workspace: no `workspace` filter, every workspace searches the same rows. Tables and
  * the index plan: Migration20261121020000_dataset, …020100_dataset_search, …24140000_discovery_plans,
- * …24150500_discovery_arrays, …24152500_discovery_partner_keys.
+ * …24150500_discovery_arrays, …24152500_discovery_partner_keys, …25230000_people_by_skill.
  * Expression indexes (`::numeric` casts for range filters, `lower()`, the seniority rank,
  * `gin_trgm_ops`) are declared as raw DDL (`expression`); the ORM compares those by name only.
  */
@@ -117,6 +117,31 @@ export const DsPerson = defineEntity({
     trgm('ds_people', 'ds_people_full_name_trgm', 'member_full_name'),
     { name: 'ds_people_full_name_lower', expression: 'create index ds_people_full_name_lower on ds_people(lower(member_full_name) text_pattern_ops, member_location_country)' },
   ],
+  // ds_people_by_skill follows every write (Migration20261125230000_people_by_skill, which also has
+  // the TRUNCATE trigger the ORM's introspection does not see)
+  triggers: (['insert', 'update', 'delete'] as const).map((event) => ({
+    name: `ds_people_by_skill_${event}`,
+    timing: 'after' as const,
+    events: [event],
+    forEach: 'statement' as const,
+    expression: `create trigger ds_people_by_skill_${event} after ${event} on ds_people referencing ${
+      { insert: 'new table as new_rows', update: 'old table as old_rows new table as new_rows', delete: 'old table as old_rows' }[event]
+    } for each statement execute function ds_people_by_skill_sync()`,
+  })),
+});
+
+/**
+ * One row per (skill, location country, person) of `ds_people`, kept by triggers on ds_people:
+ * `skills IN (…) AND country …` is an index-only range of the primary key (db/discoverySearch.ts).
+ */
+export const DsPersonSkill = defineEntity({
+  name: 'DsPersonSkill',
+  tableName: 'ds_people_by_skill',
+  properties: {
+    skill: p.text().primary(),
+    country: p.text().primary(),
+    personId: p.uuid().primary(),
+  },
 });
 
 /** Distinct job titles of `ds_people` (title suggestions, trigram-searched). */

@@ -264,6 +264,29 @@ function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: 
   );
 }
 
+/**
+ * A contact search whose conditions are exactly `skills IN (…)` and `country == / IN …` (root
+ * conditions or nested AND groups): its matches are a range of ds_people_by_skill's primary key
+ * (skill, country, person; kept by triggers on ds_people, Migration20261125230000_people_by_skill),
+ * index-only, where the people of the country had their skills array filtered one by one.
+ * Same rows: a person matches once per listed skill they have, hence `distinct` beyond one skill.
+ * Returns the ids or null.
+ */
+function skillRowsOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Fragment | null {
+  if (entity !== 'contact' || !root) return null;
+  const parts = conjuncts({ node: root, negated: false });
+  if (parts.length !== 2 || parts.some((x) => x.negated || isGroup(x.node))) return null;
+  const leaves = parts.map((x) => x.node as Condition);
+  const skills = leaves.find((l) => l.field === 'dsContact.member_skills' && normOp(l.operator) === 'IN');
+  const country = leaves.find((l) => l.field === 'dsContact.member_location_country' && ['==', 'IN'].includes(normOp(l.operator)));
+  if (!skills || !country) return null;
+  // the operands as the compiler binds them (validated before): strings, numbers as strings
+  const list = (v: unknown) => [...new Set((Array.isArray(v) ? v : [v]).map(String))];
+  const names = list(skills.value);
+  const rows = sql`s.person_id as id from ds_people_by_skill s where s.skill = any(${bound(names, 'text[]')}) and s.country = any(${bound(list(country.value), 'text[]')})`;
+  return names.length > 1 ? sql`select distinct ${rows}` : sql`select ${rows}`;
+}
+
 export interface Compiled {
   entity: DiscoveryEntity;
   /** FROM of the page (with the joins the WHERE and the fields need). */
@@ -277,6 +300,8 @@ export interface Compiled {
   people: Projection | null;
   /** The WHERE as a UNION of ids (searches with an OR group, see unionOf), else null. */
   union: Fragment | null;
+  /** The matches read from ds_people_by_skill (skills + country searches, see skillRowsOf), else null. */
+  skillRows: Fragment | null;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -344,12 +369,13 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
     // The matches need only the joins their WHERE uses.
     countFrom = joinsCompany ? from : 'ds_people p';
   }
-  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root) };
+  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root), skillRows: skillRowsOf(entity, root) };
 }
 
 /** The ids (`id`) of a search's matches. */
 function matchesSql(c: Compiled): Fragment {
   if (c.union) return sql`select m.id from (${c.union}) m`;
+  if (c.skillRows) return sql`select m.id from (${c.skillRows}) m`;
   return sql`select ${sql.raw(c.entity === 'contact' ? 'p.id' : 'c.id')} as id from ${sql.raw(c.countFrom)} where ${c.where}`;
 }
 
