@@ -150,6 +150,72 @@ describe('find-contacts-v2 against the oracle', () => {
     expect(back.body.meta.totalRecords).toBe(expected.length);
   }, 120_000);
 
+  it('skills + country read from ds_people_by_skill: same rows as the oracle, both directions', async () => {
+    const r = new TreeRng(53);
+    const skilled = people.filter((x) => x.rec.member_skills.length && x.rec.member_location_country);
+    for (let i = 0; i < 12; i++) {
+      const a = r.pick(skilled);
+      const b = r.pick(skilled);
+      const skills = r.pick([[a.rec.member_skills[0]!], [a.rec.member_skills[0]!, b.rec.member_skills.at(-1)!, 'No Such Skill']]);
+      const country =
+        r.next() < 0.5
+          ? { field: 'dsContact.member_location_country', operator: '==', value: a.rec.member_location_country }
+          : { field: 'dsContact.member_location_country', operator: 'IN', value: [a.rec.member_location_country, b.rec.member_location_country] };
+      const skillsIn = { field: 'dsContact.member_skills', operator: 'IN', value: skills };
+      // root conditions, or the same two in nested AND groups
+      const body: Record<string, unknown> = r.next() < 0.5 ? { conditions: [skillsIn, country] } : { conditions: [country], groupedCondition: { operator: 'AND', conditions: [{ operator: 'AND', conditions: [skillsIn] }] } };
+      expect(compileV2('contact', body).skillRows, JSON.stringify(body)).not.toBeNull();
+      const root: Node = { operator: 'AND', conditions: [skillsIn, country] as Node[] };
+      const expected = people.filter((x) => matchPerson(root, x)).sort(byId).map((x) => x.id);
+      expect(expected.length).toBeGreaterThan(0);
+      const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, r.pick([7, 60, 1000]));
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+      if (expected.length > 4) {
+        const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
+        const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
+        const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
+        expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
+      }
+    }
+    // a third condition, a negated skill list or skills ALL keep the plain WHERE
+    const one = { field: 'dsContact.member_skills', operator: 'IN', value: ['x'] };
+    const at = { field: 'dsContact.member_location_country', operator: '==', value: 'y' };
+    expect(compileV2('contact', { conditions: [one, at, { field: 'dsContact.member_seniority', operator: '==', value: 'VP' }] }).skillRows).toBeNull();
+    expect(compileV2('contact', { conditions: [at], groupedCondition: { operator: 'NOT', conditions: [one] } }).skillRows).toBeNull();
+    expect(compileV2('contact', { conditions: [{ ...one, operator: 'ALL' }, at] }).skillRows).toBeNull();
+  });
+
+  it('ds_people_by_skill follows inserts, updates, deletes and truncation of ds_people', async () => {
+    // the table equals the skills of ds_people by country, whatever wrote them
+    const drift = `select count(*)::int as n from (
+      (select skill, country, person_id from ds_people_by_skill except select distinct k, member_location_country, id from ds_people, unnest(member_skills) k where member_location_country is not null)
+      union all
+      (select distinct k, member_location_country, id from ds_people, unnest(member_skills) k where member_location_country is not null except select skill, country, person_id from ds_people_by_skill)) d`;
+    const client = await app.pool.connect();
+    try {
+      expect((await client.query(drift)).rows[0].n).toBe(0);
+      expect((await client.query(`select count(*)::int as n from ds_people_by_skill`)).rows[0].n).toBeGreaterThan(1000);
+      await client.query('begin');
+      const [a, b, c] = people.filter((x) => x.rec.member_skills.length > 1 && x.rec.member_location_country);
+      await client.query(`update ds_people set member_skills = array['Skill Test', 'Skill Test', member_skills[1]] where id = $1`, [a!.id]);
+      await client.query(`update ds_people set member_location_country = case when id = $1 then null else 'Narnia' end where id = any($2::uuid[])`, [b!.id, [b!.id, c!.id]]);
+      await client.query(`update ds_people set member_full_name = member_full_name || ' Jr' where member_location_country = $1`, [a!.rec.member_location_country]);
+      await client.query(`delete from ds_people where id = $1`, [people.find((x) => x.rec.member_skills.length && x !== a && x !== b && x !== c)!.id]);
+      await client.query(`insert into ds_people (id, member_pronet_url, member_location_country, member_skills) values (gen_random_uuid(), 'pronet.com/in/skill-test', 'Narnia', '{Go,Go,SQL}')`);
+      expect((await client.query(drift)).rows[0].n).toBe(0);
+      expect((await client.query(`select skill from ds_people_by_skill where person_id = $1 order by skill`, [a!.id])).rows.map((x) => x.skill)).toEqual(
+        ['Skill Test', a!.rec.member_skills[0]!].sort(),
+      );
+      await client.query(`truncate ds_people cascade`);
+      expect((await client.query(`select count(*)::int as n from ds_people_by_skill`)).rows[0].n).toBe(0);
+    } finally {
+      await client.query('rollback').catch(() => {});
+      client.release();
+    }
+    expect((await app.pool.query(drift)).rows[0].n).toBe(0);
+  });
+
   it('above the exact-count limit the total is the estimate, flagged; pages still hold exactly the matches', async () => {
     const opts = { exactCountLimit: 40 };
     const search = (body: Record<string, unknown>) => searchV2(app.pool, 'test-secret', 'contact', body, opts);
