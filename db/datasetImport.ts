@@ -237,8 +237,19 @@ interface KindImport {
   loaded: number;
   rejected: number;
   /** What a load into an empty table dropped and must put back (also after a failure). */
-  dropped: { indexes: { name: string; def: string }[]; fks: ConstraintDef[]; keys: ConstraintDef[]; keysRestored: boolean };
+  dropped: { indexes: { name: string; def: string }[]; fks: ConstraintDef[]; keys: ConstraintDef[]; keysRestored: boolean; skillRows: ConstraintDef[] | null };
 }
+
+/**
+ * The triggers that keep ds_people_by_skill (Migration20261125230000_people_by_skill). A load into
+ * an empty ds_people switches them off and writes the skill rows in one pass at the end (the
+ * triggers cost a third more time per people batch).
+ */
+const SKILL_TRIGGERS = ['ds_people_by_skill_insert', 'ds_people_by_skill_update', 'ds_people_by_skill_delete'];
+// a skill listed twice by one person counts once (its first place): no sort of every row before the key's own
+const SKILL_ROWS_SQL = `insert into ds_people_by_skill (skill, country, person_id)
+  select k, p.member_location_country, p.id from ds_people p, unnest(p.member_skills) with ordinality u(k, i)
+  where p.member_location_country is not null and k is not null and array_position(p.member_skills, k) = i`;
 
 function reject(run: KindImport, line: number, message: string): void {
   run.rejected++;
@@ -285,6 +296,12 @@ async function dropForEmptyLoad(run: KindImport): Promise<void> {
     run.dropped.keys = await constraintsOf(client, table, 'pu');
     for (const k of run.dropped.keys) await client.query(`alter table ${table} drop constraint "${k.conname}"`);
   }
+  if (run.kind === 'people') {
+    for (const t of SKILL_TRIGGERS) await client.query(`alter table ds_people disable trigger ${t}`);
+    run.dropped.skillRows = await constraintsOf(client, 'ds_people_by_skill', 'pu');
+    await client.query(`truncate ds_people_by_skill`);
+    for (const k of run.dropped.skillRows) await client.query(`alter table ds_people_by_skill drop constraint "${k.conname}"`);
+  }
 }
 
 // Raw SQL: DDL replayed from the catalog's text.
@@ -299,6 +316,18 @@ async function restoreKeys(run: KindImport): Promise<void> {
 async function restoreAfterLoad(run: KindImport): Promise<void> {
   await restoreKeys(run);
   const queue = [...run.dropped.indexes].sort((a, b) => Number(/using gin/i.test(b.def)) - Number(/using gin/i.test(a.def)));
+  const skillKeys = run.dropped.skillRows;
+  if (skillKeys) {
+    // one job beside the index builds: the skill rows of the loaded people, their key, the triggers back on
+    queue.unshift({
+      name: 'ds_people_by_skill',
+      def: [
+        SKILL_ROWS_SQL,
+        ...skillKeys.map((k) => `alter table ds_people_by_skill add constraint "${k.conname}" ${k.def}`),
+        ...SKILL_TRIGGERS.map((t) => `alter table ds_people enable trigger ${t}`),
+      ].join(';\n'),
+    });
+  }
   const builders = [run.client, ...(run.helper ? [run.helper] : [])].map(async (c) => {
     for (let ix = queue.shift(); ix; ix = queue.shift()) await c.query(ix.def);
   });
@@ -533,7 +562,7 @@ async function importKind(
     helper: null,
     loaded: 0,
     rejected: 0,
-    dropped: { indexes: [], fks: [], keys: [], keysRestored: false },
+    dropped: { indexes: [], fks: [], keys: [], keysRestored: false, skillRows: null },
   };
   let indexStarted = 0;
   try {
