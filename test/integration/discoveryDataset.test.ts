@@ -53,6 +53,15 @@ const find = async (url: string) => {
   return res.body;
 };
 
+/** Rows of ds_people_by_skill that differ from the skills of ds_people by country (0: in step). */
+const skillDrift = async (pool: TestApp['pool']) =>
+  (
+    await pool.query(`select count(*)::int as n from (
+      (select skill, country, person_id from ds_people_by_skill except select k, member_location_country, id from ds_people, unnest(member_skills) k where member_location_country is not null)
+      union all
+      (select k, member_location_country, id from ds_people, unnest(member_skills) k where member_location_country is not null except select skill, country, person_id from ds_people_by_skill)) d`)
+  ).rows[0].n as number;
+
 describe('dataset import', () => {
   it('reports bad records with their line numbers and loads the rest; people link to companies that arrive later', async () => {
     const people = file(
@@ -163,10 +172,22 @@ describe('dataset import', () => {
       expect(ix).toBeGreaterThan(10);
       expect(fk).toBe(1);
       expect(keys).toBe('pu');
-      // a second import into the now non-empty table upserts through the restored keys
-      const again = await importDataset(t.pool, { people: file('gp2.jsonl', ps.slice(0, 50).join('\n')) });
+      // the skill rows written in one pass (triggers off during the load), their key and the triggers back
+      expect(await skillDrift(t.pool)).toBe(0);
+      expect((await t.pool.query(`select count(*)::int as n from ds_people_by_skill`)).rows[0].n).toBeGreaterThan(3000);
+      const skillState = (await t.pool.query(`select (select count(*)::int from pg_constraint where conrelid = 'ds_people_by_skill'::regclass and contype = 'p') as pk,
+        (select count(*)::int from pg_trigger where tgrelid = 'ds_people'::regclass and not tgisinternal and tgenabled = 'O') as triggers`)).rows[0];
+      expect(skillState).toEqual({ pk: 1, triggers: 4 });
+      // a second import into the now non-empty table upserts through the restored keys (and the triggers)
+      const changed = ps.slice(0, 50).map((x, i) => (i < 5 ? x.replace(/"member_skills":\[[^\]]*\]/, '"member_skills":["Changed Skill","Changed Skill"]') : x));
+      expect(changed[0]).toContain('Changed Skill');
+      const again = await importDataset(t.pool, { people: file('gp2.jsonl', changed.join('\n')) });
       expect(again.errorCount).toBe(0);
       expect((await t.pool.query(`select count(*)::int as n from ds_people`)).rows[0].n).toBe(3000);
+      expect(await skillDrift(t.pool)).toBe(0);
+      expect((await t.pool.query(`select count(*)::int as n from ds_people_by_skill where skill = 'Changed Skill'`)).rows[0].n).toBe(
+        changed.slice(0, 5).filter((x) => !x.includes('"member_location_country":null')).length,
+      );
     } finally {
       await t.close();
     }
