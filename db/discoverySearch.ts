@@ -334,7 +334,7 @@ function topLevelPersonConditions(node: unknown): unknown[] {
   return node.conditions.flatMap(topLevelPersonConditions);
 }
 
-/** Up to COMPANY_PEOPLE_LIMIT people per company (id order) meeting the query's top-level person conditions. */
+/** Up to COMPANY_PEOPLE_LIMIT people per company (id order) meeting the query's top-level person conditions. Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
 async function companyPeople(db: Queryable, input: V2SearchInput, people: Projection, companyIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
   const byCompany = new Map<string, Record<string, unknown>[]>(companyIds.map((id) => [id, []]));
   if (!companyIds.length) return byCompany;
@@ -385,7 +385,7 @@ function withCompanyId(item: Record<string, unknown>, companyId: unknown): void 
   item.company = companyId == null ? null : { ...(item.company as Record<string, unknown>), id: companyId };
 }
 
-/** The planner's estimate of the number of matches (a search with more than the exact-count limit). */
+/** The planner's estimate of the number of matches (a search with more than the exact-count limit). Raw SQL: `explain` of the compiled match query. */
 async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
   const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(compileSql(sql`explain (format json) ${matchesSql(c)}`))).rows[0]!['QUERY PLAN'];
   return Math.round(plan[0].Plan['Plan Rows']);
@@ -394,7 +394,7 @@ async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
 /** Keyset order of the materialised match ids (`m.id`). */
 const matchIdSort = compileSort(catalogOf([], 'm.id'), undefined);
 
-/** find-contacts-v2 / find-companies-v2: one page plus the total (exact up to `exactCountLimit`). */
+/** find-contacts-v2 / find-companies-v2: one page plus the total (exact up to `exactCountLimit`). Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
 export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEntity, input: V2SearchInput, opts: V2SearchOptions): Promise<V2SearchPage> {
   const limit = input.limit ?? V2_DEFAULT_LIMIT;
   const c = compileV2(entity, input);
@@ -506,7 +506,7 @@ export const VERIFIED_ORDER: Record<DiscoveryEntity, string> = {
   contact: `${SENIORITY_RANK_SQL}, p.member_years_experience desc nulls last, p.id`,
 };
 
-/** find-verified-*: ranked page `page` (1-based) of `limit` rows, capped by the pull number. */
+/** find-verified-*: ranked page `page` (1-based) of `limit` rows, capped by the pull number. Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
 export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input: VerifiedSearchInput): Promise<SearchPage & { idsReturned: string[] }> {
   const known = VERIFIED_RESULT_FIELDS[entity];
   const fields = input.fields ?? VERIFIED_DEFAULT_FIELDS[entity];
@@ -549,7 +549,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
 // ---------------------------------------------------------------------------------------------
 // options and suggestions
 
-/** Distinct values of a ds column, most frequent first, optionally containing `q`. */
+/** Distinct values of a ds column, most frequent first, optionally containing `q`. Raw SQL: the column is a catalog entry's (`sql.raw` of code), unnested when `multi`. */
 export async function distinctValues(
   pool: Pool,
   table: 'ds_people' | 'ds_companies',
