@@ -2,11 +2,17 @@
  * Look-ups of the built-in `dataset` enrichment provider (activities/providers/enrichmentDataset.ts)
  * in the global discovery dataset (`ds_people`, `ds_companies`, `ds_posts`): each one indexed
  * statement by normalised profile URL, company domain or name. The dataset belongs to no workspace,
- * so these reads sit outside the workspace filter; they stay plain parameterised SQL on the raw
- * pool (one named column list each, read-only).
+ * so these reads sit outside the workspace filter; they are Kysely statements typed from the
+ * dataset entities, run on the raw pool (`runQuery`: pg's types, read-only).
  */
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import type { NotNull } from 'kysely';
 import type { Queryable } from './pool.js';
 import { escapeLike } from '../domain/like.js';
+import { DsCompany, DsPerson, DsPost } from './dataset.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
+
+const dataset = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>>();
 
 export interface DatasetPersonRow {
   member_pronet_url: string;
@@ -45,72 +51,89 @@ export interface DatasetPostRow {
 }
 
 export async function datasetPerson(db: Queryable, key: string): Promise<DatasetPersonRow | undefined> {
-  const r = await db.query<DatasetPersonRow>(
-    `select member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title, member_seniority,
-            member_headline, member_location_city, member_location_country, member_skills, member_years_experience
-       from ds_people where member_pronet_url = $1`,
-    [key],
+  const [row] = await runQuery(
+    db,
+    dataset
+      .selectFrom('ds_people')
+      .select([
+        'member_pronet_url', 'member_full_name', 'member_first_name', 'member_last_name', 'member_job_title', 'member_seniority',
+        'member_headline', 'member_location_city', 'member_location_country', 'member_skills', 'member_years_experience',
+      ])
+      .where('member_pronet_url', '=', key),
   );
-  return r.rows[0];
+  return row;
 }
 
 /** The company of the person with profile `key`: by company id, else by the person's company profile URL. */
 export async function datasetCompanyOfPerson(db: Queryable, key: string): Promise<DatasetCompanyRow | undefined> {
-  const r = await db.query<DatasetCompanyRow>(
-    `select c.company_pronet_url, c.company_name, c.company_website, c.industry, c.size_range, c.employee_count,
-            c.founded_year, c.hq_city, c.hq_state, c.hq_country, c.technologies
-       from ds_people p
-       join ds_companies c on c.id = p.company_id or (p.company_id is null and c.company_pronet_url = p.company_pronet_url)
-      where p.member_pronet_url = $1
-      limit 1`,
-    [key],
+  const [row] = await runQuery(
+    db,
+    dataset
+      .selectFrom('ds_people as p')
+      .innerJoin('ds_companies as c', (join) =>
+        join.on((eb) => eb.or([eb('c.id', '=', eb.ref('p.company_id')), eb.and([eb('p.company_id', 'is', null), eb('c.company_pronet_url', '=', eb.ref('p.company_pronet_url'))])])),
+      )
+      .select([
+        'c.company_pronet_url', 'c.company_name', 'c.company_website', 'c.industry', 'c.size_range', 'c.employee_count',
+        'c.founded_year', 'c.hq_city', 'c.hq_state', 'c.hq_country', 'c.technologies',
+      ])
+      .where('p.member_pronet_url', '=', key)
+      .limit(1),
   );
-  return r.rows[0];
+  return row;
 }
 
 /** `member_emails` of the person with profile `key` (unparsed jsonb). */
 export async function datasetEmailsByProfile(db: Queryable, key: string): Promise<unknown> {
-  const r = await db.query<{ member_emails: unknown }>(`select member_emails from ds_people where member_pronet_url = $1`, [key]);
-  return r.rows[0]?.member_emails;
+  const [row] = await runQuery(db, dataset.selectFrom('ds_people').select('member_emails').where('member_pronet_url', '=', key));
+  return row?.member_emails;
 }
 
 /** `member_emails` of the best person named so at the company of `companyDomain` (verified first). */
 export async function datasetEmailsAtCompany(db: Queryable, companyDomain: string, name: { fullName: string; firstName?: string; lastName?: string }): Promise<unknown> {
-  const r = await db.query<{ member_emails: unknown }>(
-    `select p.member_emails
-       from ds_companies c
-       join ds_people p on p.company_id = c.id
-      where c.company_domain = $1
-        and (lower(p.member_full_name) = lower($2)
-             or (lower(p.member_first_name) = lower($3) and lower(p.member_last_name) = lower($4)))
-      order by p.verified desc, p.id
-      limit 1`,
-    [companyDomain, name.fullName, name.firstName ?? '', name.lastName ?? ''],
+  const [row] = await runQuery(
+    db,
+    dataset
+      .selectFrom('ds_companies as c')
+      .innerJoin('ds_people as p', 'p.company_id', 'c.id')
+      .select('p.member_emails')
+      .where('c.company_domain', '=', companyDomain)
+      .where((eb) => {
+        const sameText = (column: 'p.member_full_name' | 'p.member_first_name' | 'p.member_last_name', value: string) =>
+          eb(eb.fn('lower', [column]), '=', eb.fn('lower', [eb.val(value)]));
+        return eb.or([sameText('p.member_full_name', name.fullName), eb.and([sameText('p.member_first_name', name.firstName ?? ''), sameText('p.member_last_name', name.lastName ?? '')])]);
+      })
+      .orderBy('p.verified', 'desc')
+      .orderBy('p.id')
+      .limit(1),
   );
-  return r.rows[0]?.member_emails;
+  return row?.member_emails;
 }
 
 /** `member_emails` of up to two people with this full name (case-insensitive): the caller needs to know whether it is unique. */
 export async function datasetEmailsByName(db: Queryable, fullName: string): Promise<unknown[]> {
-  const r = await db.query<{ member_emails: unknown }>(`select member_emails from ds_people where member_full_name ilike $1 limit 2`, [escapeLike(fullName)]);
-  return r.rows.map((row) => row.member_emails);
+  const rows = await runQuery(db, dataset.selectFrom('ds_people').select('member_emails').where('member_full_name', 'ilike', escapeLike(fullName)).limit(2));
+  return rows.map((row) => row.member_emails);
 }
 
 /** `member_phones` of the person with profile `key` (unparsed jsonb). */
 export async function datasetPhones(db: Queryable, key: string): Promise<unknown> {
-  const r = await db.query<{ member_phones: unknown }>(`select member_phones from ds_people where member_pronet_url = $1`, [key]);
-  return r.rows[0]?.member_phones;
+  const [row] = await runQuery(db, dataset.selectFrom('ds_people').select('member_phones').where('member_pronet_url', '=', key));
+  return row?.member_phones;
 }
 
 /** The person's own posts (not interactions), newest first. */
 export async function datasetPosts(db: Queryable, key: string, limit: number): Promise<DatasetPostRow[]> {
-  const r = await db.query<DatasetPostRow>(
-    `select post_url, text, posted_at, likes, comments
-       from ds_posts
-      where member_pronet_url = $1 and interaction_type is null
-      order by posted_at desc nulls last
-      limit $2`,
-    [key, limit],
+  return runQuery(
+    db,
+    dataset
+      .selectFrom('ds_posts')
+      .select(['post_url', 'text', 'posted_at', 'likes', 'comments'])
+      // The column is nullable, but the dataset import requires `post_url` (domain/datasetRecords.ts).
+      .$narrowType<{ post_url: NotNull }>()
+      .where('member_pronet_url', '=', key)
+      .where('interaction_type', 'is', null)
+      .orderBy('posted_at', (ob) => ob.desc().nullsLast())
+      .limit(limit),
   );
-  return r.rows;
 }
