@@ -3,12 +3,21 @@
  * `ds_companies` chosen, their upsert into the workspace's `companies` (one transaction), and
  * the verified people of those companies ranked by seniority.
  *
- * Raw SQL: set-based `unnest` upserts with `on conflict … returning (xmax = 0)` and a `lateral`
- * top-N per company, which neither the entity manager nor the query builder expresses.
+ * Kysely typed from the entities (set-based `unnest` upserts with `on conflict … returning
+ * (xmax = 0)` and a `lateral` top-N per company, which the entity manager does not express), run on
+ * the activity's pg pool and transaction (`runQuery`).
  */
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { SENIORITY_RANK_SQL } from '../domain/discoveryCatalog.js';
+import { Company } from './contacts.js';
+import { DsCompany, DsPerson } from './dataset.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { uuidArray } from './posts.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
+
+const db = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof Company>>();
 
 export interface DsCompanyRow {
   id: string;
@@ -35,13 +44,14 @@ export interface DsPersonRow {
 }
 
 /** The verified dataset companies among `ids`, in no particular order. */
-export async function findVerifiedDsCompanies(db: Queryable, ids: string[]): Promise<DsCompanyRow[]> {
-  const r = await db.query<DsCompanyRow>(
-    `select id, company_name, company_website, company_domain, industry, size_range, company_pronet_url
-       from ds_companies where id = any($1::uuid[]) and verified`,
-    [ids],
+export async function findVerifiedDsCompanies(q: Queryable, ids: string[]): Promise<DsCompanyRow[]> {
+  return runQuery(
+    q,
+    db
+      .selectFrom('ds_companies')
+      .select(['id', 'company_name', 'company_website', 'company_domain', 'industry', 'size_range', 'company_pronet_url'])
+      .where((eb) => eb.and([eb('id', '=', eb.fn.any(uuidArray(ids))), eb.ref('verified')])),
   );
-  return r.rows;
 }
 
 /** A dataset company with its workspace identity key (`d:<domain>` or `n:<lower-case name>`). */
@@ -56,50 +66,80 @@ export interface KeyedDsCompany {
  */
 export async function upsertCompaniesFromDataset(pool: Pool, workspaceId: string, keyed: KeyedDsCompany[]): Promise<{ created: number; updated: number }> {
   return withTransaction(pool, async (client) => {
-    await client.query(
-      `update companies c set company_key = t.key, updated_at = now()
-         from unnest($2::text[], $3::text[]) as t(key, lname)
-        where c.workspace_id = $1 and c.company_key = 'n:' || t.lname and t.key like 'd:%'
-          and not exists (select 1 from companies d where d.workspace_id = $1 and d.company_key = t.key)`,
-      [workspaceId, keyed.map((k) => k.key), keyed.map((k) => (k.r.company_name ?? '').trim().toLowerCase())],
+    const renames = sql<{ key: string; lname: string }>`unnest(${keyed.map((k) => k.key)}::text[], ${keyed.map((k) => (k.r.company_name ?? '').trim().toLowerCase())}::text[])`.as<'t'>(
+      sql`t(key, lname)`,
     );
-    const up = await client.query<{ created: boolean }>(
-      `insert into companies (id, workspace_id, company_key, company_name, company_website, company_domain, company_industry, company_headcount, company_pronet, created_at, updated_at)
-       select t.id, $1, t.k, t.n, t.w, t.d, t.i, t.h, t.p, now(), now()
-         from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) as t(id, k, n, w, d, i, h, p)
-       on conflict (workspace_id, company_key) do update set
-         company_name = excluded.company_name, company_website = excluded.company_website, company_domain = excluded.company_domain,
-         company_industry = excluded.company_industry, company_headcount = excluded.company_headcount, company_pronet = excluded.company_pronet,
-         updated_at = now()
-       returning (xmax = 0) as created`,
-      [
-        workspaceId,
-        keyed.map(() => uuidv7()),
-        keyed.map((k) => k.key),
-        keyed.map((k) => k.r.company_name),
-        keyed.map((k) => k.r.company_website),
-        keyed.map((k) => (k.key.startsWith('d:') ? k.key.slice(2) : null)),
-        keyed.map((k) => k.r.industry),
-        keyed.map((k) => k.r.size_range),
-        keyed.map((k) => (k.r.company_pronet_url ? `https://${k.r.company_pronet_url}` : null)),
-      ],
+    await runQuery(
+      client,
+      db
+        .updateTable('companies as c')
+        .from(renames)
+        .set((eb) => ({ company_key: eb.ref('t.key'), updated_at: sql`now()` }))
+        .where('c.workspace_id', '=', workspaceId)
+        .where('c.company_key', '=', sql<string>`'n:' || t.lname`)
+        .where('t.key', 'like', 'd:%')
+        .where((eb) =>
+          eb.not(eb.exists(eb.selectFrom('companies as d').select(eb.lit(1).as('one')).where('d.workspace_id', '=', workspaceId).whereRef('d.company_key', '=', 't.key'))),
+        ),
     );
-    const created = up.rows.filter((r) => r.created).length;
-    return { created, updated: up.rows.length - created };
+    type Incoming = { id: string; k: string; n: string | null; w: string | null; d: string | null; i: string | null; h: string | null; p: string | null };
+    const incoming = sql<Incoming>`unnest(${keyed.map(() => uuidv7())}::uuid[], ${keyed.map((k) => k.key)}::text[], ${keyed.map((k) => k.r.company_name)}::text[],
+      ${keyed.map((k) => k.r.company_website)}::text[], ${keyed.map((k) => (k.key.startsWith('d:') ? k.key.slice(2) : null))}::text[],
+      ${keyed.map((k) => k.r.industry)}::text[], ${keyed.map((k) => k.r.size_range)}::text[],
+      ${keyed.map((k) => (k.r.company_pronet_url ? `https://${k.r.company_pronet_url}` : null))}::text[])`.as<'t'>(sql`t(id, k, n, w, d, i, h, p)`);
+    const up = await runQuery(
+      client,
+      db
+        .insertInto('companies')
+        .columns(['id', 'workspace_id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom(incoming)
+            .select(['t.id', sql<string>`${workspaceId}::uuid`.as('workspace_id'), 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', sql<Date>`now()`.as('created_at'), sql<Date>`now()`.as('updated_at')]),
+        )
+        .onConflict((oc) =>
+          oc.columns(['workspace_id', 'company_key']).doUpdateSet((eb) => ({
+            company_name: eb.ref('excluded.company_name'),
+            company_website: eb.ref('excluded.company_website'),
+            company_domain: eb.ref('excluded.company_domain'),
+            company_industry: eb.ref('excluded.company_industry'),
+            company_headcount: eb.ref('excluded.company_headcount'),
+            company_pronet: eb.ref('excluded.company_pronet'),
+            updated_at: sql`now()`,
+          })),
+        )
+        .returning(sql<boolean>`xmax = 0`.as('created')),
+    );
+    const created = up.filter((r) => r.created).length;
+    return { created, updated: up.length - created };
   });
 }
 
 /** Up to `perCompany` verified people of each company, most senior first (then experience, id). */
-export async function verifiedPeopleOf(db: Queryable, companyIds: string[], perCompany: number): Promise<DsPersonRow[]> {
-  const r = await db.query<DsPersonRow>(
-    `select p.member_pronet_url, p.member_first_name, p.member_last_name, p.member_full_name, p.member_job_title, p.member_emails,
-            c.company_name, c.company_website, c.industry, c.size_range, c.company_pronet_url
-       from ds_companies c
-       cross join lateral (
-         select * from ds_people p where p.company_id = c.id and p.verified
-          order by ${SENIORITY_RANK_SQL}, p.member_years_experience desc nulls last, p.id limit $2) p
-      where c.id = any($1::uuid[])`,
-    [companyIds, perCompany],
+export async function verifiedPeopleOf(q: Queryable, companyIds: string[], perCompany: number): Promise<DsPersonRow[]> {
+  return runQuery(
+    q,
+    db
+      .selectFrom('ds_companies as c')
+      .crossJoinLateral((eb) =>
+        eb
+          .selectFrom('ds_people as p')
+          .selectAll('p')
+          .whereRef('p.company_id', '=', 'c.id')
+          .where((w) => w.ref('p.verified'))
+          // The expression of the `ds_people_verified_rank` index (domain/discoveryCatalog.ts).
+          .orderBy(sql.raw(SENIORITY_RANK_SQL))
+          .orderBy('p.member_years_experience', (ob) => ob.desc().nullsLast())
+          .orderBy('p.id')
+          .limit(perCompany)
+          .as('p'),
+      )
+      .select([
+        'p.member_pronet_url', 'p.member_first_name', 'p.member_last_name', 'p.member_full_name', 'p.member_job_title', 'p.member_emails',
+        'c.company_name', 'c.company_website', 'c.industry', 'c.size_range', 'c.company_pronet_url',
+      ])
+      // The entity types the jsonb as unknown[]; the dataset import writes these objects (domain/datasetRecords.ts).
+      .$narrowType<{ member_emails: Array<{ email: string; status: string | null }> }>()
+      .where((eb) => eb('c.id', '=', eb.fn.any(uuidArray(companyIds)))),
   );
-  return r.rows;
 }
