@@ -5,8 +5,15 @@
  * every stored value onto the current key (the admin CLI's `secrets:reencrypt`, after a rotation);
  * the webhook-secret migration uses the same function to encrypt the secrets stored in clear.
  */
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import type { Compilable } from 'kysely';
 import type { Keyring } from '../domain/keyring.js';
+import { Workspace } from './platform.js';
 import type { Queryable } from './pool.js';
+import { Integration } from './social.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
+
+const db = typedQueries<InferKyselyDB<typeof Workspace | typeof Integration>>();
 
 const webhookContext = (workspaceId: string) => `webhook-secret:${workspaceId}`;
 
@@ -19,17 +26,23 @@ export function sealWebhookSecret(keyring: Keyring, workspaceId: string, secret:
  * (written by a process older than the encryption migration during a rolling deploy) is used as
  * is; `secrets:reencrypt` encrypts it.
  */
-export async function readWebhookSecret(db: Queryable, keyring: Keyring, workspaceId: string): Promise<string | undefined> {
-  const r = await db.query<{ webhook_secret: string }>(`select webhook_secret from workspaces where id = $1`, [workspaceId]);
-  const stored = r.rows[0]?.webhook_secret;
+export async function readWebhookSecret(q: Queryable, keyring: Keyring, workspaceId: string): Promise<string | undefined> {
+  const [row] = await runQuery(q, db.selectFrom('workspaces').select('webhook_secret').where('id', '=', workspaceId));
+  const stored = row?.webhook_secret;
   if (stored === undefined) return undefined;
   return keyring.isEncryptedText(stored) ? keyring.decryptText(stored, webhookContext(workspaceId)) : stored;
 }
 
-/** Runs one SQL statement and returns its rows (a pg pool or a migration's `execute`). */
+/** Runs one statement (text with `$n` parameters, compiled from a typed query) and returns its rows: a pg pool or a migration's `execute`. */
 export type RunSql = (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
-export const runOn = (db: Queryable): RunSql => async (sql, params) => (await db.query(sql, params)).rows;
+export const runOn = (q: Queryable): RunSql => async (sql, params) => (await q.query(sql, params)).rows;
+
+/** A typed query compiled (`$n` parameters) and run through a RunSql. */
+async function runTyped<Row>(run: RunSql, query: Compilable<Row>): Promise<Row[]> {
+  const compiled = query.compile();
+  return (await run(compiled.sql, compiled.parameters as unknown[])) as Row[];
+}
 
 export interface ReencryptReport {
   /** Values rewritten under the current key, per kind. */
@@ -47,29 +60,31 @@ export interface ReencryptReport {
  */
 export async function reencryptSecrets(run: RunSql, keyring: Keyring, opts: { only?: 'webhookSecrets' } = {}): Promise<ReencryptReport> {
   const report: ReencryptReport = { webhookSecrets: 0, integrationCredentials: 0, alreadyCurrent: 0 };
-  const workspaces = await run(`select id, webhook_secret from workspaces`, []);
-  for (const row of workspaces) {
-    const id = row.id as string;
-    const stored = row.webhook_secret as string;
+  const workspaces = await runTyped(run, db.selectFrom('workspaces').select(['id', 'webhook_secret']));
+  for (const { id, webhook_secret: stored } of workspaces) {
     if (keyring.isCurrent(stored)) {
       report.alreadyCurrent++;
       continue;
     }
     const secret = keyring.isEncryptedText(stored) ? keyring.decryptText(stored, webhookContext(id)) : stored;
-    const updated = await run(`update workspaces set webhook_secret = $2 where id = $1 and webhook_secret = $3 returning id`, [id, sealWebhookSecret(keyring, id, secret), stored]);
+    const updated = await runTyped(
+      run,
+      db.updateTable('workspaces').set({ webhook_secret: sealWebhookSecret(keyring, id, secret) }).where('id', '=', id).where('webhook_secret', '=', stored).returning('id'),
+    );
     report.webhookSecrets += updated.length;
   }
   if (opts.only === 'webhookSecrets') return report;
-  const integrations = await run(`select id, credentials_encrypted from integrations where credentials_encrypted is not null`, []);
-  for (const row of integrations) {
-    const id = row.id as string;
-    const stored = row.credentials_encrypted as string;
+  const integrations = await runTyped(run, db.selectFrom('integrations').select(['id', 'credentials_encrypted']));
+  for (const { id, credentials_encrypted: stored } of integrations) {
     if (keyring.isCurrent(stored)) {
       report.alreadyCurrent++;
       continue;
     }
     const fresh = keyring.encryptText(keyring.decryptText(stored, id), id);
-    const updated = await run(`update integrations set credentials_encrypted = $2 where id = $1 and credentials_encrypted = $3 returning id`, [id, fresh, stored]);
+    const updated = await runTyped(
+      run,
+      db.updateTable('integrations').set({ credentials_encrypted: fresh }).where('id', '=', id).where('credentials_encrypted', '=', stored).returning('id'),
+    );
     report.integrationCredentials += updated.length;
   }
   return report;
