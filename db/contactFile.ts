@@ -9,10 +9,13 @@
  * and message reach the job's errors in row order like any other bad row.
  */
 import type { Readable } from 'node:stream';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { csvRecords, csvRow, headerProblems, jsonLineRecords, type ContactFileFormat, type RawRecord } from '../domain/contactFile.js';
 import { copyBlocks, FILE_ROW_ERROR, STAGING_BLOCK, type StagedBlock } from './contactStaging.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { MediaObject } from './social.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 
 /** A file that no longer reads as it did when the job was accepted. */
 export class ContactFileUnreadable extends Error {}
@@ -44,11 +47,16 @@ export async function readCsvHeader(store: ObjectStore, fileName: string): Promi
 
 /** A usable contacts file of the workspace (an uploaded or assembled media object, not a chunk). */
 export async function findContactFile(db: Queryable, workspaceId: string, fileName: string): Promise<{ contentType: string; sizeBytes: number } | undefined> {
-  const r = await db.query<{ content_type: string; size_bytes: string }>(
-    `select content_type, size_bytes from media_objects where workspace_id = $1 and file_name = $2 and not is_chunk`,
-    [workspaceId, fileName],
+  const [row] = await runQuery(
+    db,
+    typedQueries<InferKyselyDB<typeof MediaObject>>()
+      .selectFrom('media_objects')
+      .select(['content_type', 'size_bytes'])
+      .where('workspace_id', '=', workspaceId)
+      .where('file_name', '=', fileName)
+      .where((eb) => eb.not(eb.ref('is_chunk'))),
   );
-  return r.rows[0] ? { contentType: r.rows[0].content_type, sizeBytes: Number(r.rows[0].size_bytes) } : undefined;
+  return row ? { contentType: row.content_type, sizeBytes: row.size_bytes } : undefined;
 }
 
 export interface StageSegmentInput {

@@ -4,20 +4,27 @@
  * domain/conditions.ts, keyset pages through domain/pagination.ts). Only active contacts are
  * ever returned.
  */
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, outputValue, reverseOrder, type CompiledWhere } from '../domain/conditions.js';
-import { SOURCES_SQL, contactCatalog, joinSql, type ContactCatalog, type CustomFieldDef } from '../domain/contactCatalog.js';
+import { SOURCES_SQL, contactCatalog, joinSql, type ContactCatalog } from '../domain/contactCatalog.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
 import { isUuid } from '../domain/ids.js';
+import { CustomFieldDefinition } from './contacts.js';
 import type { Queryable } from './pool.js';
-import { compileSql } from './sqlFragments.js';
+import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
 
 export async function loadContactCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
-  const r = await q.query<CustomFieldDef>(
-    `select id, label, type, options from custom_field_definitions where workspace_id = $1 order by created_at, id`,
-    [workspaceId],
+  const defs = await runQuery(
+    q,
+    typedQueries<InferKyselyDB<typeof CustomFieldDefinition>>()
+      .selectFrom('custom_field_definitions')
+      .select(['id', 'label', 'type', 'options'])
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at')
+      .orderBy('id'),
   );
-  return contactCatalog(r.rows);
+  return contactCatalog(defs);
 }
 
 export interface CompanyJson {

@@ -9,8 +9,12 @@ import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.j
 import { isUuid } from '../domain/ids.js';
 import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
-import { compileSql } from './sqlFragments.js';
+import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
 import { sql, type RawBuilder } from 'kysely';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import { Company, Contact } from './contacts.js';
+
+const db = typedQueries<InferKyselyDB<typeof Contact | typeof Company>>();
 
 export interface ContactPatch {
   firstName?: string | null;
@@ -86,9 +90,12 @@ function checkCustomFields(fields: Record<string, unknown>, catalog: ContactCata
  * ingestion); a field set to null (or '') is cleared on that company.
  */
 async function patchedCompany(client: PoolClient, workspaceId: string, currentId: string | null, patch: NonNullable<ContactPatch['company']>): Promise<string | null> {
-  const prev = currentId
-    ? (await client.query(`select company_name, company_website, company_industry, company_headcount, company_pronet from companies where id = $1`, [currentId])).rows[0]
-    : null;
+  const [prev] = currentId
+    ? await runQuery(
+        client,
+        db.selectFrom('companies').select(['company_name', 'company_website', 'company_industry', 'company_headcount', 'company_pronet']).where('id', '=', currentId),
+      )
+    : [];
   const merged = {
     companyName: prev?.company_name ?? undefined,
     companyWebsite: prev?.company_website ?? undefined,
@@ -145,15 +152,15 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
   await withTransaction(pool, async (client) => {
     // An ingest in flight that looked up an email this write adds or removes is redone (db/contactIngest.ts).
     if (emailsChange) await lockForEmailWrite(client, workspaceId);
-    const cur = await client.query<{ primary_company_id: string | null; emails: string[] }>(
-      `select primary_company_id, emails from contacts where id = $1 and workspace_id = $2 and status = 'active' for update`,
-      [id, workspaceId],
+    const [cur] = await runQuery(
+      client,
+      db.selectFrom('contacts').select(['primary_company_id', 'emails']).where('id', '=', id).where('workspace_id', '=', workspaceId).where('status', '=', 'active').forUpdate(),
     );
-    if (!cur.rows[0]) throw new NotFoundError('Contact', id);
-    const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.rows[0].primary_company_id, patch.company) } : null;
+    if (!cur) throw new NotFoundError('Contact', id);
+    const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.primary_company_id, patch.company) } : null;
     const sets = contactUpdate(checked, company);
     if (!sets.length) return;
-    if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.rows[0].emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);
+    if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);
     try {
       await client.query(compileSql(sql`update contacts set ${sql.join(sets)}, updated_at = now() where id = ${id} and workspace_id = ${workspaceId}`));
     } catch (e) {
@@ -166,9 +173,15 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
 /** Soft delete; 404 when the contact is unknown, foreign or already deleted. */
 export async function deleteContact(pool: Pool, workspaceId: string, id: string): Promise<void> {
   if (!isUuid(id)) throw new NotFoundError('Contact', id);
-  const r = await pool.query(
-    `update contacts set status = 'deleted', deleted_at = now(), updated_at = now() where id = $1 and workspace_id = $2 and status = 'active'`,
-    [id, workspaceId],
+  const deleted = await runQuery(
+    pool,
+    db
+      .updateTable('contacts')
+      .set({ status: 'deleted', deleted_at: sql`now()`, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'active')
+      .returning('id'),
   );
-  if (!r.rowCount) throw new NotFoundError('Contact', id);
+  if (!deleted.length) throw new NotFoundError('Contact', id);
 }
