@@ -20,15 +20,18 @@
  * The source's own profile is never part of its audience. Each person appears once (their most
  * recent matching activity); pages are keyset-ordered by profile URL.
  *
- * Raw SQL: the audience is a CTE over a per-type hit query, `distinct on` and `any(text[])`
- * arrays, which the query builder does not express more clearly.
+ * Raw SQL (composed from `sql` fragments): the audience is a CTE over a per-type hit query,
+ * `distinct on` and `any(text[])` arrays, which the query builder does not express more clearly.
+ * The subject name is a Kysely statement typed from the dataset entities.
  */
 import { normalizeProfileUrl } from '../domain/identity.js';
 import { escapeLike as likeEscape } from '../domain/like.js';
 import type { ListeningSourceType } from '../domain/sourceRules.js';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql, type RawBuilder } from 'kysely';
+import { DsCompany, DsPerson, DsPost } from './dataset.js';
 import type { Queryable } from './pool.js';
-import { compileSql } from './sqlFragments.js';
+import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
 
 export interface AudienceQuery {
   sourceType: ListeningSourceType;
@@ -72,15 +75,26 @@ function urlCandidates(raw: string): string[] {
 export async function datasetSubjectName(db: Queryable, sourceIdentifier: string | null): Promise<string | null> {
   const urls = urlCandidates(sourceIdentifier ?? '');
   if (!urls.length) return null;
-  const r = await db.query<{ name: string | null }>(
-    `select coalesce(
-       (select member_full_name from ds_people where member_pronet_url = any($1::text[]) limit 1),
-       (select company_name from ds_companies where company_pronet_url = any($1::text[]) limit 1),
-       (select pe.member_full_name from ds_posts po join ds_people pe on pe.member_pronet_url = po.author_pronet_url
-         where po.post_url = any($1::text[]) and po.interaction_type is null limit 1)) as name`,
-    [urls],
+  const candidates = sql<string[]>`${urls}::text[]`;
+  const [row] = await runQuery(
+    db,
+    typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>>().selectNoFrom((eb) =>
+      eb.fn
+        .coalesce(
+          eb.selectFrom('ds_people').select('member_full_name').where('member_pronet_url', '=', eb.fn.any(candidates)).limit(1),
+          eb.selectFrom('ds_companies').select('company_name').where('company_pronet_url', '=', eb.fn.any(candidates)).limit(1),
+          eb
+            .selectFrom('ds_posts as po')
+            .innerJoin('ds_people as pe', 'pe.member_pronet_url', 'po.author_pronet_url')
+            .select('pe.member_full_name')
+            .where('po.post_url', '=', eb.fn.any(candidates))
+            .where('po.interaction_type', 'is', null)
+            .limit(1),
+        )
+        .as('name'),
+    ),
   );
-  return r.rows[0]?.name ?? null;
+  return row?.name ?? null;
 }
 
 /** SQL selecting (member_url, interaction_type, post_url, posted_at) rows of the source's activity in the window. */
