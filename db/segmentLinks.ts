@@ -4,11 +4,12 @@
  * that segment (DESIGN §4 membership: contacts from the segment's sources that match its
  * conditions). The default segment already holds every contact and is left unchanged.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { NotFoundError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Queryable } from './pool.js';
 import { Segment } from './segments.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 
 /** Throws 404 unless `segmentId` is a segment of the context's workspace. */
 export async function assertSegment(em: EntityManager, segmentId: string): Promise<{ isDefault: boolean }> {
@@ -23,13 +24,22 @@ export async function assertSegment(em: EntityManager, segmentId: string): Promi
  */
 export async function attachSourceToSegment(q: Queryable, workspaceId: string, segmentId: string, sourceId: string): Promise<boolean> {
   if (!isUuid(segmentId)) return false;
-  // Raw SQL: one conditional array append, atomic against concurrent attaches, inside the caller's pg transaction.
-  const r = await q.query(
-    `update segments
-        set segment_sources = case when is_default or $3::uuid = any(segment_sources) then segment_sources else array_append(segment_sources, $3::uuid) end,
-            updated_at = case when is_default or $3::uuid = any(segment_sources) then updated_at else now() end
-      where id = $1 and workspace_id = $2`,
-    [segmentId, workspaceId, sourceId],
+  // One conditional array append in one statement (atomic against concurrent attaches), on the caller's pg client.
+  const updated = await runQuery(
+    q,
+    typedQueries<InferKyselyDB<typeof Segment>>()
+      .updateTable('segments')
+      .set((eb) => {
+        const source = eb.cast<string>(eb.val(sourceId), 'uuid');
+        const unchanged = eb.or([eb.ref('is_default'), eb(source, '=', eb.fn.any('segment_sources'))]);
+        return {
+          segment_sources: eb.case().when(unchanged).then(eb.ref('segment_sources')).else(eb.fn<string[]>('array_append', ['segment_sources', source])).end(),
+          updated_at: eb.case().when(unchanged).then(eb.ref('updated_at')).else(eb.fn<Date>('now')).end(),
+        };
+      })
+      .where('id', '=', segmentId)
+      .where('workspace_id', '=', workspaceId)
+      .returning('id'),
   );
-  return (r.rowCount ?? 0) > 0;
+  return updated.length > 0;
 }
