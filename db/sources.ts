@@ -5,7 +5,7 @@
  */
 import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 
@@ -13,9 +13,9 @@ import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sou
 import type { RunFrequency } from '../domain/runFrequency.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { attachSourceToSegment } from './segmentLinks.js';
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { catalogOf, compileWhere, type CatalogField, type Condition } from '../domain/conditions.js';
-import { compileSql } from './sqlFragments.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
 export { REFRESH_STATUSES, SOURCE_TYPES } from '../domain/sourceRules.js';
@@ -65,15 +65,22 @@ export const Source = defineEntity({
  */
 export async function learnSourceDisplay(db: Queryable, workspaceId: string, sourceId: string, subject: { name?: string | null; profileImageUrl?: string | null }): Promise<void> {
   if (!subject.name && !subject.profileImageUrl) return;
-  // Raw SQL: conditional jsonb merges decided by the stored meta, in one statement.
-  await db.query(
-    `update sources set source_meta = source_meta
-       || case when $3::text is not null and (coalesce(source_meta->>'socialName', '') = '' or source_meta->>'socialName' = source_meta->>'socialHandle')
-               then jsonb_build_object('socialName', $3::text) else '{}'::jsonb end
-       || case when $4::text is not null and coalesce(source_meta->>'profileImageUrl', '') = ''
-               then jsonb_build_object('profileImageUrl', $4::text) else '{}'::jsonb end
-     where id = $1 and workspace_id = $2`,
-    [sourceId, workspaceId, subject.name ?? null, subject.profileImageUrl ?? null],
+  const name = subject.name ?? null;
+  const image = subject.profileImageUrl ?? null;
+  // The merge is SQL: conditional jsonb merges decided by the stored meta, in one statement.
+  await runQuery(
+    db,
+    sources
+      .updateTable('sources')
+      .set({
+        source_meta: sql<SourceMeta>`source_meta
+          || case when ${name}::text is not null and (coalesce(source_meta->>'socialName', '') = '' or source_meta->>'socialName' = source_meta->>'socialHandle')
+                  then jsonb_build_object('socialName', ${name}::text) else '{}'::jsonb end
+          || case when ${image}::text is not null and coalesce(source_meta->>'profileImageUrl', '') = ''
+                  then jsonb_build_object('profileImageUrl', ${image}::text) else '{}'::jsonb end`,
+      })
+      .where('id', '=', sourceId)
+      .where('workspace_id', '=', workspaceId),
   );
 }
 
@@ -96,9 +103,10 @@ export interface SourceRow extends Record<string, unknown> {
   updated_at: Date;
 }
 
-const COLUMNS =
-  'id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, schedule_id, created_at, updated_at';
-const S_COLUMNS = COLUMNS.split(', ').map((c) => `s.${c}`).join(', ');
+const sources = typedQueries<InferKyselyDB<typeof Source>>();
+const COLUMNS = [
+  'id', 'workspace_id', 'source_type', 'source_identifier', 'normalised_identifier', 'source_meta', 'run_frequency', 'refresh_status', 'schedule_id', 'created_at', 'updated_at',
+] as const;
 
 /** A row of a raw statement as the managed entity (merged into the context's identity map). */
 export function sourceOfRow(em: EntityManager, row: SourceRow): SourceEntity {
@@ -132,8 +140,8 @@ export interface NewSource {
 
 /**
  * Inserts the source unless the workspace has the same one; returns the row and whether it is new.
- * Raw SQL: the merge of an existing source's meta (`excluded || existing || sent`) and the
- * `xmax = 0` created flag are PostgreSQL expressions em.upsert cannot state.
+ * Kysely, not em.upsert: the merge of an existing source's meta (`excluded || existing || sent`) and
+ * the `xmax = 0` created flag are PostgreSQL expressions em.upsert cannot state.
  */
 export async function insertOrFindSource(
   q: Queryable,
@@ -145,25 +153,39 @@ export async function insertOrFindSource(
   const id = uuidv7();
   const key = s.identityKey ?? `id:${id}`;
   // Filled-in display defaults never override what the source already has; sent keys do.
-  const onConflict = given
-    ? `on conflict (workspace_id, source_type, normalised_identifier) do update set source_meta = excluded.source_meta || sources.source_meta || $7::jsonb, updated_at = now()`
-    : `on conflict (workspace_id, source_type, normalised_identifier) do nothing`;
-  const r = await q.query<SourceRow & { inserted: boolean }>(
-    `insert into sources (id, workspace_id, source_type, source_identifier, normalised_identifier, source_meta, run_frequency, refresh_status, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, null, null, now(), now())
-     ${onConflict}
-     returning ${COLUMNS}, (xmax = 0) as inserted`,
-    [id, workspaceId, s.sourceType, s.sourceIdentifier, key, JSON.stringify(s.sourceMeta), ...(given ? [JSON.stringify(given)] : [])],
+  const [upserted] = await runQuery(
+    q,
+    sources
+      .insertInto('sources')
+      .values({
+        id,
+        workspace_id: workspaceId,
+        source_type: s.sourceType,
+        source_identifier: s.sourceIdentifier,
+        normalised_identifier: key,
+        source_meta: sql<SourceMeta>`${JSON.stringify(s.sourceMeta)}::jsonb`,
+        run_frequency: null,
+        refresh_status: null,
+        created_at: sql`now()`,
+        updated_at: sql`now()`,
+      })
+      .onConflict((oc) => {
+        const identity = oc.columns(['workspace_id', 'source_type', 'normalised_identifier']);
+        return given
+          ? identity.doUpdateSet({ source_meta: sql<SourceMeta>`excluded.source_meta || sources.source_meta || ${JSON.stringify(given)}::jsonb`, updated_at: sql`now()` })
+          : identity.doNothing();
+      })
+      .returning([...COLUMNS, sql<boolean>`xmax = 0`.as('inserted')]),
   );
-  if (r.rows[0]) {
-    const { inserted, ...row } = r.rows[0];
-    return { row: row as SourceRow, created: inserted };
+  if (upserted) {
+    const { inserted, ...row } = upserted;
+    return { row, created: inserted };
   }
-  const existing = await q.query<SourceRow>(
-    `select ${COLUMNS} from sources where workspace_id = $1 and source_type = $2 and normalised_identifier = $3`,
-    [workspaceId, s.sourceType, key],
+  const [existing] = await runQuery(
+    q,
+    sources.selectFrom('sources').select(COLUMNS).where('workspace_id', '=', workspaceId).where('source_type', '=', s.sourceType).where('normalised_identifier', '=', key),
   );
-  return { row: existing.rows[0]!, created: false };
+  return { row: existing!, created: false };
 }
 
 /**
@@ -249,7 +271,7 @@ const SOURCE_CATALOG = catalogOf(
 /**
  * One page of the sources of one type, oldest first (`after`: the keyset of a page token; `prev`
  * reads backwards), at most `limit + 1` rows (the extra one tells there is a next page), and the
- * total. Raw SQL: the filter comes from the condition compiler (domain/conditions.ts).
+ * total. The filter is a fragment of the condition compiler (domain/conditions.ts).
  */
 export async function filterSourcesPage(
   em: EntityManager,
@@ -257,15 +279,17 @@ export async function filterSourcesPage(
   q: { workspaceId: string; sourceType: string; conditions: Condition[] | undefined; after: { id: string; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: SourceEntity[]; total: number }> {
   const where = compileWhere(SOURCE_CATALOG, { conditions: q.conditions });
-  const filter = sql`s.workspace_id = ${q.workspaceId} and s.source_type = ${q.sourceType} and (${where.sql})`;
-  const keyset = q.after ? sql` and s.id ${sql.raw(q.after.dir === 'next' ? '>' : '<')} ${q.after.id}::uuid` : sql``;
-  const [rows, count] = await Promise.all([
-    db.query<SourceRow>(
-      compileSql(sql`select ${sql.raw(S_COLUMNS)} from sources s where ${filter}${keyset} order by s.id ${sql.raw(q.after?.dir === 'prev' ? 'desc' : 'asc')} limit ${q.limit + 1}`),
-    ),
-    db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from sources s where ${filter}`)),
+  const filtered = sources
+    .selectFrom('sources as s')
+    .where('s.workspace_id', '=', q.workspaceId)
+    .where('s.source_type', '=', q.sourceType as SourceType)
+    .where(sql<SqlBool>`(${where.sql})`);
+  const page = q.after ? filtered.where('s.id', q.after.dir === 'next' ? '>' : '<', q.after.id) : filtered;
+  const [rows, [count]] = await Promise.all([
+    runQuery(db, page.select(COLUMNS).orderBy('s.id', q.after?.dir === 'prev' ? 'desc' : 'asc').limit(q.limit + 1)),
+    runQuery(db, filtered.select(sql<number>`count(*)::int`.as('n'))),
   ]);
-  return { rows: rows.rows.map((r) => sourceOfRow(em, r)), total: count.rows[0]!.n };
+  return { rows: rows.map((r) => sourceOfRow(em, r)), total: count!.n };
 }
 
 /** Marks the source `queued` unless a pull of it is queued or running; whether it was marked (compare-and-set). */
