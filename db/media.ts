@@ -12,12 +12,14 @@ import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
 import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
 import { MediaObject, Post } from './social.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 import { acrossWorkspaces } from './tenancy.js';
 
 /** What may be uploaded: media for posts and contacts files for bulk upserts (type → extension). */
@@ -237,9 +239,10 @@ export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<Me
   return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
 }
 
-// unknownMedia, mediaContentTypes and mediaToPublish stay on the pg client: their callers (the posts
-// and bulk-schedule routes, the publish activity) pass a pg pool or transaction client; they move to
-// the entity manager with those callers.
+// unknownMedia, mediaContentTypes and mediaToPublish run on the pg client (runQuery): their callers (the
+// posts and bulk-schedule routes, the publish activity) pass a pg pool or transaction client.
+const media = typedQueries<InferKyselyDB<typeof MediaObject>>();
+const textArray = (values: readonly string[]) => sql<string[]>`${values}::text[]`;
 
 /**
  * Which of `fileNames` are not usable media of the workspace (missing, foreign, an unassembled
@@ -248,11 +251,17 @@ export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<Me
 export async function unknownMedia(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Set<string>> {
   const unique = [...new Set(fileNames)];
   if (unique.length === 0) return new Set();
-  const r = await db.query<{ file_name: string }>(
-    `select file_name from media_objects where workspace_id = $1 and file_name = any($2::text[]) and not is_chunk and content_type <> all($3::text[])`,
-    [workspaceId, unique, Object.keys(CONTACT_FILE_TYPES)],
+  const rows = await runQuery(
+    db,
+    media
+      .selectFrom('media_objects')
+      .select('file_name')
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) =>
+        eb.and([eb('file_name', '=', eb.fn.any(textArray(unique))), eb.not(eb.ref('is_chunk')), eb('content_type', '<>', eb.fn<string>('all', [textArray(Object.keys(CONTACT_FILE_TYPES))]))]),
+      ),
   );
-  const known = new Set(r.rows.map((x) => x.file_name));
+  const known = new Set(rows.map((x) => x.file_name));
   return new Set(unique.filter((f) => !known.has(f)));
 }
 
@@ -272,20 +281,28 @@ export async function deleteChunkRecords(em: EntityManager, fileNames: string[])
 /** The content type of each of `fileNames` that is a media object of the workspace. */
 export async function mediaContentTypes(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, string>> {
   if (!fileNames.length) return new Map();
-  const r = await db.query<{ file_name: string; content_type: string }>(
-    `select file_name, content_type from media_objects where workspace_id = $1 and file_name = any($2::text[])`,
-    [workspaceId, fileNames],
+  const rows = await runQuery(
+    db,
+    media
+      .selectFrom('media_objects')
+      .select(['file_name', 'content_type'])
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb('file_name', '=', eb.fn.any(textArray(fileNames)))),
   );
-  return new Map(r.rows.map((m) => [m.file_name, m.content_type]));
+  return new Map(rows.map((m) => [m.file_name, m.content_type]));
 }
 
 /** The stored media (not chunks) of the workspace among `fileNames`, for a publish step to upload. */
 export async function mediaToPublish(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, { contentType: string; sizeBytes: number }>> {
-  const r = await db.query<{ file_name: string; content_type: string; size_bytes: number }>(
-    `select file_name, content_type, size_bytes from media_objects where workspace_id = $1 and file_name = any($2) and not is_chunk`,
-    [workspaceId, fileNames],
+  const rows = await runQuery(
+    db,
+    media
+      .selectFrom('media_objects')
+      .select(['file_name', 'content_type', 'size_bytes'])
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb.and([eb('file_name', '=', eb.fn.any(textArray(fileNames))), eb.not(eb.ref('is_chunk'))])),
   );
-  return new Map(r.rows.map((m) => [m.file_name, { contentType: m.content_type, sizeBytes: Number(m.size_bytes) }]));
+  return new Map(rows.map((m) => [m.file_name, { contentType: m.content_type, sizeBytes: m.size_bytes }]));
 }
 
 export interface ExpiredMediaCounts {
