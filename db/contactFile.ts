@@ -125,6 +125,7 @@ export async function stageFileSegment(pool: Pool, store: ObjectStore, input: St
   }
   try {
     await withTransaction(pool, async (client) => {
+      // raw SQL: part of the COPY staging pipeline, in the COPY stream's pg transaction.
       await client.query(`delete from contact_ingest_staging where batch_id = $1 and (seq >= $2 or seq + $4::int <= $3)`, [
         input.batchId,
         input.seqStart,

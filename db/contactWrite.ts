@@ -112,6 +112,7 @@ async function patchedCompany(client: PoolClient, workspaceId: string, currentId
   }
   const companyId = await resolveCompany(client, workspaceId, merged);
   if (companyId && cleared.length) {
+    // raw SQL: a dynamic SET (the fields the patch cleared), composed from sql fragments like the contact's SET below.
     const nulls = cleared.map((k) => sql`${sql.ref(COMPANY_INPUT_COLUMNS[k as keyof CompanyInput])} = null`);
     await client.query(compileSql(sql`update companies set ${sql.join(nulls)}, updated_at = now() where id = ${companyId}`));
   }
