@@ -163,6 +163,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     if (!sets.length) return;
     if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);
     try {
+      // raw SQL: the dynamic SET of contactUpdate (array/jsonb merges computed by PostgreSQL, see there).
       await client.query(compileSql(sql`update contacts set ${sql.join(sets)}, updated_at = now() where id = ${id} and workspace_id = ${workspaceId}`));
     } catch (e) {
       if ((e as { code?: string }).code === '23505') throw new ConflictError('Another contact of the workspace has this pronet profile URL');

@@ -36,6 +36,7 @@ export async function readWebhookSecret(q: Queryable, keyring: Keyring, workspac
 /** Runs one statement (text with `$n` parameters, compiled from a typed query) and returns its rows: a pg pool or a migration's `execute`. */
 export type RunSql = (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
+// raw SQL: only runs reencryptSecrets' typed statements, compiled to text (the form a migration's `execute` takes).
 export const runOn = (q: Queryable): RunSql => async (sql, params) => (await q.query(sql, params)).rows;
 
 /** A typed query compiled (`$n` parameters) and run through a RunSql. */
