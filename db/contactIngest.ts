@@ -33,10 +33,15 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
+import { sql } from 'kysely';
 import { uuidv7Source } from '../domain/ids.js';
 import { packHashes, unpackHashes } from '../domain/hash53.js';
 import { inTransaction, withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+import type { ContactIngestDB } from './contacts.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
+
+const q = typedQueries<ContactIngestDB>();
 
 export type IngestMode = 'automated' | 'explicit';
 
@@ -131,6 +136,7 @@ const UPDATE_EXPRESSIONS: Record<string, string> = {
  * The session's stage table. Created on every batch ("if not exists" costs a catalog look-up):
  * remembering it per pooled connection would be wrong after a rolled-back batch, whose rollback
  * also drops a table it created.
+ * raw SQL: DDL of a per-session temp table (`on commit delete rows`), which Kysely's query builders do not write.
  */
 async function ensureStage(client: PoolClient): Promise<void> {
   await client.query(`create temp table if not exists contact_ingest_stage (
@@ -153,6 +159,7 @@ async function ensureStage(client: PoolClient): Promise<void> {
  * rows instead of probing the primary key once per row.
  */
 async function withPlanner<T>(client: PoolClient, off: ('seqscan' | 'mergejoin' | 'hashjoin')[], fn: () => Promise<T>): Promise<T> {
+  // raw SQL: `set local` of planner settings, no statement on a table.
   await client.query(off.map((m) => `set local enable_${m} = off`).join('; '));
   try {
     return await fn();
@@ -208,6 +215,7 @@ class CopyData {
 
 /** COPYs `data` into `target` (`table (columns)`). */
 async function copyInto(client: PoolClient, target: string, data: CopyData): Promise<void> {
+  // raw SQL: a COPY stream.
   if (!data.lines) return;
   await pipeline(Readable.from([data.bytes()]), client.query(copyFrom(`copy ${target} from stdin`)));
 }
@@ -218,6 +226,7 @@ class IngestConflict extends Error {}
 /** Unique violation, deadlock: a concurrent ingest wrote the same identity. */
 const isConflict = (e: unknown) => e instanceof IngestConflict || ['23505', '40P01'].includes((e as { code?: string }).code ?? '');
 
+// raw SQL: an advisory lock, a function call on no table.
 const ingestLock = (client: PoolClient, workspaceId: string) =>
   client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
 
@@ -234,7 +243,7 @@ const LOG_KEEP_MS = 15 * 60_000;
 const LOG_TRUST_MS = 5 * 60_000;
 
 interface LogPosition {
-  seq: string;
+  seq: number;
   at: number;
 }
 
@@ -245,30 +254,47 @@ interface IdentityHashes {
 }
 
 async function identityLogPosition(client: PoolClient, workspaceId: string): Promise<LogPosition> {
-  const r = await client.query<{ seq: string }>(`select coalesce(max(seq), 0) as seq from contact_identity_log where workspace_id = $1`, [workspaceId]);
-  return { seq: r.rows[0]!.seq, at: Date.now() };
+  const [r] = await runQuery(
+    client,
+    q
+      .selectFrom('contact_identity_log')
+      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq'))
+      .where('workspace_id', '=', workspaceId),
+  );
+  return { seq: r!.seq, at: Date.now() };
 }
 
 async function checkIdentityLog(client: PoolClient, since: LogPosition, workspaceId: string, sourceId: string, mine: IdentityHashes): Promise<void> {
   if (Date.now() - since.at > LOG_TRUST_MS) throw new IngestConflict('the batch took too long to trust the identity log');
-  const recent = await client.query<{ same_source: boolean; email_hashes: Buffer; row_key_hashes: Buffer }>(
-    `select source_id is not distinct from $3 as same_source, email_hashes, row_key_hashes from contact_identity_log where workspace_id = $1 and seq > $2`,
-    [workspaceId, since.seq, sourceId],
+  const recent = await runQuery(
+    client,
+    q
+      .selectFrom('contact_identity_log')
+      .select((eb) => [eb('source_id', 'is not distinct from', sourceId).$castTo<boolean>().as('same_source'), 'email_hashes', 'row_key_hashes'])
+      .where('workspace_id', '=', workspaceId)
+      .where('seq', '>', since.seq),
   );
-  if (!recent.rowCount) return;
+  if (!recent.length) return;
   const emails = new Set(unpackHashes(mine.emails));
   const rowKeys = new Set(unpackHashes(mine.rowKeys));
-  for (const r of recent.rows)
+  for (const r of recent)
     if (unpackHashes(r.email_hashes).some((h) => emails.has(h)) || (r.same_source && unpackHashes(r.row_key_hashes).some((h) => rowKeys.has(h))))
       throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
 }
 
 /** Appends the identities this transaction wrote; the caller holds the ingest lock. */
 async function logIdentities(client: PoolClient, workspaceId: string, sourceId: string | null, written: IdentityHashes): Promise<void> {
-  await client.query(
-    `with expired as (delete from contact_identity_log where workspace_id = $1 and logged_at < clock_timestamp() - $5::int * interval '1 millisecond')
-     insert into contact_identity_log (workspace_id, source_id, email_hashes, row_key_hashes) values ($1, $2, $3, $4)`,
-    [workspaceId, sourceId, written.emails, written.rowKeys, LOG_KEEP_MS],
+  await runQuery(
+    client,
+    q
+      .with('expired', (db) =>
+        db
+          .deleteFrom('contact_identity_log')
+          .where('workspace_id', '=', workspaceId)
+          .where('logged_at', '<', sql<Date>`clock_timestamp() - ${LOG_KEEP_MS}::int * interval '1 millisecond'`),
+      )
+      .insertInto('contact_identity_log')
+      .values({ workspace_id: workspaceId, source_id: sourceId, email_hashes: written.emails, row_key_hashes: written.rowKeys }),
   );
 }
 

@@ -9,6 +9,7 @@
  * `primaryCompanyId`.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 
@@ -157,3 +158,9 @@ export const ContactIngestStaging = defineEntity({
     createdAt: p.datetime().defaultRaw('now()'),
   },
 });
+
+/**
+ * Kysely over the tables of the contact ingest pipeline, typed from the entities: its statements
+ * run on the pipeline's pg clients (`runQuery(client, typedQueries<ContactIngestDB>()…)`), in its transactions.
+ */
+export type ContactIngestDB = InferKyselyDB<typeof Contact | typeof Company | typeof ContactSource | typeof ContactIdentityLog | typeof ContactIngestStaging>;

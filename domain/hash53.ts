@@ -26,7 +26,7 @@ export function packHashes(keys: string[]): Buffer {
 }
 
 /** The hashes packed by packHashes. */
-export function unpackHashes(packed: Buffer): Float64Array {
+export function unpackHashes(packed: Uint8Array): Float64Array {
   // Copied: a Buffer's bytes need not be 8-byte aligned.
   return new Float64Array(packed.buffer.slice(packed.byteOffset, packed.byteOffset + packed.byteLength));
 }
