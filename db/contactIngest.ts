@@ -186,6 +186,8 @@ function textArray(xs: string[]): string {
   return `{${xs.map((x) => `"${x.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }
 const copyArray = (xs: string[]) => copyText(textArray(xs));
+/** `any($n::text[])` of `xs`, passed as one text[] literal (textArray). */
+const anyText = (xs: string[]) => sql<string>`any(${textArray(xs)}::text[])`;
 
 /**
  * COPY text data, built line by line into one buffer: each line dies young instead of living on
@@ -468,36 +470,44 @@ async function lookUpIdentities(client: PoolClient, workspaceId: string, sourceI
   const emails = [...new Set(groups.flatMap((g) => g.emails))];
   const rowKeys = groups.flatMap((g) => g.rowKeys);
   const byPronetRes = pronetKeys.length
-    ? await client.query<Hit>(`select id, pronet_key, status from contacts where workspace_id = $1 and pronet_key = any($2::text[])`, [workspaceId, textArray(pronetKeys)])
+    ? await runQuery(client, q.selectFrom('contacts').select(['id', 'pronet_key', 'status']).where('workspace_id', '=', workspaceId).where('pronet_key', '=', anyText(pronetKeys)))
     : null;
-  const byPronet = new Map(byPronetRes?.rows.map((r) => [r.pronet_key!, r]) ?? []);
+  const byPronet = new Map(byPronetRes?.map((r) => [r.pronet_key!, r]) ?? []);
   let unmatched = byPronet.size ? groups.filter((g) => !g.pronetKey || !byPronet.has(g.pronetKey)) : groups;
   const probedEmails = unmatched === groups ? emails : [...new Set(unmatched.flatMap((g) => g.emails))];
   const byEmailRes = probedEmails.length
     ? await withPlanner(client, ['seqscan'], () =>
-        client.query<Hit & { email: string }>(
-          `select e.email, c.id, c.pronet_key, c.status from unnest($2::text[]) e(email)
-           join contacts c on c.workspace_id = $1 and c.emails @> array[e.email] order by c.created_at, c.id`,
-          [workspaceId, textArray(probedEmails)],
+        runQuery(
+          client,
+          q
+            .selectFrom(sql<{ email: string }>`unnest(${textArray(probedEmails)}::text[])`.as<'e'>(sql`e(email)`))
+            .innerJoin('contacts as c', (join) => join.on('c.workspace_id', '=', workspaceId).on('c.emails', '@>', sql<string[]>`array[${sql.ref('e.email')}]`))
+            .select(['e.email', 'c.id', 'c.pronet_key', 'c.status'])
+            .orderBy('c.created_at')
+            .orderBy('c.id'),
         ),
       )
     : null;
   const byEmail = new Map<string, Hit[]>();
-  for (const r of byEmailRes?.rows ?? []) {
+  for (const r of byEmailRes ?? []) {
     const hits = byEmail.get(r.email);
     if (hits) hits.push(r);
     else byEmail.set(r.email, [r]);
   }
-  const linkRes = await client.query<{ row_key: string; contact_id: string; origin: string | null; stale: boolean }>(
-    `select row_key, contact_id, origin, last_seen < now() - $3::interval as stale from contact_sources where source_id = $1 and row_key = any($2::text[])`,
-    [sourceId, textArray(rowKeys), LINK_SEEN_REFRESH],
+  const linkRes = await runQuery(
+    client,
+    q
+      .selectFrom('contact_sources')
+      .select((eb) => ['row_key', 'contact_id', 'origin', eb('last_seen', '<', sql<Date>`now() - ${LINK_SEEN_REFRESH}::interval`).$castTo<boolean>().as('stale')])
+      .where('source_id', '=', sourceId)
+      .where('row_key', '=', anyText(rowKeys)),
   );
-  const links = new Map(linkRes.rows.map((r) => [r.row_key, { contactId: r.contact_id, origin: r.origin, stale: r.stale }]));
+  const links = new Map(linkRes.map((r) => [r.row_key, { contactId: r.contact_id, origin: r.origin, stale: r.stale }]));
   // The contacts behind the links of groups that neither profile key nor email matched.
   if (byEmail.size) unmatched = unmatched.filter((g) => !g.emails.some((e) => byEmail.get(e)?.some((h) => fits(h, g))));
   const linkedIds = links.size ? [...new Set(unmatched.flatMap((g) => g.rowKeys.flatMap((k) => links.get(k)?.contactId ?? [])))] : [];
-  const linkedRes = linkedIds.length ? await client.query<Hit>(`select id, pronet_key, status from contacts where id = any($1::uuid[])`, [linkedIds]) : null;
-  const linked = new Map(linkedRes?.rows.map((r) => [r.id, r]) ?? []);
+  const linkedRes = linkedIds.length ? await runQuery(client, q.selectFrom('contacts').select(['id', 'pronet_key', 'status']).where('id', '=', sql<string>`any(${linkedIds}::uuid[])`)) : null;
+  const linked = new Map(linkedRes?.map((r) => [r.id, r]) ?? []);
   const byRowKey = new Map<string, Hit>();
   for (const [k, l] of links) {
     const hit = linked.get(l.contactId);
@@ -605,11 +615,18 @@ async function linkSources(client: PoolClient, sourceId: string, live: Group[], 
   // Set-based: the changed links in one statement (the arrays travel as three parameters).
   if (changed.rowKeys.length)
     await withPlanner(client, ['mergejoin', 'hashjoin'], () =>
-      client.query(
-        `update contact_sources cs set contact_id = u.contact_id, origin = coalesce(u.origin, cs.origin), last_seen = now()
-         from unnest($2::text[], $3::uuid[], $4::text[]) u(row_key, contact_id, origin)
-         where cs.source_id = $1 and cs.row_key = u.row_key`,
-        [sourceId, textArray(changed.rowKeys), changed.contactIds, changed.origins],
+      runQuery(
+        client,
+        q
+          .updateTable('contact_sources as cs')
+          .from(
+            sql<{ row_key: string; contact_id: string; origin: string | null }>`unnest(${textArray(changed.rowKeys)}::text[], ${changed.contactIds}::uuid[], ${changed.origins}::text[])`.as<'u'>(
+              sql`u(row_key, contact_id, origin)`,
+            ),
+          )
+          .set((eb) => ({ contact_id: eb.ref('u.contact_id'), origin: eb.fn.coalesce('u.origin', 'cs.origin'), last_seen: sql<Date>`now()` }))
+          .where('cs.source_id', '=', sourceId)
+          .whereRef('cs.row_key', '=', 'u.row_key'),
       ),
     );
 }
