@@ -672,6 +672,7 @@ function companiesOf(groups: Group[]): { g: Group; id: CompanyIdentity }[] {
 async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
   const withCompany = companiesOf(groups);
   if (!withCompany.length) return;
+  // raw SQL: an advisory lock, a function call on no table.
   await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
   const writes = await resolveCompanies(client, workspaceId, withCompany);
   if (writes) await writeCompanies(client, workspaceId, writes);
@@ -724,16 +725,20 @@ async function resolveCompanies(db: Queryable, workspaceId: string, withCompany:
       keys.add(id.nameKey!);
     }
   }
-  const found = await db.query<Omit<CompanyRow, 'stored'> & NonNullable<CompanyRow['stored']>>(
-    `select id, lower(company_name) as lname, ${COMPANY_COLUMNS.join(', ')} from companies
-     where workspace_id = $1 and (company_key = any($2::text[]) or lower(company_name) = any($3::text[]))
-     order by created_at, id`,
-    [workspaceId, textArray([...keys]), textArray([...names])],
+  const found = await runQuery(
+    db,
+    q
+      .selectFrom('companies')
+      .select((eb) => ['id', eb.fn<string | null>('lower', ['company_name']).as('lname'), ...COMPANY_COLUMNS])
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb.or([eb('company_key', '=', anyText([...keys])), eb(eb.fn('lower', ['company_name']), '=', anyText([...names]))]))
+      .orderBy('created_at')
+      .orderBy('id'),
   );
   const newId = uuidv7Source(withCompany.length);
   const byKey = new Map<string, CompanyRow>();
   const byName = new Map<string, CompanyRow>();
-  for (const f of found.rows) {
+  for (const f of found) {
     const r: CompanyRow = { id: f.id, company_key: f.company_key, lname: f.lname, stored: f };
     byKey.set(r.company_key, r);
     if (r.lname && !byName.has(r.lname)) byName.set(r.lname, r);
@@ -782,20 +787,31 @@ async function resolveCompanies(db: Queryable, workspaceId: string, withCompany:
 /** One set-based upsert of the companies (arrays as parameters); the caller holds the company lock. */
 async function writeCompanies(client: PoolClient, workspaceId: string, w: CompanyWrites): Promise<void> {
   const now = new Date();
-  await client.query(
-    `insert into companies (id, workspace_id, company_key, company_name, company_website, company_domain, company_industry, company_headcount, company_pronet, created_at, updated_at)
-     select t.id, $1, t.k, t.n, t.w, t.d, t.i, t.h, t.p, $10, $10
-     from unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) as t(id, k, n, w, d, i, h, p)
-     on conflict (id) do update set
-       company_key = excluded.company_key,
-       company_name = coalesce(excluded.company_name, companies.company_name),
-       company_website = coalesce(excluded.company_website, companies.company_website),
-       company_domain = coalesce(excluded.company_domain, companies.company_domain),
-       company_industry = coalesce(excluded.company_industry, companies.company_industry),
-       company_headcount = coalesce(excluded.company_headcount, companies.company_headcount),
-       company_pronet = coalesce(excluded.company_pronet, companies.company_pronet),
-       updated_at = excluded.updated_at`,
-    [workspaceId, w.ids, w.keys, w.names, w.websites, w.domains, w.industries, w.headcounts, w.pronets, now],
+  type Given = string | null;
+  const rows = sql<{ id: string; k: string; n: Given; w: Given; d: Given; i: Given; h: Given; p: Given }>`unnest(${w.ids}::uuid[], ${w.keys}::text[], ${w.names}::text[],
+    ${w.websites}::text[], ${w.domains}::text[], ${w.industries}::text[], ${w.headcounts}::text[], ${w.pronets}::text[])`.as<'t'>(sql`t(id, k, n, w, d, i, h, p)`);
+  await runQuery(
+    client,
+    q
+      .insertInto('companies')
+      .columns(['id', 'workspace_id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
+      .expression(
+        q
+          .selectFrom(rows)
+          .select((eb) => ['t.id', eb.val(workspaceId).as('workspace_id'), 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', eb.val(now).as('created_at'), eb.val(now).as('updated_at')]),
+      )
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          company_key: eb.ref('excluded.company_key'),
+          company_name: eb.fn.coalesce('excluded.company_name', 'companies.company_name'),
+          company_website: eb.fn.coalesce('excluded.company_website', 'companies.company_website'),
+          company_domain: eb.fn.coalesce('excluded.company_domain', 'companies.company_domain'),
+          company_industry: eb.fn.coalesce('excluded.company_industry', 'companies.company_industry'),
+          company_headcount: eb.fn.coalesce('excluded.company_headcount', 'companies.company_headcount'),
+          company_pronet: eb.fn.coalesce('excluded.company_pronet', 'companies.company_pronet'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      ),
   );
 }
 
