@@ -10,10 +10,12 @@
  */
 import type { Readable } from 'node:stream';
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { csvRecords, csvRow, headerProblems, jsonLineRecords, type ContactFileFormat, type RawRecord } from '../domain/contactFile.js';
 import { copyBlocks, FILE_ROW_ERROR, STAGING_BLOCK, type StagedBlock } from './contactStaging.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
+import type { ContactIngestDB } from './contacts.js';
 import { MediaObject } from './social.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
@@ -125,13 +127,14 @@ export async function stageFileSegment(pool: Pool, store: ObjectStore, input: St
   }
   try {
     await withTransaction(pool, async (client) => {
-      // raw SQL: part of the COPY staging pipeline, in the COPY stream's pg transaction.
-      await client.query(`delete from contact_ingest_staging where batch_id = $1 and (seq >= $2 or seq + $4::int <= $3)`, [
-        input.batchId,
-        input.seqStart,
-        input.pruneBelow,
-        STAGING_BLOCK,
-      ]);
+      // The segment's blocks of an earlier attempt, and the blocks wholly below pruneBelow.
+      await runQuery(
+        client,
+        typedQueries<ContactIngestDB>()
+          .deleteFrom('contact_ingest_staging')
+          .where('batch_id', '=', input.batchId)
+          .where((eb) => eb.or([eb('seq', '>=', input.seqStart), eb(eb('seq', '+', sql<number>`${STAGING_BLOCK}::int`), '<=', input.pruneBelow)])),
+      );
       await copyBlocks(client, input.batchId, blocks());
     });
   } finally {

@@ -136,9 +136,9 @@ const UPDATE_EXPRESSIONS: Record<string, string> = {
  * The session's stage table. Created on every batch ("if not exists" costs a catalog look-up):
  * remembering it per pooled connection would be wrong after a rolled-back batch, whose rollback
  * also drops a table it created.
- * raw SQL: DDL of a per-session temp table (`on commit delete rows`), which Kysely's query builders do not write.
  */
 async function ensureStage(client: PoolClient): Promise<void> {
+  // raw SQL: DDL of a per-session temp table (no entity), `on commit delete rows`.
   await client.query(`create temp table if not exists contact_ingest_stage (
     contact_id uuid not null,
     first_name text, last_name text, full_name text, title text,
@@ -228,8 +228,8 @@ class IngestConflict extends Error {}
 /** Unique violation, deadlock: a concurrent ingest wrote the same identity. */
 const isConflict = (e: unknown) => e instanceof IngestConflict || ['23505', '40P01'].includes((e as { code?: string }).code ?? '');
 
-// raw SQL: an advisory lock, a function call on no table.
 const ingestLock = (client: PoolClient, workspaceId: string) =>
+  // raw SQL: an advisory lock, a function call on no table.
   client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
 
 /**
@@ -582,6 +582,7 @@ async function writeContacts(client: PoolClient, workspaceId: string, live: Grou
   await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id)', matched);
   const sets = Object.entries(UPDATE_EXPRESSIONS);
   // Set-based merge of the stage: one statement whose SET and WHERE come from the column map above.
+  // raw SQL: it reads the session's temp stage table, which has no entity (so no Kysely type).
   await withPlanner(client, ['mergejoin', 'hashjoin'], () =>
     client.query(
       `update contacts c set ${sets.map(([col, e]) => `${col} = ${e}`).join(', ')}, updated_at = now()

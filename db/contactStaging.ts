@@ -10,12 +10,17 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
+import { sql } from 'kysely';
 import type { Pool, PoolClient } from './pool.js';
+import type { ContactIngestDB } from './contacts.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 import { mapRow, type ContactInput, type MappingPlan } from '../domain/contactMapping.js';
 import type { ContactCatalog } from '../domain/contactCatalog.js';
 import { timed, type PhaseTimes } from './contactIngest.js';
 
 export const STAGING_BLOCK = 1000;
+
+const q = typedQueries<ContactIngestDB>();
 
 /** Key of a staged row that stands for a malformed record of a contacts file; its value is the message. */
 export const FILE_ROW_ERROR = '\u0000';
@@ -61,6 +66,7 @@ export async function stageRows(pool: Pool, batchId: string, rows: unknown[]): P
 /** Binary COPY of staged blocks (`data`: a JSON array whose first row is `seq`) under `batchId`. */
 export async function copyBlocks(client: PoolClient, batchId: string, blocks: Iterable<StagedBlock> | AsyncIterable<StagedBlock>): Promise<void> {
   const id = Buffer.from(batchId.replace(/-/g, ''), 'hex');
+  // raw SQL: a COPY stream.
   const stream = client.query(copyFrom(`copy contact_ingest_staging (batch_id, seq, data) from stdin with (format binary)`));
   async function* tuples() {
     yield binaryHeader();
@@ -107,14 +113,21 @@ export interface MappedChunk {
  */
 export async function readMappedChunk(pool: Pool, chunk: StagedChunk, catalog: ContactCatalog, plan: MappingPlan, phases?: PhaseTimes): Promise<MappedChunk> {
   const { batchId, from, to, maxErrors, rowPath } = chunk;
-  const r = await timed(phases, 'staging read', () =>
-    pool.query<{ seq: number; data: string }>(
-      `select seq, data from contact_ingest_staging where batch_id = $1 and seq > $2::int - $4::int and seq < $3 order by seq`,
-      [batchId, from, to, STAGING_BLOCK],
+  // The blocks that hold rows of the range: the one holding `from` starts at most a block before it.
+  const blocks = await timed(phases, 'staging read', () =>
+    runQuery(
+      pool,
+      q
+        .selectFrom('contact_ingest_staging')
+        .select(['seq', 'data'])
+        .where('batch_id', '=', batchId)
+        .where('seq', '>', sql<number>`${from}::int - ${STAGING_BLOCK}::int`)
+        .where('seq', '<', to)
+        .orderBy('seq'),
     ),
   );
   const out: MappedChunk = { rows: 0, inputs: [], failed: 0, errors: [] };
-  for (const block of r.rows) {
+  for (const block of blocks) {
     const rows = await timed(phases, 'JSON parse', () => JSON.parse(block.data) as unknown[]);
     await timed(phases, 'mapping', () => {
       for (let i = Math.max(from - block.seq, 0); i < rows.length && block.seq + i < to; i++, out.rows++) mapStagedRow(out, rows[i], block.seq + i);
@@ -140,5 +153,5 @@ export async function readMappedChunk(pool: Pool, chunk: StagedChunk, catalog: C
 }
 
 export async function dropStaged(pool: Pool, batchId: string): Promise<void> {
-  await pool.query(`delete from contact_ingest_staging where batch_id = $1`, [batchId]);
+  await runQuery(pool, q.deleteFrom('contact_ingest_staging').where('batch_id', '=', batchId));
 }
