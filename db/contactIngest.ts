@@ -15,7 +15,10 @@
  * the previous left unmatched) and resolved in memory; new contacts and new source links are
  * COPYed straight into their tables, matched contacts into a temp table from which one
  * UPDATE … FROM merges those that change; changed links are updated in one statement. A re-send
- * of unchanged rows writes neither contacts nor links.
+ * of unchanged rows writes neither contacts nor links. The statements on the entity tables are
+ * typed Kysely queries (ContactIngestDB) run with runQuery on the batch's pg client; raw SQL is
+ * left for the COPY streams, the stage table (a per-session temp table, no entity), the planner
+ * settings and the advisory locks, each marked where it is sent.
  *
  * Concurrency: companies are resolved by a read without a lock, and upserted (only when one is
  * new or changes) in a short transaction of their own serialised per workspace, on a connection
@@ -217,8 +220,8 @@ class CopyData {
 
 /** COPYs `data` into `target` (`table (columns)`). */
 async function copyInto(client: PoolClient, target: string, data: CopyData): Promise<void> {
-  // raw SQL: a COPY stream.
   if (!data.lines) return;
+  // raw SQL: a COPY stream.
   await pipeline(Readable.from([data.bytes()]), client.query(copyFrom(`copy ${target} from stdin`)));
 }
 
