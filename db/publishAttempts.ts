@@ -3,8 +3,15 @@
  * before the creating request is sent, so a retried publish step knows whether a previous attempt
  * may have created the object (`sending`), failed with an answer (`failed`) or succeeded (`done`).
  * `owner_attempt` is the Temporal attempt that took the step over; an older one does not send.
+ * Typed Kysely compiled onto the publish step's pg pool (`runQuery`): the publish path stays off the
+ * entity manager (see db/schedules.ts).
  */
+import { sql } from 'kysely';
 import type { Queryable } from './pool.js';
+import type { PublishAttemptDB } from './social.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
+
+const db = typedQueries<PublishAttemptDB>();
 
 export interface PublishAttemptRow {
   state: string;
@@ -12,9 +19,9 @@ export interface PublishAttemptRow {
   external_url: string | null;
 }
 
-export async function findPublishAttempt(db: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
-  const r = await db.query<PublishAttemptRow>(`select state, external_id, external_url from publish_attempts where step_key = $1`, [stepKey]);
-  return r.rows[0];
+export async function findPublishAttempt(pool: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
+  const [row] = await runQuery(pool, db.selectFrom('publish_attempts').select(['state', 'external_id', 'external_url']).where('step_key', '=', stepKey));
+  return row;
 }
 
 /**
@@ -22,38 +29,64 @@ export async function findPublishAttempt(db: Queryable, stepKey: string): Promis
  * is already `done` (read it with `findPublishAttempt`).
  */
 export async function takeOverPublishAttempt(
-  db: Queryable,
+  pool: Queryable,
   s: { stepKey: string; workspaceId: string; postId: string; attempt: number },
 ): Promise<(PublishAttemptRow & { started_at: Date }) | undefined> {
-  const r = await db.query<PublishAttemptRow & { started_at: Date }>(
-    `insert into publish_attempts (step_key, workspace_id, post_id, state, attempts, owner_attempt, started_at, updated_at)
-     values ($1, $2, $3, 'pending', 0, $4, now(), now())
-     on conflict (step_key) do update set owner_attempt = $4, updated_at = now() where publish_attempts.state <> 'done'
-     returning state, external_id, external_url, started_at`,
-    [s.stepKey, s.workspaceId, s.postId, s.attempt],
+  const [row] = await runQuery(
+    pool,
+    db
+      .insertInto('publish_attempts')
+      .values({
+        step_key: s.stepKey,
+        workspace_id: s.workspaceId,
+        post_id: s.postId,
+        state: sql.lit('pending'),
+        attempts: sql.lit(0),
+        owner_attempt: s.attempt,
+        started_at: sql`now()`,
+        updated_at: sql`now()`,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('step_key')
+          .doUpdateSet((eb) => ({ owner_attempt: eb.ref('excluded.owner_attempt'), updated_at: sql`now()` }))
+          .where('publish_attempts.state', '<>', sql.lit('done')),
+      )
+      .returning(['state', 'external_id', 'external_url', 'started_at']),
   );
-  return r.rows[0];
+  return row;
 }
 
 /** Marks the step `sending` if `attempt` still owns it and nothing is in flight; false otherwise (do not send). */
-export async function markPublishAttemptSending(db: Queryable, stepKey: string, attempt: number): Promise<boolean> {
-  const r = await db.query(
-    `update publish_attempts set state = 'sending', attempts = attempts + 1, started_at = now(), updated_at = now()
-      where step_key = $1 and owner_attempt = $2 and state in ('pending','failed')`,
-    [stepKey, attempt],
+export async function markPublishAttemptSending(pool: Queryable, stepKey: string, attempt: number): Promise<boolean> {
+  // `returning step_key`: runQuery answers rows, and a row is the mark.
+  const marked = await runQuery(
+    pool,
+    db
+      .updateTable('publish_attempts')
+      .set((eb) => ({ state: sql.lit('sending'), attempts: eb('attempts', '+', sql.lit(1)), started_at: sql`now()`, updated_at: sql`now()` }))
+      .where('step_key', '=', stepKey)
+      .where('owner_attempt', '=', attempt)
+      .where('state', 'in', [sql.lit('pending' as const), sql.lit('failed' as const)])
+      .returning('step_key'),
   );
-  return !!r.rowCount;
+  return marked.length > 0;
 }
 
-export async function markPublishAttemptDone(db: Queryable, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
-  await db.query(`update publish_attempts set state = 'done', external_id = $2, external_url = $3, updated_at = now() where step_key = $1`, [
-    stepKey,
-    externalId,
-    externalUrl,
-  ]);
+export async function markPublishAttemptDone(pool: Queryable, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
+  await runQuery(
+    pool,
+    db
+      .updateTable('publish_attempts')
+      .set({ state: sql.lit('done'), external_id: externalId, external_url: externalUrl, updated_at: sql`now()` })
+      .where('step_key', '=', stepKey),
+  );
 }
 
 /** The network answered (nothing was created): a retry may send again. */
-export async function markPublishAttemptFailed(db: Queryable, stepKey: string, attempt: number): Promise<void> {
-  await db.query(`update publish_attempts set state = 'failed', updated_at = now() where step_key = $1 and owner_attempt = $2`, [stepKey, attempt]);
+export async function markPublishAttemptFailed(pool: Queryable, stepKey: string, attempt: number): Promise<void> {
+  await runQuery(
+    pool,
+    db.updateTable('publish_attempts').set({ state: sql.lit('failed'), updated_at: sql`now()` }).where('step_key', '=', stepKey).where('owner_attempt', '=', attempt),
+  );
 }

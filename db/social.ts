@@ -174,3 +174,6 @@ export const PublishAttempt = defineEntity({
 
 /** Kysely over the scheduling tables, typed from the entities (`em.getKysely<SchedulingDB>()`; inside `em.transactional` it runs on the transaction). */
 export type SchedulingDB = InferKyselyDB<typeof Integration | typeof Post | typeof PostSchedule>;
+
+/** Kysely over `publish_attempts`, typed from its entity (the publish steps run it on pg: `typedQueries<PublishAttemptDB>()`). */
+export type PublishAttemptDB = InferKyselyDB<typeof PublishAttempt>;
