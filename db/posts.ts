@@ -3,10 +3,11 @@
  * the repost-children rules shared by the API (`/v1/posts/{id}/reposting`, bulk-schedule,
  * unschedule, deletion) and the publish workflows' reads and state changes. The repost-children
  * statements take the entity manager of the caller's `em.transactional` (Kysely typed from the
- * entities for the set-based ones, so they run in that transaction); the workflows' reads stay on pg.
+ * entities for the set-based ones, so they run in that transaction); the workflows' reads are the
+ * same typed Kysely run on pg (`runQuery`), off the entity manager.
  */
 import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
-import { sql, type Expression } from 'kysely';
+import { sql, type Expression, type Kysely } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
@@ -14,7 +15,7 @@ import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, Th
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
-import { compileSql } from './sqlFragments.js';
+import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
@@ -84,16 +85,20 @@ export async function syncRepostChildren(tx: EntityManager, parentId: string): P
 /**
  * The children of `parentId` that have not published yet become `cancelled` (or only those of
  * `providerIds`). One statement for both sides: the API runs it on its transaction's Kysely
- * ({@link cancelRepostChildren}); the worker's `finishScheduleRow` (db/schedules.ts) compiles it
- * onto its pg transaction, since the publish path stays off the entity manager.
+ * ({@link cancelRepostChildren}); the worker's `finishScheduleRow` (db/schedules.ts) on its pg
+ * transaction (`runQuery` of `typedQueries`), since the publish path stays off the entity manager.
  */
-export const cancelRepostChildrenSql = (parentId: string, providerIds?: readonly string[]) =>
-  sql`update posts set status = 'cancelled', updated_at = now()
-       where parent_post_id = ${parentId}::uuid and status in ('draft', 'scheduled')${providerIds ? sql` and provider_id = any(${uuidArray(providerIds)})` : sql``}`;
+export const cancelRepostChildrenQuery = (db: Kysely<SchedulingDB>, parentId: string, providerIds?: readonly string[]) =>
+  db
+    .updateTable('posts')
+    .set({ status: sql.lit('cancelled'), updated_at: sql`now()` })
+    .where('parent_post_id', '=', parentId)
+    .where('status', 'in', [sql.lit('draft' as const), sql.lit('scheduled' as const)])
+    .$if(providerIds !== undefined, (qb) => qb.where((eb) => eb('provider_id', '=', eb.fn.any(uuidArray(providerIds!)))));
 
 /** Cancels the children that have not published yet (parent cancelled or reposting disabled), or only those of `providerIds`. */
 export async function cancelRepostChildren(tx: EntityManager, parentId: string, providerIds?: string[]): Promise<void> {
-  await cancelRepostChildrenSql(parentId, providerIds).execute(tx.getKysely());
+  await cancelRepostChildrenQuery(tx.getKysely<SchedulingDB>(), parentId, providerIds).execute();
 }
 
 export interface RepostTargetRow {
@@ -238,6 +243,9 @@ export async function markRepostCancelled(tx: EntityManager, id: string): Promis
 
 // ---- Reads and state changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----
 
+/** The publish workflows' reads: typed Kysely run on the activity's pg pool (`runQuery`), off the entity manager. */
+const workerQueries = typedQueries<SchedulingDB>();
+
 export interface RepostChild {
   postId: string;
   scheduledTime: string;
@@ -245,14 +253,21 @@ export interface RepostChild {
 }
 
 /** Children still due to reshare the parent, earliest first. */
-export async function dueRepostChildren(db: Queryable, parentPostId: string): Promise<RepostChild[]> {
-  const r = await db.query<{ id: string; scheduled_time: Date; provider: Provider }>(
-    `select p.id, p.scheduled_time, i.provider from posts p join integrations i on i.id = p.provider_id
-      where p.parent_post_id = $1 and p.status = 'scheduled' and p.scheduled_time is not null
-      order by p.scheduled_time, p.id`,
-    [parentPostId],
+export async function dueRepostChildren(pool: Queryable, parentPostId: string): Promise<RepostChild[]> {
+  const rows = await runQuery(
+    pool,
+    workerQueries
+      .selectFrom('posts as p')
+      .innerJoin('integrations as i', 'i.id', 'p.provider_id')
+      .select(['p.id', 'p.scheduled_time', 'i.provider'])
+      .where('p.parent_post_id', '=', parentPostId)
+      .where('p.status', '=', sql.lit('scheduled'))
+      .where('p.scheduled_time', 'is not', null)
+      .orderBy('p.scheduled_time')
+      .orderBy('p.id')
+      .$narrowType<{ scheduled_time: Date }>(),
   );
-  return r.rows.map((c) => ({ postId: c.id, scheduledTime: c.scheduled_time.toISOString(), provider: c.provider }));
+  return rows.map((c) => ({ postId: c.id, scheduledTime: c.scheduled_time.toISOString(), provider: c.provider }));
 }
 
 /** The workflows address posts by the id they hold; the activity input carries no workspace. */
@@ -303,19 +318,27 @@ export interface PostToPublish {
   parent_post_id: string | null;
 }
 
-export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
-  const r = await db.query<PostToPublish>(
-    `select provider_id, content, media, thread_items, external_post, external_post_url, parent_post_id from posts where id = $1 and workspace_id = $2`,
-    [postId, workspaceId],
+export async function postToPublish(pool: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
+  const [row] = await runQuery(
+    pool,
+    workerQueries
+      .selectFrom('posts')
+      .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
+      .where('id', '=', postId)
+      .where('workspace_id', '=', workspaceId),
   );
-  return r.rows[0];
+  return row;
 }
 
 /** The parent a repost child reshares: its external id (null until published) and its account's provider. */
-export async function repostParent(db: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
-  const r = await db.query<{ external_id: string | null; provider: Provider }>(
-    `select p.external_id, i.provider from posts p join integrations i on i.id = p.provider_id where p.id = $1`,
-    [parentPostId],
+export async function repostParent(pool: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
+  const [row] = await runQuery(
+    pool,
+    workerQueries
+      .selectFrom('posts as p')
+      .innerJoin('integrations as i', 'i.id', 'p.provider_id')
+      .select(['p.external_id', 'i.provider'])
+      .where('p.id', '=', parentPostId),
   );
-  return r.rows[0];
+  return row;
 }

@@ -13,8 +13,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs, type ScheduleRowStatus } from '../domain/publishing.js';
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-import { cancelRepostChildrenSql, syncRepostChildren, uuidArray } from './posts.js';
-import { compileSql } from './sqlFragments.js';
+import { cancelRepostChildrenQuery, syncRepostChildren, uuidArray } from './posts.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 import { Post, type SchedulingDB } from './social.js';
 
 export interface NewScheduleRow {
@@ -269,7 +269,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
       );
     } else {
       await tx.query(`update posts set error = $2 where id = $1`, [input.postId, JSON.stringify(o.error)]);
-      if (input.n === 0) await tx.query(compileSql(cancelRepostChildrenSql(input.postId)));
+      if (input.n === 0) await runQuery(tx, cancelRepostChildrenQuery(typedQueries<SchedulingDB>(), input.postId));
     }
     return { postStatus: status };
   });
