@@ -253,9 +253,9 @@ export interface RepostChild {
 }
 
 /** Children still due to reshare the parent, earliest first. */
-export async function dueRepostChildren(pool: Queryable, parentPostId: string): Promise<RepostChild[]> {
+export async function dueRepostChildren(db: Queryable, parentPostId: string): Promise<RepostChild[]> {
   const rows = await runQuery(
-    pool,
+    db,
     workerQueries
       .selectFrom('posts as p')
       .innerJoin('integrations as i', 'i.id', 'p.provider_id')
@@ -318,9 +318,9 @@ export interface PostToPublish {
   parent_post_id: string | null;
 }
 
-export async function postToPublish(pool: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
+export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
   const [row] = await runQuery(
-    pool,
+    db,
     workerQueries
       .selectFrom('posts')
       .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
@@ -331,9 +331,9 @@ export async function postToPublish(pool: Queryable, workspaceId: string, postId
 }
 
 /** The parent a repost child reshares: its external id (null until published) and its account's provider. */
-export async function repostParent(pool: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
+export async function repostParent(db: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
   const [row] = await runQuery(
-    pool,
+    db,
     workerQueries
       .selectFrom('posts as p')
       .innerJoin('integrations as i', 'i.id', 'p.provider_id')

@@ -11,7 +11,7 @@ import type { Queryable } from './pool.js';
 import type { PublishAttemptDB } from './social.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
-const db = typedQueries<PublishAttemptDB>();
+const workerQueries = typedQueries<PublishAttemptDB>();
 
 export interface PublishAttemptRow {
   state: string;
@@ -19,8 +19,8 @@ export interface PublishAttemptRow {
   external_url: string | null;
 }
 
-export async function findPublishAttempt(pool: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
-  const [row] = await runQuery(pool, db.selectFrom('publish_attempts').select(['state', 'external_id', 'external_url']).where('step_key', '=', stepKey));
+export async function findPublishAttempt(db: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
+  const [row] = await runQuery(db, workerQueries.selectFrom('publish_attempts').select(['state', 'external_id', 'external_url']).where('step_key', '=', stepKey));
   return row;
 }
 
@@ -29,12 +29,12 @@ export async function findPublishAttempt(pool: Queryable, stepKey: string): Prom
  * is already `done` (read it with `findPublishAttempt`).
  */
 export async function takeOverPublishAttempt(
-  pool: Queryable,
+  db: Queryable,
   s: { stepKey: string; workspaceId: string; postId: string; attempt: number },
 ): Promise<(PublishAttemptRow & { started_at: Date }) | undefined> {
   const [row] = await runQuery(
-    pool,
-    db
+    db,
+    workerQueries
       .insertInto('publish_attempts')
       .values({
         step_key: s.stepKey,
@@ -58,11 +58,11 @@ export async function takeOverPublishAttempt(
 }
 
 /** Marks the step `sending` if `attempt` still owns it and nothing is in flight; false otherwise (do not send). */
-export async function markPublishAttemptSending(pool: Queryable, stepKey: string, attempt: number): Promise<boolean> {
+export async function markPublishAttemptSending(db: Queryable, stepKey: string, attempt: number): Promise<boolean> {
   // `returning step_key`: runQuery answers rows, and a row is the mark.
   const marked = await runQuery(
-    pool,
-    db
+    db,
+    workerQueries
       .updateTable('publish_attempts')
       .set((eb) => ({ state: sql.lit('sending'), attempts: eb('attempts', '+', sql.lit(1)), started_at: sql`now()`, updated_at: sql`now()` }))
       .where('step_key', '=', stepKey)
@@ -73,10 +73,10 @@ export async function markPublishAttemptSending(pool: Queryable, stepKey: string
   return marked.length > 0;
 }
 
-export async function markPublishAttemptDone(pool: Queryable, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
+export async function markPublishAttemptDone(db: Queryable, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
   await runQuery(
-    pool,
-    db
+    db,
+    workerQueries
       .updateTable('publish_attempts')
       .set({ state: sql.lit('done'), external_id: externalId, external_url: externalUrl, updated_at: sql`now()` })
       .where('step_key', '=', stepKey),
@@ -84,9 +84,9 @@ export async function markPublishAttemptDone(pool: Queryable, stepKey: string, e
 }
 
 /** The network answered (nothing was created): a retry may send again. */
-export async function markPublishAttemptFailed(pool: Queryable, stepKey: string, attempt: number): Promise<void> {
+export async function markPublishAttemptFailed(db: Queryable, stepKey: string, attempt: number): Promise<void> {
   await runQuery(
-    pool,
-    db.updateTable('publish_attempts').set({ state: sql.lit('failed'), updated_at: sql`now()` }).where('step_key', '=', stepKey).where('owner_attempt', '=', attempt),
+    db,
+    workerQueries.updateTable('publish_attempts').set({ state: sql.lit('failed'), updated_at: sql`now()` }).where('step_key', '=', stepKey).where('owner_attempt', '=', attempt),
   );
 }

@@ -197,7 +197,7 @@ export type RowOutcome =
   | { status: 'failed'; error: PostError; externalId?: string | null; externalUrl?: string | null; threadExternalIds?: string[] };
 
 /** The publish workflows' statements: typed Kysely compiled once each and run on the activity's pg pool or transaction (`runQuery`). */
-const worker = typedQueries<SchedulingDB>();
+const workerQueries = typedQueries<SchedulingDB>();
 
 /** A jsonb value as one text parameter (pg would send a JS array as a PostgreSQL array, not JSON). */
 const jsonb = <T>(value: T) => sql<T>`${JSON.stringify(value)}`;
@@ -209,11 +209,11 @@ const jsonb = <T>(value: T) => sql<T>`${JSON.stringify(value)}`;
 export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
   return withTransaction(pool, async (tx) => {
     // Lock order everywhere: post, then its schedule rows.
-    const [p] = await runQuery(tx, worker.selectFrom('posts').select(['automation', 'thread_items', 'external_post']).where('id', '=', input.postId).forUpdate());
+    const [p] = await runQuery(tx, workerQueries.selectFrom('posts').select(['automation', 'thread_items', 'external_post']).where('id', '=', input.postId).forUpdate());
     if (!p) return { status: 'gone' };
     const [row] = await runQuery(
       tx,
-      worker
+      workerQueries
         .selectFrom('post_schedules as s')
         .innerJoin('integrations as i', 'i.id', 's.provider_id')
         .select(['s.status', 's.scheduled_time', 's.automation', 'i.provider'])
@@ -221,14 +221,14 @@ export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; 
         .forUpdate('s'),
     );
     if (!row) {
-      const other = await runQuery(tx, worker.selectFrom('post_schedules').select((eb) => eb.lit(1).as('one')).where('post_id', '=', input.postId).where('n', '=', input.n));
+      const other = await runQuery(tx, workerQueries.selectFrom('post_schedules').select((eb) => eb.lit(1).as('one')).where('post_id', '=', input.postId).where('n', '=', input.n));
       return { status: other.length ? 'superseded' : 'gone' };
     }
     if (row.status === 'cancelled') return { status: 'cancelled' };
     if (row.status === 'published' || row.status === 'failed') return { status: 'done' };
     if (row.status === 'scheduled') {
       if (row.scheduled_time.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: row.scheduled_time.toISOString() };
-      await runQuery(tx, worker.updateTable('post_schedules').set({ status: sql.lit('publishing'), updated_at: sql`now()` }).where('id', '=', input.scheduleId));
+      await runQuery(tx, workerQueries.updateTable('post_schedules').set({ status: sql.lit('publishing'), updated_at: sql`now()` }).where('id', '=', input.scheduleId));
       await refreshPostStatus(tx, input.postId);
     }
     // 'publishing' here is this workflow's own earlier claim whose answer was lost: claimed again.
@@ -249,11 +249,11 @@ export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; 
 export async function finishScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
   const o = input.outcome;
   return withTransaction(pool, async (tx) => {
-    await runQuery(tx, worker.selectFrom('posts').select((eb) => eb.lit(1).as('one')).where('id', '=', input.postId).forUpdate());
+    await runQuery(tx, workerQueries.selectFrom('posts').select((eb) => eb.lit(1).as('one')).where('id', '=', input.postId).forUpdate());
     // `returning id`: runQuery answers rows, and a row says the row was still publishing.
     const updated = await runQuery(
       tx,
-      worker
+      workerQueries
         .updateTable('post_schedules')
         .set({
           status: o.status,
@@ -269,7 +269,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
         .returning('id'),
     );
     if (!updated.length) {
-      const [cur] = await runQuery(tx, worker.selectFrom('posts').select('status').where('id', '=', input.postId));
+      const [cur] = await runQuery(tx, workerQueries.selectFrom('posts').select('status').where('id', '=', input.postId));
       return { postStatus: cur?.status ?? 'gone' };
     }
     const status = await refreshPostStatus(tx, input.postId);
@@ -277,7 +277,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
       // The post shows the first row that published (row order) and the latest error.
       await runQuery(
         tx,
-        worker
+        workerQueries
           .updateTable('posts as p')
           .set((eb) => ({
             published_at: eb.fn.coalesce('p.published_at', sql<Date>`now()`),
@@ -289,8 +289,8 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
           .where('p.id', '=', input.postId),
       );
     } else {
-      await runQuery(tx, worker.updateTable('posts').set({ error: jsonb(o.error) }).where('id', '=', input.postId));
-      if (input.n === 0) await runQuery(tx, cancelRepostChildrenQuery(worker, input.postId));
+      await runQuery(tx, workerQueries.updateTable('posts').set({ error: jsonb(o.error) }).where('id', '=', input.postId));
+      if (input.n === 0) await runQuery(tx, cancelRepostChildrenQuery(workerQueries, input.postId));
     }
     return { postStatus: status };
   });
@@ -298,15 +298,15 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
 
 /** A post's status from its schedule rows (`aggregatePostStatus`), written to the post. */
 async function refreshPostStatus(tx: Queryable, postId: string): Promise<string> {
-  const rows = await runQuery(tx, worker.selectFrom('post_schedules').select('status').where('post_id', '=', postId));
+  const rows = await runQuery(tx, workerQueries.selectFrom('post_schedules').select('status').where('post_id', '=', postId));
   const status = aggregatePostStatus(rows.map((r) => r.status));
-  await runQuery(tx, worker.updateTable('posts').set({ status, updated_at: sql`now()` }).where('id', '=', postId));
+  await runQuery(tx, workerQueries.updateTable('posts').set({ status, updated_at: sql`now()` }).where('id', '=', postId));
   return status;
 }
 
 /** The integration a schedule row publishes with, or null when the row no longer exists. */
 export async function scheduleRowProviderId(db: Queryable, scheduleId: string): Promise<string | null> {
-  const [row] = await runQuery(db, worker.selectFrom('post_schedules').select('provider_id').where('id', '=', scheduleId));
+  const [row] = await runQuery(db, workerQueries.selectFrom('post_schedules').select('provider_id').where('id', '=', scheduleId));
   return row?.provider_id ?? null;
 }
 
@@ -322,7 +322,7 @@ export interface DispatchableRow {
 export async function dispatchableRows(db: Queryable, batchId: string, horizonMs: number, limit: number): Promise<DispatchableRow[]> {
   return runQuery(
     db,
-    worker
+    workerQueries
       .selectFrom('post_schedules as s')
       .innerJoin('posts as p', 'p.id', 's.post_id')
       .select(['s.id', 's.post_id', 's.n', 's.scheduled_time', 'p.external_post'])
@@ -337,14 +337,14 @@ export async function dispatchableRows(db: Queryable, batchId: string, horizonMs
 }
 
 export async function markRowsDispatched(db: Queryable, scheduleIds: string[]): Promise<void> {
-  await runQuery(db, worker.updateTable('post_schedules').set({ dispatched_at: sql`now()` }).where((eb) => eb('id', '=', eb.fn.any(uuidArray(scheduleIds)))));
+  await runQuery(db, workerQueries.updateTable('post_schedules').set({ dispatched_at: sql`now()` }).where((eb) => eb('id', '=', eb.fn.any(uuidArray(scheduleIds)))));
 }
 
 /** The earliest time of a batch row still waiting for its workflow, or null. */
 export async function firstUndispatchedTime(db: Queryable, batchId: string): Promise<Date | null> {
   const [row] = await runQuery(
     db,
-    worker
+    workerQueries
       .selectFrom('post_schedules')
       .select((eb) => eb.fn.min('scheduled_time').as('first'))
       .where('batch_id', '=', batchId)
