@@ -39,3 +39,37 @@ export async function runQuery<Row>(db: Queryable, query: Compilable<Row>, name?
   const config = { text: compiled.sql, values: compiled.parameters as unknown[] };
   return (await db.query(name ? { name, ...config } : config)).rows as Row[];
 }
+
+/**
+ * A typed statement built and compiled once, for hot paths: `build` receives stand-ins for the
+ * parameters (`(p: { postId: string }) => db.selectFrom('posts')…where('id', '=', p.postId)`);
+ * each call sends the compiled text with the caller's values (`query(db, { postId })`). Building
+ * and compiling a Kysely query costs ~10–100 µs of CPU per call, ~1.5 ms per publish on the worker's
+ * publish path. The shape must not depend on a value: a stand-in cannot be tested, computed on or
+ * serialised (that throws while compiling); jsonb values come as JSON text.
+ */
+export function preparedQuery<P extends Record<string, unknown>, Row>(build: (p: P) => Compilable<Row>, name?: string): (db: Queryable, params: P) => Promise<Row[]> {
+  let compiled: { text: string; slots: unknown[] } | undefined;
+  return async (db, params) => {
+    compiled ??= compileWithStandIns(build);
+    const config = { text: compiled.text, values: compiled.slots.map((v) => (v instanceof StandIn ? params[v.key] : v)) };
+    return (await db.query(name ? { name, ...config } : config)).rows as Row[];
+  };
+}
+
+/** A parameter's place in a statement compiled by `preparedQuery`. */
+class StandIn {
+  constructor(readonly key: string) {}
+  [Symbol.toPrimitive](): never {
+    throw new Error(`preparedQuery: parameter ${this.key} is used as a value while building the statement`);
+  }
+  toJSON(): never {
+    return this[Symbol.toPrimitive]();
+  }
+}
+
+function compileWithStandIns<P, Row>(build: (p: P) => Compilable<Row>): { text: string; slots: unknown[] } {
+  const standIns = new Proxy({}, { get: (_, key) => new StandIn(String(key)) }) as P;
+  const compiled = build(standIns).compile();
+  return { text: compiled.sql, slots: compiled.parameters as unknown[] };
+}
