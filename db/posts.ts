@@ -4,7 +4,7 @@
  * unschedule, deletion) and the publish workflows' reads and state changes. The repost-children
  * statements take the entity manager of the caller's `em.transactional` (Kysely typed from the
  * entities for the set-based ones, so they run in that transaction); the workflows' reads are the
- * same typed Kysely run on pg (`runQuery`), off the entity manager.
+ * same typed Kysely, compiled once and run on pg (`preparedQuery`), off the entity manager.
  */
 import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
 import { sql, type Expression, type Kysely } from 'kysely';
@@ -15,7 +15,7 @@ import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, Th
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
-import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
+import { compileSql, preparedQuery, typedQueries } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
@@ -86,7 +86,7 @@ export async function syncRepostChildren(tx: EntityManager, parentId: string): P
  * The children of `parentId` that have not published yet become `cancelled` (or only those of
  * `providerIds`). One statement for both sides: the API runs it on its transaction's Kysely
  * ({@link cancelRepostChildren}); the worker's `finishScheduleRow` (db/schedules.ts) on its pg
- * transaction (`runQuery` of `typedQueries`), since the publish path stays off the entity manager.
+ * transaction (`preparedQuery` over `typedQueries`), since the publish path stays off the entity manager.
  */
 export const cancelRepostChildrenQuery = (db: Kysely<SchedulingDB>, parentId: string, providerIds?: readonly string[]) =>
   db
@@ -243,7 +243,7 @@ export async function markRepostCancelled(tx: EntityManager, id: string): Promis
 
 // ---- Reads and state changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----
 
-/** The publish workflows' reads: typed Kysely run on the activity's pg pool (`runQuery`), off the entity manager. */
+/** The publish workflows' reads: typed Kysely compiled once (`preparedQuery`), run on the activity's pg pool, off the entity manager. */
 const workerQueries = typedQueries<SchedulingDB>();
 
 export interface RepostChild {
@@ -252,21 +252,22 @@ export interface RepostChild {
   provider: Provider;
 }
 
+const selectDueRepostChildren = preparedQuery((p: { parentPostId: string }) =>
+  workerQueries
+    .selectFrom('posts as p')
+    .innerJoin('integrations as i', 'i.id', 'p.provider_id')
+    .select(['p.id', 'p.scheduled_time', 'i.provider'])
+    .where('p.parent_post_id', '=', p.parentPostId)
+    .where('p.status', '=', sql.lit('scheduled'))
+    .where('p.scheduled_time', 'is not', null)
+    .orderBy('p.scheduled_time')
+    .orderBy('p.id')
+    .$narrowType<{ scheduled_time: Date }>(),
+);
+
 /** Children still due to reshare the parent, earliest first. */
 export async function dueRepostChildren(db: Queryable, parentPostId: string): Promise<RepostChild[]> {
-  const rows = await runQuery(
-    db,
-    workerQueries
-      .selectFrom('posts as p')
-      .innerJoin('integrations as i', 'i.id', 'p.provider_id')
-      .select(['p.id', 'p.scheduled_time', 'i.provider'])
-      .where('p.parent_post_id', '=', parentPostId)
-      .where('p.status', '=', sql.lit('scheduled'))
-      .where('p.scheduled_time', 'is not', null)
-      .orderBy('p.scheduled_time')
-      .orderBy('p.id')
-      .$narrowType<{ scheduled_time: Date }>(),
-  );
+  const rows = await selectDueRepostChildren(db, { parentPostId });
   return rows.map((c) => ({ postId: c.id, scheduledTime: c.scheduled_time.toISOString(), provider: c.provider }));
 }
 
@@ -318,27 +319,25 @@ export interface PostToPublish {
   parent_post_id: string | null;
 }
 
+const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>
+  workerQueries
+    .selectFrom('posts')
+    .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
+    .where('id', '=', p.postId)
+    .where('workspace_id', '=', p.workspaceId),
+);
+
 export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
-  const [row] = await runQuery(
-    db,
-    workerQueries
-      .selectFrom('posts')
-      .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
-      .where('id', '=', postId)
-      .where('workspace_id', '=', workspaceId),
-  );
+  const [row] = await selectPostToPublish(db, { workspaceId, postId });
   return row;
 }
 
+const selectRepostParent = preparedQuery((p: { parentPostId: string | null }) =>
+  workerQueries.selectFrom('posts as p').innerJoin('integrations as i', 'i.id', 'p.provider_id').select(['p.external_id', 'i.provider']).where('p.id', '=', p.parentPostId),
+);
+
 /** The parent a repost child reshares: its external id (null until published) and its account's provider. */
 export async function repostParent(db: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
-  const [row] = await runQuery(
-    db,
-    workerQueries
-      .selectFrom('posts as p')
-      .innerJoin('integrations as i', 'i.id', 'p.provider_id')
-      .select(['p.external_id', 'i.provider'])
-      .where('p.id', '=', parentPostId),
-  );
+  const [row] = await selectRepostParent(db, { parentPostId });
   return row;
 }

@@ -3,13 +3,13 @@
  * before the creating request is sent, so a retried publish step knows whether a previous attempt
  * may have created the object (`sending`), failed with an answer (`failed`) or succeeded (`done`).
  * `owner_attempt` is the Temporal attempt that took the step over; an older one does not send.
- * Typed Kysely compiled onto the publish step's pg pool (`runQuery`): the publish path stays off the
- * entity manager (see db/schedules.ts).
+ * Typed Kysely compiled once (`preparedQuery`) and run on the publish step's pg pool: the publish
+ * path stays off the entity manager (see db/schedules.ts).
  */
 import { sql } from 'kysely';
 import type { Queryable } from './pool.js';
 import type { PublishAttemptDB } from './social.js';
-import { runQuery, typedQueries } from './sqlFragments.js';
+import { preparedQuery, typedQueries } from './sqlFragments.js';
 
 const workerQueries = typedQueries<PublishAttemptDB>();
 
@@ -19,10 +19,36 @@ export interface PublishAttemptRow {
   external_url: string | null;
 }
 
+const selectAttempt = preparedQuery((p: { stepKey: string }) =>
+  workerQueries.selectFrom('publish_attempts').select(['state', 'external_id', 'external_url']).where('step_key', '=', p.stepKey),
+);
+
 export async function findPublishAttempt(db: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
-  const [row] = await runQuery(db, workerQueries.selectFrom('publish_attempts').select(['state', 'external_id', 'external_url']).where('step_key', '=', stepKey));
+  const [row] = await selectAttempt(db, { stepKey });
   return row;
 }
+
+const takeOver = preparedQuery((p: { stepKey: string; workspaceId: string; postId: string; attempt: number }) =>
+  workerQueries
+    .insertInto('publish_attempts')
+    .values({
+      step_key: p.stepKey,
+      workspace_id: p.workspaceId,
+      post_id: p.postId,
+      state: sql.lit('pending'),
+      attempts: sql.lit(0),
+      owner_attempt: p.attempt,
+      started_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('step_key')
+        .doUpdateSet((eb) => ({ owner_attempt: eb.ref('excluded.owner_attempt'), updated_at: sql`now()` }))
+        .where('publish_attempts.state', '<>', sql.lit('done')),
+    )
+    .returning(['state', 'external_id', 'external_url', 'started_at']),
+);
 
 /**
  * Attempt `attempt` takes the step over (creating its record `pending`); undefined when the step
@@ -32,61 +58,42 @@ export async function takeOverPublishAttempt(
   db: Queryable,
   s: { stepKey: string; workspaceId: string; postId: string; attempt: number },
 ): Promise<(PublishAttemptRow & { started_at: Date }) | undefined> {
-  const [row] = await runQuery(
-    db,
-    workerQueries
-      .insertInto('publish_attempts')
-      .values({
-        step_key: s.stepKey,
-        workspace_id: s.workspaceId,
-        post_id: s.postId,
-        state: sql.lit('pending'),
-        attempts: sql.lit(0),
-        owner_attempt: s.attempt,
-        started_at: sql`now()`,
-        updated_at: sql`now()`,
-      })
-      .onConflict((oc) =>
-        oc
-          .column('step_key')
-          .doUpdateSet((eb) => ({ owner_attempt: eb.ref('excluded.owner_attempt'), updated_at: sql`now()` }))
-          .where('publish_attempts.state', '<>', sql.lit('done')),
-      )
-      .returning(['state', 'external_id', 'external_url', 'started_at']),
-  );
+  const [row] = await takeOver(db, s);
   return row;
 }
 
+// `returning step_key`: a query answers rows, and a row is the mark.
+const markSending = preparedQuery((p: { stepKey: string; attempt: number }) =>
+  workerQueries
+    .updateTable('publish_attempts')
+    .set((eb) => ({ state: sql.lit('sending'), attempts: eb('attempts', '+', sql.lit(1)), started_at: sql`now()`, updated_at: sql`now()` }))
+    .where('step_key', '=', p.stepKey)
+    .where('owner_attempt', '=', p.attempt)
+    .where('state', 'in', [sql.lit('pending' as const), sql.lit('failed' as const)])
+    .returning('step_key'),
+);
+
 /** Marks the step `sending` if `attempt` still owns it and nothing is in flight; false otherwise (do not send). */
 export async function markPublishAttemptSending(db: Queryable, stepKey: string, attempt: number): Promise<boolean> {
-  // `returning step_key`: runQuery answers rows, and a row is the mark.
-  const marked = await runQuery(
-    db,
-    workerQueries
-      .updateTable('publish_attempts')
-      .set((eb) => ({ state: sql.lit('sending'), attempts: eb('attempts', '+', sql.lit(1)), started_at: sql`now()`, updated_at: sql`now()` }))
-      .where('step_key', '=', stepKey)
-      .where('owner_attempt', '=', attempt)
-      .where('state', 'in', [sql.lit('pending' as const), sql.lit('failed' as const)])
-      .returning('step_key'),
-  );
-  return marked.length > 0;
+  return (await markSending(db, { stepKey, attempt })).length > 0;
 }
 
+const markDone = preparedQuery((p: { stepKey: string; externalId: string; externalUrl: string }) =>
+  workerQueries
+    .updateTable('publish_attempts')
+    .set({ state: sql.lit('done'), external_id: p.externalId, external_url: p.externalUrl, updated_at: sql`now()` })
+    .where('step_key', '=', p.stepKey),
+);
+
 export async function markPublishAttemptDone(db: Queryable, stepKey: string, externalId: string, externalUrl: string): Promise<void> {
-  await runQuery(
-    db,
-    workerQueries
-      .updateTable('publish_attempts')
-      .set({ state: sql.lit('done'), external_id: externalId, external_url: externalUrl, updated_at: sql`now()` })
-      .where('step_key', '=', stepKey),
-  );
+  await markDone(db, { stepKey, externalId, externalUrl });
 }
+
+const markFailed = preparedQuery((p: { stepKey: string; attempt: number }) =>
+  workerQueries.updateTable('publish_attempts').set({ state: sql.lit('failed'), updated_at: sql`now()` }).where('step_key', '=', p.stepKey).where('owner_attempt', '=', p.attempt),
+);
 
 /** The network answered (nothing was created): a retry may send again. */
 export async function markPublishAttemptFailed(db: Queryable, stepKey: string, attempt: number): Promise<void> {
-  await runQuery(
-    db,
-    workerQueries.updateTable('publish_attempts').set({ state: sql.lit('failed'), updated_at: sql`now()` }).where('step_key', '=', stepKey).where('owner_attempt', '=', attempt),
-  );
+  await markFailed(db, { stepKey, attempt });
 }

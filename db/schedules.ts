@@ -4,7 +4,7 @@
  * route's `em.transactional`: set-based (`unnest`, `= any(…)`) so 10,000 rows are one statement
  * each. The filter does not reach Kysely: reads keyed by workspace say `workspace_id` themselves.
  * The publish workflows' side (claim, finish, dispatch) stays on `pg` and its own transactions,
- * as typed Kysely compiled by `runQuery` (no entity manager, no unit of work): moving it to the
+ * as typed Kysely compiled once per statement (`preparedQuery`; no entity manager, no unit of work): moving it to the
  * entity manager raised publish lateness p99 from ~30 ms to ~400 ms.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -15,7 +15,7 @@ import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs }
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { cancelRepostChildrenQuery, syncRepostChildren, uuidArray } from './posts.js';
-import { runQuery, typedQueries } from './sqlFragments.js';
+import { preparedQuery, typedQueries } from './sqlFragments.js';
 import { Post, type SchedulingDB } from './social.js';
 
 export interface NewScheduleRow {
@@ -196,11 +196,26 @@ export type RowOutcome =
   | { status: 'published'; externalId: string; externalUrl: string; threadExternalIds: string[]; error?: PostError | null }
   | { status: 'failed'; error: PostError; externalId?: string | null; externalUrl?: string | null; threadExternalIds?: string[] };
 
-/** The publish workflows' statements: typed Kysely compiled once each and run on the activity's pg pool or transaction (`runQuery`). */
+/** The publish workflows' statements: typed Kysely compiled once each (`preparedQuery`), run on the activity's pg pool or transaction. */
 const workerQueries = typedQueries<SchedulingDB>();
 
-/** A jsonb value as one text parameter (pg would send a JS array as a PostgreSQL array, not JSON). */
-const jsonb = <T>(value: T) => sql<T>`${JSON.stringify(value)}`;
+const lockPostToClaim = preparedQuery((p: { postId: string }) =>
+  workerQueries.selectFrom('posts').select(['automation', 'thread_items', 'external_post']).where('id', '=', p.postId).forUpdate(),
+);
+const lockRowToClaim = preparedQuery((p: { scheduleId: string }) =>
+  workerQueries
+    .selectFrom('post_schedules as s')
+    .innerJoin('integrations as i', 'i.id', 's.provider_id')
+    .select(['s.status', 's.scheduled_time', 's.automation', 'i.provider'])
+    .where('s.id', '=', p.scheduleId)
+    .forUpdate('s'),
+);
+const rowOfPost = preparedQuery((p: { postId: string; n: number }) =>
+  workerQueries.selectFrom('post_schedules').select((eb) => eb.lit(1).as('one')).where('post_id', '=', p.postId).where('n', '=', p.n),
+);
+const markRowPublishing = preparedQuery((p: { scheduleId: string }) =>
+  workerQueries.updateTable('post_schedules').set({ status: sql.lit('publishing'), updated_at: sql`now()` }).where('id', '=', p.scheduleId),
+);
 
 /**
  * Flips schedule row `scheduleId` (row `n` of the post) `scheduled → publishing` once, when it is
@@ -209,26 +224,18 @@ const jsonb = <T>(value: T) => sql<T>`${JSON.stringify(value)}`;
 export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
   return withTransaction(pool, async (tx) => {
     // Lock order everywhere: post, then its schedule rows.
-    const [p] = await runQuery(tx, workerQueries.selectFrom('posts').select(['automation', 'thread_items', 'external_post']).where('id', '=', input.postId).forUpdate());
+    const [p] = await lockPostToClaim(tx, input);
     if (!p) return { status: 'gone' };
-    const [row] = await runQuery(
-      tx,
-      workerQueries
-        .selectFrom('post_schedules as s')
-        .innerJoin('integrations as i', 'i.id', 's.provider_id')
-        .select(['s.status', 's.scheduled_time', 's.automation', 'i.provider'])
-        .where('s.id', '=', input.scheduleId)
-        .forUpdate('s'),
-    );
+    const [row] = await lockRowToClaim(tx, input);
     if (!row) {
-      const other = await runQuery(tx, workerQueries.selectFrom('post_schedules').select((eb) => eb.lit(1).as('one')).where('post_id', '=', input.postId).where('n', '=', input.n));
+      const other = await rowOfPost(tx, input);
       return { status: other.length ? 'superseded' : 'gone' };
     }
     if (row.status === 'cancelled') return { status: 'cancelled' };
     if (row.status === 'published' || row.status === 'failed') return { status: 'done' };
     if (row.status === 'scheduled') {
       if (row.scheduled_time.getTime() > Date.now() + DUE_SLACK_MS) return { status: 'not_due', scheduledTime: row.scheduled_time.toISOString() };
-      await runQuery(tx, workerQueries.updateTable('post_schedules').set({ status: sql.lit('publishing'), updated_at: sql`now()` }).where('id', '=', input.scheduleId));
+      await markRowPublishing(tx, input);
       await refreshPostStatus(tx, input.postId);
     }
     // 'publishing' here is this workflow's own earlier claim whose answer was lost: claimed again.
@@ -245,68 +252,96 @@ export async function claimScheduleRow(pool: Pool, input: { scheduleId: string; 
   });
 }
 
+const lockPostToFinish = preparedQuery((p: { postId: string }) => workerQueries.selectFrom('posts').select((eb) => eb.lit(1).as('one')).where('id', '=', p.postId).forUpdate());
+/** jsonb values are JSON text parameters (pg would send a JS array as a PostgreSQL array). */
+type OutcomeParams = {
+  status: RowOutcome['status'];
+  externalId: string | null;
+  externalUrl: string | null;
+  threadExternalIdsJson: string;
+  errorJson: string | null;
+};
+// `returning id`: a query answers rows, and a row says the row was still publishing.
+const recordRowOutcome = preparedQuery((p: OutcomeParams & { scheduleId: string }) =>
+  workerQueries
+    .updateTable('post_schedules')
+    .set((eb) => ({
+      status: p.status,
+      external_id: p.externalId,
+      external_url: p.externalUrl,
+      thread_external_ids: sql<string[]>`${p.threadExternalIdsJson}`,
+      error: sql<PostError | null>`${p.errorJson}`,
+      published_at: eb.case().when(eb.val(p.status), '=', sql.lit('published' as const)).then(sql<Date>`now()`).else(sql.lit(null)).end(),
+      updated_at: sql`now()`,
+    }))
+    .where('id', '=', p.scheduleId)
+    .where('status', '=', sql.lit('publishing'))
+    .returning('id'),
+);
+const selectPostStatus = preparedQuery((p: { postId: string }) => workerQueries.selectFrom('posts').select('status').where('id', '=', p.postId));
+// The post shows the first row that published (row order) and the latest error.
+const recordPostPublished = preparedQuery((p: OutcomeParams & { postId: string }) =>
+  workerQueries
+    .updateTable('posts as p')
+    .set((eb) => ({
+      published_at: eb.fn.coalesce('p.published_at', sql<Date>`now()`),
+      external_id: eb.fn.coalesce('p.external_id', eb.val(p.externalId)),
+      external_url: eb.fn.coalesce('p.external_url', eb.val(p.externalUrl)),
+      thread_external_ids: eb.case().when('p.external_id', 'is', null).then(sql<string[]>`${p.threadExternalIdsJson}::jsonb`).else(eb.ref('p.thread_external_ids')).end(),
+      error: sql<PostError | null>`${p.errorJson}`,
+    }))
+    .where('p.id', '=', p.postId),
+);
+const recordPostError = preparedQuery((p: { postId: string; errorJson: string }) =>
+  workerQueries.updateTable('posts').set({ error: sql<PostError>`${p.errorJson}` }).where('id', '=', p.postId),
+);
+const cancelChildren = preparedQuery((p: { parentId: string }) => cancelRepostChildrenQuery(workerQueries, p.parentId));
+
 /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
 export async function finishScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
   const o = input.outcome;
+  const outcome: OutcomeParams = {
+    status: o.status,
+    externalId: o.externalId ?? null,
+    externalUrl: o.externalUrl ?? null,
+    threadExternalIdsJson: JSON.stringify(o.threadExternalIds ?? []),
+    errorJson: o.error ? JSON.stringify(o.error) : null,
+  };
   return withTransaction(pool, async (tx) => {
-    await runQuery(tx, workerQueries.selectFrom('posts').select((eb) => eb.lit(1).as('one')).where('id', '=', input.postId).forUpdate());
-    // `returning id`: runQuery answers rows, and a row says the row was still publishing.
-    const updated = await runQuery(
-      tx,
-      workerQueries
-        .updateTable('post_schedules')
-        .set({
-          status: o.status,
-          external_id: o.externalId ?? null,
-          external_url: o.externalUrl ?? null,
-          thread_external_ids: jsonb(o.threadExternalIds ?? []),
-          error: o.error ? jsonb(o.error) : null,
-          published_at: o.status === 'published' ? sql<Date>`now()` : null,
-          updated_at: sql`now()`,
-        })
-        .where('id', '=', input.scheduleId)
-        .where('status', '=', sql.lit('publishing'))
-        .returning('id'),
-    );
+    await lockPostToFinish(tx, input);
+    const updated = await recordRowOutcome(tx, { ...outcome, scheduleId: input.scheduleId });
     if (!updated.length) {
-      const [cur] = await runQuery(tx, workerQueries.selectFrom('posts').select('status').where('id', '=', input.postId));
+      const [cur] = await selectPostStatus(tx, input);
       return { postStatus: cur?.status ?? 'gone' };
     }
     const status = await refreshPostStatus(tx, input.postId);
     if (o.status === 'published') {
-      // The post shows the first row that published (row order) and the latest error.
-      await runQuery(
-        tx,
-        workerQueries
-          .updateTable('posts as p')
-          .set((eb) => ({
-            published_at: eb.fn.coalesce('p.published_at', sql<Date>`now()`),
-            external_id: eb.fn.coalesce('p.external_id', eb.val(o.externalId)),
-            external_url: eb.fn.coalesce('p.external_url', eb.val(o.externalUrl)),
-            thread_external_ids: eb.case().when('p.external_id', 'is', null).then(sql<string[]>`${JSON.stringify(o.threadExternalIds)}::jsonb`).else(eb.ref('p.thread_external_ids')).end(),
-            error: o.error ? jsonb(o.error) : null,
-          }))
-          .where('p.id', '=', input.postId),
-      );
+      await recordPostPublished(tx, { ...outcome, postId: input.postId });
     } else {
-      await runQuery(tx, workerQueries.updateTable('posts').set({ error: jsonb(o.error) }).where('id', '=', input.postId));
-      if (input.n === 0) await runQuery(tx, cancelRepostChildrenQuery(workerQueries, input.postId));
+      await recordPostError(tx, { postId: input.postId, errorJson: JSON.stringify(o.error) });
+      if (input.n === 0) await cancelChildren(tx, { parentId: input.postId });
     }
     return { postStatus: status };
   });
 }
 
+const rowStatuses = preparedQuery((p: { postId: string }) => workerQueries.selectFrom('post_schedules').select('status').where('post_id', '=', p.postId));
+const setPostStatus = preparedQuery((p: { postId: string; status: PostStatus }) =>
+  workerQueries.updateTable('posts').set({ status: p.status, updated_at: sql`now()` }).where('id', '=', p.postId),
+);
+
 /** A post's status from its schedule rows (`aggregatePostStatus`), written to the post. */
 async function refreshPostStatus(tx: Queryable, postId: string): Promise<string> {
-  const rows = await runQuery(tx, workerQueries.selectFrom('post_schedules').select('status').where('post_id', '=', postId));
-  const status = aggregatePostStatus(rows.map((r) => r.status));
-  await runQuery(tx, workerQueries.updateTable('posts').set({ status, updated_at: sql`now()` }).where('id', '=', postId));
+  const status = aggregatePostStatus((await rowStatuses(tx, { postId })).map((r) => r.status));
+  await setPostStatus(tx, { postId, status });
   return status;
 }
 
+const rowProviderId = preparedQuery((p: { scheduleId: string }) => workerQueries.selectFrom('post_schedules').select('provider_id').where('id', '=', p.scheduleId));
+
 /** The integration a schedule row publishes with, or null when the row no longer exists. */
 export async function scheduleRowProviderId(db: Queryable, scheduleId: string): Promise<string | null> {
-  const [row] = await runQuery(db, workerQueries.selectFrom('post_schedules').select('provider_id').where('id', '=', scheduleId));
+  const [row] = await rowProviderId(db, { scheduleId });
   return row?.provider_id ?? null;
 }
 
@@ -318,38 +353,44 @@ export interface DispatchableRow {
   external_post: boolean;
 }
 
+const selectDispatchable = preparedQuery((p: { batchId: string; horizonSecs: number; limit: number }) =>
+  workerQueries
+    .selectFrom('post_schedules as s')
+    .innerJoin('posts as p', 'p.id', 's.post_id')
+    .select(['s.id', 's.post_id', 's.n', 's.scheduled_time', 'p.external_post'])
+    .where('s.batch_id', '=', p.batchId)
+    .where('s.status', '=', sql.lit('scheduled'))
+    .where('s.dispatched_at', 'is', null)
+    .where('s.scheduled_time', '<=', sql<Date>`now() + make_interval(secs => ${p.horizonSecs})`)
+    .orderBy('s.scheduled_time')
+    .orderBy('s.id')
+    .limit(p.limit),
+);
+
 /** Up to `limit` rows of the batch still waiting for their workflow and due within `horizonMs`, earliest first. */
 export async function dispatchableRows(db: Queryable, batchId: string, horizonMs: number, limit: number): Promise<DispatchableRow[]> {
-  return runQuery(
-    db,
-    workerQueries
-      .selectFrom('post_schedules as s')
-      .innerJoin('posts as p', 'p.id', 's.post_id')
-      .select(['s.id', 's.post_id', 's.n', 's.scheduled_time', 'p.external_post'])
-      .where('s.batch_id', '=', batchId)
-      .where('s.status', '=', sql.lit('scheduled'))
-      .where('s.dispatched_at', 'is', null)
-      .where('s.scheduled_time', '<=', sql<Date>`now() + make_interval(secs => ${horizonMs / 1000})`)
-      .orderBy('s.scheduled_time')
-      .orderBy('s.id')
-      .limit(limit),
-  );
+  return selectDispatchable(db, { batchId, horizonSecs: horizonMs / 1000, limit });
 }
 
+const markDispatched = preparedQuery((p: { scheduleIds: string[] }) =>
+  workerQueries.updateTable('post_schedules').set({ dispatched_at: sql`now()` }).where((eb) => eb('id', '=', eb.fn.any(uuidArray(p.scheduleIds)))),
+);
+
 export async function markRowsDispatched(db: Queryable, scheduleIds: string[]): Promise<void> {
-  await runQuery(db, workerQueries.updateTable('post_schedules').set({ dispatched_at: sql`now()` }).where((eb) => eb('id', '=', eb.fn.any(uuidArray(scheduleIds)))));
+  await markDispatched(db, { scheduleIds });
 }
+
+const firstUndispatched = preparedQuery((p: { batchId: string }) =>
+  workerQueries
+    .selectFrom('post_schedules')
+    .select((eb) => eb.fn.min('scheduled_time').as('first'))
+    .where('batch_id', '=', p.batchId)
+    .where('status', '=', sql.lit('scheduled'))
+    .where('dispatched_at', 'is', null),
+);
 
 /** The earliest time of a batch row still waiting for its workflow, or null. */
 export async function firstUndispatchedTime(db: Queryable, batchId: string): Promise<Date | null> {
-  const [row] = await runQuery(
-    db,
-    workerQueries
-      .selectFrom('post_schedules')
-      .select((eb) => eb.fn.min('scheduled_time').as('first'))
-      .where('batch_id', '=', batchId)
-      .where('status', '=', sql.lit('scheduled'))
-      .where('dispatched_at', 'is', null),
-  );
+  const [row] = await firstUndispatched(db, { batchId });
   return row?.first ?? null;
 }
