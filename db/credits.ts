@@ -22,12 +22,13 @@
  * invalidating, the caller gets `CreditAccountBusyError` (503 + `Retry-After`).
  */
 import { v7 as uuidv7 } from 'uuid';
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import type { Queryable } from './pool.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { CreditAccountBusyError, InsufficientCreditsError } from '../domain/errors.js';
 import { CreditAccount, CreditTransaction } from './platform.js';
 import { isLockTimeout, isUniqueViolation } from './pgErrors.js';
+import { preparedQuery, typedQueries } from './sqlFragments.js';
 import { inWorkspace, useWorkspace } from './tenancy.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
@@ -333,19 +334,16 @@ export async function getBalance(em: EntityManager, workspaceId: string): Promis
   return (await em.findOne(CreditAccount, { workspaceId }, { ...inWorkspace(workspaceId), fields: ['balance'], disableIdentityMap: true }))?.balance ?? 0;
 }
 
-const CREDIT_BALANCE = {
-  name: 'credit-balance', // planned once per connection: a hot read
-  text: `select balance, updated_at from credit_accounts where workspace_id = $1`,
-};
+/** A hot read: built and compiled once, and a named statement each connection plans once. */
+const creditBalance = preparedQuery(
+  (p: { workspaceId: string }) =>
+    typedQueries<InferKyselyDB<typeof CreditAccount>>().selectFrom('credit_accounts').select(['balance', 'updated_at']).where('workspace_id', '=', p.workspaceId),
+  'credit-balance',
+);
 
-/**
- * The workspace's credit account (`GET /credits/balance`), or null when it has none yet. Raw SQL:
- * the hot read; em.findOne (filter, hydration) and Kysely with value conversion cost
- * 1.7-3x this named statement's CPU per request (bench/api-hotpath.ts, docs/ARCHITECTURE.md "Credits").
- */
+/** The workspace's credit account (`GET /credits/balance`), or null when it has none yet. */
 export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<{ balance: number; updatedAt: Date } | null> {
-  const r = await db.query<{ balance: number; updated_at: Date }>({ ...CREDIT_BALANCE, values: [workspaceId] });
-  const row = r.rows[0];
+  const [row] = await creditBalance(db, { workspaceId });
   return row ? { balance: row.balance, updatedAt: row.updated_at } : null;
 }
 
