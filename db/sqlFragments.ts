@@ -27,7 +27,8 @@ export function compileSql(statement: RawBuilder<unknown>): { text: string; valu
  * The same compile-only Kysely, typed from the entities (`InferKyselyDB<typeof A | typeof B>`):
  * a typed query builder for statements that run on a pg pool or client rather than on an entity
  * manager (the worker's publish path, the ingest pipelines' transactions, the global dataset
- * reads). `runQuery(db, typedQueries<DB>().selectFrom(…)…)` compiles it once and returns its rows.
+ * reads). `runQuery(db, typedQueries<DB>().selectFrom(…)…)` compiles it on each call and returns its rows;
+ * `preparedQuery` compiles a hot statement once.
  */
 export function typedQueries<DB>(): Kysely<DB> {
   return compiler as unknown as Kysely<DB>;
