@@ -7,6 +7,7 @@
  * `gin_trgm_ops`) are declared as raw DDL (`expression`); the ORM compares those by name only.
  */
 import { defineEntity, p } from '@mikro-orm/core';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 
 const trgm = (table: string, name: string, column: string) => ({ name, expression: `create index ${name} on ${table} using gin (${column} gin_trgm_ops)` });
 const numeric = (table: string, name: string, column: string) => ({ name, expression: `create index ${name} on ${table}(((${column})::numeric))` });
@@ -173,3 +174,6 @@ export const DsPost = defineEntity({
     { name: 'ds_posts_member', columns: [{ name: 'member_pronet_url' }, { name: 'posted_at', sort: 'DESC' }] },
   ],
 });
+
+/** Kysely over the dataset tables, typed from the entities (`typedQueries<DatasetDB>()`; global: no workspace). */
+export type DatasetDB = InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>;

@@ -17,8 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateDataset, type GenerateOptions } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from './datasetImport.js';
-import type { InferKyselyDB } from '@mikro-orm/postgresql';
-import { DsCompany, DsPerson, DsPost } from './dataset.js';
+import type { DatasetDB } from './dataset.js';
 import type { Pool } from './pool.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
@@ -32,7 +31,7 @@ export type DemoDatasetOutcome = { loaded: false; reason: 'dataset_not_empty' } 
 async function datasetEmpty(pool: Pool): Promise<boolean> {
   const [row] = await runQuery(
     pool,
-    typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>>().selectNoFrom((eb) =>
+    typedQueries<DatasetDB>().selectNoFrom((eb) =>
       eb.and((['ds_companies', 'ds_people', 'ds_posts'] as const).map((table) => eb.not(eb.exists(eb.selectFrom(table).select(eb.lit(1).as('one'))))))
         .$castTo<boolean>()
         .as('empty'),

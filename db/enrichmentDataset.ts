@@ -5,14 +5,13 @@
  * so these reads sit outside the workspace filter; they are Kysely statements typed from the
  * dataset entities, run on the raw pool (`runQuery`: pg's types, read-only).
  */
-import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import type { NotNull } from 'kysely';
 import type { Queryable } from './pool.js';
 import { escapeLike } from '../domain/like.js';
-import { DsCompany, DsPerson, DsPost } from './dataset.js';
+import type { DatasetDB } from './dataset.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
-const dataset = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>>();
+const dataset = typedQueries<DatasetDB>();
 
 export interface DatasetPersonRow {
   member_pronet_url: string;

@@ -27,11 +27,10 @@
 import { normalizeProfileUrl } from '../domain/identity.js';
 import { escapeLike as likeEscape } from '../domain/like.js';
 import type { ListeningSourceType } from '../domain/sourceRules.js';
-import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql, type RawBuilder } from 'kysely';
-import { DsCompany, DsPerson, DsPost } from './dataset.js';
+import type { DatasetDB } from './dataset.js';
 import type { Queryable } from './pool.js';
-import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
+import { compileSql, runQuery, textArray, typedQueries } from './sqlFragments.js';
 
 export interface AudienceQuery {
   sourceType: ListeningSourceType;
@@ -75,10 +74,10 @@ function urlCandidates(raw: string): string[] {
 export async function datasetSubjectName(db: Queryable, sourceIdentifier: string | null): Promise<string | null> {
   const urls = urlCandidates(sourceIdentifier ?? '');
   if (!urls.length) return null;
-  const candidates = sql<string[]>`${urls}::text[]`;
+  const candidates = textArray(urls);
   const [row] = await runQuery(
     db,
-    typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost>>().selectNoFrom((eb) =>
+    typedQueries<DatasetDB>().selectNoFrom((eb) =>
       eb.fn
         .coalesce(
           eb.selectFrom('ds_people').select('member_full_name').where('member_pronet_url', '=', eb.fn.any(candidates)).limit(1),

@@ -12,14 +12,13 @@ import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
-import { sql } from 'kysely';
 import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
 import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
 import { MediaObject, Post } from './social.js';
-import { runQuery, typedQueries } from './sqlFragments.js';
+import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { acrossWorkspaces } from './tenancy.js';
 
 /** What may be uploaded: media for posts and contacts files for bulk upserts (type → extension). */
@@ -242,7 +241,6 @@ export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<Me
 // unknownMedia, mediaContentTypes and mediaToPublish run on the pg client (runQuery): their callers (the
 // posts and bulk-schedule routes, the publish activity) pass a pg pool or transaction client.
 const media = typedQueries<InferKyselyDB<typeof MediaObject>>();
-const textArray = (values: readonly string[]) => sql<string[]>`${values}::text[]`;
 
 /**
  * Which of `fileNames` are not usable media of the workspace (missing, foreign, an unassembled

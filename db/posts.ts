@@ -7,15 +7,15 @@
  * same typed Kysely, compiled once and run on pg (`preparedQuery`), off the entity manager.
  */
 import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
-import { sql, type Expression, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
-import type { Article, Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
+import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
-import { compileSql, preparedQuery, typedQueries } from './sqlFragments.js';
+import { compileSql, preparedQuery, typedQueries, uuidArray } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
@@ -32,9 +32,6 @@ export async function lockPost(tx: EntityManager, id: string): Promise<PostEntit
   // refresh: the request's identity map may hold the post as read before the lock.
   return tx.findOne(Post, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
 }
-
-/** `ids` as one `uuid[]` parameter of Kysely, for `= any(…)` (one plan whatever the count; `in ()` fails on none). */
-export const uuidArray = (ids: readonly string[]): Expression<string[]> => sql<string[]>`${ids}::uuid[]`;
 
 /** Children that can still publish (draft or scheduled), oldest first. */
 async function activeRepostChildren(tx: EntityManager, parentId: string): Promise<Array<{ id: string; provider_id: string }>> {

@@ -14,8 +14,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs } from '../domain/publishing.js';
 import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-import { cancelRepostChildrenQuery, syncRepostChildren, uuidArray } from './posts.js';
-import { preparedQuery, typedQueries } from './sqlFragments.js';
+import { cancelRepostChildrenQuery, syncRepostChildren } from './posts.js';
+import { preparedQuery, typedQueries, uuidArray } from './sqlFragments.js';
 import { Post, type SchedulingDB } from './social.js';
 
 export interface NewScheduleRow {

@@ -4,7 +4,7 @@
  * numbered parameters; they then run on the caller's pg pool or client as before (`rawPool`
  * types, the same connections). Nothing numbers `$n` by hand.
  */
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type Compilable, type RawBuilder } from 'kysely';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
 import type { Queryable } from './pool.js';
 
 /** Compile-only: no connection of its own (the statements run on the pg pool the caller holds). */
@@ -74,3 +74,9 @@ function compileWithStandIns<P, Row>(build: (p: P) => Compilable<Row>): { text: 
   const compiled = build(standIns).compile();
   return { text: compiled.sql, slots: compiled.parameters as unknown[] };
 }
+
+/** `ids` as one `uuid[]` parameter of Kysely, for `= any(…)` (one plan whatever the count; `in ()` fails on none). */
+export const uuidArray = (ids: readonly string[]): Expression<string[]> => sql<string[]>`${ids}::uuid[]`;
+
+/** `values` as one `text[]` parameter of Kysely, for `= any(…)` / `<> all(…)`. */
+export const textArray = (values: readonly string[]): Expression<string[]> => sql<string[]>`${values}::text[]`;

@@ -14,8 +14,7 @@ import { SENIORITY_RANK_SQL } from '../domain/discoveryCatalog.js';
 import { Company } from './contacts.js';
 import { DsCompany, DsPerson } from './dataset.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-import { uuidArray } from './posts.js';
-import { runQuery, typedQueries } from './sqlFragments.js';
+import { runQuery, typedQueries, uuidArray } from './sqlFragments.js';
 
 const db = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof Company>>();
 
