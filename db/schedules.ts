@@ -318,7 +318,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
     if (o.status === 'published') {
       await recordPostPublished(tx, { ...outcome, postId: input.postId });
     } else {
-      await recordPostError(tx, { postId: input.postId, errorJson: JSON.stringify(o.error) });
+      await recordPostError(tx, { postId: input.postId, errorJson: outcome.errorJson! }); // a failed outcome carries its error
       if (input.n === 0) await cancelChildren(tx, { parentId: input.postId });
     }
     return { postStatus: status };
