@@ -10,7 +10,7 @@
  * the token as the path segment before the operation — endpoint `http://host:port/<token>`.
  * The browser calls this port directly: the Temporal UI's origin (`CODEC_CORS_ORIGINS`) is allowed.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Payload } from '@temporalio/common';
 import type { Config } from '../domain/config.js';
 import { KeyringError } from '../domain/keyring.js';

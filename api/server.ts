@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
 import { listen } from '../db/notifications.js';
+import { pendingMigrations } from '../db/orm.js';
 import { createPayloadCodec } from '../domain/payloadCodec.js';
 import { createLogger } from '../telemetry/log.js';
 import { startMetricsServer } from '../telemetry/metricsServer.js';
@@ -42,6 +43,9 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   let server: Server | undefined;
   try {
     await stores.storage.ensureBucket();
+    // Said once at start (and by /readyz until fixed): requests needing what the schema lacks fail.
+    const pending = await pendingMigrations(stores.orm);
+    if (pending.length) log.error({ pending }, 'the database lacks migrations of this build; run npm run migrate (/readyz answers 503 until then)');
     if (config.metrics.port !== null) metrics = await startMetricsServer({ ...config.metrics, port: config.metrics.port });
     if (config.codec.port !== null) codec = await startCodecServer(config, createPayloadCodec(config));
     server = createApp(deps).listen(opts.port ?? config.port, config.host);

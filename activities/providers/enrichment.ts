@@ -26,7 +26,6 @@ import {
   sliceDebitKey,
   slicePrice,
   type AnySliceData,
-  type AttemptRecord,
   type EnrichmentLookup,
   type EnrichmentResult,
   type EnrichmentSlice,

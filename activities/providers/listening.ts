@@ -12,7 +12,6 @@
  * a retry decision (credentials / invalid input: final; rate limited: retry after the provider's
  * `Retry-After`; transient: retry with backoff).
  */
-import type { Pool } from '../../db/pool.js';
 import type { ListeningSourceType } from '../../domain/sourceRules.js';
 
 export interface ListeningQuery {

@@ -11,6 +11,7 @@ import { CreditBalance, CreditTransaction, CreditTransactionsQuery, Health, JobP
 import { decodeToken, pageMeta, queryFingerprint } from '../../domain/pagination.js';
 import { countCreditTransactions, creditTransactionsPage, findCreditAccount } from '../../db/credits.js';
 import { pingDatabase } from '../../db/pool.js';
+import { pendingMigrations } from '../../db/orm.js';
 
 const swaggerDir = join(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'), '..');
 const SWAGGER_ASSETS: Record<string, string> = {
@@ -43,13 +44,17 @@ export const platformRoutes = [
     handler: () => ({ status: 'ok' }),
   }),
   defineRoute({
-    method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL, Temporal and the object store answer', auth: false,
+    method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL (with every migration of this build applied), Temporal and the object store answer', auth: false,
     responses: { 200: Readiness, 503: Readiness },
     handler: async ({ deps }) => {
       const checks = {
         database: await timed(() => pingDatabase(deps.pool)),
         temporal: await timed(() => deps.temporal.workflowService.getSystemInfo({})),
         objectStore: await timed(() => deps.storage.ping()),
+        schema: await timed(async () => {
+          const pending = await pendingMigrations(deps.orm);
+          if (pending.length) throw new Error(`the database lacks ${pending.length} migration(s) of this build (${pending.join(', ')}): run npm run migrate`);
+        }),
       };
       const ok = Object.values(checks).every((c) => c.ok);
       return reply(ok ? 200 : 503, { status: ok ? 'ready' : 'degraded', checks });

@@ -289,6 +289,26 @@ describe('health and docs', () => {
     expect(page.body).toContain('/docs/assets/swagger-ui-bundle.js');
     expect((await app.http('GET', '/docs/assets/swagger-ui-bundle.js')).status).toBe(200);
   });
+
+  it('/readyz is 503 while the database lacks a migration of this build, naming it', async () => {
+    // An API started on an older schema answers 500s for what the schema lacks: the readiness
+    // probe is how the orchestrator (and a newcomer) learns why before traffic reaches it.
+    expect((await app.http('GET', '/readyz')).body.checks.schema).toMatchObject({ ok: true });
+    const last = await app.pool.query<{ id: number; name: string; executed_at: Date }>(`select id, name, executed_at from mikro_orm_migrations order by id desc limit 1`);
+    const applied = last.rows[0]!;
+    await app.pool.query(`delete from mikro_orm_migrations where id = $1`, [applied.id]);
+    try {
+      const ready = await app.http('GET', '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body.status).toBe('degraded');
+      expect(ready.body.checks.schema.ok).toBe(false);
+      expect(ready.body.checks.schema.error).toContain(applied.name);
+      expect(ready.body.checks.schema.error).toContain('npm run migrate');
+    } finally {
+      await app.pool.query(`insert into mikro_orm_migrations (id, name, executed_at) values ($1, $2, $3)`, [applied.id, applied.name, applied.executed_at]);
+    }
+    expect((await app.http('GET', '/readyz')).status).toBe(200);
+  });
 });
 
 function listen(handler: Parameters<typeof createServer>[1]): Promise<Server> {
