@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import { v7 as uuidv7 } from 'uuid';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
-import { compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, say, startService, stopService } from './lib.js';
+import { compiledBuild, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, say, startService, stopService } from './lib.js';
 import { openDatabase } from '../db/orm.js';
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' } } });
@@ -38,7 +38,11 @@ interface Run {
   errors: number;
   /** Cores busy on average during the run, per process group (`other`: the rest of the machine). */
   cores: Record<string, number>;
-  /** CPU µs per request of the server process (API or bare Koa) and of PostgreSQL: steadier than rates on a loaded machine. */
+  /**
+   * CPU µs per request of the server process (API or bare Koa) and of the PostgreSQL backends
+   * serving the bench's own database (others' queries are not in it): steadier than rates on a
+   * loaded machine.
+   */
   serverUs: number;
   postgresUs: number;
 }
@@ -46,13 +50,15 @@ interface Run {
 async function load(url: string, headers: Record<string, string>, seconds: number, server: 'api' | 'bare Koa'): Promise<Run> {
   const named = { api: api?.pid, 'bare Koa': koa?.pid, 'autocannon': process.pid };
   const before = cpuByProcess(named);
+  const db0 = databaseCpu(dbName);
   const t0 = performance.now();
   const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
   const spent = cpuSpent(before, cpuByProcess(named));
+  const dbMs = databaseCpuSpent(db0, databaseCpu(dbName));
   const wallMs = performance.now() - t0;
   const cores = Object.fromEntries(Object.entries(spent).map(([k, ms]) => [k, Math.round((ms / wallMs) * 100) / 100]));
   const perRequestUs = (ms: number | undefined) => Math.round(((ms ?? 0) * 1000) / Math.max(1, r.requests.total));
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, cores, serverUs: perRequestUs(spent[server]), postgresUs: perRequestUs(spent.postgres) };
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts, cores, serverUs: perRequestUs(spent[server]), postgresUs: perRequestUs(dbMs) };
 }
 const coresText = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
 
