@@ -2,7 +2,8 @@
  * The global discovery dataset (DESIGN §6): companies, people, their distinct titles and posts.
  * Not per workspace: no `workspace` filter, every workspace searches the same rows. Tables and
  * the index plan: Migration20261121020000_dataset, …020100_dataset_search, …24140000_discovery_plans,
- * …24150500_discovery_arrays, …24152500_discovery_partner_keys, …25230000_people_by_skill.
+ * …24150500_discovery_arrays, …24152500_discovery_partner_keys, …25230000_people_by_skill,
+ * …26020000_companies_by_technology.
  * Expression indexes (`::numeric` casts for range filters, `lower()`, the seniority rank,
  * `gin_trgm_ops`) are declared as raw DDL (`expression`); the ORM compares those by name only.
  */
@@ -51,6 +52,17 @@ export const DsCompany = defineEntity({
     trgm('ds_companies', 'ds_companies_industry_trgm', 'industry'),
     trgm('ds_companies', 'ds_companies_hq_city_trgm', 'hq_city'),
   ],
+  // ds_companies_by_technology follows every write (Migration20261126020000_companies_by_technology,
+  // which also has the TRUNCATE trigger the ORM's introspection does not see)
+  triggers: (['insert', 'update', 'delete'] as const).map((event) => ({
+    name: `ds_companies_by_technology_${event}`,
+    timing: 'after' as const,
+    events: [event],
+    forEach: 'statement' as const,
+    expression: `create trigger ds_companies_by_technology_${event} after ${event} on ds_companies referencing ${
+      { insert: 'new table as new_rows', update: 'old table as old_rows new table as new_rows', delete: 'old table as old_rows' }[event]
+    } for each statement execute function ds_companies_by_technology_sync()`,
+  })),
 });
 
 export const DsPerson = defineEntity({
@@ -104,6 +116,7 @@ export const DsPerson = defineEntity({
       include: ['id', 'companyId', 'memberLocationCountry', 'memberSeniority'],
     },
     { name: 'ds_people_country_seniority', properties: ['memberLocationCountry', 'memberSeniority'], include: ['id'] },
+    { name: 'ds_people_seniority_company', properties: ['memberSeniority', 'companyId'], include: ['id'] },
     {
       name: 'ds_people_country_years',
       expression:
@@ -142,6 +155,20 @@ export const DsPersonSkill = defineEntity({
     skill: p.text().primary(),
     country: p.text().primary(),
     personId: p.uuid().primary(),
+  },
+});
+
+/**
+ * One row per (technology, company) of `ds_companies`, kept by triggers on ds_companies:
+ * `technologies IN (…) AND seniority …` of a contact search joins a range of its primary key with
+ * one of `ds_people_seniority_company` (db/discoverySearch.ts).
+ */
+export const DsCompanyTechnology = defineEntity({
+  name: 'DsCompanyTechnology',
+  tableName: 'ds_companies_by_technology',
+  properties: {
+    technology: p.text().primary(),
+    companyId: p.uuid().primary(),
   },
 });
 

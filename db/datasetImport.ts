@@ -237,19 +237,38 @@ interface KindImport {
   loaded: number;
   rejected: number;
   /** What a load into an empty table dropped and must put back (also after a failure). */
-  dropped: { indexes: { name: string; def: string }[]; fks: ConstraintDef[]; keys: ConstraintDef[]; keysRestored: boolean; skillRows: ConstraintDef[] | null };
+  dropped: { indexes: { name: string; def: string }[]; fks: ConstraintDef[]; keys: ConstraintDef[]; keysRestored: boolean; sideKeys: ConstraintDef[] | null };
 }
 
 /**
- * The triggers that keep ds_people_by_skill (Migration20261125230000_people_by_skill). A load into
- * an empty ds_people switches them off and writes the skill rows in one pass at the end (the
- * triggers cost a third more time per people batch).
+ * Search-side tables kept by triggers on a dataset table: ds_people_by_skill
+ * (Migration20261125230000_people_by_skill) and ds_companies_by_technology
+ * (Migration20261126020000_companies_by_technology). A load into an empty table switches its
+ * triggers off and writes the side rows in one pass at the end (the triggers cost a third more
+ * time per people batch).
  */
-const SKILL_TRIGGERS = ['ds_people_by_skill_insert', 'ds_people_by_skill_update', 'ds_people_by_skill_delete'];
-// a skill listed twice by one person counts once (its first place): no sort of every row before the key's own
-const SKILL_ROWS_SQL = `insert into ds_people_by_skill (skill, country, person_id)
+interface SideTable {
+  table: string;
+  triggers: string[];
+  /** Fills the side table from the whole loaded table. */
+  fill: string;
+}
+const SIDE_TABLES: Partial<Record<DatasetKind, SideTable>> = {
+  people: {
+    table: 'ds_people_by_skill',
+    triggers: ['ds_people_by_skill_insert', 'ds_people_by_skill_update', 'ds_people_by_skill_delete'],
+    // a skill listed twice by one person counts once (its first place): no sort of every row before the key's own
+    fill: `insert into ds_people_by_skill (skill, country, person_id)
   select k, p.member_location_country, p.id from ds_people p, unnest(p.member_skills) with ordinality u(k, i)
-  where p.member_location_country is not null and k is not null and array_position(p.member_skills, k) = i`;
+  where p.member_location_country is not null and k is not null and array_position(p.member_skills, k) = i`,
+  },
+  companies: {
+    table: 'ds_companies_by_technology',
+    triggers: ['ds_companies_by_technology_insert', 'ds_companies_by_technology_update', 'ds_companies_by_technology_delete'],
+    fill: `insert into ds_companies_by_technology (technology, company_id)
+  select k, c.id from ds_companies c, unnest(c.technologies) with ordinality u(k, i) where k is not null and array_position(c.technologies, k) = i`,
+  },
+};
 
 function reject(run: KindImport, line: number, message: string): void {
   run.rejected++;
@@ -296,11 +315,12 @@ async function dropForEmptyLoad(run: KindImport): Promise<void> {
     run.dropped.keys = await constraintsOf(client, table, 'pu');
     for (const k of run.dropped.keys) await client.query(`alter table ${table} drop constraint "${k.conname}"`);
   }
-  if (run.kind === 'people') {
-    for (const t of SKILL_TRIGGERS) await client.query(`alter table ds_people disable trigger ${t}`);
-    run.dropped.skillRows = await constraintsOf(client, 'ds_people_by_skill', 'pu');
-    await client.query(`truncate ds_people_by_skill`);
-    for (const k of run.dropped.skillRows) await client.query(`alter table ds_people_by_skill drop constraint "${k.conname}"`);
+  const side = SIDE_TABLES[run.kind];
+  if (side) {
+    for (const t of side.triggers) await client.query(`alter table ${table} disable trigger ${t}`);
+    run.dropped.sideKeys = await constraintsOf(client, side.table, 'pu');
+    await client.query(`truncate ${side.table}`);
+    for (const k of run.dropped.sideKeys) await client.query(`alter table ${side.table} drop constraint "${k.conname}"`);
   }
 }
 
@@ -316,15 +336,16 @@ async function restoreKeys(run: KindImport): Promise<void> {
 async function restoreAfterLoad(run: KindImport): Promise<void> {
   await restoreKeys(run);
   const queue = [...run.dropped.indexes].sort((a, b) => Number(/using gin/i.test(b.def)) - Number(/using gin/i.test(a.def)));
-  const skillKeys = run.dropped.skillRows;
-  if (skillKeys) {
-    // one job beside the index builds: the skill rows of the loaded people, their key, the triggers back on
+  const sideKeys = run.dropped.sideKeys;
+  const side = SIDE_TABLES[run.kind];
+  if (sideKeys && side) {
+    // one job beside the index builds: the side rows of the loaded table, their key, the triggers back on
     queue.unshift({
-      name: 'ds_people_by_skill',
+      name: side.table,
       def: [
-        SKILL_ROWS_SQL,
-        ...skillKeys.map((k) => `alter table ds_people_by_skill add constraint "${k.conname}" ${k.def}`),
-        ...SKILL_TRIGGERS.map((t) => `alter table ds_people enable trigger ${t}`),
+        side.fill,
+        ...sideKeys.map((k) => `alter table ${side.table} add constraint "${k.conname}" ${k.def}`),
+        ...side.triggers.map((t) => `alter table ${run.table} enable trigger ${t}`),
       ].join(';\n'),
     });
   }
@@ -562,7 +583,7 @@ async function importKind(
     helper: null,
     loaded: 0,
     rejected: 0,
-    dropped: { indexes: [], fks: [], keys: [], keysRestored: false, skillRows: null },
+    dropped: { indexes: [], fks: [], keys: [], keysRestored: false, sideKeys: null },
   };
   let indexStarted = 0;
   try {
@@ -608,8 +629,11 @@ export async function importDataset(pool: Pool, files: ImportFiles, opts: Import
   // Fresh statistics (and a visibility map for index-only counts) for the planner.
   const vacuumStarted = Date.now();
   for (const kind of order) if (files[kind]) await pool.query(`vacuum (analyze) ${TABLE[kind]}`);
-  // the skills-by-country rows the people's triggers wrote (index-only skill searches)
-  if (files.people) await pool.query(`vacuum (analyze) ds_people_by_skill`);
+  // the side rows the triggers wrote (index-only skill and technology searches)
+  for (const kind of order) {
+    const side = SIDE_TABLES[kind];
+    if (files[kind] && side) await pool.query(`vacuum (analyze) ${side.table}`);
+  }
   report.vacuumSeconds = (Date.now() - vacuumStarted) / 1000;
   report.seconds = (Date.now() - started) / 1000;
   return report;

@@ -264,27 +264,52 @@ function unionOf(entity: DiscoveryEntity, root: { operator: string; conditions: 
   );
 }
 
-/**
- * A contact search whose conditions are exactly `skills IN (…)` and `country == / IN …` (root
- * conditions or nested AND groups): its matches are a range of ds_people_by_skill's primary key
- * (skill, country, person; kept by triggers on ds_people, Migration20261125230000_people_by_skill),
- * index-only, where the people of the country had their skills array filtered one by one.
- * Same rows: a person matches once per listed skill they have, hence `distinct` beyond one skill.
- * Returns the ids or null.
- */
-function skillRowsOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Fragment | null {
+/** The two leaves of a contact search whose conditions are exactly two positive leaves (root or nested AND groups), else null. */
+function twoLeaves(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Condition[] | null {
   if (entity !== 'contact' || !root) return null;
   const parts = conjuncts({ node: root, negated: false });
   if (parts.length !== 2 || parts.some((x) => x.negated || isGroup(x.node))) return null;
-  const leaves = parts.map((x) => x.node as Condition);
-  const skills = leaves.find((l) => l.field === 'dsContact.member_skills' && normOp(l.operator) === 'IN');
-  const country = leaves.find((l) => l.field === 'dsContact.member_location_country' && ['==', 'IN'].includes(normOp(l.operator)));
-  if (!skills || !country) return null;
-  // the operands as the compiler binds them (validated before): strings, numbers as strings
-  const list = (v: unknown) => [...new Set((Array.isArray(v) ? v : [v]).map(String))];
-  const names = list(skills.value);
-  const rows = sql`s.person_id as id from ds_people_by_skill s where s.skill = any(${bound(names, 'text[]')}) and s.country = any(${bound(list(country.value), 'text[]')})`;
-  return names.length > 1 ? sql`select distinct ${rows}` : sql`select ${rows}`;
+  return parts.map((x) => x.node as Condition);
+}
+
+const leafOf = (leaves: Condition[], field: string, ops: string[]) => leaves.find((l) => l.field === field && ops.includes(normOp(l.operator)));
+/** A leaf's operands as the compiler binds them (validated before): strings, numbers as strings, each once. */
+const operands = (v: unknown) => [...new Set((Array.isArray(v) ? v : [v]).map(String))];
+/** `col = x` for one value (a range the planner knows is ordered by the index's next key), else `col = any(…)`. */
+const oneOf = (column: string, values: string[]) => (values.length === 1 ? sql`${sql.raw(column)} = ${bound(values[0], 'text')}` : sql`${sql.raw(column)} = any(${bound(values, 'text[]')})`);
+
+/**
+ * The matches of a contact search whose conditions are exactly two leaves that a search-side
+ * table answers with index ranges, or null:
+ * - `dsContact.member_skills IN (…)` and `dsContact.member_location_country == / IN …`: a range of
+ *   ds_people_by_skill's primary key (skill, country, person; kept by triggers on ds_people,
+ *   Migration20261125230000_people_by_skill), index-only, where the people of the country had
+ *   their skills array filtered one by one. A person matches once per listed skill they have,
+ *   hence `distinct` beyond one skill.
+ * - `dsCompany.technologies IN (…)` and `dsContact.member_seniority == / IN …`: the people of that
+ *   seniority (`ds_people_seniority_company`, in company order) whose company is in a range of
+ *   ds_companies_by_technology's primary key (technology, company; kept by triggers on
+ *   ds_companies, Migration20261126020000_companies_by_technology): for one technology and one
+ *   seniority a merge join of two index-only ranges, where the seniority's people had the copied
+ *   `company_technologies` filtered one by one. The same rows: the copy is the company's array.
+ */
+function sideRowsOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Fragment | null {
+  const leaves = twoLeaves(entity, root);
+  if (!leaves) return null;
+  const skills = leafOf(leaves, 'dsContact.member_skills', ['IN']);
+  const country = leafOf(leaves, 'dsContact.member_location_country', ['==', 'IN']);
+  if (skills && country) {
+    const names = operands(skills.value);
+    const rows = sql`s.person_id as id from ds_people_by_skill s where s.skill = any(${bound(names, 'text[]')}) and s.country = any(${bound(operands(country.value), 'text[]')})`;
+    return names.length > 1 ? sql`select distinct ${rows}` : sql`select ${rows}`;
+  }
+  const technologies = leafOf(leaves, 'dsCompany.technologies', ['IN']);
+  const seniority = leafOf(leaves, 'dsContact.member_seniority', ['==', 'IN']);
+  if (technologies && seniority) {
+    return sql`select p.id from ds_people p where ${oneOf('p.member_seniority', operands(seniority.value))}
+      and p.company_id in (select t.company_id from ds_companies_by_technology t where ${oneOf('t.technology', operands(technologies.value))})`;
+  }
+  return null;
 }
 
 export interface Compiled {
@@ -300,8 +325,8 @@ export interface Compiled {
   people: Projection | null;
   /** The WHERE as a UNION of ids (searches with an OR group, see unionOf), else null. */
   union: Fragment | null;
-  /** The matches read from ds_people_by_skill (skills + country searches, see skillRowsOf), else null. */
-  skillRows: Fragment | null;
+  /** The matches read from a search-side table (skills + country, technology + seniority: see sideRowsOf), else null. */
+  sideRows: Fragment | null;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -369,13 +394,13 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
     // The matches need only the joins their WHERE uses.
     countFrom = joinsCompany ? from : 'ds_people p';
   }
-  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root), skillRows: skillRowsOf(entity, root) };
+  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root), sideRows: sideRowsOf(entity, root) };
 }
 
 /** The ids (`id`) of a search's matches. */
 function matchesSql(c: Compiled): Fragment {
   if (c.union) return sql`select m.id from (${c.union}) m`;
-  if (c.skillRows) return sql`select m.id from (${c.skillRows}) m`;
+  if (c.sideRows) return sql`select m.id from (${c.sideRows}) m`;
   return sql`select ${sql.raw(c.entity === 'contact' ? 'p.id' : 'c.id')} as id from ${sql.raw(c.countFrom)} where ${c.where}`;
 }
 

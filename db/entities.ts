@@ -1,6 +1,6 @@
 /** Every entity the ORM knows. Each endpoint group's entities live in their own file in db/. */
 import { Company, Contact, ContactIdentityLog, ContactIngestStaging, ContactSource, CustomFieldDefinition } from './contacts.js';
-import { DsCompany, DsPeopleTitle, DsPerson, DsPersonSkill, DsPost } from './dataset.js';
+import { DsCompany, DsCompanyTechnology, DsPeopleTitle, DsPerson, DsPersonSkill, DsPost } from './dataset.js';
 import { Segment } from './segments.js';
 import { Source } from './sources.js';
 import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './social.js';
@@ -31,5 +31,6 @@ export const entities = [
   DsPerson,
   DsPeopleTitle,
   DsPersonSkill,
+  DsCompanyTechnology,
   DsPost,
 ];

@@ -164,7 +164,7 @@ describe('find-contacts-v2 against the oracle', () => {
       const skillsIn = { field: 'dsContact.member_skills', operator: 'IN', value: skills };
       // root conditions, or the same two in nested AND groups
       const body: Record<string, unknown> = r.next() < 0.5 ? { conditions: [skillsIn, country] } : { conditions: [country], groupedCondition: { operator: 'AND', conditions: [{ operator: 'AND', conditions: [skillsIn] }] } };
-      expect(compileV2('contact', body).skillRows, JSON.stringify(body)).not.toBeNull();
+      expect(compileV2('contact', body).sideRows, JSON.stringify(body)).not.toBeNull();
       const root: Node = { operator: 'AND', conditions: [skillsIn, country] as Node[] };
       const expected = people.filter((x) => matchPerson(root, x)).sort(byId).map((x) => x.id);
       expect(expected.length).toBeGreaterThan(0);
@@ -181,9 +181,72 @@ describe('find-contacts-v2 against the oracle', () => {
     // a third condition, a negated skill list or skills ALL keep the plain WHERE
     const one = { field: 'dsContact.member_skills', operator: 'IN', value: ['x'] };
     const at = { field: 'dsContact.member_location_country', operator: '==', value: 'y' };
-    expect(compileV2('contact', { conditions: [one, at, { field: 'dsContact.member_seniority', operator: '==', value: 'VP' }] }).skillRows).toBeNull();
-    expect(compileV2('contact', { conditions: [at], groupedCondition: { operator: 'NOT', conditions: [one] } }).skillRows).toBeNull();
-    expect(compileV2('contact', { conditions: [{ ...one, operator: 'ALL' }, at] }).skillRows).toBeNull();
+    expect(compileV2('contact', { conditions: [one, at, { field: 'dsContact.member_seniority', operator: '==', value: 'VP' }] }).sideRows).toBeNull();
+    expect(compileV2('contact', { conditions: [at], groupedCondition: { operator: 'NOT', conditions: [one] } }).sideRows).toBeNull();
+    expect(compileV2('contact', { conditions: [{ ...one, operator: 'ALL' }, at] }).sideRows).toBeNull();
+  });
+
+  it('company technology + seniority read from ds_companies_by_technology: same rows as the oracle, both directions', async () => {
+    const r = new TreeRng(59);
+    const teched = people.filter((x) => x.company && x.company.rec.technologies.length && x.rec.member_seniority);
+    for (let i = 0; i < 12; i++) {
+      const a = r.pick(teched);
+      const b = r.pick(teched);
+      const technologies = r.pick([[a.company!.rec.technologies[0]!], [a.company!.rec.technologies[0]!, b.company!.rec.technologies.at(-1)!, 'No Such Technology']]);
+      const seniority =
+        r.next() < 0.5
+          ? { field: 'dsContact.member_seniority', operator: '==', value: a.rec.member_seniority }
+          : { field: 'dsContact.member_seniority', operator: 'IN', value: [a.rec.member_seniority, b.rec.member_seniority] };
+      const techIn = { field: 'dsCompany.technologies', operator: 'IN', value: technologies };
+      const body: Record<string, unknown> = r.next() < 0.5 ? { conditions: [techIn, seniority] } : { conditions: [seniority], groupedCondition: { operator: 'AND', conditions: [techIn] } };
+      expect(compileV2('contact', body).sideRows, JSON.stringify(body)).not.toBeNull();
+      const root: Node = { operator: 'AND', conditions: [techIn, seniority] as Node[] };
+      const expected = people.filter((x) => matchPerson(root, x)).sort(byId).map((x) => x.id);
+      expect(expected.length).toBeGreaterThan(0);
+      const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, r.pick([7, 60, 1000]));
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+      if (expected.length > 4) {
+        const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
+        const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
+        const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
+        expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
+      }
+    }
+    // technologies ALL, a negated seniority or a third condition keep the plain WHERE
+    const tech = { field: 'dsCompany.technologies', operator: 'IN', value: ['x'] };
+    const sen = { field: 'dsContact.member_seniority', operator: '==', value: 'VP' };
+    expect(compileV2('contact', { conditions: [{ ...tech, operator: 'ALL' }, sen] }).sideRows).toBeNull();
+    expect(compileV2('contact', { conditions: [tech], groupedCondition: { operator: 'NOT', conditions: [sen] } }).sideRows).toBeNull();
+    expect(compileV2('contact', { conditions: [tech, sen, { field: 'dsContact.member_location_country', operator: '==', value: 'y' }] }).sideRows).toBeNull();
+  });
+
+  it('ds_companies_by_technology follows inserts, updates, deletes and truncation of ds_companies', async () => {
+    const drift = `select count(*)::int as n from (
+      (select technology, company_id from ds_companies_by_technology except select distinct k, id from ds_companies, unnest(technologies) k where k is not null)
+      union all
+      (select distinct k, id from ds_companies, unnest(technologies) k where k is not null except select technology, company_id from ds_companies_by_technology)) d`;
+    const client = await app.pool.connect();
+    try {
+      expect((await client.query(drift)).rows[0].n).toBe(0);
+      expect((await client.query(`select count(*)::int as n from ds_companies_by_technology`)).rows[0].n).toBeGreaterThan(100);
+      await client.query('begin');
+      const [a, b] = companies.filter((x) => x.rec.technologies.length > 1);
+      await client.query(`update ds_companies set technologies = array['Tech Test', 'Tech Test', technologies[1]] where id = $1`, [a!.id]);
+      await client.query(`update ds_companies set company_name = company_name || ' Inc' where hq_country = $1`, [a!.rec.hq_country]);
+      await client.query(`delete from ds_companies where id = $1`, [b!.id]);
+      await client.query(`insert into ds_companies (id, company_pronet_url, technologies) values (gen_random_uuid(), 'pronet.com/company/tech-test', '{Go,Go,SQL}')`);
+      expect((await client.query(drift)).rows[0].n).toBe(0);
+      expect((await client.query(`select technology from ds_companies_by_technology where company_id = $1`, [a!.id])).rows.map((x) => x.technology).sort()).toEqual(
+        ['Tech Test', a!.rec.technologies[0]!].sort(),
+      );
+      await client.query(`truncate ds_companies cascade`);
+      expect((await client.query(`select count(*)::int as n from ds_companies_by_technology`)).rows[0].n).toBe(0);
+    } finally {
+      await client.query('rollback').catch(() => {});
+      client.release();
+    }
+    expect((await app.pool.query(drift)).rows[0].n).toBe(0);
   });
 
   it('ds_people_by_skill follows inserts, updates, deletes and truncation of ds_people', async () => {

@@ -62,6 +62,15 @@ const skillDrift = async (pool: TestApp['pool']) =>
       (select k, member_location_country, id from ds_people, unnest(member_skills) k where member_location_country is not null except select skill, country, person_id from ds_people_by_skill)) d`)
   ).rows[0].n as number;
 
+/** Rows of ds_companies_by_technology that differ from the technologies of ds_companies (0: in step). */
+const technologyDrift = async (pool: TestApp['pool']) =>
+  (
+    await pool.query(`select count(*)::int as n from (
+      (select technology, company_id from ds_companies_by_technology except select k, id from ds_companies, unnest(technologies) k where k is not null)
+      union all
+      (select k, id from ds_companies, unnest(technologies) k where k is not null except select technology, company_id from ds_companies_by_technology)) d`)
+  ).rows[0].n as number;
+
 describe('dataset import', () => {
   it('reports bad records with their line numbers and loads the rest; people link to companies that arrive later', async () => {
     const people = file(
@@ -178,12 +187,24 @@ describe('dataset import', () => {
       const skillState = (await t.pool.query(`select (select count(*)::int from pg_constraint where conrelid = 'ds_people_by_skill'::regclass and contype = 'p') as pk,
         (select count(*)::int from pg_trigger where tgrelid = 'ds_people'::regclass and not tgisinternal and tgenabled = 'O') as triggers`)).rows[0];
       expect(skillState).toEqual({ pk: 1, triggers: 4 });
+      // likewise the technology rows of the companies
+      expect(await technologyDrift(t.pool)).toBe(0);
+      expect((await t.pool.query(`select count(*)::int as n from ds_companies_by_technology`)).rows[0].n).toBeGreaterThan(200);
+      const techState = (await t.pool.query(`select (select count(*)::int from pg_constraint where conrelid = 'ds_companies_by_technology'::regclass and contype = 'p') as pk,
+        (select count(*)::int from pg_trigger where tgrelid = 'ds_companies'::regclass and not tgisinternal and tgenabled = 'O') as triggers`)).rows[0];
+      expect(techState).toEqual({ pk: 1, triggers: 4 });
       // a second import into the now non-empty table upserts through the restored keys (and the triggers)
       const changed = ps.slice(0, 50).map((x, i) => (i < 5 ? x.replace(/"member_skills":\[[^\]]*\]/, '"member_skills":["Changed Skill","Changed Skill"]') : x));
       expect(changed[0]).toContain('Changed Skill');
       const again = await importDataset(t.pool, { people: file('gp2.jsonl', changed.join('\n')) });
       expect(again.errorCount).toBe(0);
       expect((await t.pool.query(`select count(*)::int as n from ds_people`)).rows[0].n).toBe(3000);
+      expect(await skillDrift(t.pool)).toBe(0);
+      // a re-import of companies (triggers on) keeps the technology rows in step
+      const again2 = await importDataset(t.pool, { companies: file('gc2.jsonl', cs.slice(0, 20).map((x, i) => (i < 3 ? x.replace(/"technologies":\[[^\]]*\]/, '"technologies":["Changed Tech"]') : x)).join('\n')) });
+      expect(again2.errorCount).toBe(0);
+      expect(await technologyDrift(t.pool)).toBe(0);
+      expect((await t.pool.query(`select count(*)::int as n from ds_companies_by_technology where technology = 'Changed Tech'`)).rows[0].n).toBe(3);
       expect(await skillDrift(t.pool)).toBe(0);
       expect((await t.pool.query(`select count(*)::int as n from ds_people_by_skill where skill = 'Changed Skill'`)).rows[0].n).toBe(
         changed.slice(0, 5).filter((x) => !x.includes('"member_location_country":null')).length,
