@@ -188,9 +188,19 @@ function planDebit(state: AccountState, entries: LedgerEntry[], input: DebitInpu
   const balance = state.balance + entries.reduce((sum, e) => sum + e.amount, 0);
   if (state.recorded.has(input.idempotencyKey)) return { result: () => ({ charged: 0, balance, replayed: true }) };
   if (balance < amount) return new InsufficientCreditsError(amount, balance);
-  const index = entries.push({ amount: -amount, reason: input.reason, idempotencyKey: input.idempotencyKey, kind: input.kind ?? 'debit', jobId: input.jobId, metadata: input.metadata }) - 1;
+  const index = entries.push(debitEntry(input)) - 1;
   return { result: (balances) => ({ charged: amount, balance: balances[index]!, replayed: false }) };
 }
+
+/** The ledger entry of a debit. */
+const debitEntry = (input: DebitInput): LedgerEntry => ({
+  amount: -Math.trunc(input.amount),
+  reason: input.reason,
+  idempotencyKey: input.idempotencyKey,
+  kind: input.kind ?? 'debit',
+  jobId: input.jobId,
+  metadata: input.metadata,
+});
 
 /** Counts a committed charge in `credits_debited_total` (a hold is a reservation, not a charge). */
 function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitResult | InsufficientCreditsError): void {
@@ -205,6 +215,16 @@ function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitR
 export async function debitCredits(db: Queryable, input: DebitInput): Promise<DebitResult> {
   if (Math.trunc(input.amount) < 0) throw new Error('debit amount must be >= 0');
   if (input.billable === false || Math.trunc(input.amount) === 0) return { charged: 0, balance: (await findCreditAccount(db, input.workspaceId))?.balance ?? 0, replayed: false };
+  // Most debits are under a key never charged before (a search's own UUID) and covered by the
+  // balance: applied straight away, that is one round trip instead of a read and a write. The
+  // statement itself refuses a recorded key or a balance that cannot cover it (nothing moves);
+  // the plan below then reads the account and tells which (replay or 402).
+  const applied = await applyPlan(db, input.workspaceId, { balance: 0, recorded: new Map() }, { entries: [debitEntry(input)], result: () => undefined });
+  if (applied) {
+    const charged = { charged: Math.trunc(input.amount), balance: applied[0]!, replayed: false };
+    countCharged(input, charged);
+    return charged;
+  }
   const result = await move<DebitResult | InsufficientCreditsError>(db, input.workspaceId, [input.idempotencyKey], (state) => {
     const entries: LedgerEntry[] = [];
     const debit = planDebit(state, entries, input);

@@ -79,6 +79,7 @@ function verifiedRoute(entity: DiscoveryEntity) {
     description: verifiedDescription(entity),
     body: entity === 'company' ? VerifiedCompanyBody : VerifiedContactBody,
     responses: { 200: entity === 'company' ? CompanyPage : ContactPage }, errors: [400, 401, 402, 429, 500],
+    orm: false,
     handler: async ({ body, auth, deps }) => {
       const b = body as VerifiedBody;
       const filters = parseVerifiedInput(entity, b.inputFieldMapping);
@@ -94,6 +95,8 @@ export const discoveryRoutes = [
     method: 'post', path: '/discovery-search/find-contacts-v2', tag: 'Discovery search',
     summary: 'Find contacts with grouped conditions (v2)', description: V2_DESCRIPTION('contact'),
     body: V2SearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500],
+    // the search and the debit go through the pool: no entity manager fork per request
+    orm: false,
     handler: async ({ body, auth, deps }) => {
       const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body, deps.config.discovery);
       await charge(deps.pool, auth, 'find-contacts-v2', page);
@@ -104,6 +107,7 @@ export const discoveryRoutes = [
     method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
     summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
     body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500],
+    orm: false,
     handler: async ({ body, auth, deps }) => {
       const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body, deps.config.discovery);
       await charge(deps.pool, auth, 'find-companies-v2', page);
