@@ -312,6 +312,46 @@ function sideRowsOf(entity: DiscoveryEntity, root: { operator: string; condition
   return null;
 }
 
+/**
+ * `dsContact.member_location_country == / IN …` AND NOT `dsContact.member_seniority IN / ==` (or
+ * `NOT IN` / `!=`), root or nested groups, as the ranges of the other seniorities: a UNION ALL of
+ * index-only ranges of `ds_people(member_location_country, member_seniority)` (NULL, below the
+ * least excluded value, between consecutive ones, above the greatest), where the country's every
+ * entry was read and filtered (bench `NOT group`: 29,671 entries for 10,001 matches). The
+ * excluded values are ordered by PostgreSQL (init-plans over the list, the column's own
+ * comparison), so the ranges hold under any collation; the same rows as `NOT coalesce(s IN (…),
+ * false)`: NULL matches, the listed values do not. Returns the ids or null.
+ */
+function complementRowsOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Fragment | null {
+  if (entity !== 'contact' || !root) return null;
+  // a group of one child is that child (negated under a NOT)
+  const flat = (x: Signed): Signed[] => (isGroup(x.node) && x.node.conditions.length === 1 ? conjuncts(kidsOf(x.node, x.negated)[0]!).flatMap(flat) : [x]);
+  const parts = conjuncts({ node: root, negated: false }).flatMap(flat);
+  if (parts.length !== 2 || parts.some((x) => isGroup(x.node))) return null;
+  const op = (x: Signed) => normOp(String((x.node as Condition).operator));
+  const country = parts.find((x) => !x.negated && (x.node as Condition).field === 'dsContact.member_location_country' && ['==', 'IN'].includes(op(x)));
+  const excluded = parts.find(
+    (x) => x !== country && (x.node as Condition).field === 'dsContact.member_seniority' && (x.negated ? ['==', 'IN'] : ['!=', 'NOT IN']).includes(op(x)),
+  );
+  if (!country || !excluded) return null;
+  const values = operands((excluded.node as Condition).value);
+  const list = () => bound(values, 'text[]');
+  const nth = (i: number) => sql`(select v from unnest(${list()}) v group by v order by v offset ${sql.lit(i)} limit 1)`;
+  const col = sql.raw('p.member_seniority');
+  const ranges = [
+    sql`${col} is null`,
+    sql`${col} < (select min(v) from unnest(${list()}) v)`,
+    // between consecutive distinct values (an offset past the last one is NULL: no rows)
+    ...values.slice(1).map((_, i) => sql`${col} > ${nth(i)} and ${col} < ${nth(i + 1)}`),
+    sql`${col} > (select max(v) from unnest(${list()}) v)`,
+  ];
+  const at = oneOf('p.member_location_country', operands((country.node as Condition).value));
+  return sql.join(
+    ranges.map((r) => sql`select p.id from ds_people p where ${at} and ${r}`),
+    sql` union all `,
+  );
+}
+
 export interface Compiled {
   entity: DiscoveryEntity;
   /** FROM of the page (with the joins the WHERE and the fields need). */
@@ -325,8 +365,17 @@ export interface Compiled {
   people: Projection | null;
   /** The WHERE as a UNION of ids (searches with an OR group, see unionOf), else null. */
   union: Fragment | null;
-  /** The matches read from a search-side table (skills + country, technology + seniority: see sideRowsOf), else null. */
-  sideRows: Fragment | null;
+  /**
+   * The matches read by a plan of their own, else null: from a search-side table (skills +
+   * country, technology + seniority: sideRowsOf) or as ranges (country AND NOT seniority: complementRowsOf).
+   */
+  rows: Fragment | null;
+  /**
+   * Whether the planner's estimate of a broad search is read from the plain WHERE rather than the
+   * rows' own plan: the ranges' estimates add up to far more than the filter's (20,485 vs 14,551
+   * for 10,578 matches in the bench).
+   */
+  estimatePlain: boolean;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -394,15 +443,20 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
     // The matches need only the joins their WHERE uses.
     countFrom = joinsCompany ? from : 'ds_people p';
   }
-  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root), sideRows: sideRowsOf(entity, root) };
+  const side = sideRowsOf(entity, root);
+  const complement = side ? null : complementRowsOf(entity, root);
+  return { entity, from, countFrom, where, projection, people: people?.people ?? null, union: unionOf(entity, root), rows: side ?? complement, estimatePlain: complement !== null };
 }
 
 /** The ids (`id`) of a search's matches. */
 function matchesSql(c: Compiled): Fragment {
   if (c.union) return sql`select m.id from (${c.union}) m`;
-  if (c.sideRows) return sql`select m.id from (${c.sideRows}) m`;
-  return sql`select ${sql.raw(c.entity === 'contact' ? 'p.id' : 'c.id')} as id from ${sql.raw(c.countFrom)} where ${c.where}`;
+  if (c.rows) return sql`select m.id from (${c.rows}) m`;
+  return plainMatchesSql(c);
 }
+
+/** The ids of a search's matches through its WHERE as compiled. */
+const plainMatchesSql = (c: Compiled): Fragment => sql`select ${sql.raw(c.entity === 'contact' ? 'p.id' : 'c.id')} as id from ${sql.raw(c.countFrom)} where ${c.where}`;
 
 /** A contact item's `company` gets its id; a person without a company has `company: null`, as a Contact does. */
 function withCompanyId(item: Record<string, unknown>, companyId: unknown): void {
@@ -412,7 +466,7 @@ function withCompanyId(item: Record<string, unknown>, companyId: unknown): void 
 
 /** The planner's estimate of the number of matches (a search with more than the exact-count limit). Raw SQL: `explain` of the compiled match query. */
 async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
-  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(compileSql(sql`explain (format json) ${matchesSql(c)}`))).rows[0]!['QUERY PLAN'];
+  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(compileSql(sql`explain (format json) ${c.estimatePlain ? plainMatchesSql(c) : matchesSql(c)}`))).rows[0]!['QUERY PLAN'];
   return Math.round(plan[0].Plan['Plan Rows']);
 }
 

@@ -164,7 +164,7 @@ describe('find-contacts-v2 against the oracle', () => {
       const skillsIn = { field: 'dsContact.member_skills', operator: 'IN', value: skills };
       // root conditions, or the same two in nested AND groups
       const body: Record<string, unknown> = r.next() < 0.5 ? { conditions: [skillsIn, country] } : { conditions: [country], groupedCondition: { operator: 'AND', conditions: [{ operator: 'AND', conditions: [skillsIn] }] } };
-      expect(compileV2('contact', body).sideRows, JSON.stringify(body)).not.toBeNull();
+      expect(compileV2('contact', body).rows, JSON.stringify(body)).not.toBeNull();
       const root: Node = { operator: 'AND', conditions: [skillsIn, country] as Node[] };
       const expected = people.filter((x) => matchPerson(root, x)).sort(byId).map((x) => x.id);
       expect(expected.length).toBeGreaterThan(0);
@@ -181,9 +181,9 @@ describe('find-contacts-v2 against the oracle', () => {
     // a third condition, a negated skill list or skills ALL keep the plain WHERE
     const one = { field: 'dsContact.member_skills', operator: 'IN', value: ['x'] };
     const at = { field: 'dsContact.member_location_country', operator: '==', value: 'y' };
-    expect(compileV2('contact', { conditions: [one, at, { field: 'dsContact.member_seniority', operator: '==', value: 'VP' }] }).sideRows).toBeNull();
-    expect(compileV2('contact', { conditions: [at], groupedCondition: { operator: 'NOT', conditions: [one] } }).sideRows).toBeNull();
-    expect(compileV2('contact', { conditions: [{ ...one, operator: 'ALL' }, at] }).sideRows).toBeNull();
+    expect(compileV2('contact', { conditions: [one, at, { field: 'dsContact.member_seniority', operator: '==', value: 'VP' }] }).rows).toBeNull();
+    expect(compileV2('contact', { conditions: [at], groupedCondition: { operator: 'NOT', conditions: [one] } }).rows).toBeNull();
+    expect(compileV2('contact', { conditions: [{ ...one, operator: 'ALL' }, at] }).rows).toBeNull();
   });
 
   it('company technology + seniority read from ds_companies_by_technology: same rows as the oracle, both directions', async () => {
@@ -199,7 +199,7 @@ describe('find-contacts-v2 against the oracle', () => {
           : { field: 'dsContact.member_seniority', operator: 'IN', value: [a.rec.member_seniority, b.rec.member_seniority] };
       const techIn = { field: 'dsCompany.technologies', operator: 'IN', value: technologies };
       const body: Record<string, unknown> = r.next() < 0.5 ? { conditions: [techIn, seniority] } : { conditions: [seniority], groupedCondition: { operator: 'AND', conditions: [techIn] } };
-      expect(compileV2('contact', body).sideRows, JSON.stringify(body)).not.toBeNull();
+      expect(compileV2('contact', body).rows, JSON.stringify(body)).not.toBeNull();
       const root: Node = { operator: 'AND', conditions: [techIn, seniority] as Node[] };
       const expected = people.filter((x) => matchPerson(root, x)).sort(byId).map((x) => x.id);
       expect(expected.length).toBeGreaterThan(0);
@@ -216,9 +216,73 @@ describe('find-contacts-v2 against the oracle', () => {
     // technologies ALL, a negated seniority or a third condition keep the plain WHERE
     const tech = { field: 'dsCompany.technologies', operator: 'IN', value: ['x'] };
     const sen = { field: 'dsContact.member_seniority', operator: '==', value: 'VP' };
-    expect(compileV2('contact', { conditions: [{ ...tech, operator: 'ALL' }, sen] }).sideRows).toBeNull();
-    expect(compileV2('contact', { conditions: [tech], groupedCondition: { operator: 'NOT', conditions: [sen] } }).sideRows).toBeNull();
-    expect(compileV2('contact', { conditions: [tech, sen, { field: 'dsContact.member_location_country', operator: '==', value: 'y' }] }).sideRows).toBeNull();
+    expect(compileV2('contact', { conditions: [{ ...tech, operator: 'ALL' }, sen] }).rows).toBeNull();
+    expect(compileV2('contact', { conditions: [tech], groupedCondition: { operator: 'NOT', conditions: [sen] } }).rows).toBeNull();
+    expect(compileV2('contact', { conditions: [tech, sen, { field: 'dsContact.member_location_country', operator: '==', value: 'y' }] }).rows).toBeNull();
+  });
+
+  it('country AND NOT seniority read as the ranges of the other seniorities: same rows as the oracle (NULL included), both directions', async () => {
+    const r = new TreeRng(61);
+    const placed = people.filter((x) => x.rec.member_location_country);
+    const seniorities = [...new Set(people.map((x) => x.rec.member_seniority).filter((x): x is string => !!x))];
+    for (let i = 0; i < 14; i++) {
+      const a = r.pick(placed);
+      const b = r.pick(placed);
+      const country =
+        r.next() < 0.6
+          ? { field: 'dsContact.member_location_country', operator: '==', value: a.rec.member_location_country }
+          : { field: 'dsContact.member_location_country', operator: 'IN', value: [a.rec.member_location_country, b.rec.member_location_country] };
+      const excluded = r.pick([[r.pick(seniorities)], [r.pick(seniorities), r.pick(seniorities), 'No Such Seniority'], seniorities.slice(0, 3), [seniorities[0]!, seniorities[0]!]]);
+      const leaf = r.pick([
+        { operator: 'NOT', conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: excluded }] },
+        { operator: 'NOT', conditions: [{ field: 'dsContact.member_seniority', operator: '==', value: excluded[0] }] },
+        { field: 'dsContact.member_seniority', operator: 'NOT IN', value: excluded },
+        { field: 'dsContact.member_seniority', operator: '!=', value: excluded[0] },
+      ]) as Node;
+      const body: Record<string, unknown> = 'conditions' in leaf ? { conditions: [country], groupedCondition: leaf } : { conditions: [leaf, country] };
+      expect(compileV2('contact', body).rows, JSON.stringify(body)).not.toBeNull();
+      const root: Node = { operator: 'AND', conditions: [country as Node, leaf] };
+      const expected = people.filter((x) => matchPerson(root, x)).sort(byId).map((x) => x.id);
+      expect(expected.length).toBeGreaterThan(0);
+      const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, r.pick([7, 60, 1000]));
+      expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
+      expect(got.ids, JSON.stringify(body)).toEqual(expected);
+      if (expected.length > 4) {
+        const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
+        const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
+        const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
+        expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
+      }
+    }
+    // past the exact-count limit: the total is flagged as estimated, the pages still hold exactly the matches
+    const us = { conditions: [{ field: 'dsContact.member_location_country', operator: '==', value: 'United States' }], groupedCondition: { operator: 'NOT', conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: seniorities.slice(0, 2) }] } };
+    const expected = people.filter((x) => matchPerson({ operator: 'AND', conditions: [...us.conditions, us.groupedCondition] as Node[] }, x)).sort(byId).map((x) => x.id);
+    expect(expected.length).toBeGreaterThan(40);
+    const ids: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await searchV2(app.pool, 'test-secret', 'contact', { ...us, limit: 25, ...(token ? { paginationToken: token } : {}) }, { exactCountLimit: 40 });
+      expect(page.meta.totalRecordsEstimated).toBe(true);
+      ids.push(...page.data.map((d) => d.id as string));
+      token = page.meta.nextToken || undefined;
+    } while (token);
+    expect(ids).toEqual(expected);
+    // a person without a seniority is kept by NOT IN (the NULL range)
+    const added = await app.pool.query(`insert into ds_people (id, member_pronet_url, member_location_country, member_seniority)
+      select gen_random_uuid(), 'pronet.com/in/null-range-' || s, 'Nullland', nullif(s, 'none') from unnest(array['none', 'VP', 'CXO']) s returning id, member_seniority`);
+    try {
+      const kept = added.rows.filter((x) => x.member_seniority !== 'VP').map((x) => x.id as string).sort();
+      const nullland = { conditions: [{ field: 'dsContact.member_location_country', operator: '==', value: 'Nullland' }, { field: 'dsContact.member_seniority', operator: 'NOT IN', value: ['VP'] }] };
+      expect(compileV2('contact', nullland).rows).not.toBeNull();
+      const got = await allPages('/discovery-search/find-contacts-v2', nullland, 10);
+      expect(got.ids.sort()).toEqual(kept);
+    } finally {
+      await app.pool.query(`delete from ds_people where member_location_country = 'Nullland'`);
+    }
+    // a third condition or a positive seniority keeps the plain WHERE
+    const at = { field: 'dsContact.member_location_country', operator: '==', value: 'y' };
+    expect(compileV2('contact', { conditions: [at, { field: 'dsContact.member_seniority', operator: 'IN', value: ['VP'] }] }).rows).toBeNull();
+    expect(compileV2('contact', { conditions: [at, { field: 'dsContact.member_seniority', operator: 'NOT IN', value: ['VP'] }, { field: 'dsContact.member_skills', operator: 'IN', value: ['Go'] }] }).rows).toBeNull();
   });
 
   it('ds_companies_by_technology follows inserts, updates, deletes and truncation of ds_companies', async () => {
