@@ -493,22 +493,29 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   // API_STATEMENT_TIMEOUT_MS). The matches' ids are read once, up to cap + 1, through the
   // filter's indexes (which carry `id`: mostly index-only); their number is the total. Up to the
   // cap they are every match, so the page is the next `limit` of them in id order, and only the
-  // page's rows are read by primary key. Past the cap the page walks the primary key in id order
-  // through the WHERE instead (a broad search fills a page after a few rows); the gate on the
-  // count is a one-time filter, so only one of the two branches runs.
+  // page's rows are read by primary key (a one-time filter on the count: no page past the cap).
   const take = bound(limit + 1, 'int');
   const select = sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(c.from)}`;
   const fromMatches = sql`${select} where (select n from total) <= ${sql.lit(cap)} and ${sql.raw(catalog.idSql)} = any(array(
     select m.id from matches m where ${from ? keysetPredicate(matchIdSort, from.after, from.dir) : sql`true`} order by m.id ${sql.raw(dir)} limit ${take}))`;
-  const walk = sql`${select} where (select n from total) > ${sql.lit(cap)} and (${c.where}) and (${from ? keysetPredicate(sort, from.after, from.dir) : sql`true`})
-    order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${take}`;
   const statement = sql`with matches as materialized (${matchesSql(c)} limit ${sql.lit(cap + 1)}), total as materialized (select count(*)::int as n from matches)
-    select total.n as "totalMatches", page.* from total left join ((${fromMatches}) union all (${walk})) page on true order by page.id ${sql.raw(dir)}`;
-  const result = (await pool.query<Record<string, unknown>>(compileSql(statement))).rows;
+    select total.n as "totalMatches", page.* from total left join (${fromMatches}) page on true order by page.id ${sql.raw(dir)}`;
+  let result = (await pool.query<Record<string, unknown>>(compileSql(statement))).rows;
   const n = Number(result[0]!.totalMatches);
-  // Past the cap the total is the planner's estimate (at least cap + 1): an exact count of a
-  // broad search reads every match, far more than the page does.
-  const total = n <= cap ? { n, estimated: false } : { n: Math.max(await estimateMatches(pool, c), cap + 1), estimated: true };
+  // Past the cap the page walks the primary key in id order through the WHERE (a broad search
+  // fills a page after a few rows) and the total is the planner's estimate (at least cap + 1): an
+  // exact count of a broad search reads every match, far more than the page does. Both at once,
+  // on two connections. The walk is a statement of its own, not a second branch of the first:
+  // planning that branch cost every search about 0.45 ms (1.09 vs 0.62 ms, the bench's
+  // `seniority IN + country`) for the few that need it.
+  let total = { n, estimated: false };
+  if (n > cap) {
+    const walk = sql`${select} where (${c.where}) and (${from ? keysetPredicate(sort, from.after, from.dir) : sql`true`})
+      order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${take}`;
+    const [walked, estimate] = await Promise.all([pool.query<Record<string, unknown>>(compileSql(walk)), estimateMatches(pool, c)]);
+    result = walked.rows;
+    total = { n: Math.max(estimate, cap + 1), estimated: true };
+  }
   const rows = result.filter((r) => r.id !== null);
   const page = pageMeta({
     secret,
