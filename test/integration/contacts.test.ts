@@ -427,18 +427,25 @@ describe('bulk upsert', () => {
     await app.recordHistory(`bulk-upsert-${res.body.jobId}`, 'bulkUpsert/rows-with-errors-segment-webhook');
   });
 
-  it('keeps values with backslashes, quotes, tabs, newlines and non-ASCII text exactly through staging and COPY', async () => {
+  it('keeps values with backslashes, quotes, tabs, newlines and non-ASCII text exactly through staging and COPY, new and updated', async () => {
     const ws = await app.createWorkspace();
-    const src = await createSource({ sourceType: 'importFromWebhook', sourceIdentifier: 'bulk-escapes', sourceMeta: { config: { fieldMapping: MAPPING } } }, ws.apiKey);
+    const note = (await post('/schema/contact/custom-fields', { label: 'Note', type: 'string' }, ws.apiKey)).body.data.writeAccessPath as string;
+    const mapping = [...MAPPING, { sourceFieldName: 'Note', targetFieldName: note }];
+    const src = await createSource({ sourceType: 'importFromWebhook', sourceIdentifier: 'bulk-escapes', sourceMeta: { config: { fieldMapping: mapping } } }, ws.apiKey);
     const odd = ['back\\slash \\N', 'quote " and {brace,comma}', 'tab\there', 'new\nline\r\nend', 'Zoë 東京 🚀'];
-    const data = odd.map((title, i) => ({ 'First Name': `Odd${i}`, 'Last Name': title, Email: `odd${i}@escapes.com`, Profile: `https://pronet.com/in/odd-${i}`, Title: title, Company: title, Website: `odd${i}.example.com` }));
-    const res = await post(`/contacts/${src}/bulk-upsert-contacts`, { contactsData: data }, ws.apiKey);
-    expect(res.status, JSON.stringify(res.body)).toBe(202);
-    const job = await app.waitForJob(res.body.jobId, ws.apiKey);
-    expect(job.jobResponsePayload).toMatchObject({ created: odd.length, failed: 0 });
-    const listed = await post('/contacts/filter-contacts', { fields: ['contact.firstName', 'contact.lastName', 'contact.jobTitle', 'company.companyName'], limit: 10 }, ws.apiKey);
-    const byName = new Map(listed.body.data.map((c: any) => [c.firstName, c]));
-    odd.forEach((v, i) => expect(byName.get(`Odd${i}`)).toMatchObject({ lastName: v, title: v, company: { companyName: v } }));
+    const noteId = note.split('.')[2]!;
+    // The second send gives every contact another of the values: the updates go through the stage table.
+    for (const [shift, expected] of [[0, { created: odd.length }], [1, { created: 0, updated: odd.length }]] as const) {
+      const value = (i: number) => odd[(i + shift) % odd.length]!;
+      const data = odd.map((_, i) => ({ 'First Name': `Odd${i}`, 'Last Name': value(i), Email: `odd${i}@escapes.com`, Profile: `https://pronet.com/in/odd-${i}`, Title: value(i), Company: value(i), Website: `odd${i}.example.com`, Note: value(i) }));
+      const res = await post(`/contacts/${src}/bulk-upsert-contacts`, { contactsData: data }, ws.apiKey);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      const job = await app.waitForJob(res.body.jobId, ws.apiKey);
+      expect(job.jobResponsePayload).toMatchObject({ ...expected, failed: 0 });
+      const listed = await post('/contacts/filter-contacts', { fields: ['contact.firstName', 'contact.lastName', 'contact.jobTitle', 'company.companyName', note], limit: 10 }, ws.apiKey);
+      const byName = new Map(listed.body.data.map((c: any) => [c.firstName, c]));
+      odd.forEach((_, i) => expect(byName.get(`Odd${i}`)).toMatchObject({ lastName: value(i), title: value(i), company: { companyName: value(i) }, customFields: { [noteId]: value(i) } }));
+    }
   });
 
   it('re-sending the rows updates without duplicates; a second source adds its id; deleted contacts stay deleted', async () => {
