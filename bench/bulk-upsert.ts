@@ -9,14 +9,14 @@
  *    first `--orm-rows` rows (row-by-row is slow; the rate is what matters);
  * 3. plain `COPY` of the contact columns into `contacts` (no resolution, no companies).
  *
- *   npx tsx bench/bulk-upsert.ts [--rows 100000] [--orm-rows 5000] [--repeat 3]
+ *   npm run build && npx tsx bench/bulk-upsert.ts [--rows 100000] [--orm-rows 5000] [--repeat 3] [--tsx]
  *
  * Uses a database of its own (`bench_contacts`, dropped at the end) and its own task queue. API
- * and worker run with the flags `npm start` gives them (PROCESS_NODE_FLAGS; BENCH_NODE_FLAGS
- * overrides).
+ * and worker run as in production, compiled JavaScript from `dist/` (a stale build is refused;
+ * `--tsx` runs the sources through the TypeScript loader instead), with the flags `npm start`
+ * gives them (PROCESS_NODE_FLAGS; BENCH_NODE_FLAGS overrides).
  * Targets: end to end ≥ 20,000 rows/s; peak RSS of API and worker < 500 MB.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,20 +25,35 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
+import { loadConfig, PROCESS_NODE_FLAGS } from '../domain/config.js';
 import { jobWorkflowId } from '../api/jobs.js';
 import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, peakRssMb, plainCopyContacts, say } from './lib.js';
+import {
+  BULK_MAPPING,
+  bulkRow,
+  compiledBuild,
+  cpuByProcess,
+  cpuSpent,
+  databaseCpu,
+  databaseCpuSpent,
+  dropDatabase,
+  freshDatabase,
+  peakRssMb,
+  plainCopyContacts,
+  say,
+  startService,
+} from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
     rows: { type: 'string', default: '100000' },
     'orm-rows': { type: 'string', default: '5000' },
     repeat: { type: 'string', default: '3' },
+    tsx: { type: 'boolean', default: false },
   },
 });
 const ROWS = Number(args.rows);
@@ -69,14 +84,9 @@ const env = {
   LOG_LEVEL: 'warn',
 };
 const NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
-function start(script: string): Promise<ChildProcess> {
-  const child = fork(join(ROOT_DIR, script), [], { env, execArgv: [...NODE_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => (m === 'ready' ? resolve(child) : reject(new Error(`${script}: ${String(m)}`))));
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-}
-const [apiProc, workerProc] = await Promise.all([start('api/main.ts'), start('worker/main.ts')]);
+const compiled = compiledBuild(args.tsx);
+say(`API and worker run ${compiled ? 'compiled (dist/)' : 'through tsx'}`);
+const [apiProc, workerProc] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled, nodeFlags: NODE_FLAGS, stdout: 'inherit' })));
 
 const baseUrl = `http://127.0.0.1:${port}`;
 const ws = await createWorkspace(orm.em, { name: 'bench-contacts' });
