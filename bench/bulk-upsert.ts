@@ -14,7 +14,7 @@
  * Uses a database of its own (`bench_contacts`, dropped at the end) and its own task queue. API
  * and worker run as in production, compiled JavaScript from `dist/` (a stale build is refused;
  * `--tsx` runs the sources through the TypeScript loader instead), with the flags `npm start`
- * gives them (PROCESS_NODE_FLAGS; BENCH_NODE_FLAGS overrides).
+ * gives them (PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS; BENCH_NODE_FLAGS overrides both).
  * Targets: end to end ≥ 20,000 rows/s; peak RSS of API and worker < 500 MB.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, PROCESS_NODE_FLAGS } from '../domain/config.js';
+import { loadConfig, PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS } from '../domain/config.js';
 import { jobWorkflowId } from '../api/jobs.js';
 import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
@@ -83,7 +83,7 @@ const env = {
   BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
   LOG_LEVEL: 'warn',
 };
-const NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
+const NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean);
 const compiled = compiledBuild(args.tsx);
 say(`API and worker run ${compiled ? 'compiled (dist/)' : 'through tsx'}`);
 const [apiProc, workerProc] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled, nodeFlags: NODE_FLAGS, stdout: 'inherit' })));
@@ -252,7 +252,7 @@ console.log(`plain COPY                                 ${Math.round(copyMs)} ms
 console.log(`ratios: end to end / ORM one by one = ${(e2eRate / ormRate).toFixed(1)}x; end to end / plain COPY = ${(e2eRate / copyRate).toFixed(2)}x; re-send / plain COPY = ${(rate(ROWS, resendMs) / copyRate).toFixed(2)}x`);
 console.log(`CPU ms during the median end-to-end run (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(median.cpu)}`);
 console.log(`CPU ms during the re-send: ${JSON.stringify(resendCpu)}; plain COPY: ${JSON.stringify(copyCpu)}`);
-console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: ${NODE_FLAGS.join(' ')})`);
+console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: API ${(NODE_FLAGS ?? PROCESS_NODE_FLAGS).join(' ')}, worker ${(NODE_FLAGS ?? WORKER_NODE_FLAGS).join(' ')})`);
 
 // --- cleanup ------------------------------------------------------------------------------------
 for (const p of [apiProc, workerProc]) p.kill('SIGTERM');

@@ -9,7 +9,7 @@
  *
  *   npx tsx bench/ingest-cpu.ts [--rows 100000] [--repeat 3] [--chunk 10000] [--lanes 2]
  *
- * Runs itself again with the worker's V8 flags (PROCESS_NODE_FLAGS) unless BENCH_NODE_FLAGS names others.
+ * Runs itself again with the worker's V8 flags (WORKER_NODE_FLAGS) unless BENCH_NODE_FLAGS names others.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -22,11 +22,11 @@ import { loadContactCatalog } from '../db/contactRead.js';
 import { ingestContacts, type PhaseTimes } from '../db/contactIngest.js';
 import { copyBlocks, readMappedChunk, STAGING_BLOCK } from '../db/contactStaging.js';
 import { planFor } from '../domain/contactMapping.js';
-import { PROCESS_NODE_FLAGS } from '../domain/config.js';
+import { WORKER_NODE_FLAGS } from '../domain/config.js';
 import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, plainCopyContacts, say } from './lib.js';
 
 if (!process.env.INGEST_CPU_CHILD) {
-  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS;
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
   const child = spawnSync(process.execPath, [...flags, '--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
     env: { ...process.env, INGEST_CPU_CHILD: '1' },

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { v7 as uuidv7 } from 'uuid';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
+import { PROCESS_NODE_FLAGS, ROOT_DIR, WORKER_NODE_FLAGS, loadConfig } from '../domain/config.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { openOrm, migrate } from '../db/orm.js';
 
@@ -169,10 +169,10 @@ export function compiledBuild(forceTsx: boolean): boolean {
   return true;
 }
 
-/** Starts `api` or `worker` (or a script) as a child process; resolves once it says it is ready. */
+/** Starts `api` or `worker` (or a script) as a child process, with its production flags unless `nodeFlags`; resolves once it says it is ready. */
 export async function startService(entry: 'api' | 'worker' | string, env: NodeJS.ProcessEnv, opts: { compiled: boolean; nodeFlags?: string[]; stdout?: 'ignore' | 'inherit' }): Promise<ChildProcess> {
   const file = entry === 'api' || entry === 'worker' ? join(ROOT_DIR, ...(opts.compiled ? ['dist', entry, 'main.js'] : [entry, 'main.ts'])) : entry;
-  const execArgv = [...(opts.nodeFlags ?? PROCESS_NODE_FLAGS), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
+  const execArgv = [...(opts.nodeFlags ?? (entry === 'worker' ? WORKER_NODE_FLAGS : PROCESS_NODE_FLAGS)), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
   // Bench workers run on throwaway task queues: no media retention Schedule may outlive the run.
   const child = fork(file, [], { execArgv, env: { MEDIA_RETENTION_SCHEDULE: 'off', ...env }, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {

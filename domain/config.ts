@@ -166,6 +166,16 @@ export const ROOT_DIR = basename(CODE_DIR) === 'dist' ? dirname(CODE_DIR) : CODE
  */
 export const PROCESS_NODE_FLAGS = ['--max-old-space-size=384', '--heap-growing-percent=75', '--max-semi-space-size=16'];
 
+/**
+ * The worker's flags: PROCESS_NODE_FLAGS with garbage collection on the main thread only. The
+ * worker is a batch process on a machine whose cores its PostgreSQL backends need: V8's parallel
+ * and concurrent collector threads cost more CPU than they save it (bench/ingest-cpu.ts, 100k
+ * rows, three alternated pairs: 3.80–3.92 s of worker CPU against 4.23–4.35 s for a first load,
+ * 4.07–4.13 s against 4.53–4.60 s for a re-send, peak RSS unchanged). Its longer pauses are no
+ * one's latency. The API keeps the parallel collector: its pauses are requests' latency.
+ */
+export const WORKER_NODE_FLAGS = [...PROCESS_NODE_FLAGS, '--single-threaded-gc'];
+
 /** Ports of the embedded services when the environment names no external one. */
 export const EMBEDDED = {
   postgresPort: 54329,

@@ -7,7 +7,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { PROCESS_NODE_FLAGS, ROOT_DIR, loadConfig } from '../domain/config.js';
+import { PROCESS_NODE_FLAGS, ROOT_DIR, WORKER_NODE_FLAGS, loadConfig } from '../domain/config.js';
 import { startStack } from './stack.js';
 import { ensureTemporalNamespace } from './temporalSetup.js';
 import { describeDataset, prepareDatabase } from './firstStart.js';
@@ -22,7 +22,6 @@ if (process.env.TEMPORAL_ADDRESS) await ensureTemporalNamespace(config);
 const demoFile = join(process.env.DATA_DIR ?? join(ROOT_DIR, '.data'), 'demo-workspace.json');
 const { demo, dataset } = await prepareDatabase(config, demoFile);
 
-const NODE_FLAGS = [...PROCESS_NODE_FLAGS, '--import', 'tsx'];
 
 /**
  * Supervision: a child that dies (a crash, an OOM kill) is logged with its exit code or signal
@@ -54,7 +53,7 @@ function supervise(entry: string, env: NodeJS.ProcessEnv = process.env): Supervi
     s.timer = undefined;
     if (stopping) return;
     const startedAt = Date.now();
-    const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: NODE_FLAGS, env });
+    const child = fork(join(ROOT_DIR, entry), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...(entry.startsWith('worker/') ? WORKER_NODE_FLAGS : PROCESS_NODE_FLAGS), '--import', 'tsx'], env });
     s.child = child;
     log(`${entry} started (pid ${child.pid})`);
     child.once('message', () => {
