@@ -3,11 +3,12 @@
  * the override example, the Dockerfile and the scripts they mount, rule by rule (issue 15 item 1).
  * That the compiled output they run actually starts and serves is test/integration/compiled.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ROOT_DIR, loadConfig } from '../../domain/config.js';
+import { PROCESS_NODE_FLAGS, ROOT_DIR, WORKER_NODE_FLAGS, loadConfig } from '../../domain/config.js';
 
 const read = (file: string) => readFileSync(join(ROOT_DIR, file), 'utf8');
 
@@ -41,7 +42,7 @@ function mounted(service: Service, containerPath: string): string {
 /** A compiled entry point (`dist/api/main.js`) must have its source (`api/main.ts`). */
 function expectCompiledEntry(args: string[]) {
   expect(args[0]).toBe('node');
-  const entry = args[1]!;
+  const entry = args.slice(1).find((a) => !a.startsWith('-'))!;
   expect(entry).toMatch(/^dist\/.+\.js$/);
   expect(existsSync(join(ROOT_DIR, entry.replace(/^dist\//, '').replace(/\.js$/, '.ts'))), `${entry} is built from a source file`).toBe(true);
 }
@@ -63,8 +64,8 @@ describe('docker-compose.yml', () => {
     expectCompiledEntry(services.api!.command!);
     expectCompiledEntry(services.worker!.command!);
     expectCompiledEntry(services.migrate!.command!);
-    expect(services.api!.command).toEqual(['node', 'dist/api/main.js']);
-    expect(services.worker!.command).toEqual(['node', 'dist/worker/main.js']);
+    expect(services.api!.command!.at(-1)).toBe('dist/api/main.js');
+    expect(services.worker!.command!.at(-1)).toBe('dist/worker/main.js');
     expect(services.migrate!.command).toEqual(['node', 'dist/scripts/migrate.js']);
     expect(read('docker-compose.yml')).not.toMatch(/\b(tsx|npx)\b/);
   });
@@ -178,6 +179,18 @@ describe('docker-compose.yml', () => {
     // The example names every variable the compose file requires.
     const example = read('deploy/compose.env.example');
     for (const [, v] of read('docker-compose.yml').matchAll(/\$\{(\w+):\?/g)) expect(example).toMatch(new RegExp(`^${v}=`, 'm'));
+  });
+
+  it('API and worker start with the node flags npm start gives them, on the command line (NODE_OPTIONS refuses V8 flags)', () => {
+    // `--heap-growing-percent` or `--single-threaded-gc` in NODE_OPTIONS: node refuses to start.
+    const nodeStarts = (args: string[], env: NodeJS.ProcessEnv = {}) => execFileSync(process.execPath, [...args, '-e', '0'], { env: { PATH: process.env.PATH, ...env }, stdio: 'pipe' });
+    for (const name of [...APP, 'migrate'] as const) {
+      const options = services[name]!.environment!.NODE_OPTIONS;
+      if (options) expect(() => nodeStarts([], { NODE_OPTIONS: String(options) }), `${name}: NODE_OPTIONS=${options}`).not.toThrow();
+    }
+    expect(services.api!.command).toEqual(['node', ...PROCESS_NODE_FLAGS, 'dist/api/main.js']);
+    expect(services.worker!.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/worker/main.js']);
+    for (const flags of [PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS]) expect(() => nodeStarts(flags), flags.join(' ')).not.toThrow();
   });
 
   it('API and worker have healthchecks: /readyz and the worker probe', () => {
