@@ -3,11 +3,12 @@
  * them with the dataset importer into a database of its own, then runs a fixed mix of 20
  * realistic searches through the HTTP API and prints import rows/s and per-query p50/p95. The API
  * runs as production runs it, a process of its own from dist/ (`npm run build` first; a stale build
- * is refused; `--tsx` runs the sources through the loader instead).
+ * is refused; `--tsx` runs the sources through the loader instead; `--cpu-prof DIR` writes its V8
+ * CPU profile there, for bench/profileSummary.ts).
  * Targets (issue 14) on 1M people / 100k companies: worst p95 ≤ 25 ms and median of the
  * queries' p95s ≤ 12 ms; import ≥ 20,000 rows/s.
  *
- *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx]
+ *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR]
  *
  * `--repeat` measures the mix that many times (each `--runs` interleaved passes after two
  * warm-up passes) and prints every repetition's p95 per query and their median, beside an
@@ -25,7 +26,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Agent, request } from 'node:http';
-import { loadConfig } from '../domain/config.js';
+import { PROCESS_NODE_FLAGS, loadConfig } from '../domain/config.js';
 import { importDataset } from '../db/datasetImport.js';
 import { migrate, openDatabase, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
@@ -45,6 +46,7 @@ const { values: args } = parseArgs({
     database: { type: 'string', default: 'bench_discovery' },
     explain: { type: 'boolean', default: false },
     tsx: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   },
 });
 const compiled = compiledBuild(args.tsx);
@@ -175,7 +177,10 @@ async function main() {
   // sources through the loader), logging at info to stdout (here discarded). The client is a
   // keep-alive http agent in this process: its CPU is not the server's, as with any client.
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const api = await startService('api', { ...process.env, DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info' }, { compiled });
+  const api = await startService('api', { ...process.env, DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info' }, {
+    compiled,
+    nodeFlags: [...PROCESS_NODE_FLAGS, ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [])],
+  });
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const send = (method: string, path: string, body?: string) =>
     new Promise<{ status: number; text: string }>((resolve, reject) => {
