@@ -11,6 +11,22 @@ import { defineEntity, p } from '@mikro-orm/core';
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 
 const trgm = (table: string, name: string, column: string) => ({ name, expression: `create index ${name} on ${table} using gin (${column} gin_trgm_ops)` });
+
+/**
+ * The statement-level triggers that keep a search-side table (`side`) in step with every write
+ * to `table`, through the migration's function `<side>_sync()` (its TRUNCATE trigger is in the
+ * migration only: the ORM's introspection does not see it).
+ */
+const sideTableTriggers = (table: string, side: string) =>
+  (['insert', 'update', 'delete'] as const).map((event) => ({
+    name: `${side}_${event}`,
+    timing: 'after' as const,
+    events: [event],
+    forEach: 'statement' as const,
+    expression: `create trigger ${side}_${event} after ${event} on ${table} referencing ${
+      { insert: 'new table as new_rows', update: 'old table as old_rows new table as new_rows', delete: 'old table as old_rows' }[event]
+    } for each statement execute function ${side}_sync()`,
+  }));
 const numeric = (table: string, name: string, column: string) => ({ name, expression: `create index ${name} on ${table}(((${column})::numeric))` });
 
 export const DsCompany = defineEntity({
@@ -52,17 +68,8 @@ export const DsCompany = defineEntity({
     trgm('ds_companies', 'ds_companies_industry_trgm', 'industry'),
     trgm('ds_companies', 'ds_companies_hq_city_trgm', 'hq_city'),
   ],
-  // ds_companies_by_technology follows every write (Migration20261126020000_companies_by_technology,
-  // which also has the TRUNCATE trigger the ORM's introspection does not see)
-  triggers: (['insert', 'update', 'delete'] as const).map((event) => ({
-    name: `ds_companies_by_technology_${event}`,
-    timing: 'after' as const,
-    events: [event],
-    forEach: 'statement' as const,
-    expression: `create trigger ds_companies_by_technology_${event} after ${event} on ds_companies referencing ${
-      { insert: 'new table as new_rows', update: 'old table as old_rows new table as new_rows', delete: 'old table as old_rows' }[event]
-    } for each statement execute function ds_companies_by_technology_sync()`,
-  })),
+  // Migration20261126020000_companies_by_technology
+  triggers: sideTableTriggers('ds_companies', 'ds_companies_by_technology'),
 });
 
 export const DsPerson = defineEntity({
@@ -135,17 +142,8 @@ export const DsPerson = defineEntity({
     trgm('ds_people', 'ds_people_full_name_trgm', 'member_full_name'),
     { name: 'ds_people_full_name_lower', expression: 'create index ds_people_full_name_lower on ds_people(lower(member_full_name) text_pattern_ops, member_location_country)' },
   ],
-  // ds_people_by_skill follows every write (Migration20261125230000_people_by_skill, which also has
-  // the TRUNCATE trigger the ORM's introspection does not see)
-  triggers: (['insert', 'update', 'delete'] as const).map((event) => ({
-    name: `ds_people_by_skill_${event}`,
-    timing: 'after' as const,
-    events: [event],
-    forEach: 'statement' as const,
-    expression: `create trigger ds_people_by_skill_${event} after ${event} on ds_people referencing ${
-      { insert: 'new table as new_rows', update: 'old table as old_rows new table as new_rows', delete: 'old table as old_rows' }[event]
-    } for each statement execute function ds_people_by_skill_sync()`,
-  })),
+  // Migration20261125230000_people_by_skill
+  triggers: sideTableTriggers('ds_people', 'ds_people_by_skill'),
 });
 
 /**

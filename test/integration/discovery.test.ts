@@ -85,6 +85,14 @@ async function allPages(path: string, body: Record<string, unknown>, limit: numb
   return { ids, totals: [...totals] };
 }
 
+/** Two pages of 2 forward, then `previousToken` back: the first page again (`expected` in id order). */
+async function expectPreviousPage(body: Record<string, unknown>, expected: string[]) {
+  const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
+  const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
+  const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
+  expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
+}
+
 describe('find-contacts-v2 against the oracle', () => {
   it('random condition trees: same rows, in id order, exact totals, every row once across pages', async () => {
     const r = new TreeRng(7);
@@ -171,12 +179,7 @@ describe('find-contacts-v2 against the oracle', () => {
       const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, r.pick([7, 60, 1000]));
       expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
       expect(got.ids, JSON.stringify(body)).toEqual(expected);
-      if (expected.length > 4) {
-        const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
-        const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
-        const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
-        expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
-      }
+      if (expected.length > 4) await expectPreviousPage(body, expected);
     }
     // a third condition, a negated skill list or skills ALL keep the plain WHERE
     const one = { field: 'dsContact.member_skills', operator: 'IN', value: ['x'] };
@@ -206,12 +209,7 @@ describe('find-contacts-v2 against the oracle', () => {
       const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, r.pick([7, 60, 1000]));
       expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
       expect(got.ids, JSON.stringify(body)).toEqual(expected);
-      if (expected.length > 4) {
-        const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
-        const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
-        const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
-        expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
-      }
+      if (expected.length > 4) await expectPreviousPage(body, expected);
     }
     // technologies ALL, a negated seniority or a third condition keep the plain WHERE
     const tech = { field: 'dsCompany.technologies', operator: 'IN', value: ['x'] };
@@ -247,12 +245,7 @@ describe('find-contacts-v2 against the oracle', () => {
       const got = await allPages('/discovery-search/find-contacts-v2', { ...body, fields: ['dsContact.member_full_name'] }, r.pick([7, 60, 1000]));
       expect(got.totals, JSON.stringify(body)).toEqual([expected.length]);
       expect(got.ids, JSON.stringify(body)).toEqual(expected);
-      if (expected.length > 4) {
-        const p1 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2 });
-        const p2 = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p1.body.meta.nextToken });
-        const back = await post('/discovery-search/find-contacts-v2', { ...body, limit: 2, paginationToken: p2.body.meta.previousToken });
-        expect(back.body.data.map((d: { id: string }) => d.id)).toEqual(expected.slice(0, 2));
-      }
+      if (expected.length > 4) await expectPreviousPage(body, expected);
     }
     // past the exact-count limit: the total is flagged as estimated, the pages still hold exactly the matches
     const us = { conditions: [{ field: 'dsContact.member_location_country', operator: '==', value: 'United States' }], groupedCondition: { operator: 'NOT', conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: seniorities.slice(0, 2) }] } };
