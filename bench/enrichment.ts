@@ -65,7 +65,8 @@ const bundlePath = join(bundleDir, 'workflows.js');
 writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined })).code);
 const worker = fork(join(ROOT_DIR, 'worker', 'main.ts'), [], {
   execArgv: ['--import', 'tsx'],
-  env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TEMPORAL_LOG_LEVEL: 'ERROR' },
+  // A throwaway task queue: no media retention Schedule may outlive the run (as startService of bench/lib.ts).
+  env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TEMPORAL_LOG_LEVEL: 'ERROR', MEDIA_RETENTION_SCHEDULE: 'off' },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
 await new Promise<void>((resolve, reject) => {
