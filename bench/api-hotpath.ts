@@ -11,6 +11,7 @@
  * `dist/` (`npm run build`) when it exists, else through the tsx loader (said in the output);
  * `--tsx` forces the loader. Logging at info goes to stdout (here /dev/null), as in production.
  * `--cpu-prof DIR` writes the API process's V8 CPU profile there (open it in Chrome DevTools).
+ * The API gets the flags `npm start` gives it (PROCESS_NODE_FLAGS); BENCH_NODE_FLAGS="…" tries others.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -106,7 +107,7 @@ try {
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
   };
   const profileFlags = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
-  api = await startService('api', env, { compiled: useDist, nodeFlags: [...PROCESS_NODE_FLAGS, ...profileFlags] });
+  api = await startService('api', env, { compiled: useDist, nodeFlags: [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS), ...profileFlags] });
   koa = await startService(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), { ...process.env, PORT: String(KOA_PORT) }, { compiled: true });
 
   const auth = { 'x-api-key': ws.apiKey };
