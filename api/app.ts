@@ -55,14 +55,15 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
     throw e;
   }
   if (!text.trim()) return {};
-  const invalidJson = new ApiError(400, 'invalid_json', 'Request body is not valid JSON (an object or an array)');
-  if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text)) throw invalidJson;
+  // made only when thrown: an Error captures its stack when constructed
+  const invalidJson = () => new ApiError(400, 'invalid_json', 'Request body is not valid JSON (an object or an array)');
+  if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text)) throw invalidJson();
   let parsed: unknown;
   let prototypeKey = false;
   try {
     parsed = secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });
   } catch (e) {
-    if (!(e instanceof SyntaxError) || !/prototype/.test(e.message)) throw invalidJson;
+    if (!(e instanceof SyntaxError) || !/prototype/.test(e.message)) throw invalidJson();
     // Refused for a prototype key: plain JSON.parse (own properties only) finds its pointer below.
     prototypeKey = true;
     parsed = JSON.parse(text);
