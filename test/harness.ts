@@ -15,7 +15,7 @@ import { adminUrl } from './globalSetup.js';
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
@@ -73,13 +73,42 @@ export interface TestAppOptions {
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 
-/** A port nothing listens on right now (the OS picks it). */
-export async function freePort(): Promise<number> {
+const handedOut = new Set<number>();
+
+/** Where the kernel's ephemeral ports start (outgoing connections take theirs from there up). */
+function ephemeralPortsStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** Whether a server can listen on `port` right now. */
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return port;
+  const ok = await new Promise<boolean>((resolve) => server.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => resolve(true)));
+  if (ok) await new Promise((r) => server.close(r));
+  return ok;
+}
+
+/**
+ * A port nothing listens on right now, for a server started later (a stack's database, MinIO …).
+ * Picked below the kernel's ephemeral range: a port from `listen(0)` is one the kernel also hands
+ * to outgoing connections, and one did take it before the server started (the chaos stack's
+ * MinIO: "port already in use").
+ */
+export async function freePort(): Promise<number> {
+  const top = ephemeralPortsStart();
+  const bottom = Math.min(10_000, top - 1_000);
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = bottom + Math.floor(Math.random() * (top - bottom));
+    // one not handed out before in this process: a stack picks several before starting any
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${bottom} and ${top}`);
 }
 
 /** A database of the caller's own, cloned from this run's migrated template: its name and URL. */
