@@ -154,7 +154,7 @@ async function main() {
     await admin.query(`create database ${DB}`);
   }
   await admin.end();
-  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(DB), PORT: '0', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl(DB) });
   const db = await openDatabase(config.databaseUrl, { max: 2 }, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
   await migrate(db.orm);
   // indexes a new migration built need the planner's statistics of their expressions

@@ -17,8 +17,11 @@ const trgm = (table: string, name: string, column: string) => ({ name, expressio
  * to `table`, through the migration's function `<side>_sync()` (its TRUNCATE trigger is in the
  * migration only: the ORM's introspection does not see it).
  */
+const SIDE_TRIGGER_EVENTS = ['insert', 'update', 'delete'] as const;
+/** The names of a search-side table's triggers (the importer switches them off for a load into an empty table). */
+export const sideTableTriggerNames = (side: string) => SIDE_TRIGGER_EVENTS.map((event) => `${side}_${event}`);
 const sideTableTriggers = (table: string, side: string) =>
-  (['insert', 'update', 'delete'] as const).map((event) => ({
+  SIDE_TRIGGER_EVENTS.map((event) => ({
     name: `${side}_${event}`,
     timing: 'after' as const,
     events: [event],

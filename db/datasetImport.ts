@@ -29,6 +29,7 @@ import {
   stagingColumns,
   type DatasetKind,
 } from '../domain/datasetRecords.js';
+import { sideTableTriggerNames } from './dataset.js';
 import type { Pool, PoolClient } from './pool.js';
 
 export interface ImportFiles {
@@ -256,7 +257,7 @@ interface SideTable {
 const SIDE_TABLES: Partial<Record<DatasetKind, SideTable>> = {
   people: {
     table: 'ds_people_by_skill',
-    triggers: ['ds_people_by_skill_insert', 'ds_people_by_skill_update', 'ds_people_by_skill_delete'],
+    triggers: sideTableTriggerNames('ds_people_by_skill'),
     // a skill listed twice by one person counts once (its first place): no sort of every row before the key's own
     fill: `insert into ds_people_by_skill (skill, country, person_id)
   select k, p.member_location_country, p.id from ds_people p, unnest(p.member_skills) with ordinality u(k, i)
@@ -264,7 +265,7 @@ const SIDE_TABLES: Partial<Record<DatasetKind, SideTable>> = {
   },
   companies: {
     table: 'ds_companies_by_technology',
-    triggers: ['ds_companies_by_technology_insert', 'ds_companies_by_technology_update', 'ds_companies_by_technology_delete'],
+    triggers: sideTableTriggerNames('ds_companies_by_technology'),
     fill: `insert into ds_companies_by_technology (technology, company_id)
   select k, c.id from ds_companies c, unnest(c.technologies) with ordinality u(k, i) where k is not null and array_position(c.technologies, k) = i`,
   },
