@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     // The Temporal native bridge does not mix with worker threads (DESIGN §7).
     pool: 'forks',
+    // AsyncLocalStorage as the API and worker processes run it (PROCESS_NODE_FLAGS in domain/config.ts).
+    execArgv: ['--experimental-async-context-frame'],
     maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
     globalSetup: ['test/globalSetup.ts'],
     setupFiles: ['test/setup.ts'],
