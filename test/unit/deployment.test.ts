@@ -279,8 +279,9 @@ describe('Dockerfile', () => {
   it('package.json: the build compiles and bundles; start scripts run node on dist/', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
     expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json && node dist/scripts/bundleWorkflows.js');
-    expect(pkg.scripts['start:api']).toBe('node dist/api/main.js');
-    expect(pkg.scripts['start:worker']).toBe('node dist/worker/main.js');
+    // The README's production commands start them with the flags compose and npm start give them.
+    expect(pkg.scripts['start:api']).toBe(['node', ...PROCESS_NODE_FLAGS, 'dist/api/main.js'].join(' '));
+    expect(pkg.scripts['start:worker']).toBe(['node', ...WORKER_NODE_FLAGS, 'dist/worker/main.js'].join(' '));
     const tsconfig = JSON.parse(read('tsconfig.build.json')) as { compilerOptions: { outDir: string; noEmit: boolean } };
     expect(tsconfig.compilerOptions).toMatchObject({ outDir: 'dist', noEmit: false });
     expect(read('.gitignore')).toMatch(/^\/dist\/$/m);
