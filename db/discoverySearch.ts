@@ -290,8 +290,9 @@ const oneOf = (column: string, values: string[]) => (values.length === 1 ? sql`$
  *   seniority (`ds_people_seniority_company`, in company order) whose company is in a range of
  *   ds_companies_by_technology's primary key (technology, company; kept by triggers on
  *   ds_companies, Migration20261126020000_companies_by_technology): for one technology and one
- *   seniority a merge join of two index-only ranges, where the seniority's people had the copied
- *   `company_technologies` filtered one by one. The same rows: the copy is the company's array.
+ *   seniority one index-only range of the seniority checked against the companies' ids (an array),
+ *   else a join, where the seniority's people had the copied `company_technologies` filtered one
+ *   by one. The same rows: the copy is the company's array.
  */
 function sideRowsOf(entity: DiscoveryEntity, root: { operator: string; conditions: unknown[] } | null): Fragment | null {
   const leaves = twoLeaves(entity, root);
@@ -306,8 +307,16 @@ function sideRowsOf(entity: DiscoveryEntity, root: { operator: string; condition
   const technologies = leafOf(leaves, 'dsCompany.technologies', ['IN']);
   const seniority = leafOf(leaves, 'dsContact.member_seniority', ['==', 'IN']);
   if (technologies && seniority) {
-    return sql`select p.id from ds_people p where ${oneOf('p.member_seniority', operands(seniority.value))}
-      and p.company_id in (select t.company_id from ds_companies_by_technology t where ${oneOf('t.technology', operands(technologies.value))})`;
+    const techs = operands(technologies.value);
+    const levels = operands(seniority.value);
+    const companies = sql`select t.company_id from ds_companies_by_technology t where ${oneOf('t.technology', techs)}`;
+    // One of each: the companies as an array bound into the seniority's range, which the b-tree
+    // walks once and checks in the index, so only the matches reach the index-only scan's
+    // visibility-map look-up (bench: 16,250 → 1,799 buffers, 17.7 → 13.6 ms for the statement);
+    // the merge join checked every entry of the seniority. Several values keep the join (the
+    // array of several technologies' companies was slower: 41 vs 37 ms for three).
+    const inCompanies = techs.length === 1 && levels.length === 1 ? sql`p.company_id = any(array(${companies}))` : sql`p.company_id in (${companies})`;
+    return sql`select p.id from ds_people p where ${oneOf('p.member_seniority', levels)} and ${inCompanies}`;
   }
   return null;
 }
@@ -500,11 +509,14 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   // API_STATEMENT_TIMEOUT_MS). The matches' ids are read once, up to cap + 1, through the
   // filter's indexes (which carry `id`: mostly index-only); their number is the total. Up to the
   // cap they are every match, so the page is the next `limit` of them in id order, and only the
-  // page's rows are read by primary key (a one-time filter on the count: no page past the cap).
+  // page's rows are read by primary key. Past the cap the page's limit is 0, so its top-N of the
+  // cap + 1 ids is not run at all (a filter on the count beside it was a join filter, evaluated
+  // after the top-N: 2 of the 10 ms of the bench's `NOT group` statement).
   const take = bound(limit + 1, 'int');
   const select = sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(c.from)}`;
-  const fromMatches = sql`${select} where (select n from total) <= ${sql.lit(cap)} and ${sql.raw(catalog.idSql)} = any(array(
-    select m.id from matches m where ${from ? keysetPredicate(matchIdSort, from.after, from.dir) : sql`true`} order by m.id ${sql.raw(dir)} limit ${take}))`;
+  const fromMatches = sql`${select} where ${sql.raw(catalog.idSql)} = any(array(
+    select m.id from matches m where ${from ? keysetPredicate(matchIdSort, from.after, from.dir) : sql`true`} order by m.id ${sql.raw(dir)}
+    limit case when (select n from total) <= ${sql.lit(cap)} then ${take} else 0 end))`;
   const statement = sql`with matches as materialized (${matchesSql(c)} limit ${sql.lit(cap + 1)}), total as materialized (select count(*)::int as n from matches)
     select total.n as "totalMatches", page.* from total left join (${fromMatches}) page on true order by page.id ${sql.raw(dir)}`;
   let result = (await pool.query<Record<string, unknown>>(compileSql(statement))).rows;

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { importDataset } from '../../db/datasetImport.js';
 import { compileV2, searchV2 } from '../../db/discoverySearch.js';
+import { compileSql } from '../../db/sqlFragments.js';
 import { SENIORITIES, generateDataset, type DsCompanyRecord, type DsPersonRecord } from '../../domain/datasetGenerator.js';
 import { normalizeDomain, normalizeProfileUrl } from '../../domain/identity.js';
 import { FIELDS, TreeRng, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
@@ -207,6 +208,15 @@ describe('find-contacts-v2 against the oracle', () => {
       const techIn = { field: 'dsCompany.technologies', operator: 'IN', value: technologies };
       const body: Record<string, unknown> = r.next() < 0.5 ? { conditions: [techIn, seniority] } : { conditions: [seniority], groupedCondition: { operator: 'AND', conditions: [techIn] } };
       await expectOwnPlanMatchesOracle(body, { operator: 'AND', conditions: [techIn, seniority] as Node[] }, r.pick([7, 60, 1000]));
+    }
+    // one technology and one seniority (the bench's shape): the companies as an array in the seniority's range
+    for (const a of [teched[0]!, teched.at(-1)!]) {
+      const one = [
+        { field: 'dsCompany.technologies', operator: 'IN', value: [a.company!.rec.technologies[0]!] },
+        { field: 'dsContact.member_seniority', operator: '==', value: a.rec.member_seniority },
+      ];
+      expect(compileSql(compileV2('contact', { conditions: one }).rows!).text).toContain('p.company_id = any(array(');
+      await expectOwnPlanMatchesOracle({ conditions: one }, { operator: 'AND', conditions: one as Node[] }, 7);
     }
     // technologies ALL, a negated seniority or a third condition keep the plain WHERE
     const tech = { field: 'dsCompany.technologies', operator: 'IN', value: ['x'] };
