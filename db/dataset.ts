@@ -3,7 +3,7 @@
  * Not per workspace: no `workspace` filter, every workspace searches the same rows. Tables and
  * the index plan: Migration20261121020000_dataset, …020100_dataset_search, …24140000_discovery_plans,
  * …24150500_discovery_arrays, …24152500_discovery_partner_keys, …25230000_people_by_skill,
- * …26020000_companies_by_technology, …26030000_title_headcount.
+ * …26020000_companies_by_technology, …26030000_title_headcount, …26050000_people_country_id.
  * Expression indexes (`::numeric` casts for range filters, `lower()`, the seniority rank,
  * `gin_trgm_ops`) are declared as raw DDL (`expression`); the ORM compares those by name only.
  */
@@ -130,6 +130,8 @@ export const DsPerson = defineEntity({
       expression: 'create index ds_people_title_headcount on ds_people(member_job_title, ((company_employee_count)::numeric)) include (id, company_employee_count) where company_employee_count is not null',
     },
     { name: 'ds_people_country_seniority', properties: ['memberLocationCountry', 'memberSeniority'], include: ['id'] },
+    // Migration20261126050000_people_country_id: the id-order walk of a broad search with a country
+    { name: 'ds_people_country_id', properties: ['memberLocationCountry', 'id'], include: ['memberSeniority'] },
     { name: 'ds_people_seniority_company', properties: ['memberSeniority', 'companyId'], include: ['id'] },
     {
       name: 'ds_people_country_years',
