@@ -364,6 +364,25 @@ describe('find-contacts-v2 against the oracle', () => {
     expect((await search(narrow)).meta).toMatchObject({ totalRecords: exact, totalRecordsEstimated: false });
   });
 
+  it('above the limit, one technology and one seniority (read through an array of companies) estimate their total from the join, not the array', async () => {
+    // The array's size is unknown to the planner: its own plan estimated 87 of 136,665 matches on
+    // the bench dataset, which the floor (limit + 1) then reported as the total.
+    const pairs = new Map<string, number>();
+    for (const p of people) for (const t of p.company?.rec.technologies ?? []) if (p.rec.member_seniority) pairs.set(`${t}\u0000${p.rec.member_seniority}`, (pairs.get(`${t}\u0000${p.rec.member_seniority}`) ?? 0) + 1);
+    const [pair, exact] = [...pairs].sort((a, b) => b[1] - a[1])[0]!;
+    const [technology, seniority] = pair.split('\u0000');
+    const conditions = [
+      { field: 'dsCompany.technologies', operator: 'IN', value: [technology] },
+      { field: 'dsContact.member_seniority', operator: '==', value: seniority },
+    ];
+    expect(compileSql(compileV2('contact', { conditions }).rows!).text).toContain('p.company_id = any(array(');
+    const exactCountLimit = Math.floor(exact / 10);
+    const page = await searchV2(app.pool, 'test-secret', 'contact', { conditions }, { exactCountLimit });
+    expect(page.meta.totalRecordsEstimated).toBe(true);
+    expect(page.meta.totalRecords, `exact ${exact}`).toBeGreaterThan(exact / 2);
+    expect(page.meta.totalRecords, `exact ${exact}`).toBeLessThan(exact * 2);
+  });
+
   it('projects fields in the Contact shape with company.id', async () => {
     const p = people.find((x) => x.company && x.rec.member_emails.length)!;
     const res = await post('/discovery-search/find-contacts-v2', {
