@@ -144,6 +144,16 @@ export async function dropTestDatabase(name: string): Promise<void> {
   await a.end();
 }
 
+/**
+ * Workflows a test left running on its task queues (a publish due tomorrow, a job whose worker a
+ * test killed) are terminated when its app closes: on a developer's dev server they would stay
+ * "Running" in the Temporal UI for good, with no worker to ever poll their queue.
+ */
+async function terminateLeftovers(temporal: TestApp['deps']['temporal'], taskQueue: string): Promise<void> {
+  const running = temporal.workflow.list({ query: `TaskQueue STARTS_WITH "${taskQueue}" AND ExecutionStatus = "Running"` });
+  for await (const w of running) await temporal.workflow.getHandle(w.workflowId, w.runId).terminate('test app closed').catch(() => {});
+}
+
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const bundlePath = process.env.WORKFLOW_BUNDLE_PATH;
   if (!bundlePath) throw new Error('run tests through vitest (test/globalSetup.ts prepares the stack)');
@@ -275,6 +285,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     },
     async close() {
       for (const proc of apiProcesses) proc.kill('SIGKILL');
+      await terminateLeftovers(api.deps.temporal, config.temporal.taskQueue);
       await stopWorker();
       await api.close();
       await dropTestDatabase(dbName);
