@@ -3,11 +3,12 @@
  * segment's sources that match its conditions; the default segment (one per workspace) holds
  * every contact. Table `segments` (Migration20261121010000_contacts).
  */
-import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
 import { isUuid } from '../domain/ids.js';
 
 export const DEFAULT_SEGMENT_NAME = 'All contacts';
@@ -93,13 +94,25 @@ export async function insertSegment(em: EntityManager, workspaceId: string, s: N
   return seg;
 }
 
-/** Segments whose lower-case name is `like` `contains`, those `like` `prefix` first, then by name. */
-export async function searchSegmentsByName(em: EntityManager, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
-  return em.find(
-    Segment,
-    { [raw('lower(name)')]: { $like: contains } },
-    { orderBy: [{ [raw('(lower(name) like ?)', [prefix])]: 'desc' }, { [raw('lower(name)')]: 'asc' }, { id: 'asc' }], limit },
-  );
+/**
+ * The workspace's segments whose lower-case name is `like` `contains`, those `like` `prefix` first,
+ * then by name. Kysely, with the patterns bound: the entity manager wrote a `raw()` of the order
+ * by into the SQL text with its parameter inlined, and a `?` in the user's text was then read as
+ * a placeholder (q=">?¹" was a 500, found by the fuzzer).
+ */
+export async function searchSegmentsByName(em: EntityManager, workspaceId: string, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
+  const rows = await em
+    .getKysely<InferKyselyDB<typeof Segment>>()
+    .selectFrom('segments')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where(sql`lower(name)`, 'like', contains)
+    .orderBy(sql`lower(name) like ${prefix}`, 'desc')
+    .orderBy(sql`lower(name)`)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => em.map(Segment, row as never));
 }
 
 /** Only the properties present change (`groupedCondition: null` clears it). */

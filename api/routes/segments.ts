@@ -122,7 +122,7 @@ export const segmentRoutes = [
     handler: async ({ query, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);
       const q = (query.q ?? '').trim().toLowerCase();
-      const rows = await searchSegmentsByName(em, likeContains(q), likePrefix(q), query.limit ?? 10);
+      const rows = await searchSegmentsByName(em, auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10);
       return { data: rows.map(segmentJson) };
     },
   }),

@@ -132,6 +132,22 @@ describe('GET /segments/search', () => {
     expect400(await req('GET', '/segments/search?foo=1'), '/query/foo');
     expect((await app.http('GET', '/segments/search?q=x')).status).toBe(401);
   });
+
+  it('a q with placeholder characters (?, ??, $1, :name) is text: found by the fuzzer as a 500 for q=">?¹"', async () => {
+    for (const name of ['Who? Me?', 'Costs $1 :each', 'a ?? b']) await req('POST', '/segments', { name });
+    for (const [q, names] of [
+      ['>?¹', []],
+      ['who?', ['Who? Me?']],
+      ['?', ['a ?? b', 'Who? Me?']],
+      ['??', ['a ?? b']],
+      ['$1', ['Costs $1 :each']],
+      [':each', ['Costs $1 :each']],
+    ] as const) {
+      const r = await req('GET', `/segments/search?q=${encodeURIComponent(q)}`);
+      expect(r.status, `q=${q}: ${JSON.stringify(r.body)}`).toBe(200);
+      expect(r.body.data.map((s: any) => s.attributes.name), `q=${q}`).toEqual(names);
+    }
+  });
 });
 
 describe('POST /segments/{id}/clone', () => {
