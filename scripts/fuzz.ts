@@ -114,11 +114,12 @@ function countCases(output: string): number {
 }
 
 /** One line per failed check in the JUnit report: `<operation>: <code and title>` (e.g. `ST101 Server error`). */
-function parseFindings(xml: string): string[] {
+export function parseFindings(xml: string): string[] {
   const out: string[] = [];
-  const re = /<testcase[^>]*name="([^"]*)"[^>]*>([\s\S]*?)<\/testcase>/g;
+  // A passing case is self-closed (`<testcase … />`): it has no body to take the next case's.
+  const re = /<testcase\b[^>]*?name="([^"]*)"[^>]*?(?:\/>|>([\s\S]*?)<\/testcase>)/g;
   for (let m = re.exec(xml); m; m = re.exec(xml)) {
-    for (const f of m[2]!.matchAll(/<(failure|error)[^>]*message="([^"]*)"[^>]*>([\s\S]*?)<\/\1>/g)) {
+    for (const f of (m[2] ?? '').matchAll(/<(failure|error)[^>]*message="([^"]*)"[^>]*>([\s\S]*?)<\/\1>/g)) {
       const titles = [...unescapeXml(f[3]!).matchAll(/^- (ST\d+ .*)$/gm)].map((t) => t[1]!);
       out.push(`${unescapeXml(m[1]!)}: ${titles.length ? [...new Set(titles)].join('; ') : unescapeXml(f[2]!).split('\n')[0]}`);
     }
