@@ -45,7 +45,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     await stores.storage.ensureBucket();
     // Said once at start (and by /readyz until fixed): requests needing what the schema lacks fail.
     const pending = await pendingMigrations(stores.orm);
-    if (pending.length) log.error({ pending }, 'the database lacks migrations of this build; run npm run migrate (/readyz answers 503 until then)');
+    if (pending.length) log.error({ pending }, 'the database lacks migrations of this build; run npm run start:migrate (npm start migrates when it starts; /readyz answers 503 until then)');
     if (config.metrics.port !== null) metrics = await startMetricsServer({ ...config.metrics, port: config.metrics.port });
     if (config.codec.port !== null) codec = await startCodecServer(config, createPayloadCodec(config));
     server = createApp(deps).listen(opts.port ?? config.port, config.host);

@@ -67,7 +67,7 @@ export async function migrate(orm: MikroORM): Promise<void> {
   await orm.migrator.up();
 }
 
-/** Names of this build's migrations the database has not applied (readiness; `npm run migrate` applies them). */
+/** Names of this build's migrations the database has not applied (readiness; `npm run start:migrate` applies them). */
 export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
   return (await orm.migrator.getPending()).map((m) => m.name);
 }

@@ -53,7 +53,7 @@ export const platformRoutes = [
         objectStore: await timed(() => deps.storage.ping()),
         schema: await timed(async () => {
           const pending = await pendingMigrations(deps.orm);
-          if (pending.length) throw new Error(`the database lacks ${pending.length} migration(s) of this build (${pending.join(', ')}): run npm run migrate`);
+          if (pending.length) throw new Error(`the database lacks ${pending.length} migration(s) of this build (${pending.join(', ')}): run npm run start:migrate (npm start migrates when it starts)`);
         }),
       };
       const ok = Object.values(checks).every((c) => c.ok);
