@@ -21,7 +21,7 @@ import autocannon from 'autocannon';
 import { v7 as uuidv7 } from 'uuid';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
-import { compiledBuild, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, say, startService, stopService } from './lib.js';
+import { compiledBuild, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, nodeFlagsOf, say, startService, stopService } from './lib.js';
 import { openDatabase } from '../db/orm.js';
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' } } });
@@ -107,8 +107,8 @@ try {
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
   };
   const profileFlags = args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [];
-  api = await startService('api', env, { compiled: useDist, nodeFlags: [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? PROCESS_NODE_FLAGS), ...profileFlags] });
-  koa = await startService(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), { ...process.env, PORT: String(KOA_PORT) }, { compiled: true });
+  api = await startService('api', env, { compiled: useDist, nodeFlags: [...nodeFlagsOf('api'), ...profileFlags] });
+  koa = await startService(join(ROOT_DIR, 'bench', 'bare-koa.mjs'), { ...process.env, PORT: String(KOA_PORT) }, { compiled: true, nodeFlags: PROCESS_NODE_FLAGS });
 
   const auth = { 'x-api-key': ws.apiKey };
   const targets = {

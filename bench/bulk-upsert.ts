@@ -33,7 +33,7 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS } from '../domain/config.js';
+import { loadConfig } from '../domain/config.js';
 import { jobWorkflowId } from '../api/jobs.js';
 import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
@@ -50,6 +50,7 @@ import {
   databaseCpuSpent,
   dropDatabase,
   freshDatabase,
+  nodeFlagsOf,
   peakRssMb,
   plainCopyContacts,
   say,
@@ -95,10 +96,9 @@ const env = {
   // The webhook receiver below listens on loopback, which outbound calls refuse by default.
   OUTBOUND_ALLOW_LIST: '127.0.0.1',
 };
-const NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean);
 const compiled = compiledBuild(args.tsx);
 say(`API and worker run ${compiled ? 'compiled (dist/)' : 'through tsx'}`);
-const [apiProc, workerProc] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled, nodeFlags: NODE_FLAGS, stdout: 'inherit' })));
+const [apiProc, workerProc] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled, stdout: 'inherit' })));
 
 const baseUrl = `http://127.0.0.1:${port}`;
 const ws = await createWorkspace(orm.em, { name: 'bench-contacts' });
@@ -281,7 +281,7 @@ console.log(`plain COPY                                 ${Math.round(copyMs)} ms
 console.log(`ratios: end to end / ORM one by one = ${(e2eRate / ormRate).toFixed(1)}x; end to end / plain COPY = ${(e2eRate / copyRate).toFixed(2)}x; re-send / plain COPY = ${(rate(ROWS, resendMs) / copyRate).toFixed(2)}x`);
 console.log(`CPU ms during the median end-to-end run (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(median.cpu)}`);
 console.log(`CPU ms during the re-send: ${JSON.stringify(resendCpu)}; plain COPY: ${JSON.stringify(copyCpu)}`);
-console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: API ${(NODE_FLAGS ?? PROCESS_NODE_FLAGS).join(' ')}, worker ${(NODE_FLAGS ?? WORKER_NODE_FLAGS).join(' ')})`);
+console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: API ${nodeFlagsOf('api').join(' ')}, worker ${nodeFlagsOf('worker').join(' ')})`);
 
 // --- cleanup ------------------------------------------------------------------------------------
 for (const p of [apiProc, workerProc]) p.kill('SIGTERM');

@@ -23,7 +23,6 @@ import { parseArgs } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createWorkspace } from '../db/workspaces.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS } from '../domain/config.js';
 import { openDatabase } from '../db/orm.js';
 import {
   BULK_MAPPING,
@@ -33,6 +32,7 @@ import {
   cpuSpent,
   dropDatabase,
   freshDatabase,
+  nodeFlagsOf,
   peakRssMb,
   plainCopyContacts,
   say,
@@ -75,8 +75,7 @@ const env = {
   BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
   LOG_LEVEL: 'warn',
 };
-const benchFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean);
-const [api, worker] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled: useDist, nodeFlags: benchFlags, stdout: 'inherit' })));
+const [api, worker] = await Promise.all(['api', 'worker'].map((entry) => startService(entry, env, { compiled: useDist, stdout: 'inherit' })));
 const baseUrl = `http://127.0.0.1:${port}`;
 const ws = await createWorkspace(database.orm.em, { name: 'bench-import-file' });
 async function http(method: string, path: string, body?: unknown, apiKey = ws.apiKey) {
@@ -206,7 +205,7 @@ console.log(`plain COPY (anchor, same run)               ${Math.round(copyMs)} m
 const inlineRatios = INLINE_ROWS > 0 ? `; inline / plain COPY = ${(rate(INLINE_ROWS, inlineMs) / copyRate).toFixed(2)}x; import / inline = ${(rate(ROWS, importMs) / rate(INLINE_ROWS, inlineMs)).toFixed(2)}x` : '';
 console.log(`ratios: import / plain COPY = ${(rate(ROWS, importMs) / copyRate).toFixed(2)}x; end to end / plain COPY = ${(rate(ROWS, e2eMs) / copyRate).toFixed(2)}x${inlineRatios}`);
 console.log(`CPU ms from upload start to queryable (2 cores = ${2 * Math.round(e2eMs)} ms available): ${JSON.stringify(cpu)}`);
-console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; ${useDist ? 'compiled dist/' : 'tsx'}; node flags: API ${(benchFlags ?? PROCESS_NODE_FLAGS).join(' ')}, worker ${(benchFlags ?? WORKER_NODE_FLAGS).join(' ')})`);
+console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; ${useDist ? 'compiled dist/' : 'tsx'}; node flags: API ${nodeFlagsOf('api').join(' ')}, worker ${nodeFlagsOf('worker').join(' ')})`);
 
 // --- cleanup ------------------------------------------------------------------------------------
 await Promise.all([stopService(api), stopService(worker)]);

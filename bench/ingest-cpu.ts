@@ -22,11 +22,10 @@ import { loadContactCatalog } from '../db/contactRead.js';
 import { ingestContacts, type PhaseTimes } from '../db/contactIngest.js';
 import { copyBlocks, readMappedChunk, STAGING_BLOCK } from '../db/contactStaging.js';
 import { planFor } from '../domain/contactMapping.js';
-import { WORKER_NODE_FLAGS } from '../domain/config.js';
-import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, plainCopyContacts, say } from './lib.js';
+import { BULK_MAPPING, bulkRow, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, nodeFlagsOf, plainCopyContacts, say } from './lib.js';
 
 if (!process.env.INGEST_CPU_CHILD) {
-  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
+  const flags = nodeFlagsOf('worker');
   const child = spawnSync(process.execPath, [...flags, '--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
     env: { ...process.env, INGEST_CPU_CHILD: '1' },

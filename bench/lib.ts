@@ -169,10 +169,15 @@ export function compiledBuild(forceTsx: boolean): boolean {
   return true;
 }
 
-/** Starts `api` or `worker` (or a script) as a child process, with its production flags unless `nodeFlags`; resolves once it says it is ready. */
+/** The node flags a bench gives the API or the worker: `BENCH_NODE_FLAGS="…"` when set, else the production ones (domain/config.ts). */
+export function nodeFlagsOf(service: 'api' | 'worker'): string[] {
+  return process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? (service === 'worker' ? WORKER_NODE_FLAGS : PROCESS_NODE_FLAGS);
+}
+
+/** Starts `api` or `worker` (or a script) as a child process, with `nodeFlagsOf` it unless `nodeFlags`; resolves once it says it is ready. */
 export async function startService(entry: 'api' | 'worker' | string, env: NodeJS.ProcessEnv, opts: { compiled: boolean; nodeFlags?: string[]; stdout?: 'ignore' | 'inherit' }): Promise<ChildProcess> {
   const file = entry === 'api' || entry === 'worker' ? join(ROOT_DIR, ...(opts.compiled ? ['dist', entry, 'main.js'] : [entry, 'main.ts'])) : entry;
-  const execArgv = [...(opts.nodeFlags ?? (entry === 'worker' ? WORKER_NODE_FLAGS : PROCESS_NODE_FLAGS)), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
+  const execArgv = [...(opts.nodeFlags ?? nodeFlagsOf(entry === 'worker' ? 'worker' : 'api')), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
   // Bench workers run on throwaway task queues: no media retention Schedule may outlive the run.
   const child = fork(file, [], { execArgv, env: { MEDIA_RETENTION_SCHEDULE: 'off', ...env }, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {

@@ -22,7 +22,6 @@ if (process.env.TEMPORAL_ADDRESS) await ensureTemporalNamespace(config);
 const demoFile = join(process.env.DATA_DIR ?? join(ROOT_DIR, '.data'), 'demo-workspace.json');
 const { demo, dataset } = await prepareDatabase(config, demoFile);
 
-
 /**
  * Supervision: a child that dies (a crash, an OOM kill) is logged with its exit code or signal
  * and started again after a backoff that doubles with each death in quick succession (0.5 s up
