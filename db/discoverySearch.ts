@@ -100,16 +100,17 @@ const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
  * A leaf compiled by the shared compiler, which keeps a positive leaf bare (so PostgreSQL can use
  * the trigram, b-tree and GIN indexes) and puts a negated one in negation normal form.
  */
-function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, lookups: boolean): Fragment {
+function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, forEstimate: boolean): Fragment {
   const l = leaf as Condition;
-  if (!lookups) {
-    // For an estimate only (never run): the planner sizes `not (…)` as the complement of the
-    // positive leaf, where the compiler's `not coalesce(…, false)` is a default half of the table.
+  if (forEstimate) {
+    // Only EXPLAINed, never run: the planner sizes `not (…)` as the complement of the positive
+    // leaf, where the compiler's `not coalesce(…, false)` is a default half of the table.
     const positive = POSITIVE_OF[normOp(l.operator)];
-    if (positive) return leafSql(catalog, { ...l, operator: positive } as ConditionNode, !negated, false);
-    if (negated) return sql`not (${leafSql(catalog, leaf, false, false)})`;
+    if (positive) return leafSql(catalog, { ...l, operator: positive } as ConditionNode, !negated, true);
+    if (negated) return sql`not (${leafSql(catalog, leaf, false, true)})`;
   }
-  const lookup = lookups ? LIKE_LOOKUPS.get(l.field) : undefined;
+  // For an estimate, the column's own ILIKE: the look-up's array is one the planner cannot size.
+  const lookup = forEstimate ? undefined : LIKE_LOOKUPS.get(l.field);
   const likeOp = normOp(l.operator);
   if (lookup && (likeOp === 'LIKE' || likeOp === 'NOT LIKE')) {
     // same ILIKE, evaluated on the distinct values (validated by the compiler pass before)
@@ -131,14 +132,14 @@ function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, l
  * children of a group are evaluated against the same person:
  * `c.id in (select company_id from ds_people p where <their AND/OR>)`.
  */
-function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, lookups = true): Fragment {
+function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, forEstimate = false): Fragment {
   const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
   if (!isGroup(node)) {
     if (entity === 'company' && personOnly(node)) {
-      const inner = leafSql(personCatalog, node as ConditionNode, false, lookups);
+      const inner = leafSql(personCatalog, node as ConditionNode, false, forEstimate);
       return negated ? sql`not (${peopleOf(inner)})` : peopleOf(inner);
     }
-    return leafSql(catalog, node as ConditionNode, negated, lookups);
+    return leafSql(catalog, node as ConditionNode, negated, forEstimate);
   }
   const op = node.operator.toUpperCase();
   // NOT (a, b) = NOT (a AND b)
@@ -157,12 +158,12 @@ function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, look
       // headcount, HQ country) hold for every person of a matching company: applied to the
       // person too, they let the sub-query start from the few people of such companies.
       const copied = op === 'AND' && !negated ? kids.filter(copiedOnPeople) : [];
-      const inner = whereSql('contact', copied.length ? { operator: 'AND', conditions: [group, ...copied] } : group, false, lookups);
+      const inner = whereSql('contact', copied.length ? { operator: 'AND', conditions: [group, ...copied] } : group, false, forEstimate);
       const sub = peopleOf(inner);
       parts.push(kidNegated ? sql`not (${sub})` : sub);
     }
   }
-  for (const k of kids) parts.push(whereSql(entity, k, kidNegated, lookups));
+  for (const k of kids) parts.push(whereSql(entity, k, kidNegated, forEstimate));
   return joinedBy(parts, conj ? 'and' : 'or');
 }
 
@@ -417,13 +418,13 @@ export interface Compiled {
    */
   rows: Fragment | null;
   /**
-   * The same matches in a form whose planner estimate (the total past the exact-count limit) is
-   * closer than that of `rows` (sideRowsOf, complementRowsOf) or of the WHERE, else null: a LIKE
-   * read through a look-up table is an array the planner cannot size (`title LIKE '%a%'`: 93,800
-   * estimated of 811,895), the column's own ILIKE is sized from its statistics (834,320); a
-   * negated leaf is estimated as `not (leaf)` (`NOT LIKE '%a%'`: 499,864 → 165,680 of 188,105).
+   * The matches as the statement whose planner estimate is the total past the exact-count limit
+   * (built only then): a form of `rows` the planner sizes better (sideRowsOf, complementRowsOf), or
+   * the WHERE compiled for an estimate where it misjudges the search's own (a LIKE read through a
+   * look-up array: `title LIKE '%a%'` 93,800 estimated of 811,895, the column's ILIKE 834,320; a
+   * negated leaf as `not (leaf)`: `NOT LIKE '%a%'` 499,864 → 165,680 of 188,105), else the matches.
    */
-  estimateRows: Fragment | null;
+  estimated: () => Fragment;
 }
 
 /** At most this many matching people are carried by a company item (`contacts`). */
@@ -504,7 +505,7 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
   }
   const side = sideRowsOf(entity, root);
   const complement = side ? null : complementRowsOf(entity, root);
-  return {
+  const compiled: Compiled = {
     entity,
     from,
     countFrom,
@@ -514,11 +515,12 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
     people: people?.people ?? null,
     union: unionOf(entity, root),
     rows: side?.rows ?? complement?.rows ?? null,
-    estimateRows:
+    estimated: () =>
       side?.estimateRows ??
       complement?.estimateRows ??
-      (root && misestimated(root) ? plainMatchesSql({ entity, countFrom, where: whereSql(entity, root, false, false) }) : null),
+      (root && misestimated(root) ? plainMatchesSql({ entity, countFrom, where: whereSql(entity, root, false, true) }) : matchesSql(compiled)),
   };
+  return compiled;
 }
 
 /** The ids (`id`) of a search's matches. */
@@ -539,7 +541,7 @@ function withCompanyId(item: Record<string, unknown>, companyId: unknown): void 
 
 /** The planner's estimate of the number of matches (a search with more than the exact-count limit). Raw SQL: `explain` of the compiled match query. */
 async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
-  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(compileSql(sql`explain (format json) ${c.estimateRows ?? matchesSql(c)}`))).rows[0]!['QUERY PLAN'];
+  const plan = (await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(compileSql(sql`explain (format json) ${c.estimated()}`))).rows[0]!['QUERY PLAN'];
   return Math.round(plan[0].Plan['Plan Rows']);
 }
 

@@ -107,7 +107,7 @@ async function expectOwnPlanMatchesOracle(body: Record<string, unknown>, root: N
 
 /**
  * Past an exact-count limit of 1, a search answers the planner's estimate (an `EXPLAIN` of a form
- * of its own, see `estimateRows`) beside an exact first page: that statement holds for any tree.
+ * of its own, see `Compiled.estimated`) beside an exact first page: that statement holds for any tree.
  */
 async function expectEstimatedPastLimit(entity: 'contact' | 'company', body: Record<string, unknown>, expected: string[]) {
   const page = await searchV2(app.pool, 'test-secret', entity, { ...body, limit: 25 }, { exactCountLimit: 1 });
