@@ -15,7 +15,6 @@
  * Uses a database of its own (`bench_enrichment`, dropped at the end) and its own task queue;
  * the worker process is stopped at the end.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,11 +22,11 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { ROOT_DIR, loadConfig } from '../domain/config.js';
+import { loadConfig } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
 import { startApiServer } from '../api/server.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { dropDatabase, freshDatabase, loadEnrichmentDataset, percentile, say } from './lib.js';
+import { dropDatabase, freshDatabase, loadEnrichmentDataset, percentile, say, startService, stopService } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,16 +62,8 @@ say('bundling workflows and starting the worker process');
 const bundleDir = mkdtempSync(join(tmpdir(), 'bench-enrichment-'));
 const bundlePath = join(bundleDir, 'workflows.js');
 writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined })).code);
-const worker = fork(join(ROOT_DIR, 'worker', 'main.ts'), [], {
-  execArgv: ['--import', 'tsx'],
-  // A throwaway task queue: no media retention Schedule may outlive the run (as startService of bench/lib.ts).
-  env: { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TEMPORAL_LOG_LEVEL: 'ERROR', MEDIA_RETENTION_SCHEDULE: 'off' },
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
-await new Promise<void>((resolve, reject) => {
-  worker.once('message', () => resolve());
-  worker.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
-});
+// The worker as production runs it (WORKER_NODE_FLAGS), on a throwaway task queue (startService).
+const worker = await startService('worker', { ...env, WORKFLOW_BUNDLE_PATH: bundlePath, TEMPORAL_LOG_LEVEL: 'ERROR' }, { compiled: false, stdout: 'inherit' });
 
 const api = await startApiServer(config, { log: pino({ level: 'silent' }), port: 0 });
 const ws = await createWorkspace(api.deps.orm.em, { name: 'bench', credits: JOBS * 10 });
@@ -131,8 +122,7 @@ console.log(`completion max               ${done.at(-1)} ms`);
 console.log(`throughput                   ${(JOBS / total).toFixed(1)} jobs/s over ${total.toFixed(1)} s`);
 console.log('');
 
-worker.kill('SIGTERM');
-await new Promise((r) => worker.once('exit', r));
+await stopService(worker);
 await api.close();
 await dropDatabase(DB);
 process.exit(0);
