@@ -1,7 +1,8 @@
 /**
  * The authenticated hot path against its physical anchor, in one run: a bare Koa handler on the
- * same Node (answering a small JSON body), then `GET /contacts/{id}` and `GET /credits/balance`
- * of the real API process, each under autocannon with 32 connections; rates, p99s and the ratios
+ * same Node (answering a small JSON body), then `GET /contacts/{id}` (each request another of the
+ * workspace's 10,000 contacts) and `GET /credits/balance` of the real API process, each under
+ * autocannon with 32 connections; rates, p99s and the ratios
  * to bare Koa, median of 3 rounds (the three targets interleaved, so a load spike on the shared
  * machine hits all of them alike).
  *
@@ -48,12 +49,15 @@ interface Run {
   postgresUs: number;
 }
 
-async function load(url: string, headers: Record<string, string>, seconds: number, server: 'api' | 'bare Koa'): Promise<Run> {
+/** Loads `url` for `seconds`; with `paths`, request after request goes to the next of them (round robin). */
+async function load(url: string, headers: Record<string, string>, seconds: number, server: 'api' | 'bare Koa', paths?: string[]): Promise<Run> {
   const named = { api: api?.pid, 'bare Koa': koa?.pid, 'autocannon': process.pid };
   const before = cpuByProcess(named);
   const db0 = databaseCpu(dbName);
   const t0 = performance.now();
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
+  let next = 0;
+  const requests = paths ? [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[next++ % paths.length] }) }] : undefined;
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers, requests });
   const spent = cpuSpent(before, cpuByProcess(named));
   const dbMs = databaseCpuSpent(db0, databaseCpu(dbName));
   const wallMs = performance.now() - t0;
@@ -90,7 +94,8 @@ try {
     [ws.workspaceId, other.workspaceId, companyId],
   );
   await pool.query('analyze contacts');
-  const contactId = (await pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 order by id offset 5000 limit 1`, [ws.workspaceId])).rows[0]!.id;
+  // Every request reads another contact, as a client walking a list does (the API batches the reads of one turn).
+  const contactPaths = (await pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 order by random()`, [ws.workspaceId])).rows.map((r) => `/contacts/${r.id}`);
   await database.close();
 
   const env: NodeJS.ProcessEnv = {
@@ -112,20 +117,20 @@ try {
 
   const auth = { 'x-api-key': ws.apiKey };
   const targets = {
-    'bare Koa': { url: `http://127.0.0.1:${KOA_PORT}/`, headers: {}, server: 'bare Koa' as const },
-    'GET /contacts/{id}': { url: `http://127.0.0.1:${API_PORT}/contacts/${contactId}`, headers: auth, server: 'api' as const },
-    'GET /credits/balance': { url: `http://127.0.0.1:${API_PORT}/credits/balance`, headers: auth, server: 'api' as const },
+    'bare Koa': { url: `http://127.0.0.1:${KOA_PORT}/`, headers: {}, server: 'bare Koa' as const, paths: undefined },
+    'GET /contacts/{id}': { url: `http://127.0.0.1:${API_PORT}${contactPaths[0]}`, headers: auth, server: 'api' as const, paths: contactPaths },
+    'GET /credits/balance': { url: `http://127.0.0.1:${API_PORT}/credits/balance`, headers: auth, server: 'api' as const, paths: undefined },
   };
   // Sanity: the API answers 200 with the contact before anything is timed.
   const probe = await fetch(targets['GET /contacts/{id}'].url, { headers: auth });
   if (probe.status !== 200) throw new Error(`GET /contacts/{id} answered ${probe.status}: ${await probe.text()}`);
   say(`Node ${process.version}, ${CONNECTIONS} connections, ${SECONDS} s per run, ${ROUNDS} rounds; API from ${useDist ? 'dist/ (compiled JavaScript)' : 'TypeScript through the tsx loader'}, LOG_LEVEL=${env.LOG_LEVEL}`);
-  for (const t of Object.values(targets)) await load(t.url, t.headers, 2, t.server); // warm-up (JIT, pools, caches)
+  for (const t of Object.values(targets)) await load(t.url, t.headers, 2, t.server, t.paths); // warm-up (JIT, pools, caches)
 
   const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, t] of Object.entries(targets)) {
-      const r = await load(t.url, t.headers, SECONDS, t.server);
+      const r = await load(t.url, t.headers, SECONDS, t.server, t.paths);
       runs[name]!.push(r);
       say(`round ${round} ${name.padEnd(22)} ${Math.round(r.rps).toString().padStart(6)} rps  p99 ${r.p99} ms  CPU/request: server ${r.serverUs} µs, postgres ${r.postgresUs} µs${r.errors ? `  ${r.errors} errors/non-2xx` : ''}  cores busy: ${coresText(r.cores)}`);
     }
