@@ -6,6 +6,7 @@ import type { MikroORM } from '../db/orm.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import type { Pool } from '../db/pool.js';
 import type { ApiKeyCache } from './middleware/auth.js';
+import type { ContactReader } from '../db/contactRead.js';
 
 export interface AppDeps {
   config: Config;
@@ -17,4 +18,6 @@ export interface AppDeps {
   log: Logger;
   /** Authenticated contexts cached in process, kept fresh by `auth_changed` notifications. */
   apiKeys: ApiKeyCache;
+  /** GET /contacts/{id}: the reads of one event-loop turn batched into one statement per workspace. */
+  readContact: ContactReader;
 }

@@ -5,6 +5,7 @@
  * ever returned.
  */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, outputValue, reverseOrder, type CompiledWhere } from '../domain/conditions.js';
 import { SOURCES_SQL, contactCatalog, joinSql, type ContactCatalog } from '../domain/contactCatalog.js';
@@ -87,7 +88,7 @@ const SELECT_ACTIVE_CONTACTS = `select json_build_object(
 export async function fetchContacts(q: Queryable, workspaceId: string, ids: string[]): Promise<ContactJson[]> {
   const valid = [...new Set(ids.filter(isUuid).map((s) => s.toLowerCase()))];
   if (!valid.length) return [];
-  const r = await q.query<{ contact: ContactJson }>(SELECT_ACTIVE_CONTACTS + 'c.id = any($2::uuid[])', [workspaceId, valid]);
+  const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contacts', text: SELECT_ACTIVE_CONTACTS + 'c.id = any($2::uuid[])', values: [workspaceId, valid] });
   const byId = new Map(r.rows.map(({ contact }) => [contact.id, contact]));
   return valid.map((id) => byId.get(id)).filter((c): c is ContactJson => !!c);
 }
@@ -102,6 +103,39 @@ export async function fetchContact(q: Queryable, workspaceId: string, id: string
   if (!isUuid(id)) return undefined;
   const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contact', text: SELECT_ACTIVE_CONTACTS + 'c.id = $2', values: [workspaceId, id.toLowerCase()] });
   return r.rows[0]?.contact;
+}
+
+/** Reads one active contact of a workspace by id; see `createContactReader`. */
+export type ContactReader = (workspaceId: string, id: string) => Promise<ContactJson | undefined>;
+
+/**
+ * `fetchContact` for GET /contacts/{id} under load: the reads of the requests that reach it in one
+ * turn of the event loop go to PostgreSQL as one `fetchContacts` per workspace (DataLoader, batched at
+ * `setImmediate`). Each statement is a socket write that wakes a backend on the other core, the
+ * largest single cost of the hot path on this VM (docs/ARCHITECTURE.md "The hot path"); batched,
+ * the requests of a turn share one. Nothing is cached: every read sees what was committed when
+ * its batch ran, which is after the request arrived. A turn with one read uses `fetchContact`.
+ */
+export function createContactReader(q: Queryable): ContactReader {
+  const loader = new DataLoader<string, ContactJson | undefined>(
+    async (keys) => {
+      const idsByWorkspace = new Map<string, string[]>();
+      for (const key of keys) {
+        const [workspaceId, id] = key.split(' ') as [string, string];
+        idsByWorkspace.get(workspaceId)?.push(id) ?? idsByWorkspace.set(workspaceId, [id]);
+      }
+      const found = new Map<string, ContactJson>();
+      await Promise.all(
+        [...idsByWorkspace].map(async ([workspaceId, ids]) => {
+          const contacts = ids.length === 1 ? [await fetchContact(q, workspaceId, ids[0]!)] : await fetchContacts(q, workspaceId, ids);
+          for (const c of contacts) if (c) found.set(`${workspaceId} ${c.id}`, c);
+        }),
+      );
+      return keys.map((key) => found.get(key));
+    },
+    { cache: false, maxBatchSize: 100, batchScheduleFn: (run) => setImmediate(run) },
+  );
+  return (workspaceId, id) => (isUuid(id) ? loader.load(`${workspaceId} ${id.toLowerCase()}`) : Promise.resolve(undefined));
 }
 
 export interface ListInput {
