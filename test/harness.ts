@@ -72,7 +72,6 @@ export interface TestAppOptions {
 
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-
 const handedOut = new Set<number>();
 
 /** Where the kernel's ephemeral ports start (outgoing connections take theirs from there up). */
