@@ -94,9 +94,9 @@ export async function fetchContacts(q: Queryable, workspaceId: string, ids: stri
 }
 
 /**
- * One active contact of the workspace (GET /contacts/{id}, the hottest read). A named statement
- * with a scalar id: PostgreSQL keeps one generic plan per connection, where an `any($2)` array
- * is planned anew on every call (~3x the round trip). Raw SQL: SELECT_ACTIVE_CONTACTS builds the
+ * One active contact of the workspace (a turn of GET /contacts/{id} with one read). A named
+ * statement with a scalar id: PostgreSQL keeps one generic plan per connection (for one id, the
+ * unnamed `any($2)` array statement, planned anew on every call, took ~3x the round trip). Raw SQL: SELECT_ACTIVE_CONTACTS builds the
  * JSON in PostgreSQL, the hot path's cheapest form (docs/ARCHITECTURE.md "The hot path").
  */
 export async function fetchContact(q: Queryable, workspaceId: string, id: string): Promise<ContactJson | undefined> {
