@@ -8,7 +8,7 @@
  *   merge, concurrently, on whichever worker), every one of them sent twice with one
  *   `Idempotency-Key` to two different APIs at the same moment; and `--enrich` enrichment jobs
  *   (`basic_contact_data` + `emails`, dataset provider, 5 credits each) from 8 clients at a time;
- * - then reads: autocannon `GET /contacts/{id}`, 32 connections split over the APIs, `--seconds`.
+ * - then reads: autocannon `GET /contacts/{id}` (each request another contact), 32 connections split over the APIs, `--seconds`.
  * Checked exactly: one job per idempotency key, contacts = bulk × rows with no duplicate email or
  * profile, one source link per row sent, credits charged = ledger = enrich × 5 and the balance.
  *
@@ -199,9 +199,12 @@ async function run(replicas: number): Promise<Outcome> {
     ];
 
     // Reads: 32 connections split over the APIs, all at once.
-    const contactId = (await one<{ id: string }>(`select id from contacts where workspace_id = $1 order by id offset 100 limit 1`, [ws.workspaceId])).id;
+    // Every request reads another of the contacts, as bench/api-hotpath.ts does (round robin).
+    const paths = (await db.query<{ id: string }>(`select id from contacts where workspace_id = $1 order by random()`, [ws.workspaceId])).rows.map((r) => `/contacts/${r.id}`);
+    let nextPath = 0;
+    const requests = [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[nextPath++ % paths.length] }) }];
     const reads = await Promise.all(
-      urls.map((u) => autocannon({ url: `${u}/contacts/${contactId}`, connections: 32 / urls.length, duration: SECONDS, headers: { 'x-api-key': ws.apiKey } })),
+      urls.map((u) => autocannon({ url: `${u}${paths[0]}`, connections: 32 / urls.length, duration: SECONDS, headers: { 'x-api-key': ws.apiKey }, requests })),
     );
     const readErrors = reads.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
     checks.push(['reads all 200', readErrors === 0, `${readErrors} errors/non-2xx`]);
