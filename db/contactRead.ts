@@ -117,25 +117,22 @@ export type ContactReader = (workspaceId: string, id: string) => Promise<Contact
  * its batch ran, which is after the request arrived. A turn with one read uses `fetchContact`.
  */
 export function createContactReader(q: Queryable): ContactReader {
-  const loader = new DataLoader<string, ContactJson | undefined>(
+  const loader = new DataLoader<{ workspaceId: string; id: string }, ContactJson | undefined>(
     async (keys) => {
       const idsByWorkspace = new Map<string, string[]>();
-      for (const key of keys) {
-        const [workspaceId, id] = key.split(' ') as [string, string];
-        idsByWorkspace.get(workspaceId)?.push(id) ?? idsByWorkspace.set(workspaceId, [id]);
-      }
-      const found = new Map<string, ContactJson>();
+      for (const { workspaceId, id } of keys) idsByWorkspace.get(workspaceId)?.push(id) ?? idsByWorkspace.set(workspaceId, [id]);
+      const byWorkspace = new Map<string, Map<string, ContactJson>>();
       await Promise.all(
         [...idsByWorkspace].map(async ([workspaceId, ids]) => {
           const contacts = ids.length === 1 ? [await fetchContact(q, workspaceId, ids[0]!)] : await fetchContacts(q, workspaceId, ids);
-          for (const c of contacts) if (c) found.set(`${workspaceId} ${c.id}`, c);
+          byWorkspace.set(workspaceId, new Map(contacts.filter((c) => c !== undefined).map((c) => [c.id, c])));
         }),
       );
-      return keys.map((key) => found.get(key));
+      return keys.map(({ workspaceId, id }) => byWorkspace.get(workspaceId)!.get(id));
     },
     { cache: false, maxBatchSize: 100, batchScheduleFn: (run) => setImmediate(run) },
   );
-  return (workspaceId, id) => (isUuid(id) ? loader.load(`${workspaceId} ${id.toLowerCase()}`) : Promise.resolve(undefined));
+  return (workspaceId, id) => (isUuid(id) ? loader.load({ workspaceId, id: id.toLowerCase() }) : Promise.resolve(undefined));
 }
 
 export interface ListInput {

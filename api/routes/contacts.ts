@@ -9,12 +9,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { assertOutboundUrl } from '../outboundUrls.js';
 import { ingestContacts } from '../../db/contactIngest.js';
-import { fetchContact, fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
+import { fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
 import { stageRows } from '../../db/contactStaging.js';
 import { findContactFile, readCsvHeader } from '../../db/contactFile.js';
 import { formatOf } from '../../domain/contactFile.js';
 import { deleteContact, patchContact } from '../../db/contactWrite.js';
-import type { Queryable } from '../../db/pool.js';
 import type { AppDeps } from '../deps.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
@@ -53,8 +52,9 @@ async function loadSource(em: EntityManager, id: string): Promise<SourceEntity> 
   return source;
 }
 
-async function oneContact(q: Queryable, workspaceId: string, id: string) {
-  const c = await fetchContact(q, workspaceId, id);
+/** One active contact of the workspace, or a 404: through the reads batched per event-loop turn (`deps.readContact`). */
+async function oneContact(deps: AppDeps, workspaceId: string, id: string) {
+  const c = await deps.readContact(workspaceId, id);
   if (!c) throw notFound('Contact', id);
   return c;
 }
@@ -179,11 +179,7 @@ export const contactRoutes = [
     errors: [401, 404, 500],
     // The hottest read, through the pool (no entity manager), batched with the reads of the same event-loop turn.
     orm: false,
-    handler: async ({ params, auth, deps }) => {
-      const contact = await deps.readContact(auth.workspaceId, params.id);
-      if (!contact) throw notFound('Contact', params.id);
-      return { data: contact };
-    },
+    handler: async ({ params, auth, deps }) => ({ data: await oneContact(deps, auth.workspaceId, params.id) }),
   }),
 
   defineRoute({
@@ -201,7 +197,7 @@ export const contactRoutes = [
     handler: async ({ params, body, auth, deps }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       await patchContact(deps.pool, auth.workspaceId, params.id, body, catalog);
-      return { data: await oneContact(deps.pool, auth.workspaceId, params.id) };
+      return { data: await oneContact(deps, auth.workspaceId, params.id) };
     },
   }),
 
@@ -240,7 +236,7 @@ export const contactRoutes = [
       const mapped = mapRow(body, catalog, planFor(catalog, source.sourceMeta?.config?.fieldMapping), '');
       if (!mapped.input) throw validationFailed(mapped.errors);
       const r = await ingestContacts(deps.pool, [mapped.input], { workspaceId: auth.workspaceId, sourceId: source.id, mode: 'explicit' });
-      return { data: await oneContact(deps.pool, auth.workspaceId, r.rows[0]!.contactId) };
+      return { data: await oneContact(deps, auth.workspaceId, r.rows[0]!.contactId) };
     },
   }),
 
