@@ -573,9 +573,9 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   // read twice (count, then a top-N) cost 1.7 ms more for the bench's 9,456 matches of
   // `headcount + title LIKE` (13.8 vs 12.1 ms) and 0.6 ms for 3,442 (`seniority IN + country`).
   const take = bound(limit + 1, 'int');
-  const select = sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(c.from)}`;
+  const selectFrom = (tables: string) => sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(tables)}`;
   const keyset = from ? keysetPredicate(matchIdSort, from.after, from.dir) : sql`true`;
-  const fromMatches = sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(c.pageFrom)}
+  const fromMatches = sql`${selectFrom(c.pageFrom)}
     where ${sql.raw(catalog.idSql)} = any((select case when n <= ${sql.lit(cap)} then ids end from total)::uuid[])`;
   const statement = sql`with total as materialized (select count(*)::int as n, (array_agg(m.id order by m.id ${sql.raw(dir)}) filter (where ${keyset}))[1:${take}] as ids
     from (${matchesSql(c)} limit ${sql.lit(cap + 1)}) m)
@@ -590,7 +590,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   // `seniority IN + country`) for the few that need it.
   let total = { n, estimated: false };
   if (n > cap) {
-    const walk = sql`${select} where (${c.where}) and (${from ? keysetPredicate(sort, from.after, from.dir) : sql`true`})
+    const walk = sql`${selectFrom(c.from)} where (${c.where}) and (${from ? keysetPredicate(sort, from.after, from.dir) : sql`true`})
       order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${take}`;
     const [walked, estimate] = await Promise.all([pool.query<Record<string, unknown>>(compileSql(walk)), estimateMatches(pool, c)]);
     result = walked.rows;
