@@ -22,7 +22,7 @@ import autocannon from 'autocannon';
 import { v7 as uuidv7 } from 'uuid';
 import { PROCESS_NODE_FLAGS, ROOT_DIR } from '../domain/config.js';
 import { createWorkspace } from '../db/workspaces.js';
-import { compiledBuild, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, nodeFlagsOf, say, startService, stopService } from './lib.js';
+import { compiledBuild, cpuByProcess, cpuSpent, databaseCpu, databaseCpuSpent, dropDatabase, freshDatabase, nodeFlagsOf, roundRobin, say, startService, stopService } from './lib.js';
 import { openDatabase } from '../db/orm.js';
 
 const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, tsx: { type: 'boolean', default: false }, 'cpu-prof': { type: 'string' } } });
@@ -55,9 +55,7 @@ async function load(url: string, headers: Record<string, string>, seconds: numbe
   const before = cpuByProcess(named);
   const db0 = databaseCpu(dbName);
   const t0 = performance.now();
-  let next = 0;
-  const requests = paths ? [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[next++ % paths.length] }) }] : undefined;
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers, requests });
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers, requests: paths && roundRobin(paths) });
   const spent = cpuSpent(before, cpuByProcess(named));
   const dbMs = databaseCpuSpent(db0, databaseCpu(dbName));
   const wallMs = performance.now() - t0;

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type autocannon from 'autocannon';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { v7 as uuidv7 } from 'uuid';
@@ -167,6 +168,12 @@ export function compiledBuild(forceTsx: boolean): boolean {
   );
   if (stale.length) throw new Error(`dist/ is older than ${stale[0]![0]}: run \`npm run build\` first (or pass --tsx)`);
   return true;
+}
+
+/** autocannon `requests` sending request after request to the next of `paths` (round robin): another contact each time, as a client walking a list reads. */
+export function roundRobin(paths: string[]): autocannon.Request[] {
+  let next = 0;
+  return [{ setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) }];
 }
 
 /** The node flags a bench gives the API or the worker: `BENCH_NODE_FLAGS="…"` when set, else the production ones (domain/config.ts). */

@@ -28,7 +28,7 @@ import pg from 'pg';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createWorkspace } from '../db/workspaces.js';
 import { WORKFLOWS_PATH } from '../worker/worker.js';
-import { BULK_MAPPING, bulkRow, compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, loadEnrichmentDataset, say, startService, stopService } from './lib.js';
+import { BULK_MAPPING, bulkRow, compiledBuild, cpuByProcess, cpuSpent, dropDatabase, freshDatabase, loadEnrichmentDataset, roundRobin, say, startService, stopService } from './lib.js';
 import { openDatabase } from '../db/orm.js';
 
 const { values: args } = parseArgs({
@@ -201,8 +201,7 @@ async function run(replicas: number): Promise<Outcome> {
     // Reads: 32 connections split over the APIs, all at once.
     // Every request reads another of the contacts, as bench/api-hotpath.ts does (round robin).
     const paths = (await db.query<{ id: string }>(`select id from contacts where workspace_id = $1 order by random()`, [ws.workspaceId])).rows.map((r) => `/contacts/${r.id}`);
-    let nextPath = 0;
-    const requests = [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: paths[nextPath++ % paths.length] }) }];
+    const requests = roundRobin(paths);
     const reads = await Promise.all(
       urls.map((u) => autocannon({ url: `${u}${paths[0]}`, connections: 32 / urls.length, duration: SECONDS, headers: { 'x-api-key': ws.apiKey }, requests })),
     );
