@@ -55,6 +55,7 @@ import {
   plainCopyContacts,
   say,
   startService,
+  stopService,
 } from './lib.js';
 
 const { values: args } = parseArgs({
@@ -284,8 +285,7 @@ console.log(`CPU ms during the re-send: ${JSON.stringify(resendCpu)}; plain COPY
 console.log(`peak RSS: API ${apiRss} MB, worker ${workerRss} MB   (target < 500 MB each; node flags: API ${nodeFlagsOf('api').join(' ')}, worker ${nodeFlagsOf('worker').join(' ')})`);
 
 // --- cleanup ------------------------------------------------------------------------------------
-for (const p of [apiProc, workerProc]) p.kill('SIGTERM');
-await Promise.all([apiProc, workerProc].map((p) => new Promise((r) => (p.exitCode !== null ? r(null) : p.once('exit', r)))));
+await Promise.all([apiProc, workerProc].map(stopService));
 receiver.close();
 await pool.end();
 await orm.close(true);
