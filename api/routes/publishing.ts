@@ -193,7 +193,6 @@ export const publishingRoutes = [
       if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
       const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
       if (timeProblem) throw invalidField('/scheduledTime', timeProblem);
-      if (!body.content.trim()) throw invalidField('/content', 'must not be blank');
 
       const id = uuidv7();
       await em.transactional(async (tx) => {

@@ -1,6 +1,7 @@
 /** Scheduling and publishing: bulk-schedule, unschedule, external replies. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AutomationInput } from '../../domain/social.js';
+import { NonBlankString } from './common.js';
 
 /** Rows one bulk-schedule request may carry in total. */
 export const MAX_SCHEDULE_ROWS = 10_000;
@@ -48,7 +49,7 @@ export const ExternalReplyBody = Type.Object(
       maxLength: 2000,
       description: 'The pronet post to comment on: a feed/update URL, a /posts/ URL, or an activity/ugcPost/share URN',
     }),
-    content: Type.String({ minLength: 1, maxLength: MAX_COMMENT_LENGTH }),
+    content: NonBlankString({ maxLength: MAX_COMMENT_LENGTH }),
     scheduledTime: ScheduledTime,
     providerId: Type.String({ minLength: 1, maxLength: 100, description: 'Integration id of a connected `pronet` or `pronetPage` account' }),
   },

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { CUSTOM_FIELD_TYPES } from '../../domain/contactCatalog.js';
 import { MAX_NUMERIC, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
+import { NonBlankString } from './common.js';
 
 const FieldType = Type.Union(Object.keys(OPERATORS_BY_TYPE).map((t) => Type.Literal(t)));
 const CustomFieldType = Type.Union(CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)));
@@ -25,11 +26,11 @@ export const ContactSchemaResponse = Type.Object({
 
 export const CreateCustomFieldBody = Type.Object(
   {
-    label: Type.String({ minLength: 1, maxLength: 200 }),
+    label: NonBlankString({ maxLength: 200 }),
     type: CustomFieldType,
     options: Type.Optional(
       Type.Array(
-        Type.Object({ label: Type.String({ minLength: 1, maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC })]) }, { additionalProperties: false }),
+        Type.Object({ label: NonBlankString({ maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC })]) }, { additionalProperties: false }),
         { maxItems: 500, description: 'Allowed values (string, number and multi fields); values are checked on write' },
       ),
     ),

@@ -390,4 +390,14 @@ describe('10. blank names', () => {
     const after = await counts();
     expect({ ...after, segments: after.segments - 1 }).toEqual(before);
   });
+
+  it('a custom field label of spaces only is a 400 naming /label; no field is created', async () => {
+    // Found in review: the label's schema asked only for one character, and the route stored it
+    // trimmed, so "   " made a custom field labelled "".
+    const fields = async () => (await get('/schema/contact')).body.data.filter((f: { custom: boolean }) => f.custom).length;
+    const before = await fields();
+    expect400(await post('/schema/contact/custom-fields', { label: ' \t ', type: 'string' }), '/label', /must not be blank/);
+    expect400(await post('/schema/contact/custom-fields', { label: 'Tier', type: 'string', options: [{ label: '  ', value: 'a' }] }), '/options/0/label', /must not be blank/);
+    expect(await fields()).toBe(before);
+  });
 });
