@@ -4,30 +4,25 @@
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
 import { invalidField } from '../../domain/errors.js';
-import { ApiError, conflict, featureNotAvailable, notFound } from '../errors.js';
+import { ApiError, conflict, featureNotAvailable } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
-import { isUuid, providerKindsCompatible, type Article, type MediaRef, type Provider, type ThreadItem } from '../../domain/social.js';
+import { providerKindsCompatible, type Article, type MediaRef, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { LockMode } from '@mikro-orm/core';
 import type { Queryable } from '../../db/pool.js';
-import { connectedIntegrationProvider, integrationProvider } from '../../db/integrations.js';
+import { integrationProvider } from '../../db/integrations.js';
 import {
   cancelRepostChildren,
   deleteUnscheduledPost,
-  findPost,
   insertDraftPost,
-  lockPost,
   markPostCancelled,
   replaceRepostChildren,
   filterPostsPage,
   setPostAutomation,
   updateDraftPost,
-  type PostEntity,
 } from '../../db/posts.js';
-import { Post as PostTable } from '../../db/social.js';
 import { cancelSchedules, livePublishRows } from '../../db/schedules.js';
 import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
+import { committedPost, connectedProvider, lockedPostOr404, postOr404 } from '../postLoaders.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -42,13 +37,6 @@ import {
   UpdatePostBody,
 } from '../schemas/posts.js';
 
-/** The connected integration `id` of the workspace, or a 400 naming `path`. */
-async function connectedProvider(em: EntityManager, id: string, path: string): Promise<Provider> {
-  const provider = isUuid(id) ? await connectedIntegrationProvider(em, id.toLowerCase()) : null;
-  if (!provider) throw invalidField(path, 'is not a connected integration of this workspace');
-  return provider;
-}
-
 /** Every `fileName` a post references must be media of the workspace: 400 naming the first that is not. */
 async function checkMediaRefs(db: Queryable, workspaceId: string, p: { media?: MediaRef[]; articles?: Article[]; threadItems?: ThreadItem[] }): Promise<void> {
   const refs: [string, string][] = [];
@@ -59,20 +47,6 @@ async function checkMediaRefs(db: Queryable, workspaceId: string, p: { media?: M
   const unknown = await unknownMedia(db, workspaceId, refs.map(([, f]) => f));
   const bad = refs.find(([, f]) => unknown.has(f));
   if (bad) throw invalidField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
-}
-
-/** The post of the workspace (locked when `em` runs a transaction and `lock` is set), or 404. */
-async function loadPost(em: EntityManager, workspaceId: string, id: string, lock = false): Promise<PostEntity> {
-  const post = isUuid(id) ? await em.findOne(PostTable, { id: id.toLowerCase() }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
-  if (!post) throw notFound('Post', id);
-  return post;
-}
-
-/** As `loadPost`, locked in the transaction `tx` (read again even when the request already holds the post). */
-async function lockPostOr404(tx: EntityManager, id: string): Promise<PostEntity> {
-  const post = isUuid(id) ? await lockPost(tx, id.toLowerCase()) : null;
-  if (!post) throw notFound('Post', id);
-  return post;
 }
 
 export const postRoutes = [
@@ -145,7 +119,7 @@ export const postRoutes = [
       if (auth.plan !== 'enterprise') throw featureNotAvailable('Cross-account reposting needs the Enterprise plan');
       const { enable, reposts } = body.reposting;
       const parentId = await em.transactional(async (tx) => {
-        const parent = await lockPostOr404(tx, params.postId);
+        const parent = await lockedPostOr404(tx, params.postId);
         if (parent.parentPostId) throw conflict('A repost child cannot be reposted; configure its parent', 'invalid_post_state');
         if (parent.externalPost) throw conflict('A comment on an external post cannot be reposted', 'invalid_post_state');
         if (!['draft', 'scheduled'].includes(parent.status)) {
@@ -169,7 +143,7 @@ export const postRoutes = [
         else await cancelRepostChildren(tx, parent.id);
         return parent.id;
       });
-      return { data: postJson((await findPost(em.fork(), parentId))!) };
+      return { data: postJson(await committedPost(em, parentId)) };
     },
   }),
 
@@ -181,7 +155,7 @@ export const postRoutes = [
     params: IdParams,
     responses: { 200: PostResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, em }) => ({ data: postJson(await loadPost(em, auth.workspaceId, params.id)) }),
+    handler: async ({ params, em }) => ({ data: postJson(await postOr404(em, params.id)) }),
   }),
 
   defineRoute({
@@ -197,7 +171,7 @@ export const postRoutes = [
     errors: [400, 401, 404, 409, 500],
     handler: async ({ params, body, auth, em, deps }) => {
       const updated = await em.transactional(async (tx) => {
-        const post = await loadPost(tx, auth.workspaceId, params.id, true);
+        const post = await lockedPostOr404(tx, params.id);
         if (post.status !== 'draft') throw conflict(`Only drafts can be edited; this post is ${post.status}`, 'post_not_editable');
         if (body.providerId !== undefined) await connectedProvider(tx, body.providerId, '/providerId');
         // Media rows are read on the pool: a plain read, as in the transaction (read committed).
@@ -228,11 +202,11 @@ export const postRoutes = [
     responses: { 200: PostDeleted },
     errors: [401, 404, 409, 500],
     handler: async ({ params, auth, em, deps }) => {
-      const post = await loadPost(em, auth.workspaceId, params.id);
+      const post = await postOr404(em, params.id);
       if (post.status === 'publishing') throw conflict('The post is being published right now; try again in a moment', 'post_publishing');
       if (post.status === 'scheduled') {
         const cancelled = await em.transactional(async (tx) => {
-          const locked = await lockPostOr404(tx, post.id);
+          const locked = await lockedPostOr404(tx, post.id);
           if (locked.status !== 'scheduled' || (await livePublishRows(tx, [post.id])).length) {
             throw conflict('The post started publishing meanwhile', 'post_publishing');
           }

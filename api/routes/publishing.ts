@@ -10,14 +10,14 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppDeps } from '../deps.js';
 import { SA } from '../../domain/searchAttributes.js';
 import { invalidField, type ErrorDetail } from '../../domain/errors.js';
-import { ApiError, conflict, notFound } from '../errors.js';
+import { ApiError, conflict } from '../errors.js';
 import { contentProblem, emptyContentProblem, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
 import { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation } from '../../domain/social.js';
 import type { Queryable } from '../../db/pool.js';
 import { mediaContentTypes } from '../../db/media.js';
-import { findPost, insertExternalReplyDraft, lockPost, markRepostCancelled, type PostEntity } from '../../db/posts.js';
+import { insertExternalReplyDraft, markRepostCancelled } from '../../db/posts.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   cancelSchedules,
@@ -29,8 +29,9 @@ import {
   type PostForSchedule,
   type ReplacedRow,
 } from '../../db/schedules.js';
-import { connectedIntegrationProvider, connectedIntegrationProviders } from '../../db/integrations.js';
+import { connectedIntegrationProviders } from '../../db/integrations.js';
 import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
+import { committedPost, connectedProvider, lockedPostOr404 } from '../postLoaders.js';
 import { defineRoute } from '../route.js';
 import { PostIdParams, PostResponse, postJson } from '../schemas/posts.js';
 import { BulkScheduleBody, ExternalReplyBody, MAX_SCHEDULE_ROWS, MessageResponse } from '../schemas/publishing.js';
@@ -135,16 +136,6 @@ async function schedule(tx: EntityManager, deps: AppDeps, workspaceId: string, r
   return stale;
 }
 
-/** The post of the workspace locked in the transaction `tx`, or 404. */
-async function lockPostOr404(tx: EntityManager, id: string): Promise<PostEntity> {
-  const post = isUuid(id) ? await lockPost(tx, id.toLowerCase()) : null;
-  if (!post) throw notFound('Post', id);
-  return post;
-}
-
-/** The post as committed (a fresh fork: the request's identity map may hold an older copy). */
-const committedPost = async (em: EntityManager, id: string) => (await findPost(em.fork(), id))!;
-
 export const publishingRoutes = [
   defineRoute({
     method: 'post',
@@ -187,9 +178,8 @@ export const publishingRoutes = [
     handler: async ({ body, auth, em, deps }) => {
       const thread = parsePronetPostUrl(body.externalPostUrl);
       if (!thread) throw invalidField('/externalPostUrl', 'is not a pronet post URL or URN (activity, ugcPost or share)');
+      const kind = await connectedProvider(em, body.providerId, '/providerId');
       const providerId = body.providerId.toLowerCase();
-      const kind = isUuid(providerId) ? await connectedIntegrationProvider(em, providerId) : null;
-      if (!kind) throw invalidField('/providerId', 'is not a connected integration of this workspace');
       if (kind === 'microblog') throw invalidField('/providerId', 'must be a pronet or pronetPage integration');
       const timeProblem = scheduledTimeProblem(body.scheduledTime, new Date());
       if (timeProblem) throw invalidField('/scheduledTime', timeProblem);
@@ -216,7 +206,7 @@ export const publishingRoutes = [
     errors: [401, 404, 409, 500],
     handler: async ({ params, auth, em, deps }) => {
       const { post, cancelled } = await em.transactional(async (tx) => {
-        const post = await lockPostOr404(tx, params.postId);
+        const post = await lockedPostOr404(tx, params.postId);
         if (post.parentPostId) {
           if (post.status !== 'scheduled' && post.status !== 'draft') throw conflict(`This repost is ${post.status} and cannot be cancelled`, 'invalid_post_state');
           await markRepostCancelled(tx, post.id);
