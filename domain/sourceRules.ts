@@ -147,6 +147,8 @@ export function validateFieldMapping(value: unknown, pointer: string, inCatalog:
     if (!str(sourceFieldName) || !sourceFieldName.trim()) throw invalidField(`${at}/sourceFieldName`, 'must be a non-empty string');
     if (!str(targetFieldName) || !targetFieldName.trim()) throw invalidField(`${at}/targetFieldName`, 'must be a non-empty string');
     if (sourceFieldName.length > 300) throw invalidField(`${at}/sourceFieldName`, 'must NOT have more than 300 characters');
+    // No row may carry this key (domain/inputSafety.ts): a mapping from it could never apply.
+    if (sourceFieldName === '__proto__') throw invalidField(`${at}/sourceFieldName`, 'is not allowed: no row may carry this key (it reaches the object prototype)');
     if (targetFieldName.length > 300) throw invalidField(`${at}/targetFieldName`, 'must NOT have more than 300 characters');
     if (!inCatalog(targetFieldName)) {
       throw invalidField(`${at}/targetFieldName`, `'${targetFieldName}' is not a field of GET /schema/contact`);

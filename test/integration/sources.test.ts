@@ -86,6 +86,15 @@ describe('POST /sources', () => {
       }),
       '/sourceMeta/config/fieldMapping/0/targetFieldName',
     );
+    // Found by an outside client: a mapping from "__proto__" was accepted, though no row may carry
+    // that key (input safety refuses it), so every bulk upsert into the source was refused.
+    expect400(
+      await post('/sources', {
+        sourceType: 'importFromWebhook',
+        sourceMeta: { config: { fieldMapping: [{ sourceFieldName: '__proto__', targetFieldName: 'contact.firstName' }] } },
+      }),
+      '/sourceMeta/config/fieldMapping/0/sourceFieldName',
+    );
     expect400(await post('/sources', { sourceType: 'pronetFoo', sourceIdentifier: 'x' }), '/sourceType');
     expect400(await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/x', extra: 1 }), '/extra');
   });
