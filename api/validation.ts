@@ -46,10 +46,43 @@ function compile(schema: TSchema, coerce: boolean): ValidateFunction {
   return fn;
 }
 
+/**
+ * A union (anyOf) reports the errors of every branch. Only the branches whose type the value has
+ * say what is wrong with it (an IN list of 1001 values: its length, not "must be string"); when
+ * it has none of their types, one error lists them. Unions whose every branch took the value's
+ * type (literals: `const`) are left whole for mergeLiteralUnions.
+ */
+function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
+  let out = errors;
+  for (const union of errors) {
+    if (union.keyword !== 'anyOf') continue;
+    const base = `${union.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of out) {
+      if (e === union || !e.schemaPath.startsWith(base) || !e.instancePath.startsWith(union.instancePath)) continue;
+      const branch = e.schemaPath.slice(base.length).split('/')[0]!;
+      branches.get(branch)?.push(e) ?? branches.set(branch, [e]);
+    }
+    const wrongType = (es: ErrorObject[]) => es.length === 1 && es[0]!.keyword === 'type' && es[0]!.instancePath === union.instancePath;
+    const missed = [...branches.values()].filter(wrongType);
+    if (!missed.length) continue;
+    const drop = new Set<ErrorObject>(missed.flat());
+    if (missed.length < branches.size) out = out.filter((e) => e !== union && !drop.has(e));
+    else {
+      // In the union's place, so an enclosing union finds it among its branch's errors.
+      const types = missed.flatMap(([e]) => String((e!.params as { type: string }).type).split(','));
+      const listed = types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types[0];
+      const typeError: ErrorObject = { ...union, keyword: 'type', message: `must be ${listed}`, params: { type: types.join(',') } };
+      out = out.filter((e) => !drop.has(e)).map((e) => (e === union ? typeError : e));
+    }
+  }
+  return out;
+}
+
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   const seen = new Set<string>();
   const out: ErrorDetail[] = [];
-  for (const e of errors ?? []) {
+  for (const e of narrowUnions(errors ?? [])) {
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'propertyNames') continue; // summary of the name error reported just before

@@ -1,0 +1,45 @@
+/**
+ * What a 400 says when a value fails a union (anyOf) schema: ajv reports every branch, and the
+ * first line used to be the first branch's type error whatever the value was.
+ */
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../api/errors.js';
+import { FilterContactsBody } from '../../api/schemas/contacts.js';
+import { validate } from '../../api/validation.js';
+
+function refusal(body: unknown): ApiError {
+  try {
+    validate(FilterContactsBody, body, 'body');
+  } catch (e) {
+    expect(e).toBeInstanceOf(ApiError);
+    return e as ApiError;
+  }
+  throw new Error('expected a 400');
+}
+const condition = (operator: string, value: unknown) => ({ limit: 1, conditions: [{ field: 'contact.firstName', operator, value }] });
+
+describe('union (anyOf) errors name what is wrong with the value given', () => {
+  it('an IN list one past the limit: the limit, not "must be string"', () => {
+    // Found by an outside client: 1001 values answered "/conditions/0/value must be string".
+    const e = refusal(condition('IN', Array.from({ length: 1001 }, (_, i) => `v${i}`)));
+    expect(e.message).toBe('Request body is invalid: /conditions/0/value must NOT have more than 1000 items');
+    expect(e.details).toEqual([{ path: '/conditions/0/value', message: 'must NOT have more than 1000 items' }]);
+  });
+
+  it('a value of no allowed type: one line listing the types', () => {
+    const e = refusal(condition('==', { a: 1 }));
+    expect(e.details).toEqual([{ path: '/conditions/0/value', message: 'must be string, number, boolean, array or null' }]);
+  });
+
+  it('a list with a bad element: the element, with the types an element may have', () => {
+    const e = refusal(condition('IN', ['a', {}]));
+    expect(e.details).toEqual([{ path: '/conditions/0/value/1', message: 'must be string, number or boolean' }]);
+  });
+
+  it('a union of literals still reads as one "must be one of" line', () => {
+    const e = refusal(condition('LIKEX', 'a'));
+    expect(e.details).toHaveLength(1);
+    expect(e.details![0]!.path).toBe('/conditions/0/operator');
+    expect(e.details![0]!.message).toMatch(/^must be one of "==", "!=", "LIKE"/);
+  });
+});
