@@ -198,11 +198,13 @@ export function flattenRow(row: Record<string, unknown>): { flat: Record<string,
 /**
  * Adds to `columns` each key of a row as mapping sees it (nested objects flattened) that it lacks,
  * with its JSON pointer (`base` + its pointer in the row). Pointers are spelled out only for new
- * keys: a bulk request repeats the same few keys in every row.
+ * keys: a bulk request repeats the same few keys in every row. A row that gives a field twice adds
+ * none: it fails alone, as a row error of the job.
  */
 export function addRowKeys(row: Record<string, unknown>, base: string, columns: Map<string, string>): void {
   const nested = flattenRow(row);
-  if (nested && 'flat' in nested) {
+  if (nested && 'error' in nested) return;
+  if (nested) {
     for (const [k, pointer] of nested.pointers) if (!columns.has(k)) columns.set(k, base + pointer);
     return;
   }

@@ -521,6 +521,17 @@ describe('bulk upsert', () => {
     await app.recordHistory(`bulk-upsert-${accepted.jobId}`, 'bulkUpsert/last-run-after-continue-as-new');
   });
 
+  it("a row giving one field both nested and as a dotted key is that row's error; the other rows are saved", async () => {
+    // Found by an outside client: the request was refused as a whole with "/contactsData/0/contact:
+    // unknown field contact", where a single upsert names /contact/firstName as given twice.
+    const contactsData = [{ 'contact.firstName': 'Solo', 'contact.pronet': 'https://www.pronet.com/in/solo-twice' }, { 'contact.firstName': 'A', contact: { firstName: 'B' } }];
+    const r = await post(`/contacts/${listenSource}/bulk-upsert-contacts`, { contactsData });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const job = await app.waitForJob(r.body.jobId, key);
+    expect(job.jobResponsePayload).toMatchObject({ created: 1, failed: 1 });
+    expect(job.jobResponsePayload.errors).toEqual([{ row: 1, path: '/contactsData/1/contact/firstName', message: 'is given twice (nested and as a dotted key)' }]);
+  });
+
   it('rejects a mapping column absent from every row, bad targets, unknown keys, bad bodies; 404 for unknown sources and segments', async () => {
     expect400(await post(`/contacts/${importSource}/bulk-upsert-contacts`, { contactsData: [{ 'First Name': 'A' }] }), '/contactsData', /sourceFieldName Last Name/);
     await app.pool.query(`update sources set source_meta = $2 where id = $1`, [importSource, { config: { fieldMapping: [...MAPPING, { sourceFieldName: 'Shoe', targetFieldName: 'contact.shoeSize' }] } }]);
