@@ -12,6 +12,7 @@
 import { Context } from '@temporalio/activity';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import pLimit from 'p-limit';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
 import { decryptCredentials } from '../domain/credentials.js';
@@ -254,41 +255,39 @@ export function createPublishingActivities(deps: ActivityDeps) {
       for (;;) {
         const list = await dispatchableRows(pool, input.batchId, DISPATCH_HORIZON_MS, DISPATCH_CHUNK);
         if (!list.length) break;
-        let next = 0;
-        const worker = async () => {
-          for (;;) {
-            // A cancelled dispatch (worker shutting down, batch terminated) stops; the retry resumes from the marks.
-            if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('dispatch cancelled');
-            const i = next++;
-            if (i >= list.length) return;
-            const r = list[i]!;
-            const workflow = r.external_post ? externalReplyWorkflow : publishPostWorkflow;
-            const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
-              workflowId: publishWorkflowId(r.post_id, r.n),
-              taskQueue: input.taskQueue,
-              args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-              typedSearchAttributes: new TypedSearchAttributes([
-                { key: SA.WorkspaceId, value: input.workspaceId },
-                { key: SA.PostId, value: r.post_id },
-                { key: SA.JobType, value: r.external_post ? 'external-reply' : 'publish' },
-              ]),
-              memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
-            });
-            await c.workflow
-              .executeUpdateWithStart(rescheduleUpdate, { args: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }], startWorkflowOperation })
-              .catch((err: unknown) => {
-                // A newer row already holds the workflow: this one was replaced. Any other refusal
-                // (the workflow is ending) or error fails the attempt; the retry finds it closed and starts anew.
-                const cause = rootCause(err);
-                if (cause instanceof ApplicationFailure && cause.type === SCHEDULE_REJECTION.stale) return;
-                throw err;
+        const limit = pLimit(DISPATCH_CONCURRENCY);
+        await Promise.all(
+          list.map((r, i) =>
+            limit(async () => {
+              // A cancelled dispatch (worker shutting down, batch terminated) stops; the retry resumes from the marks.
+              if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('dispatch cancelled');
+              const workflow = r.external_post ? externalReplyWorkflow : publishPostWorkflow;
+              const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
+                workflowId: publishWorkflowId(r.post_id, r.n),
+                taskQueue: input.taskQueue,
+                args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
+                workflowIdConflictPolicy: 'USE_EXISTING',
+                workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+                typedSearchAttributes: new TypedSearchAttributes([
+                  { key: SA.WorkspaceId, value: input.workspaceId },
+                  { key: SA.PostId, value: r.post_id },
+                  { key: SA.JobType, value: r.external_post ? 'external-reply' : 'publish' },
+                ]),
+                memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
               });
-            ctx.heartbeat(dispatched + i);
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(DISPATCH_CONCURRENCY, list.length) }, worker));
+              await c.workflow
+                .executeUpdateWithStart(rescheduleUpdate, { args: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }], startWorkflowOperation })
+                .catch((err: unknown) => {
+                  // A newer row already holds the workflow: this one was replaced. Any other refusal
+                  // (the workflow is ending) or error fails the attempt; the retry finds it closed and starts anew.
+                  const cause = rootCause(err);
+                  if (cause instanceof ApplicationFailure && cause.type === SCHEDULE_REJECTION.stale) return;
+                  throw err;
+                });
+              ctx.heartbeat(dispatched + i);
+            }),
+          ),
+        );
         await markRowsDispatched(pool, list.map((r) => r.id));
         dispatched += list.length;
       }

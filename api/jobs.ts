@@ -11,8 +11,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from './errors.js';
 import { isUuid } from '../domain/ids.js';
 import { rootCause } from '../workflows/failure.js';
-import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobStatus, type JobView, type WebhookTarget } from '../workflows/job.js';
+import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobView, type WebhookTarget } from '../workflows/job.js';
 import type { AppDeps } from './deps.js';
+import type { Static } from '@sinclair/typebox';
+import type { JobAccepted } from './schemas/common.js';
+import type { JobResponse } from './schemas/platform.js';
 import { deleteJob, findJobInWorkspace, insertJob, webhookDeliveriesOfJob } from '../db/jobs.js';
 import { logContext } from '../telemetry/log.js';
 import { jobsStarted } from '../telemetry/metrics.js';
@@ -37,11 +40,7 @@ export interface StartJobOptions<W extends JobWorkflow> {
   message?: string;
 }
 
-export interface JobAcceptedBody {
-  message: string;
-  jobId: string;
-  jobStatusEndpoint: string;
-}
+export type JobAcceptedBody = Static<typeof JobAccepted>;
 
 export function jobWorkflowId(type: string, jobId: string): string {
   return `${type}-${jobId}`;
@@ -81,19 +80,8 @@ export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: Start
   };
 }
 
-export interface JobRecord {
-  id: string;
-  type: string;
-  jobStatus: JobStatus;
-  progress: JobProgress | null;
-  /** Why `progress` is null (null when it is known). */
-  progressUnknownReason: string | null;
-  jobResponsePayload: unknown;
-  error: JobError | null;
-  webhookDeliveries: Array<{ attempt: number; statusCode: number | null; error: string | null; durationMs: number; createdAt: string }>;
-  createdAt: string;
-  updatedAt: string;
-}
+/** GET /jobs/{jobId}'s `data`. */
+export type JobRecord = Static<typeof JobResponse>['data'];
 
 async function jobRow(deps: AppDeps, workspaceId: string, jobId: string) {
   // a malformed id names no job (and would fail the uuid cast): 404 without a query
@@ -187,7 +175,7 @@ async function stateOf(deps: AppDeps, handle: WorkflowHandle): Promise<JobState>
 
 export async function readJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
   const row = await jobRow(deps, workspaceId, jobId);
-  const handle = deps.temporal.workflow.getHandle(row.workflowId);
+  const handle = deps.temporal.workflow.getHandle<JobWorkflow>(row.workflowId);
   const [{ view, progressUnknownReason, closedAt }, deliveries] = await Promise.all([
     stateOf(deps, handle),
     webhookDeliveriesOfJob(deps.orm.em, workspaceId, jobId),
@@ -210,7 +198,7 @@ export async function readJob(deps: AppDeps, workspaceId: string, jobId: string)
 
 export async function cancelJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
   const row = await jobRow(deps, workspaceId, jobId);
-  const handle = deps.temporal.workflow.getHandle(row.workflowId);
+  const handle = deps.temporal.workflow.getHandle<JobWorkflow>(row.workflowId);
   const desc = await handle.describe();
   if (desc.status.name !== 'RUNNING') throw conflict(`Job ${jobId} has already ended`, 'job_not_running');
   await handle.cancel();

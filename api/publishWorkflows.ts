@@ -1,5 +1,6 @@
 /** What the API tells running publish workflows (`publish-<postId>-<n>`, workflows/scheduling.ts). */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import pLimit from 'p-limit';
 import type { ReplacedRow } from '../db/schedules.js';
 import { publishWorkflowId } from '../domain/publishing.js';
 import { unscheduleUpdate } from '../workflows/scheduling.js';
@@ -18,18 +19,18 @@ const UPDATE_DEADLINE_MS = 5_000;
  * deadline, Temporal unreachable) is logged, and the workflow ends at its claim.
  */
 export async function unscheduleWaitingPublishes(deps: AppDeps, rows: ReplacedRow[]): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < rows.length) {
-      const r = rows[next++]!;
-      const workflowId = publishWorkflowId(r.postId, r.n);
-      await deps.temporal.connection
-        .withDeadline(Date.now() + UPDATE_DEADLINE_MS, () => deps.temporal.workflow.getHandle(workflowId).executeUpdate(unscheduleUpdate, { args: [{ scheduleId: r.id }] }))
-        .catch((err: unknown) => {
-          if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return;
-          deps.log.warn({ err, workflowId, scheduleId: r.id }, 'unschedule not acknowledged; the workflow stops at its claim');
-        });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(UPDATE_CONCURRENCY, rows.length) }, worker));
+  const limit = pLimit(UPDATE_CONCURRENCY);
+  await Promise.all(
+    rows.map((r) =>
+      limit(async () => {
+        const workflowId = publishWorkflowId(r.postId, r.n);
+        await deps.temporal.connection
+          .withDeadline(Date.now() + UPDATE_DEADLINE_MS, () => deps.temporal.workflow.getHandle(workflowId).executeUpdate(unscheduleUpdate, { args: [{ scheduleId: r.id }] }))
+          .catch((err: unknown) => {
+            if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return;
+            deps.log.warn({ err, workflowId, scheduleId: r.id }, 'unschedule not acknowledged; the workflow stops at its claim');
+          });
+      }),
+    ),
+  );
 }
