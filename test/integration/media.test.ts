@@ -191,6 +191,35 @@ describe('chunked upload', () => {
     expect(again.body.error.details[0].path).toBe('/chunks/0/fileName');
   });
 
+  it('parallel assemblies of the same chunks without an Idempotency-Key build one file; the others are refused', async () => {
+    const ws = await app.createWorkspace();
+    const MiB = 1024 * 1024;
+    const whole = mp4(12 * MiB);
+    const chunks: { fileName: string; chunkNumber: number }[] = [];
+    for (const [i, [from, to]] of [[0, 5 * MiB], [5 * MiB, 10 * MiB], [10 * MiB, 12 * MiB]].entries()) {
+      const r = await upload(ws.apiKey, Buffer.from(whole.subarray(from, to)), { query: '?chunk=true' });
+      expect(r.status).toBe(200);
+      chunks.push({ fileName: r.body.fileName, chunkNumber: i + 1 });
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'mp4' } })),
+    );
+    const ok = answers.filter((r) => r.status === 200);
+    const refused = answers.filter((r) => r.status !== 200);
+    expect(ok.length, JSON.stringify(answers.map((r) => [r.status, r.body.fileName ?? r.body.error?.message]))).toBe(1);
+    for (const r of refused) {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^\/chunks\/\d\/fileName$/), message: expect.stringMatching(/is not a chunk uploaded by this workspace/) });
+    }
+    const got = await download(ok[0]!.body.readUrl);
+    expect(got.body.equals(whole)).toBe(true);
+    // One media object and row; the chunks consumed; nothing left by the refused requests.
+    expect(await objectsOf(ws.workspaceId)).toEqual([ok[0]!.body.fileName]);
+    const rows = await app.pool.query(`select file_name, is_chunk from media_objects where workspace_id = $1`, [ws.workspaceId]);
+    expect(rows.rows).toEqual([{ file_name: ok[0]!.body.fileName, is_chunk: false }]);
+  });
+
   it('validates order, size and ownership of chunks', async () => {
     const a = await app.createWorkspace();
     const b = await app.createWorkspace();
