@@ -14,7 +14,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DOMAIN_ERROR_FAILURE, domainErrorData, ExtensionMismatchError, ImportFailedError, InvalidInputError, UrlNotAllowedError } from '../domain/errors.js';
 import { IMPORT_TIMEOUT_MS, MAX_IMPORT_BYTES } from '../domain/social.js';
 import {
-  chunkSizes,
+  claimChunks,
   composeObjects,
   deleteChunkRecords,
   detectMediaType,
@@ -79,27 +79,32 @@ export function createMediaActivities(deps: ActivityDeps) {
 
     async assembleMediaChunks(input: AssembleMediaInput): Promise<StoredMedia> {
       const em = deps.orm.em;
-      const consume = async () => {
-        await deleteChunkRecords(em, input.chunks);
-        await store.client.removeObjects(store.bucket, input.chunks).catch((e) => deps.log.warn({ err: e }, 'chunk cleanup failed'));
-      };
+      const removeChunkObjects = () => store.client.removeObjects(store.bucket, input.chunks).catch((e) => deps.log.warn({ err: e }, 'chunk cleanup failed'));
       const earlier = await findMedia(em, input.id);
       if (earlier) {
-        await consume();
+        await deleteChunkRecords(em, input.chunks);
+        await removeChunkObjects();
         return earlier;
       }
       return refusing(async () => {
-        // The API checked the chunks; another assembly may have consumed one since.
-        const sizeOf = await chunkSizes(em, input.chunks);
-        const gone = input.chunks.findIndex((c) => !sizeOf.has(c));
-        if (gone >= 0) throw new InvalidInputError(['chunks', gone, 'fileName'], NOT_A_CHUNK);
-        const type = await detectMediaType(await readHead(store, input.chunks[0]!), ['chunks', 0, 'fileName']);
-        if (UPLOAD_TYPES[type] !== input.ext) throw new ExtensionMismatchError(['fileExtension'], type, UPLOAD_TYPES[type]!, input.ext);
-        const total = input.chunks.reduce((n, c) => n + sizeOf.get(c)!, 0);
-        const o: StoredMedia = { id: input.id, fileName: objectName(input.workspaceId, input.ext, input.id), contentType: type, sizeBytes: total };
-        await composeObjects(store, input.chunks, o.fileName, type, total);
-        await recordMedia(em, input.workspaceId, o);
-        await consume();
+        // One transaction claims the chunks (their rows locked), builds the object, records it and
+        // deletes the chunk rows. A concurrent assembly of the same chunks finds them claimed (or
+        // consumed) and is refused before it builds anything; a refusal or a failure rolls back
+        // and leaves the chunks as they were, for a retried attempt or another request.
+        const o = await em.transactional(async (tx) => {
+          const sizeOf = await claimChunks(tx, input.chunks);
+          const gone = input.chunks.findIndex((c) => !sizeOf.has(c));
+          if (gone >= 0) throw new InvalidInputError(['chunks', gone, 'fileName'], NOT_A_CHUNK);
+          const type = await detectMediaType(await readHead(store, input.chunks[0]!), ['chunks', 0, 'fileName']);
+          if (UPLOAD_TYPES[type] !== input.ext) throw new ExtensionMismatchError(['fileExtension'], type, UPLOAD_TYPES[type]!, input.ext);
+          const total = input.chunks.reduce((n, c) => n + sizeOf.get(c)!, 0);
+          const o: StoredMedia = { id: input.id, fileName: objectName(input.workspaceId, input.ext, input.id), contentType: type, sizeBytes: total };
+          await composeObjects(store, input.chunks, o.fileName, type, total);
+          await recordMedia(tx, input.workspaceId, o);
+          await deleteChunkRecords(tx, input.chunks);
+          return o;
+        });
+        await removeChunkObjects();
         return o;
       });
     },

@@ -310,11 +310,11 @@ function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof InvalidInputError) return fieldError('validation_failed', err.field, err.problem);
   if (err instanceof ConflictError) return conflict(err.message, err.code);
   if (err instanceof InsufficientCreditsError) return insufficientCredits(err.needed, err.balance);
-  if (err instanceof UnsupportedMediaTypeError) return fieldError('unsupported_media_type', err.field, `${err.message}; allowed types are ${err.allowed.join(', ')}`, err.message);
+  if (err instanceof UnsupportedMediaTypeError) return fieldError('file_type_not_allowed', err.field, `${err.message}; allowed types are ${err.allowed.join(', ')}`, err.message);
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
   if (err instanceof UrlNotAllowedError) return fieldError('url_not_allowed', err.field, err.reason);
   if (err instanceof ImportFailedError) return fieldError('import_failed', err.field, err.reason);
-  if (err instanceof ExtensionMismatchError) return fieldError('unsupported_media_type', err.field, err.message, `does not match the detected type ${err.detected}`);
+  if (err instanceof ExtensionMismatchError) return fieldError('file_extension_mismatch', err.field, err.message, `does not match the detected type ${err.detected}`);
   if (err instanceof CreditAccountBusyError) return new ApiError(503, 'credits_busy', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
   return undefined;
 }

@@ -11,7 +11,7 @@ import { PassThrough, Transform, type Readable, type TransformCallback } from 'n
 import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
-import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
 import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
@@ -268,6 +268,18 @@ export const NOT_A_CHUNK = 'is not a chunk uploaded by this workspace (upload it
 /** Sizes of the context workspace's unassembled chunks among `fileNames` (file name → bytes); names that are no such chunk are absent. */
 export async function chunkSizes(em: EntityManager, fileNames: string[]): Promise<Map<string, number>> {
   const rows = await em.find(MediaObject, { fileName: { $in: fileNames }, isChunk: true }, { fields: ['fileName', 'sizeBytes'] });
+  return new Map(rows.map((x) => [x.fileName, x.sizeBytes]));
+}
+
+/**
+ * Claims the context workspace's unassembled chunks among `fileNames` for an assembly: their rows
+ * are locked (`for update skip locked`) in the caller's transaction (`em.transactional`) until it
+ * commits (with the rows deleted: consumed) or rolls back (the chunks stay, as before the attempt).
+ * A chunk another assembly holds is skipped, so it is absent like one already consumed: of
+ * concurrent assemblies of the same chunks only one gets them all. File name → bytes.
+ */
+export async function claimChunks(tx: EntityManager, fileNames: string[]): Promise<Map<string, number>> {
+  const rows = await tx.find(MediaObject, { fileName: { $in: fileNames }, isChunk: true }, { fields: ['fileName', 'sizeBytes'], lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE });
   return new Map(rows.map((x) => [x.fileName, x.sizeBytes]));
 }
 

@@ -1,8 +1,10 @@
 /**
  * `POST /v1/media/assemble-chunks`: server-side concatenation of uploaded chunks in the object
  * store, on the worker; the API checked the chunks, starts this workflow and waits for its
- * result within the request's deadline. A refusal (type not allowed or not matching the
- * extension, a chunk consumed meanwhile) is the activity's non-retryable `MediaRejected` failure.
+ * result within the request's deadline. The activity claims the chunks in the transaction that
+ * records the result, so concurrent assemblies of the same chunks build one file. A refusal (type
+ * not allowed or not matching the extension, a chunk claimed by another assembly or consumed
+ * meanwhile) is the activity's non-retryable `DomainError` failure.
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';

@@ -78,7 +78,7 @@ async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: s
   if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /v1/media/upload or POST /v1/media/assemble-chunks and send the fileName returned');
   const format = formatOf(found.contentType);
   if (!format)
-    throw new ApiError(400, 'unsupported_media_type', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
+    throw new ApiError(400, 'file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
       { path, message: `holds ${found.contentType}, not text/csv or application/x-ndjson` },
     ]);
   if (format === 'jsonl') return { format, sizeBytes: found.sizeBytes, header: undefined };

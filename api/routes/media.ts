@@ -26,7 +26,7 @@ const EXTENSION_ALIASES: Record<string, string> = { jpeg: 'jpg', qt: 'mov', ndjs
 /** Streams the multipart part named `file` into the store; other parts are ignored. */
 async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: string, chunk: boolean): Promise<StoredObject> {
   if (!ctx.is('multipart/form-data')) {
-    throw new ApiError(415, 'unsupported_content_type', 'Send the file as multipart/form-data with a part named "file"');
+    throw new ApiError(415, 'unsupported_media_type', 'Send the file as multipart/form-data with a part named "file"');
   }
   const maxBytes = chunk ? MAX_CHUNK_BYTES : MAX_UPLOAD_BYTES;
   let stored: Promise<StoredObject> | undefined;
@@ -83,7 +83,7 @@ export const mediaRoutes = [
     summary: 'Upload a media file',
     description:
       'multipart/form-data with one part named `file` (≤ 50 MiB). The type is detected from the bytes, never taken from the declared type; allowed: ' +
-      `${Object.keys(UPLOAD_TYPES).join(', ')} (else 400 \`unsupported_media_type\`). \`text/csv\` and \`application/x-ndjson\` are contacts files ` +
+      `${Object.keys(UPLOAD_TYPES).join(', ')} (else 400 \`file_type_not_allowed\`). \`text/csv\` and \`application/x-ndjson\` are contacts files ` +
       'for `contactsFile` of `POST /contacts/{sourceId}/bulk-upsert-contacts` (UTF-8 text without control characters; JSON Lines when the first ' +
       'line is a JSON object, CSV when a header line is followed by a record of as many fields), not media for posts. With `?chunk=true` the part ' +
       'is stored as one chunk (≤ 10 MiB) for `POST /v1/media/assemble-chunks`. `Idempotency-Key` binds to the query and the SHA-256 of the ' +
@@ -121,8 +121,10 @@ export const mediaRoutes = [
     summary: 'Assemble uploaded chunks into one media file',
     description:
       'Concatenates chunks uploaded with `POST /v1/media/upload?chunk=true`, server-side, in `chunkNumber` order. Chunks ≤ 10 MiB, ' +
-      'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type (detected from the first chunk\'s bytes, as for uploads) ' +
-      'matching `fileExtension` (`csv`, `jsonl` or `ndjson` for contacts files); the chunks are consumed.' +
+      'all but the last ≥ 5 MiB, result ≤ 1 GiB. The result must be an allowed type (detected from the first chunk\'s bytes, as for uploads: ' +
+      'else 400 `file_type_not_allowed`) matching `fileExtension` (`csv`, `jsonl` or `ndjson` for contacts files; else 400 ' +
+      '`file_extension_mismatch`); the chunks are consumed: of concurrent requests for the same chunks one assembles them, the others ' +
+      'get 400 `validation_failed` (not a chunk of this workspace).' +
       DEADLINE_NOTE,
     body: AssembleChunksBody,
     bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names

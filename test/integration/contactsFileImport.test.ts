@@ -196,16 +196,16 @@ describe('bulk upsert from a contacts file', () => {
       expect(r.body.error.details?.[0]?.path ?? r.body.error.message).toContain(path);
     };
     // Binary bytes declared as CSV are refused at upload, whole or chunked.
-    expect400(await uploadPart(ws.apiKey, randomBytes(3000), '', 'text/csv'), '/file', 'unsupported_media_type');
+    expect400(await uploadPart(ws.apiKey, randomBytes(3000), '', 'text/csv'), '/file', 'file_type_not_allowed');
     const part = await uploadPart(ws.apiKey, Buffer.concat([Buffer.from('a,b\n'), randomBytes(3000)]), '?chunk=true');
-    expect400(await post('/v1/media/assemble-chunks', { chunks: [{ fileName: part.body.fileName, chunkNumber: 1 }], fileExtension: 'csv' }, ws.apiKey), '/chunks/0/fileName', 'unsupported_media_type');
+    expect400(await post('/v1/media/assemble-chunks', { chunks: [{ fileName: part.body.fileName, chunkNumber: 1 }], fileExtension: 'csv' }, ws.apiKey), '/chunks/0/fileName', 'file_type_not_allowed');
     // A pretty-printed JSON document is neither CSV nor JSON Lines.
-    expect400(await uploadPart(ws.apiKey, Buffer.from('{\n  "a": 1\n}\n')), '/file', 'unsupported_media_type');
+    expect400(await uploadPart(ws.apiKey, Buffer.from('{\n  "a": 1\n}\n')), '/file', 'file_type_not_allowed');
     // A real media file (GIF) is stored, but is no contacts file.
     const gif = await uploadPart(ws.apiKey, Buffer.from('GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;', 'latin1'));
     expect(gif.status, JSON.stringify(gif.body)).toBe(200);
     const bulk = (body: unknown) => post(`/contacts/${sourceId}/bulk-upsert-contacts`, body, ws.apiKey);
-    expect400(await bulk({ contactsData: [], contactsFile: { fileName: gif.body.fileName } }), '/contactsFile/fileName', 'unsupported_media_type');
+    expect400(await bulk({ contactsData: [], contactsFile: { fileName: gif.body.fileName } }), '/contactsFile/fileName', 'file_type_not_allowed');
     expect400(await bulk({ contactsData: [], contactsFile: { fileName: `${ws.workspaceId}/missing.csv` } }), '/contactsFile/fileName');
     const csv = await uploadPart(ws.apiKey, Buffer.from('First Name,Email\nA,a@x.com\n'));
     expect(csv.body.contentType).toBe('text/csv');

@@ -114,13 +114,13 @@ describe('media upload', () => {
     exe.writeUInt32LE(0x80, 0x3c);
     const bad = await upload(ws.apiKey, exe, { name: 'cat.jpg', declared: 'image/jpeg' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('unsupported_media_type');
+    expect(bad.body.error.code).toBe('file_type_not_allowed');
     expect(bad.body.error.message).toMatch(/detected type application\/x-msdownload/);
     expect(bad.body.error.details[0].path).toBe('/file');
 
     const text = await upload(ws.apiKey, Buffer.from('just some text, not an image'.repeat(10)), { name: 'a.gif', declared: 'image/gif' });
     expect(text.status).toBe(400);
-    expect(text.body.error.code).toBe('unsupported_media_type');
+    expect(text.body.error.code).toBe('file_type_not_allowed');
     expect(text.body.error.message).toMatch(/could not be recognised/);
 
     // Refused uploads leave nothing behind.
@@ -142,6 +142,8 @@ describe('media upload', () => {
     expect(await objectsOf(ws.workspaceId)).toEqual([]);
     const json = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, body: { file: 'x' } });
     expect(json.status).toBe(415);
+    // The same code as every JSON route's 415.
+    expect(json.body.error.code).toBe('unsupported_media_type');
     expect((await upload('cdk_ws_nope', png())).status).toBe(401);
   });
 
@@ -176,6 +178,7 @@ describe('chunked upload', () => {
     const mismatch = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'pdf' } });
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error.details[0].path).toBe('/fileExtension');
+    expect(mismatch.body.error.code).toBe('file_extension_mismatch');
 
     const res = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: '.mp4' } });
     expect(res.status).toBe(200);
@@ -189,6 +192,35 @@ describe('chunked upload', () => {
     const again = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'mp4' } });
     expect(again.status).toBe(400);
     expect(again.body.error.details[0].path).toBe('/chunks/0/fileName');
+  });
+
+  it('parallel assemblies of the same chunks without an Idempotency-Key build one file; the others are refused', async () => {
+    const ws = await app.createWorkspace();
+    const MiB = 1024 * 1024;
+    const whole = mp4(12 * MiB);
+    const chunks: { fileName: string; chunkNumber: number }[] = [];
+    for (const [i, [from, to]] of [[0, 5 * MiB], [5 * MiB, 10 * MiB], [10 * MiB, 12 * MiB]].entries()) {
+      const r = await upload(ws.apiKey, Buffer.from(whole.subarray(from, to)), { query: '?chunk=true' });
+      expect(r.status).toBe(200);
+      chunks.push({ fileName: r.body.fileName, chunkNumber: i + 1 });
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'mp4' } })),
+    );
+    const ok = answers.filter((r) => r.status === 200);
+    const refused = answers.filter((r) => r.status !== 200);
+    expect(ok.length, JSON.stringify(answers.map((r) => [r.status, r.body.fileName ?? r.body.error?.message]))).toBe(1);
+    for (const r of refused) {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^\/chunks\/\d\/fileName$/), message: expect.stringMatching(/is not a chunk uploaded by this workspace/) });
+    }
+    const got = await download(ok[0]!.body.readUrl);
+    expect(got.body.equals(whole)).toBe(true);
+    // One media object and row; the chunks consumed; nothing left by the refused requests.
+    expect(await objectsOf(ws.workspaceId)).toEqual([ok[0]!.body.fileName]);
+    const rows = await app.pool.query(`select file_name, is_chunk from media_objects where workspace_id = $1`, [ws.workspaceId]);
+    expect(rows.rows).toEqual([{ file_name: ok[0]!.body.fileName, is_chunk: false }]);
   });
 
   it('validates order, size and ownership of chunks', async () => {
@@ -254,7 +286,7 @@ describe('import from URL', () => {
     served.set('/page', { status: 200, type: 'image/png', body: Buffer.from('<html><body>not an image</body></html>') });
     const html = await app.http('POST', '/v1/media/import-from-url', { apiKey: ws.apiKey, body: { url: `${serverUrl}/page` } });
     expect(html.status).toBe(400);
-    expect(html.body.error.code).toBe('unsupported_media_type');
+    expect(html.body.error.code).toBe('file_type_not_allowed');
     served.set('/huge', { status: 200, type: 'video/mp4', body: mp4(50 * 1024 * 1024 + 1) });
     const huge = await app.http('POST', '/v1/media/import-from-url', { apiKey: ws.apiKey, body: { url: `${serverUrl}/huge` } });
     served.delete('/huge');

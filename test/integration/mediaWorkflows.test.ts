@@ -124,7 +124,7 @@ describe('chunk assembly', () => {
     const wrong = await assemble('png');
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toMatchObject({
-      code: 'unsupported_media_type',
+      code: 'file_extension_mismatch',
       message: '/fileExtension: the chunks hold image/gif, which is stored as .gif, not .png',
       details: [{ path: '/fileExtension', message: 'does not match the detected type image/gif' }],
     });
