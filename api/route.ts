@@ -67,7 +67,7 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
    * any use of it throws (`allowGlobalContext: false`).
    */
   orm?: boolean;
-  /** Marks the success response as `{status, body}` (wrap) or plain body. */
+  /** Answers the request: the JSON body (status 200), or `reply(status, body, headers)`. */
   handler: (input: RouteInput<StaticOr<B, undefined>, StaticOr<P, Record<string, string>>, StaticOr<Q, Record<string, unknown>>>) => Promise<RouteResult> | RouteResult;
 }
 

@@ -128,7 +128,6 @@ export const COUNTRIES: CountryDef[] = [
   { name: 'Ireland', code: 'IE', tld: 'ie', phone: '+353', weight: 1.5, cities: [['Dublin', 'Leinster'], ['Cork', 'Munster']] },
   { name: 'Japan', code: 'JP', tld: 'jp', phone: '+81', weight: 1.5, cities: [['Tokyo', 'Tokyo'], ['Osaka', 'Osaka']] },
 ];
-export const COUNTRY_NAMES = COUNTRIES.map((c) => c.name);
 
 export const TECHNOLOGIES = [
   'Salesforce', 'HubSpot', 'Google Analytics', 'AWS', 'Google Cloud', 'Microsoft Azure', 'Slack', 'Zoom', 'Shopify', 'WordPress',

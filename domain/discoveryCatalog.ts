@@ -554,8 +554,7 @@ export interface OptionItem {
 export const verifiedOptionsLink = (entity: DiscoveryEntity, name: string) => `/schema/verified-discovery/${entity}/options?field=${encodeURIComponent(name)}`;
 export const verifiedSuggestionLink = (entity: DiscoveryEntity, name: string) => `/schema/verified-discovery/${entity}/suggestions?field=${encodeURIComponent(name)}&q=`;
 
-/** Whether an input answers on the options / suggestions endpoints. */
-export const hasOptions = (d: VerifiedInputDef) => d.options !== undefined || d.childFields?.some((c) => c.type === 'boolean') === true;
+/** Whether an input answers on the suggestions endpoint. */
 export const hasSuggestions = (d: VerifiedInputDef) => d.suggestions !== undefined || d.options !== undefined;
 
 const BOOLEAN_OPTIONS: OptionItem[] = [

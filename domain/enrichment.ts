@@ -191,7 +191,6 @@ export const ProviderConfigSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type ProviderConfig = Static<typeof ProviderConfigSchema>;
 
 export const RetryConfigSchema = Type.Object(
   {

@@ -39,11 +39,6 @@ export function enrichmentSlicePrice(slice: EnrichmentSlice, providersTried: num
   }
 }
 
-/** The most a slice can cost: what a request must be able to cover before any provider runs. */
-export function enrichmentSliceMaxPrice(slice: EnrichmentSlice): number {
-  return enrichmentSlicePrice(slice, 3);
-}
-
 export function discoveryCharge(op: DiscoveryOperation, rowsReturned: number): number {
   return DISCOVERY_PRICES[op] * rowsReturned;
 }

@@ -8,7 +8,6 @@ import type { Automation, PostStatus, Provider } from './social.js';
 
 /** Workflow id of schedule row `n` of a post (DESIGN §5: business ids, a double start is rejected). */
 export const publishWorkflowId = (postId: string, n: number): string => `publish-${postId}-${n}`;
-export const repostWorkflowId = (parentPostId: string): string => `repost-${parentPostId}`;
 export const scheduleBatchWorkflowId = (batchId: string): string => `schedule-batch-${batchId}`;
 
 /**

@@ -21,7 +21,6 @@ export type ScheduleStatus = (typeof SCHEDULE_STATUSES)[number];
 
 /** Delays a repost child may follow its parent by (DESIGN §4 "reposting"). */
 export const REPOST_DELAYS_SECS = [300, 1800, 3600, 7200, 14400, 28800, 43200, 86400] as const;
-export type RepostDelaySecs = (typeof REPOST_DELAYS_SECS)[number];
 
 /** Longest thread spacing accepted (one day). */
 export const MAX_THREAD_DELAY_SECS = 86_400;

@@ -288,13 +288,6 @@ export function withListeningDisplay(type: ListeningSourceType, identifier: stri
   return out;
 }
 
-/** The field mapping a source applies to pushed rows (`sourceMeta.config.fieldMapping`). */
-export function sourceFieldMapping(sourceMeta: Record<string, unknown> | null | undefined): FieldMappingEntry[] {
-  const cfg = sourceMeta?.config as { fieldMapping?: FieldMappingEntry[] } | undefined;
-  const fm = cfg?.fieldMapping ?? (sourceMeta?.fieldMapping as FieldMappingEntry[] | undefined);
-  return Array.isArray(fm) ? fm : [];
-}
-
 /** Merges a partial `sourceMeta` into the stored one (`null` removes a key). */
 export function mergeSourceMeta(stored: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...stored };

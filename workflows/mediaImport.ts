@@ -2,7 +2,7 @@
  * `POST /v1/media/import-from-url`: the download runs on the worker, not in the API process; the
  * API starts this workflow and waits for its result within the request's deadline. A refusal
  * (URL not allowed, too large, type not allowed, download failed) is the activity's
- * non-retryable `MediaRejected` failure, which the API answers as a 4xx.
+ * non-retryable `DomainError` failure, which the API answers as a 4xx (api/mediaWorkflows.ts).
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';

@@ -159,5 +159,3 @@ export function createEnrichmentActivities(deps: ActivityDeps) {
     },
   };
 }
-
-export type EnrichmentActivities = ReturnType<typeof createEnrichmentActivities>;

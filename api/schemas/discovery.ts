@@ -141,8 +141,6 @@ export type ImportVerifiedCompaniesBody = Static<typeof ImportVerifiedCompaniesB
 // ---------------------------------------------------------------------------------------------
 // schema endpoints
 
-export const EntityParams = Type.Object({ entity: Type.Union([Type.Literal('contact'), Type.Literal('company')]) }, { additionalProperties: false });
-
 const OptionItem = Type.Object({ label: Type.String(), value: Type.Unknown() });
 export const OptionList = Type.Object({ data: Type.Array(OptionItem) });
 

@@ -168,4 +168,3 @@ export const PullBody = Type.Object(
 );
 export type PullBody = Static<typeof PullBody>;
 
-export const SourceTypeParams = FilterSourcesParams;
