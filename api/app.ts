@@ -14,7 +14,7 @@ import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
 import { DEFAULT_BODY_LIMIT, isReply, reply, type RouteDef } from './route.js';
-import { assertSafeInput, validate } from './validation.js';
+import { assertSafeInput, assertUtf8Query, validate } from './validation.js';
 import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
@@ -32,6 +32,37 @@ export function errorBody(status: number, code: string, message: string, request
 /** `/contacts/{id}` → `/contacts/:id` */
 export const koaPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
+/** The labels of UTF-8 a `charset` parameter may carry (compared lower-cased); any other charset is a 415. */
+const UTF8_LABELS = new Set(['utf-8', 'utf8']);
+/** Throws on bytes that are not well-formed UTF-8 (no U+FFFD in their place); stateless between `decode` calls. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Every `charset` parameter of a Content-Type header, unquoted. Read leniently on purpose: type-is
+ * (`ctx.is`) accepts a header whose other parameters are malformed, which the content-type parser
+ * behind `ctx.request.charset` refuses, answering "no charset".
+ */
+const declaredCharsets = (contentType: string) =>
+  [...contentType.matchAll(/;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/gi)].map((m) => (m[1] ?? m[2] ?? '').trim());
+
+/**
+ * Where the first byte sequence that is not UTF-8 starts in `bytes` (called once strict decoding
+ * failed). The lenient decoder puts a U+FFFD at each bad sequence and decodes everything before
+ * the first one as sent, so its byte offset is that of the text before it; a U+FFFD that was sent
+ * (EF BF BD) is skipped.
+ */
+function firstInvalidUtf8Offset(bytes: Buffer): number {
+  const lenient = bytes.toString('utf8'); // keeps a BOM, so offsets count it
+  let offset = 0;
+  let from = 0;
+  for (let i = lenient.indexOf('\uFFFD'); i >= 0; i = lenient.indexOf('\uFFFD', i + 1)) {
+    offset += Buffer.byteLength(lenient.slice(from, i));
+    from = i;
+    if (bytes[offset] !== 0xef || bytes[offset + 1] !== 0xbf || bytes[offset + 2] !== 0xbd) return offset;
+  }
+  return bytes.length;
+}
+
 /**
  * Reads a JSON body within `limit` bytes (413 above it, before reading on to the end) and parses
  * it refusing prototype keys; every string is then checked for what PostgreSQL cannot store.
@@ -45,14 +76,26 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   // aborts mid-body would leave the decoder (and this request) waiting forever.
   const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   if (encoding !== 'identity') throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported; send the body uncompressed`);
-  let text: string;
+  // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset is refused, not decoded as if it were UTF-8.
+  const charset = declaredCharsets(headers['content-type'] ?? '').find((c) => !UTF8_LABELS.has(c.toLowerCase()));
+  if (charset !== undefined) throw new ApiError(415, 'unsupported_media_type', `Charset "${charset}" is not supported; send the JSON body as UTF-8 (charset=utf-8, or no charset)`);
+  let bytes: Buffer;
   try {
-    text = await coBody.text(ctx, { limit, encoding: 'utf8' });
+    // The bytes as sent (`encoding: false`, which co-body's types do not spell): decoded below,
+    // where a byte that is not UTF-8 is an error rather than a U+FFFD.
+    bytes = await coBody.text(ctx, { limit, encoding: false as unknown as string });
   } catch (e) {
     // The reader stopped mid-body (over the limit, aborted …): drain the rest, or the next request
     // on this keep-alive connection would be parsed from the middle of this body.
     ctx.req.resume();
     throw e;
+  }
+  let text: string;
+  try {
+    // A leading UTF-8 BOM is accepted and dropped (TextDecoder's default).
+    text = STRICT_UTF8.decode(bytes);
+  } catch {
+    throw new ApiError(400, 'invalid_json', `Request body is not valid JSON: it is not valid UTF-8 (byte offset ${firstInvalidUtf8Offset(bytes)})`);
   }
   if (!text.trim()) return {};
   // made only when thrown: an Error captures its stack when constructed
@@ -105,6 +148,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     }
     // Path params and query strings are checked as a whole before any schema sees them.
     assertSafeInput(ctx.params, 'params');
+    assertUtf8Query(ctx.querystring);
     assertSafeInput(ctx.query, 'query');
     const params = def.params ? validate(def.params, { ...ctx.params }, 'params') : { ...ctx.params };
     const query = def.query ? validate(def.query, { ...ctx.query }, 'query') : { ...ctx.query };

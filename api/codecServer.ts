@@ -85,8 +85,15 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
     }
     chunks.push(chunk);
   }
+  let text: string;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    // Bytes that are not UTF-8 are refused, not read as U+FFFD (as `toString('utf8')` would).
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new CodecRequestError(400, 'invalid_json', 'Request body is not valid JSON: it is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text);
   } catch {
     throw new CodecRequestError(400, 'invalid_json', 'Request body is not valid JSON');
   }

@@ -62,6 +62,14 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   }
   const api = server;
   api.keepAliveTimeout = 65_000;
+  // Deliberately Node's defaults, spelled out: a request must be received whole (headers and body)
+  // within 300 s, or Node answers 408 and closes the connection; its headers within 60 s. The
+  // largest body is a 50 MiB upload (MAX_UPLOAD_BYTES), which takes 300 s at ~1.4 Mbit/s: a
+  // shorter limit would refuse real uploads on slow links. The cost is that a client whose body
+  // stalls mid-upload holds its connection (no response) until then. A per-read idle timeout in
+  // the body readers (co-body, formidable) would end stalls sooner; it is not done here.
+  api.requestTimeout = 300_000;
+  api.headersTimeout = 60_000;
   const addr = api.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   return {

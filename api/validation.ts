@@ -153,3 +153,36 @@ export function assertSafeInput(value: unknown, where: Location): void {
   const label = where === 'body' ? 'Request body' : where === 'query' ? 'Query string' : 'Path';
   throw new ApiError(400, 'validation_failed', `${label} is invalid: ${details[0]!.path} ${details[0]!.message}`, details);
 }
+
+/** `%XX` escapes of a byte ≥ 0x80: only these can percent-decode to something that is not UTF-8. */
+const HIGH_BYTE_ESCAPE = /%[89a-f][0-9a-f]/i;
+
+/** Whether a query-string name or value percent-decodes to UTF-8 (a `%` not followed by two hex digits is text). */
+function percentDecodesToUtf8(component: string): boolean {
+  try {
+    // decodeURIComponent refuses escapes that are not UTF-8 (overlong forms and surrogates included).
+    decodeURIComponent(component.replace(/%(?![0-9a-f]{2})/gi, '%25'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Koa's `ctx.query` (URLSearchParams) decodes `%FF` and other escapes that are not UTF-8 to
+ * U+FFFD: such a parameter is refused instead, 400 `validation_failed` naming `/query/<name>`.
+ */
+export function assertUtf8Query(querystring: string): void {
+  if (!HIGH_BYTE_ESCAPE.test(querystring)) return;
+  const details: ErrorDetail[] = [];
+  for (const pair of querystring.split('&')) {
+    if (!HIGH_BYTE_ESCAPE.test(pair)) continue;
+    const eq = pair.indexOf('=');
+    const rawName = eq < 0 ? pair : pair.slice(0, eq);
+    if (percentDecodesToUtf8(rawName) && percentDecodesToUtf8(eq < 0 ? '' : pair.slice(eq + 1))) continue;
+    // The name as URLSearchParams decodes it (a U+FFFD where it is not UTF-8 itself).
+    const name = [...new URLSearchParams(`${rawName}=`).keys()][0] ?? '';
+    details.push({ path: `/query/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'is not valid UTF-8 once percent-decoded' });
+  }
+  if (details.length) throw new ApiError(400, 'validation_failed', `Query string is invalid: ${details[0]!.path} ${details[0]!.message}`, details);
+}

@@ -144,6 +144,118 @@ describe('NUL characters', () => {
   });
 });
 
+describe('character encoding of JSON bodies and query strings', () => {
+  // Found by an outside client: bytes that are not UTF-8 were decoded with U+FFFD in their place
+  // and stored (a Latin-1 "René" became "Ren\uFFFD"), and a declared charset was ignored.
+  const latin1Rene = Buffer.from('{"firstName":"Ren\xe9"}', 'latin1');
+  const segmentCount = async () => (await app.pool.query<{ n: number }>(`select count(*)::int as n from segments where workspace_id = $1`, [workspaceId])).rows[0]!.n;
+  let contactId: string;
+  const firstName = async () => (await app.http('GET', `/contacts/${contactId}`, { apiKey: key })).body.data.firstName;
+  const patchRaw = (body: Buffer | string, contentType: string) =>
+    app.http('PATCH', `/contacts/${contactId}`, { apiKey: key, headers: { 'content-type': contentType }, rawBody: body });
+  const postSegmentRaw = (body: Buffer | string, contentType = 'application/json') =>
+    app.http('POST', '/segments', { apiKey: key, headers: { 'content-type': contentType }, rawBody: body });
+
+  beforeAll(async () => {
+    const res = await app.http('POST', `/contacts/${source}`, { apiKey: key, body: { 'contact.firstName': 'Encoding' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    contactId = res.body.data.id;
+    // the default segment is created on first use; make it exist before segments are counted
+    expect((await app.http('GET', '/segments/search', { apiKey: key })).status).toBe(200);
+  });
+
+  it('answers 400 invalid_json naming the byte offset to a body that is not well-formed UTF-8; nothing is written', async () => {
+    const segments = await segmentCount();
+    const latin = await patchRaw(latin1Rene, 'application/json');
+    expect(latin.status, JSON.stringify(latin.body)).toBe(400);
+    expect(latin.body.error.code).toBe('invalid_json');
+    expect(latin.body.error.message).toMatch(/not valid UTF-8.*byte offset 17\b/);
+
+    for (const bytes of [
+      Buffer.from('{"name":"bad \xff\xfe seg"}', 'latin1'),
+      Buffer.from('{"name":"overlong \xc0\xaf"}', 'latin1'), // an overlong "/"
+      Buffer.from('{"name":"surrogate \xed\xa0\x80"}', 'latin1'), // a UTF-16 surrogate encoded as UTF-8 (CESU)
+      Buffer.from('{"name":"cut \xe2\x82"}', 'latin1'), // a three-byte character cut short
+      Buffer.from('{"name":"cut at the end"}\xc3', 'latin1'),
+    ]) {
+      const res = await postSegmentRaw(bytes);
+      expect(res.status, `${bytes.toString('hex')} ${JSON.stringify(res.body)}`).toBe(400);
+      expect(res.body.error.code).toBe('invalid_json');
+      expect(res.body.error.message).toMatch(/not valid UTF-8/);
+    }
+    // An encoded U+FFFD is a character like any other: the offset is of the first invalid byte after it.
+    const afterReplacement = await postSegmentRaw(Buffer.concat([Buffer.from('{"name":"\u{fffd} then '), Buffer.from([0xff]), Buffer.from('"}')]));
+    expect(afterReplacement.status).toBe(400);
+    expect(afterReplacement.body.error.message).toMatch(/byte offset 18\b/); // 9 + 3 (EF BF BD) + 6
+    // A declared UTF-8 charset does not make the bytes UTF-8.
+    const declared = await postSegmentRaw(Buffer.from('{"name":"bad \xff seg"}', 'latin1'), 'application/json; charset="UTF-8"');
+    expect(declared.status).toBe(400);
+    expect(declared.body.error.code).toBe('invalid_json');
+
+    expect(await firstName()).toBe('Encoding');
+    expect(await segmentCount()).toBe(segments);
+  });
+
+  it('answers 415 unsupported_media_type naming a declared charset other than UTF-8; nothing is written', async () => {
+    const segments = await segmentCount();
+    const latin = await patchRaw(latin1Rene, 'application/json; charset=iso-8859-1');
+    expect(latin.status, JSON.stringify(latin.body)).toBe(415);
+    expect(latin.body.error.code).toBe('unsupported_media_type');
+    expect(latin.body.error.message).toMatch(/iso-8859-1/);
+
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('{"name":"UTF-16 segment"}', 'utf16le')]);
+    for (const contentType of ['application/json; charset=utf-16', 'application/json;charset="UTF-16"', 'application/json; Charset=UTF-16LE']) {
+      const res = await postSegmentRaw(utf16, contentType);
+      expect(res.status, `${contentType} ${JSON.stringify(res.body)}`).toBe(415);
+      expect(res.body.error.code).toBe('unsupported_media_type');
+      expect(res.body.error.message.toLowerCase()).toMatch(/utf-16/);
+    }
+    // Even a body whose bytes happen to be ASCII: the declared charset is what is refused.
+    const ascii = await postSegmentRaw('{"name":"ascii"}', 'application/json; charset=windows-1252');
+    expect(ascii.status).toBe(415);
+    expect(ascii.body.error.message).toMatch(/windows-1252/);
+
+    expect(await firstName()).toBe('Encoding');
+    expect(await segmentCount()).toBe(segments);
+  });
+
+  it('accepts UTF-8, declared in any spelling or not at all, with or without a BOM', async () => {
+    const rene = Buffer.from('{"firstName":"René"}', 'utf8');
+    for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json;charset=utf8']) {
+      const res = await patchRaw(rene, contentType);
+      expect(res.status, `${contentType} ${JSON.stringify(res.body)}`).toBe(200);
+      expect(await firstName()).toBe('René');
+      expect((await patchRaw('{"firstName":"Encoding"}', 'application/json')).status).toBe(200);
+    }
+    const bom = await patchRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), rene]), 'application/json; charset=utf-8');
+    expect(bom.status, JSON.stringify(bom.body)).toBe(200);
+    expect(await firstName()).toBe('René');
+    const replacement = await postSegmentRaw(Buffer.from('{"name":"kept \u{fffd} as sent"}', 'utf8'));
+    expect(replacement.status, JSON.stringify(replacement.body)).toBe(200);
+    expect(replacement.body.data.attributes.name).toBe('kept \u{fffd} as sent');
+  });
+
+  it('answers 400 naming /query/<name> to a percent-encoded query parameter that is not UTF-8', async () => {
+    const bad = await app.http('GET', '/segments/search?q=%FF', { apiKey: key });
+    expect(bad.status, JSON.stringify(bad.body)).toBe(400);
+    expect(bad.body.error.code).toBe('validation_failed');
+    expect(bad.body.error.details).toContainEqual({ path: '/query/q', message: expect.stringMatching(/not valid UTF-8/) });
+    const latin = await app.http('GET', '/segments/search?limit=5&q=Ren%E9', { apiKey: key });
+    expect(latin.status).toBe(400);
+    expect(latin.body.error.details).toContainEqual({ path: '/query/q', message: expect.stringMatching(/not valid UTF-8/) });
+    // a name that is not UTF-8 is named too (as far as it can be)
+    const name = await app.http('GET', '/segments/search?x%FF=1', { apiKey: key });
+    expect(name.status).toBe(400);
+    expect(name.body.error.details[0].path).toMatch(/^\/query\/x/);
+    expect(name.body.error.details[0].message).toMatch(/not valid UTF-8/);
+
+    const ok = await app.http('GET', `/segments/search?q=${encodeURIComponent('René')}&limit=5`, { apiKey: key });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const plus = await app.http('GET', '/segments/search?q=a+b%20c', { apiKey: key });
+    expect(plus.status, JSON.stringify(plus.body)).toBe(200);
+  });
+});
+
 describe('order of middleware', () => {
   it('answers 401 to a keyless or wrongly keyed request with a broken or huge body', async () => {
     const before = await contactCount();

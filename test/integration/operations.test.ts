@@ -234,6 +234,11 @@ describe('codec endpoint', () => {
     expect(refused.body.error.code).toBe('payload_not_decodable');
     const notJson = await fetch(`${codecUrl}/decode`, { method: 'POST', headers: { authorization: `Bearer ${codecToken}` }, body: '{' });
     expect(notJson.status).toBe(400);
+    // A body that is not UTF-8 is refused, not read with U+FFFD in place of its bad bytes (here in a metadata key).
+    const latin1 = Buffer.from(`{"payloads":[{"metadata":{"enc\xf6ding":"${Buffer.from('json/plain').toString('base64')}"},"data":""}]}`, 'latin1');
+    const notUtf8 = await fetch(`${codecUrl}/encode`, { method: 'POST', headers: { authorization: `Bearer ${codecToken}`, 'content-type': 'application/json' }, body: latin1 });
+    expect(notUtf8.status).toBe(400);
+    expect(((await notUtf8.json()) as any).error.message).toMatch(/not valid UTF-8/);
   });
 });
 
