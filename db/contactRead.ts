@@ -5,6 +5,7 @@
  * ever returned.
  */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import type { ContactJson } from '../domain/contactShape.js';
 import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, outputValue, reverseOrder, type CompiledWhere } from '../domain/conditions.js';
@@ -26,33 +27,6 @@ export async function loadContactCatalog(q: Queryable, workspaceId: string): Pro
       .orderBy('id'),
   );
   return contactCatalog(defs);
-}
-
-export interface CompanyJson {
-  id: string;
-  companyName: string | null;
-  companyWebsite: string | null;
-  companyIndustry: string | null;
-  companyHeadcount: string | null;
-  companyPronet: string | null;
-}
-
-export interface ContactJson {
-  id: string;
-  firstName: string | null;
-  lastName: string | null;
-  fullName: string | null;
-  title: string | null;
-  pronet: string | null;
-  emails: string[];
-  workEmail: string | null;
-  sources: string[];
-  companies: string[];
-  primaryCompanyId: string | null;
-  company: CompanyJson | null;
-  customFields: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
 }
 
 /**
