@@ -13,7 +13,7 @@ import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
 import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
-import { MEDIA_TYPES, READ_URL_TTL_SECS } from '../domain/social.js';
+import { MEDIA_TYPES } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
@@ -40,13 +40,6 @@ export interface StoredObject {
 
 /** What the media workflows answer. */
 export type StoredMedia = Omit<StoredObject, 'sha256'>;
-
-export interface MediaJson {
-  fileName: string;
-  fileSizeInBytes: number;
-  contentType: string;
-  readUrl: string;
-}
 
 const unsupportedMediaType = (detected: string | undefined, field: InputField) => new UnsupportedMediaTypeError(field, detected, Object.keys(UPLOAD_TYPES));
 
@@ -232,10 +225,6 @@ export async function recordMedia(em: EntityManager, workspaceId: string, o: Sto
 export async function findMedia(em: EntityManager, id: string): Promise<StoredObject | null> {
   const m = await em.findOne(MediaObject, { id });
   return m && { id: m.id, fileName: m.fileName, contentType: m.contentType, sizeBytes: m.sizeBytes };
-}
-
-export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<MediaJson> {
-  return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
 }
 
 // unknownMedia, mediaContentTypes and mediaToPublish run on the pg client (runQuery): their callers (the

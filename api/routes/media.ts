@@ -10,14 +10,19 @@ import type { Context } from 'koa';
 import { v7 as uuidv7 } from 'uuid';
 import { badRequest, invalidField } from '../../domain/errors.js';
 import { ApiError } from '../errors.js';
-import { MAX_ASSEMBLED_BYTES, MAX_CHUNK_BYTES, MAX_UPLOAD_BYTES } from '../../domain/social.js';
-import { chunkSizes, mediaJson, NOT_A_CHUNK, recordMedia, storeStream, tooLarge, UPLOAD_TYPES, type StoredObject } from '../../db/media.js';
+import { MAX_ASSEMBLED_BYTES, MAX_CHUNK_BYTES, MAX_UPLOAD_BYTES, READ_URL_TTL_SECS } from '../../domain/social.js';
+import { chunkSizes, NOT_A_CHUNK, recordMedia, storeStream, tooLarge, UPLOAD_TYPES, type StoredObject } from '../../db/media.js';
 import type { ObjectStore } from '../../infra/objectStore.js';
 import { mediaAssemblyWorkflow } from '../../workflows/mediaAssembly.js';
 import { mediaImportWorkflow } from '../../workflows/mediaImport.js';
 import { runMediaWorkflow } from '../mediaWorkflows.js';
 import { defineRoute } from '../route.js';
-import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery } from '../schemas/media.js';
+import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery, type MediaObjectJson } from '../schemas/media.js';
+
+/** A stored object as the media routes answer it, with a presigned read URL. */
+async function mediaJson(store: ObjectStore, o: StoredObject): Promise<MediaObjectJson> {
+  return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
+}
 
 /** S3 multipart copy: every source but the last must be at least 5 MiB. */
 const MIN_COMPOSE_PART_BYTES = 5 * 1024 * 1024;
