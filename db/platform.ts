@@ -129,7 +129,11 @@ export const IdempotencyRecord = defineEntity({
     requestHash: p.text(),
     /** The first response, once completed (null while the first request runs). */
     status: p.integer().nullable(),
-    responseBody: p.json<unknown>().nullable(),
+    /**
+     * Its body as sent: the JSON text, kept as text so that a replay answers it byte for byte
+     * (`jsonb` would normalise it: key order, whitespace).
+     */
+    responseBody: p.text().nullable(),
     responseHeaders: p.json<Record<string, string>>().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     completedAt: p.datetime().nullable(),

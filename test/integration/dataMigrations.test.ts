@@ -1,0 +1,75 @@
+/**
+ * Migrations that change how existing rows are stored, run over rows written before them: each
+ * test migrates a database of its own up to the migration before, writes rows as the code of
+ * that time did, migrates the rest of the way and checks what the rows became.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { v7 as uuidv7 } from 'uuid';
+import { adminUrl } from '../globalSetup.js';
+import { dropTestDatabase } from '../harness.js';
+import { loadConfig } from '../../domain/config.js';
+import { openOrm, type MikroORM } from '../../db/orm.js';
+
+const opened: Array<{ name: string; orm: MikroORM; pool: pg.Pool }> = [];
+
+/** A database of this test's own, migrated up to (and including) `to`. */
+async function databaseAt(to: string): Promise<{ orm: MikroORM; pool: pg.Pool }> {
+  const name = `t_${process.env.TEST_RUN_ID}_mig${randomBytes(4).toString('hex')}`;
+  const base = loadConfig().databaseUrl;
+  const admin = new pg.Client({ connectionString: adminUrl(base) });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const orm = await openOrm(adminUrl(base, name));
+  const pool = new pg.Pool({ connectionString: adminUrl(base, name), max: 2 });
+  opened.push({ name, orm, pool });
+  await orm.migrator.up({ to });
+  return { orm, pool };
+}
+
+afterEach(async () => {
+  for (const { name, orm, pool } of opened.splice(0)) {
+    await pool.end();
+    await orm.close(true);
+    await dropTestDatabase(name);
+  }
+});
+
+async function insertWorkspace(pool: pg.Pool): Promise<string> {
+  const id = uuidv7();
+  await pool.query(`insert into workspaces (id, name, plan, webhook_secret) values ($1, 'before', 'free', 'x')`, [id]);
+  return id;
+}
+
+describe('Migration20261126100000_idempotency_body_text', () => {
+  it('keeps each stored body as the bytes its replays sent before it (compact, jsonb key order)', async () => {
+    const { orm, pool } = await databaseAt('Migration20261126050000_people_country_id');
+    const ws = await insertWorkspace(pool);
+    const body = { message: 'Accepted', jobId: 'j-1', nested: { zz: [1, 2.5, 'a"b'], a: null } };
+    const insert = (key: string, created: string, value: unknown) =>
+      pool.query(
+        `insert into idempotency_records (workspace_id, idempotency_key, method, path, request_hash, status, response_body, response_headers, created_at, completed_at)
+          values ($1, $2, 'POST', '/x', 'h', $3, $4::jsonb, '{}', ${created}, now())`,
+        [ws, key, value === null ? 200 : 202, value === null ? null : JSON.stringify(value)],
+      );
+    await insert('recent', 'now()', body);
+    await insert('old', `now() - interval '3 days'`, body);
+    await insert('empty', 'now()', null);
+    // What a replay sent before: node-postgres parses the jsonb, Koa serialises the value.
+    const before = JSON.stringify((await pool.query(`select response_body from idempotency_records where idempotency_key = 'recent'`)).rows[0].response_body);
+    expect(before).not.toBe(JSON.stringify(body)); // jsonb reordered the keys: why the column changes
+
+    await orm.migrator.up();
+    const rows = new Map(
+      (await pool.query<{ idempotency_key: string; response_body: string | null }>(`select idempotency_key, response_body from idempotency_records`)).rows.map((r) => [r.idempotency_key, r.response_body]),
+    );
+    expect(rows.get('recent')).toBe(before);
+    // Past the 24 h a record counts for: never replayed again, the plain cast (same value).
+    expect(JSON.parse(rows.get('old')!)).toEqual(body);
+    expect(rows.get('empty')).toBeNull();
+    const type = await pool.query(`select data_type from information_schema.columns where table_name = 'idempotency_records' and column_name = 'response_body'`);
+    expect(type.rows[0].data_type).toBe('text');
+  });
+});
