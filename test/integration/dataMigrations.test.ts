@@ -73,3 +73,33 @@ describe('Migration20261126100000_idempotency_body_text', () => {
     expect(type.rows[0].data_type).toBe('text');
   });
 });
+
+describe('Migration20261126110000_credit_ledger_seq', () => {
+  it('numbers existing ledger rows in the order they were listed (id); new rows follow them, stamped at insert', async () => {
+    const { orm, pool } = await databaseAt('Migration20261126100000_idempotency_body_text');
+    const a = await insertWorkspace(pool);
+    const b = await insertWorkspace(pool);
+    const ids = Array.from({ length: 6 }, () => uuidv7());
+    // Inserted out of id order, two workspaces interleaved.
+    for (const i of [3, 0, 5, 1, 4, 2]) {
+      await pool.query(
+        `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, kind) values ($1, $2, -1, 0, 'r', $3, 'debit')`,
+        [ids[i], i % 2 ? b : a, `k-${i}`],
+      );
+    }
+    await orm.migrator.up();
+    const rows = (await pool.query<{ id: string; seq: string }>(`select id, seq from credit_transactions order by seq`)).rows;
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    expect(rows.map((r) => Number(r.seq))).toEqual([1, 2, 3, 4, 5, 6]);
+    const next = await pool.query<{ seq: string; created_at: Date }>(
+      `insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, kind) values ($1, $2, 1, 1, 'r', 'k-new', 'grant') returning seq, created_at`,
+      [uuidv7(), a],
+    );
+    expect(Number(next.rows[0]!.seq)).toBe(7);
+    const defaults = await pool.query(`select column_name, column_default, is_nullable from information_schema.columns where table_name = 'credit_transactions' and column_name in ('seq', 'created_at') order by column_name`);
+    expect(defaults.rows).toEqual([
+      { column_name: 'created_at', column_default: 'clock_timestamp()', is_nullable: 'NO' },
+      { column_name: 'seq', column_default: "nextval('credit_transactions_seq_seq'::regclass)", is_nullable: 'NO' },
+    ]);
+  });
+});
