@@ -17,7 +17,7 @@ import { DEFAULT_BODY_LIMIT, isReply, reply, type RouteDef } from './route.js';
 import { assertSafeInput, assertUtf8Query, validate } from './validation.js';
 import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
+import { SentJson, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
 import { routeGroups } from './routes/index.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { requestContext } from './middleware/requestContext.js';
@@ -164,7 +164,10 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     const claimIdempotency = async (hashed: unknown) => {
       if (!idemKey) return null;
       const claim = await claimIdempotencyKey(deps.orm.em, auth!.workspaceId, idemKey, ctx.method, ctx.path, hashed);
-      if (claim.kind === 'replay') return reply(claim.response.status, claim.response.body, { ...claim.response.headers, 'Idempotent-Replayed': 'true' });
+      if (claim.kind === 'replay') {
+        const { status, body: sent, headers } = claim.response;
+        return reply(status, sent === null ? null : new SentJson(sent), { ...headers, 'Idempotent-Replayed': 'true' });
+      }
       claimedKey = idemKey;
       return null;
     };
@@ -172,9 +175,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     if (idemKey && def.contentType !== 'multipart/form-data') {
       const replayed = await claimIdempotency(body);
       if (replayed) {
-        ctx.status = replayed.status;
-        for (const [k, v] of Object.entries(replayed.headers ?? {})) ctx.set(k, v);
-        ctx.body = replayed.body;
+        respond(ctx, replayed.status, replayed.body, replayed.headers ?? {});
         return;
       }
     }
@@ -184,15 +185,31 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       const status = isReply(result) ? result.status : 200;
       const resBody = isReply(result) ? result.body : result;
       const headers = isReply(result) ? (result.headers ?? {}) : {};
-      ctx.status = status;
-      for (const [k, v] of Object.entries(headers)) ctx.set(k, v);
-      if (resBody !== undefined) ctx.body = resBody;
-      if (claimedKey) await completeIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey, { status, body: resBody, headers });
+      // With a key claimed, the body is sent as JSON text serialised once: what is stored is what was sent.
+      const sent = respond(ctx, status, claimedKey && resBody != null && !(resBody instanceof SentJson) ? new SentJson(JSON.stringify(resBody)) : resBody, headers);
+      if (claimedKey) await completeIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey, { status, body: sent, headers });
     } catch (e) {
       if (claimedKey) await releaseIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey).catch(() => {});
       throw e;
     }
   });
+}
+
+/**
+ * Sets the response; returns the JSON text sent for a `SentJson` body (an `Idempotency-Key`
+ * response: a first one serialised here, or a replay of one), else null. Such a body goes out as
+ * that text with the JSON content type Koa gives an object body.
+ */
+function respond(ctx: Context, status: number, body: unknown, headers: Record<string, string>): string | null {
+  ctx.status = status;
+  for (const [k, v] of Object.entries(headers)) ctx.set(k, v);
+  if (body instanceof SentJson) {
+    if (!ctx.type) ctx.type = 'json';
+    ctx.body = body.text;
+    return body.text;
+  }
+  if (body !== undefined) ctx.body = body;
+  return null;
 }
 
 export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Koa {

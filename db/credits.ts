@@ -105,7 +105,11 @@ const READ_ACCOUNT = {
  * connection). The UPDATE takes the account row's lock, and PostgreSQL re-checks its conditions
  * on the newest row version after any wait: the total must keep the balance >= 0, the balance
  * must equal $4 when the plan depends on it, and none of the keys it writes may be recorded. The
- * ledger rows are inserted from the UPDATE's result with their running `balance_after`. A
+ * ledger rows are inserted from the UPDATE's result with their running `balance_after`, so only
+ * once the lock is held: each draws its `seq` (the ledger's order, in plan order) and its
+ * `created_at` (`clock_timestamp()`, the column's default) then, and the movements of a workspace
+ * list in the order they were applied (`now()` and an id picked before the statement are the time
+ * it was sent, before it queued for the lock). A
  * movement with the same key that commits while this one waits is not in this statement's
  * snapshot: the ledger's unique (workspace, key) then fails the whole statement (nothing moves)
  * and the next plan sees the key. `lock_timeout` is set by an init-plan of the same statement
@@ -115,7 +119,7 @@ const READ_ACCOUNT = {
 const APPLY_MOVEMENT = {
   name: 'credit-movement-apply',
   text: `with moved as (
-    update credit_accounts set balance = balance + $2::bigint, updated_at = now()
+    update credit_accounts set balance = balance + $2::bigint, updated_at = clock_timestamp()
     where workspace_id = $1
       and (select set_config('lock_timeout', $3, true)) is not null
       and balance + $2::bigint >= 0
@@ -127,6 +131,7 @@ const APPLY_MOVEMENT = {
     select e.id, $1, e.amount, moved.balance - $2::bigint + sum(e.amount) over (order by e.ord), e.reason, e.key, e.job_id, e.metadata, e.kind
     from moved, unnest($5::uuid[], $6::bigint[], $7::text[], $8::text[], $9::uuid[], $10::jsonb[], $11::text[])
       with ordinality as e(id, amount, reason, key, job_id, metadata, kind, ord)
+    order by e.ord
   )
   select balance from moved`,
 };
@@ -343,7 +348,7 @@ export async function grantCredits(em: EntityManager, workspaceId: string, amoun
       jobId: null,
       metadata: null,
       kind: 'grant',
-      createdAt: now,
+      // createdAt and seq: drawn at insert (flush), under the lock, as every movement's.
     });
     return account.balance;
   });
@@ -367,20 +372,27 @@ export async function findCreditAccount(db: Queryable, workspaceId: string): Pro
   return row ? { balance: row.balance, updatedAt: row.updated_at } : null;
 }
 
-export type CreditTransactionRow = Pick<InferEntity<typeof CreditTransaction>, 'id' | 'kind' | 'amount' | 'balanceAfter' | 'reason' | 'jobId' | 'metadata' | 'createdAt'>;
+export type CreditTransactionRow = Pick<InferEntity<typeof CreditTransaction>, 'id' | 'seq' | 'kind' | 'amount' | 'balanceAfter' | 'reason' | 'jobId' | 'metadata' | 'createdAt'>;
 
 /**
- * One keyset page of the ledger (UUIDv7 ids are time-ordered, so the id alone is the keyset):
- * `limit` rows after (`next`: older) or before (`prev`: newer) the id `from.after[0]`, newest first for
+ * One keyset page of the ledger in the order movements were applied (`seq`, the keyset): `limit`
+ * rows after (`next`: older) or before (`prev`: newer) the `seq` `from.after[0]`, newest first for
  * `next`, oldest first for `prev`; from the newest row without `from`.
  */
 export async function creditTransactionsPage(em: EntityManager, workspaceId: string, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
-  const after = from?.after[0] as string | undefined;
-  const id = from ? (from.dir === 'next' ? { id: { $lt: after } } : { id: { $gt: after } }) : {};
+  let after = from?.after[0] as number | string | undefined;
+  if (typeof after === 'string') {
+    // A token issued before the ledger had `seq` carries its boundary row's id: continue from that
+    // row (ledger rows are never deleted while their workspace exists).
+    const boundary = await em.findOne(CreditTransaction, { workspaceId, id: after }, { ...inWorkspace(workspaceId), fields: ['seq'], disableIdentityMap: true });
+    if (!boundary) return [];
+    after = boundary.seq;
+  }
+  const seq = from ? (from.dir === 'next' ? { seq: { $lt: after } } : { seq: { $gt: after } }) : {};
   return em.find(
     CreditTransaction,
-    { workspaceId, ...id },
-    { ...inWorkspace(workspaceId), orderBy: { id: from?.dir === 'prev' ? 'asc' : 'desc' }, limit, fields: ['id', 'kind', 'amount', 'balanceAfter', 'reason', 'jobId', 'metadata', 'createdAt'], disableIdentityMap: true },
+    { workspaceId, ...seq },
+    { ...inWorkspace(workspaceId), orderBy: { seq: from?.dir === 'prev' ? 'asc' : 'desc' }, limit, fields: ['id', 'seq', 'kind', 'amount', 'balanceAfter', 'reason', 'jobId', 'metadata', 'createdAt'], disableIdentityMap: true },
   );
 }
 

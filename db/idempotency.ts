@@ -34,12 +34,12 @@ export async function completeIdempotencyRecord(
   em: EntityManager,
   workspaceId: string,
   key: string,
-  res: { status: number; body: unknown; headers: Record<string, string> },
+  res: { status: number; body: string | null; headers: Record<string, string> },
 ): Promise<void> {
   await em.nativeUpdate(
     IdempotencyRecord,
     { workspaceId, idempotencyKey: key },
-    { status: res.status, responseBody: res.body ?? null, responseHeaders: res.headers, completedAt: new Date() },
+    { status: res.status, responseBody: res.body, responseHeaders: res.headers, completedAt: new Date() },
     inWorkspace(workspaceId),
   );
 }

@@ -92,12 +92,19 @@ export const CreditTransaction = defineEntity({
     idempotencyKey: p.text(),
     jobId: p.uuid().nullable(),
     metadata: p.json<Record<string, unknown>>().nullable(),
-    createdAt: p.datetime().defaultRaw('now()'),
+    /** When it was applied: the clock at insert (under the account's lock), not the transaction's start. */
+    createdAt: p.datetime().defaultRaw('clock_timestamp()'),
     /** `grant`, `debit`, `hold` or `release` (db/credits.ts). */
     kind: p.text().$type<'grant' | 'debit' | 'hold' | 'release'>().default('debit'),
+    /**
+     * The order movements were applied in: drawn from a sequence at insert, which happens under
+     * the account row's lock, so within a workspace a later movement has a greater `seq` (and
+     * `balance_after` follows from the one before). The ledger is listed and paged by it.
+     */
+    seq: p.bigint('number').autoincrement(),
   },
   uniques: [{ name: 'credit_transactions_workspace_id_idempotency_key_key', properties: ['workspaceId', 'idempotencyKey'] }],
-  indexes: [{ name: 'credit_transactions_ws_created', expression: 'create index credit_transactions_ws_created on credit_transactions(workspace_id, created_at desc, id desc)' }],
+  indexes: [{ name: 'credit_transactions_ws_seq', properties: ['workspaceId', 'seq'] }],
   checks: [{ name: 'credit_transactions_kind', expression: `kind in ('grant','debit','hold','release')` }],
 });
 
@@ -129,7 +136,11 @@ export const IdempotencyRecord = defineEntity({
     requestHash: p.text(),
     /** The first response, once completed (null while the first request runs). */
     status: p.integer().nullable(),
-    responseBody: p.json<unknown>().nullable(),
+    /**
+     * Its body as sent: the JSON text, kept as text so that a replay answers it byte for byte
+     * (`jsonb` would normalise it: key order, whitespace).
+     */
+    responseBody: p.text().nullable(),
     responseHeaders: p.json<Record<string, string>>().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     completedAt: p.datetime().nullable(),

@@ -32,6 +32,8 @@ import { currentHistoryFile } from './replay/historyVersions.js';
 export interface HttpResponse<T = any> {
   status: number;
   body: T;
+  /** The body exactly as received (before any JSON parsing). */
+  text: string;
   headers: Headers;
 }
 
@@ -221,7 +223,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json')) parsed = text ? JSON.parse(text) : null;
-    return { status: res.status, body: parsed as any, headers: res.headers };
+    return { status: res.status, body: parsed as any, text, headers: res.headers };
   };
 
   return {

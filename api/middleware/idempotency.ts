@@ -2,7 +2,8 @@
  * `Idempotency-Key` on POSTs that create something or start a job (DESIGN §3): the same key and
  * body within 24 h replays the first response (`Idempotent-Replayed: true`, no second debit or
  * workflow); the same key with another body is 422; while the first is still running, 409.
- * Only successful responses are stored: a failed attempt may be retried with the same key.
+ * Only successful responses are stored: a failed attempt may be retried with the same key. The
+ * body is stored as the text that was sent (db/idempotency.ts), and a replay sends that text.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../domain/pagination.js';
@@ -19,8 +20,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 export interface StoredResponse {
   status: number;
-  body: unknown;
+  /** The body exactly as it was sent (its JSON text), null when the response had none. */
+  body: string | null;
   headers: Record<string, string>;
+}
+
+/**
+ * A replay's body: the JSON text the first response sent, answered as it is (not parsed and
+ * serialised again), so that the replay is the first response byte for byte — key order included.
+ */
+export class SentJson {
+  constructor(readonly text: string) {}
 }
 
 export type IdempotencyClaim = { kind: 'new' } | { kind: 'replay'; response: StoredResponse };
@@ -39,7 +49,7 @@ export async function claimIdempotencyKey(em: EntityManager, workspaceId: string
   if (!row) return claimIdempotencyKey(em, workspaceId, key, method, path, body);
   if (row.requestHash !== hash) throw unprocessable('idempotency_key_reused', 'This Idempotency-Key was used with a different request body or path');
   if (row.status == null) throw conflict('A request with this Idempotency-Key is still being processed', 'idempotency_request_in_progress');
-  return { kind: 'replay', response: { status: row.status, body: row.responseBody, headers: row.responseHeaders ?? {} } };
+  return { kind: 'replay', response: { status: row.status, body: row.responseBody ?? null, headers: row.responseHeaders ?? {} } };
 }
 
 export async function completeIdempotencyKey(em: EntityManager, workspaceId: string, key: string, res: StoredResponse): Promise<void> {

@@ -109,7 +109,7 @@ export const platformRoutes = [
       ]);
       const page = pageMeta({
         secret: deps.config.serverSecret, fingerprint: fp, rows, limit, totalRecords: total, from,
-        keyOf: (r) => [r.id],
+        keyOf: (r) => [r.seq],
       });
       return {
         data: page.data.map((r) => ({ id: r.id, kind: r.kind, amount: r.amount, balanceAfter: r.balanceAfter, reason: r.reason, jobId: r.jobId, metadata: r.metadata, createdAt: r.createdAt.toISOString() })),

@@ -188,6 +188,9 @@ describe('13: Idempotency-Key on media upload and reposting', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.fileName).toBe(first.body.fileName);
+    // "A replay answers the first response verbatim": the same bytes, key order included.
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
     const rows = await app.pool.query(`select file_name from media_objects where workspace_id = $1`, [ws.workspaceId]);
     expect(rows.rows.map((r) => r.file_name)).toEqual([first.body.fileName]);
     const objects: string[] = [];
@@ -214,6 +217,7 @@ describe('13: Idempotency-Key on media upload and reposting', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
+    expect(again.text).toBe(first.text);
     const other = await post(`/v1/posts/${p.id}/reposting`, { reposting: { enable: false, reposts: [] } }, { 'idempotency-key': key });
     expect(other.status).toBe(422);
   });

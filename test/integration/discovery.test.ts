@@ -655,6 +655,32 @@ describe('credits', () => {
     ]);
   });
 
+  it('lists concurrent debits newest first in the order they were applied: each balanceAfter follows from the older one', async () => {
+    // Several rounds: how the 15 requests interleave on the account lock differs from run to run.
+    for (let round = 0; round < 4; round++) {
+      const ws = await app.createWorkspace({ credits: 3 });
+      const results = await Promise.all(Array.from({ length: 15 }, () => post('/discovery-search/find-contacts-v2', { limit: 1 }, ws.apiKey)));
+      expect(results.map((r) => r.status).sort()).toEqual([...Array(3).fill(200), ...Array(12).fill(402)]);
+      expect(await balance(ws.apiKey)).toBe(0);
+      // Walked two at a time through the pagination tokens.
+      const ledger: Array<{ id: string; amount: number; balanceAfter: number; createdAt: string }> = [];
+      let token = '';
+      do {
+        const page = await get(`/credits/transactions?limit=2${token ? `&paginationToken=${token}` : ''}`, ws.apiKey);
+        expect(page.status).toBe(200);
+        ledger.push(...page.body.data);
+        token = page.body.meta.nextToken;
+      } while (token);
+      expect(ledger.map((t) => t.amount)).toEqual([-1, -1, -1, 3]);
+      expect(new Set(ledger.map((t) => t.id)).size).toBe(4);
+      expect(ledger[0]!.balanceAfter).toBe(0);
+      for (let i = 0; i < ledger.length - 1; i++) {
+        expect(ledger[i]!.balanceAfter, JSON.stringify(ledger)).toBe(ledger[i + 1]!.balanceAfter + ledger[i]!.amount);
+        expect(Date.parse(ledger[i]!.createdAt), JSON.stringify(ledger)).toBeGreaterThanOrEqual(Date.parse(ledger[i + 1]!.createdAt));
+      }
+    }
+  });
+
   it('402 insufficient_credits when the balance cannot cover the page, charging nothing', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     const res = await post('/discovery-search/find-contacts-v2', { limit: 11 }, ws.apiKey);

@@ -89,6 +89,9 @@ describe('jobs', () => {
     expect(replay.status).toBe(202);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(first.body);
+    // Verbatim: the same bytes (key order included), not only equal values.
+    expect(replay.text).toBe(first.text);
+    expect(replay.headers.get('content-type')).toBe(first.headers.get('content-type'));
     const changed = await enrich(ws.apiKey, 4, {}, { 'Idempotency-Key': 'k-1' });
     expect(changed.status).toBe(422);
     expect(changed.body.error.code).toBe('idempotency_key_reused');

@@ -10,6 +10,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { checkOutboundUrl, safeRequest } from '../../infra/outbound.js';
 import { assertOutboundUrl } from '../../api/outboundUrls.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
+import { encodeToken, queryFingerprint } from '../../domain/pagination.js';
 import { createActivities } from '../../activities/index.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
 
@@ -175,11 +176,53 @@ describe('credits', () => {
     expect(seen).toHaveLength(9);
     expect(new Set(seen).size).toBe(9);
     expect([...seen].sort().reverse()).toEqual(seen);
+    // A token issued before the ledger was paged by `seq` carries its boundary row's id: it still continues after that row.
+    const legacy = encodeToken(app.config.serverSecret, queryFingerprint({ ledger: ws.workspaceId }), { after: [seen[2]], dir: 'next' });
+    const continued = await app.http('GET', `/credits/transactions?limit=3&paginationToken=${legacy}`, { apiKey: ws.apiKey });
+    expect(continued.status).toBe(200);
+    expect(continued.body.data.map((t: { id: string }) => t.id)).toEqual(seen.slice(3, 6));
     const first = await app.http('GET', `/credits/transactions?limit=3`, { apiKey: ws.apiKey });
     const other = await app.createWorkspace();
     const foreign = await app.http('GET', `/credits/transactions?limit=3&paginationToken=${first.body.meta.nextToken}`, { apiKey: other.apiKey });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.code).toBe('invalid_pagination_token');
+  });
+
+  it('lists concurrent movements newest first in the order they were applied, walking forward and back without gaps', async () => {
+    const ws = await app.createWorkspace({ credits: 60 });
+    const pool = app.deps.pool;
+    await Promise.allSettled([
+      ...Array.from({ length: 30 }, (_, i) => debitCredits(pool, { workspaceId: ws.workspaceId, amount: 1 + (i % 3), idempotencyKey: `c-${i}`, reason: 'test' })),
+      ...Array.from({ length: 5 }, (_, i) => holdCredits(pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), amount: 2 + i, reason: 'test', billable: true })),
+      grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 7),
+    ]);
+    type Entry = { id: string; amount: number; balanceAfter: number; createdAt: string };
+    const walk = async (from: string, dir: 'nextToken' | 'previousToken') => {
+      const seen: Entry[][] = [];
+      let token = from;
+      for (;;) {
+        const res = await app.http('GET', `/credits/transactions?limit=4${token ? `&paginationToken=${token}` : ''}`, { apiKey: ws.apiKey });
+        expect(res.status).toBe(200);
+        seen.push(res.body.data);
+        token = res.body.meta[dir];
+        if (!token) return { seen, last: res.body.meta };
+      }
+    };
+    const forward = await walk('', 'nextToken');
+    const ledger = forward.seen.flat();
+    const { rows } = await pool.query('select count(*)::int as n from credit_transactions where workspace_id = $1', [ws.workspaceId]);
+    expect(ledger).toHaveLength(rows[0].n);
+    expect(new Set(ledger.map((t) => t.id)).size).toBe(ledger.length);
+    expect(ledger[0]!.balanceAfter).toBe((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance);
+    expect(ledger.at(-1)!.balanceAfter).toBe(ledger.at(-1)!.amount);
+    for (let i = 0; i < ledger.length - 1; i++) {
+      expect(ledger[i]!.balanceAfter, JSON.stringify(ledger)).toBe(ledger[i + 1]!.balanceAfter + ledger[i]!.amount);
+      expect(Date.parse(ledger[i]!.createdAt)).toBeGreaterThanOrEqual(Date.parse(ledger[i + 1]!.createdAt));
+    }
+    // Back from the last page with its previousToken: the same pages, newest first within each.
+    const lastPage = forward.seen.at(-1)!;
+    const back = await walk(forward.last.previousToken, 'previousToken');
+    expect([...back.seen].reverse().flat().concat(lastPage).map((t) => t.id)).toEqual(ledger.map((t) => t.id));
   });
 });
 
