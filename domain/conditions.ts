@@ -33,7 +33,7 @@
  * once (db/sqlFragments.ts), which numbers the parameters.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { parseIsoDate } from './dates.js';
+import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 import { invalidField } from './errors.js';
 import { isUuid } from './ids.js';
 import { likePatternProblem } from './like.js';
@@ -340,7 +340,7 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
     }
     case 'date': {
       const d = parseIsoDate(v);
-      if (!d) throw invalidField(ptr, 'must be an ISO 8601 date or timestamp that exists on the calendar');
+      if (!d) throw invalidField(ptr, `must be an ISO 8601 date or timestamp that exists on the calendar, ${DATE_RANGE_RULE}`);
       return d.toISOString();
     }
     case 'boolean':

@@ -14,7 +14,7 @@ import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity
 import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
 import type { FieldMappingEntry } from './sourceRules.js';
 import { MAX_NUMERIC } from './conditions.js';
-import { parseIsoDate } from './dates.js';
+import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 
 export const ORIGIN_KEY = '_ORIGIN_';
 export const ROW_KEY = '_ROW_KEY_';
@@ -309,7 +309,7 @@ export function customValue(target: Extract<WriteTarget, { kind: 'custom' }>, v:
     }
     case 'date': {
       const d = parseIsoDate(typeof v === 'string' ? v.trim() : v);
-      if (!d) return { error: 'must be an ISO 8601 date that exists on the calendar' };
+      if (!d) return { error: `must be an ISO 8601 date that exists on the calendar, ${DATE_RANGE_RULE}` };
       return d.toISOString();
     }
     case 'boolean':
