@@ -126,6 +126,43 @@ describe('2. numbers', () => {
   });
 });
 
+describe('2b. numeric strings are decimal notation', () => {
+  // Found by an outside client: "0x10" matched 16, and "0b11", "0o7" were read too (JavaScript's Number()).
+  it('hex, binary and octal strings are 400s naming the value in conditions; decimal strings work', async () => {
+    const before = await counts();
+    for (const value of ['0x10', '0b11', '0o7', '', ' ', 'Infinity', '1e400']) {
+      expect400(await post('/discovery-search/find-contacts-v2', { limit: 1, conditions: [{ field: 'dsContact.member_years_experience', operator: '==', value }] }), '/conditions/0/value');
+    }
+    expect400(await post('/discovery-search/find-contacts-v2', { limit: 1, conditions: [{ field: 'dsContact.member_years_experience', operator: 'IN', value: [1, '0x10'] }] }), '/conditions/0/value/1');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('custom number fields refuse them on write (PATCH and single upsert) and in conditions', async () => {
+    const field = await post('/schema/contact/custom-fields', { label: 'Hex score', type: 'number' });
+    expect(field.status, JSON.stringify(field.body)).toBe(200);
+    const fid = field.body.data.writeAccessPath.split('.')[2];
+    const src = await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/hex-owner', sourceMeta: {} });
+    const contact = await post(`/contacts/${src.body.data.id}`, { 'contact.firstName': 'Hex', 'contact.emails': 'hex@example.com' });
+    expect(contact.status, JSON.stringify(contact.body)).toBe(200);
+    const id = contact.body.data.id;
+    const before = await counts();
+    for (const value of ['0x10', '0b11', '0o7', '', ' ', 'Infinity', '1e400']) {
+      expect400(await app.http('PATCH', `/contacts/${id}`, { apiKey: key, body: { customFields: { [fid]: value } } }), `/customFields/${fid}`);
+      // on ingest a blank value means "no value" (docs/CONTACTS.md), so only the others are refused there
+      if (value.trim()) expect400(await post(`/contacts/${src.body.data.id}`, { 'contact.emails': 'hex@example.com', [`contact.customFields.${fid}`]: value }), `/contact.customFields.${fid}`);
+    }
+    expect400(await post('/contacts/filter-contacts', { conditions: [{ field: `contact.customFields.${fid}`, operator: '==', value: '0x10' }] }), '/conditions/0/value');
+    expect(await counts()).toEqual(before);
+    expect((await get(`/contacts/${id}`)).body.data.customFields[fid]).toBeNull();
+    const ok = await app.http('PATCH', `/contacts/${id}`, { apiKey: key, body: { customFields: { [fid]: ' 16 ' } } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.customFields[fid]).toBe(16);
+    const found = await post('/contacts/filter-contacts', { fields: ['contact.firstName'], conditions: [{ field: `contact.customFields.${fid}`, operator: '==', value: '16' }] });
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    expect(found.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
+  });
+});
+
 describe('3. ids', () => {
   it('a 36-character id that is not a UUID is a 404 wherever an id is in the path', async () => {
     const bogus = '-'.repeat(36);

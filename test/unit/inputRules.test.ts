@@ -99,6 +99,15 @@ describe('condition compiler limits', () => {
     expect(() => scalarValue('number', '1e400', '/v')).toThrow(InvalidRequestError);
     expect(() => scalarValue('number', 'NaN', '/v')).toThrow(InvalidRequestError);
     expect(scalarValue('number', '12.5', '/v')).toBe(12.5);
+    // numeric strings are decimal notation: JavaScript's Number() also reads hex, binary and octal
+    for (const v of ['0x10', '0X10', '0b11', '0o7', '-0x10', '', ' ', 'Infinity', '-Infinity', '1e400', '1_000', '12px'])
+      expect(() => scalarValue('number', v, '/v'), JSON.stringify(v)).toThrow(InvalidRequestError);
+    expect(scalarValue('number', ' 16 ', '/v')).toBe(16);
+    expect(scalarValue('number', '-3.5', '/v')).toBe(-3.5);
+    expect(scalarValue('number', '+.5', '/v')).toBe(0.5);
+    expect(scalarValue('number', '1e3', '/v')).toBe(1000);
+    expect(scalarValue('number', '010', '/v')).toBe(10);
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'n', operator: 'IN', value: ['1', '0x10'] }] }))).toBe('/conditions/0/value/1');
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483648 }] }))).toBe('/conditions/0/value');
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: 'IN', value: [1, 1.5] }] }))).toBe('/conditions/0/value/1');
     expect(compileSql(compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483647 }] }).sql).values).toEqual([2147483647]);
