@@ -33,7 +33,7 @@
  * once (db/sqlFragments.ts), which numbers the parameters.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { parseIsoDate } from './dates.js';
+import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 import { invalidField } from './errors.js';
 import { isUuid } from './ids.js';
 import { likePatternProblem } from './like.js';
@@ -329,8 +329,8 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
       if (v.length > LIMITS.maxStringLength) throw invalidField(ptr, `must not be longer than ${LIMITS.maxStringLength} characters`);
       return v;
     case 'number': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-      if (!Number.isFinite(n)) throw invalidField(ptr, 'must be a finite number');
+      const n = numberInput(v);
+      if (!Number.isFinite(n)) throw invalidField(ptr, `must be a finite number ${NUMERIC_STRING_RULE}`);
       const range = cast ? INTEGER_RANGES[cast] : undefined;
       if (range) {
         if (!Number.isInteger(n)) throw invalidField(ptr, 'must be a whole number');
@@ -340,7 +340,7 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
     }
     case 'date': {
       const d = parseIsoDate(v);
-      if (!d) throw invalidField(ptr, 'must be an ISO 8601 date or timestamp that exists on the calendar');
+      if (!d) throw invalidField(ptr, `must be an ISO 8601 date or timestamp that exists on the calendar, ${DATE_RANGE_RULE}`);
       return d.toISOString();
     }
     case 'boolean':
@@ -351,6 +351,22 @@ export function scalarValue(type: Exclude<FieldType, 'multi'>, v: unknown, ptr: 
 }
 /** Bound of numeric operands: no column holds more, and JS numbers beyond are not exact anyway. */
 export const MAX_NUMERIC = 1e15;
+
+/** Said in the error of a refused number. */
+export const NUMERIC_STRING_RULE = '(numeric strings in decimal notation, e.g. 12, -3.5, 1e3)';
+const DECIMAL_RE = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i;
+
+/**
+ * A number operand or value as sent: a JSON number, or a numeric string in decimal notation
+ * (spaces around it allowed); NaN for anything else. `Number()` alone would also read `0x10`,
+ * `0b11`, `0o7` and `Infinity`, and read `''` as 0.
+ */
+export function numberInput(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return NaN;
+  const t = v.trim();
+  return DECIMAL_RE.test(t) ? Number(t) : NaN;
+}
 
 // ---------------------------------------------------------------------------------------------
 // fields: projection into the response shape

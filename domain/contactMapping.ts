@@ -13,8 +13,8 @@ import type { ErrorDetail } from './errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity.js';
 import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
 import type { FieldMappingEntry } from './sourceRules.js';
-import { MAX_NUMERIC } from './conditions.js';
-import { parseIsoDate } from './dates.js';
+import { MAX_NUMERIC, NUMERIC_STRING_RULE, numberInput } from './conditions.js';
+import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 
 export const ORIGIN_KEY = '_ORIGIN_';
 export const ROW_KEY = '_ROW_KEY_';
@@ -303,15 +303,15 @@ export function customValue(target: Extract<WriteTarget, { kind: 'custom' }>, v:
       return s;
     }
     case 'number': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-      if (!Number.isFinite(n)) return { error: 'must be a number' };
+      const n = numberInput(v);
+      if (!Number.isFinite(n)) return { error: `must be a number ${NUMERIC_STRING_RULE}` };
       if (Math.abs(n) > MAX_NUMERIC) return { error: `must be between -${MAX_NUMERIC} and ${MAX_NUMERIC}` };
       if (!inOptions(n)) return { error: `must be one of ${allowed!.map(String).join(', ')}` };
       return n;
     }
     case 'date': {
       const d = parseIsoDate(typeof v === 'string' ? v.trim() : v);
-      if (!d) return { error: 'must be an ISO 8601 date that exists on the calendar' };
+      if (!d) return { error: `must be an ISO 8601 date that exists on the calendar, ${DATE_RANGE_RULE}` };
       return d.toISOString();
     }
     case 'boolean':

@@ -3,7 +3,7 @@
  * post's status follows from its schedule rows, thread spacing, repost times and provider
  * back-off hints. Used by the API (bulk-schedule), the activities and (types only) workflows.
  */
-import { parseIsoDate } from './dates.js';
+import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 import type { Automation, PostStatus, Provider } from './social.js';
 
 /** Workflow id of schedule row `n` of a post (DESIGN §5: business ids, a double start is rejected). */
@@ -45,7 +45,7 @@ export function scheduledTimeProblem(value: string, now: Date): string | null {
     return 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T17:45:00.000Z';
   }
   const t = parseIsoDate(value, { requireZone: true });
-  if (!t) return 'must be a valid date-time (a day and time that exist on the calendar)';
+  if (!t) return `must be a valid date-time (a day and time that exist on the calendar, ${DATE_RANGE_RULE})`;
   if (t.getTime() <= now.getTime()) return 'must be in the future';
   return null;
 }

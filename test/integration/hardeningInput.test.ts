@@ -126,6 +126,43 @@ describe('2. numbers', () => {
   });
 });
 
+describe('2b. numeric strings are decimal notation', () => {
+  // Found by an outside client: "0x10" matched 16, and "0b11", "0o7" were read too (JavaScript's Number()).
+  it('hex, binary and octal strings are 400s naming the value in conditions; decimal strings work', async () => {
+    const before = await counts();
+    for (const value of ['0x10', '0b11', '0o7', '', ' ', 'Infinity', '1e400']) {
+      expect400(await post('/discovery-search/find-contacts-v2', { limit: 1, conditions: [{ field: 'dsContact.member_years_experience', operator: '==', value }] }), '/conditions/0/value');
+    }
+    expect400(await post('/discovery-search/find-contacts-v2', { limit: 1, conditions: [{ field: 'dsContact.member_years_experience', operator: 'IN', value: [1, '0x10'] }] }), '/conditions/0/value/1');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('custom number fields refuse them on write (PATCH and single upsert) and in conditions', async () => {
+    const field = await post('/schema/contact/custom-fields', { label: 'Hex score', type: 'number' });
+    expect(field.status, JSON.stringify(field.body)).toBe(200);
+    const fid = field.body.data.writeAccessPath.split('.')[2];
+    const src = await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/hex-owner', sourceMeta: {} });
+    const contact = await post(`/contacts/${src.body.data.id}`, { 'contact.firstName': 'Hex', 'contact.emails': 'hex@example.com' });
+    expect(contact.status, JSON.stringify(contact.body)).toBe(200);
+    const id = contact.body.data.id;
+    const before = await counts();
+    for (const value of ['0x10', '0b11', '0o7', '', ' ', 'Infinity', '1e400']) {
+      expect400(await app.http('PATCH', `/contacts/${id}`, { apiKey: key, body: { customFields: { [fid]: value } } }), `/customFields/${fid}`);
+      // on ingest a blank value means "no value" (docs/CONTACTS.md), so only the others are refused there
+      if (value.trim()) expect400(await post(`/contacts/${src.body.data.id}`, { 'contact.emails': 'hex@example.com', [`contact.customFields.${fid}`]: value }), `/contact.customFields.${fid}`);
+    }
+    expect400(await post('/contacts/filter-contacts', { conditions: [{ field: `contact.customFields.${fid}`, operator: '==', value: '0x10' }] }), '/conditions/0/value');
+    expect(await counts()).toEqual(before);
+    expect((await get(`/contacts/${id}`)).body.data.customFields[fid]).toBeNull();
+    const ok = await app.http('PATCH', `/contacts/${id}`, { apiKey: key, body: { customFields: { [fid]: ' 16 ' } } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.customFields[fid]).toBe(16);
+    const found = await post('/contacts/filter-contacts', { fields: ['contact.firstName'], conditions: [{ field: `contact.customFields.${fid}`, operator: '==', value: '16' }] });
+    expect(found.status, JSON.stringify(found.body)).toBe(200);
+    expect(found.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
+  });
+});
+
 describe('3. ids', () => {
   it('a 36-character id that is not a UUID is a 404 wherever an id is in the path', async () => {
     const bogus = '-'.repeat(36);
@@ -216,6 +253,57 @@ describe('5. dates', () => {
     expect(leap.status, JSON.stringify(leap.body)).toBe(200);
   });
 
+  it('year 0000 (which PostgreSQL has not) is a 400 naming the value wherever conditions take a date', async () => {
+    // It used to pass the date check and fail in PostgreSQL: 400 invalid_value with no pointer.
+    const before = await counts();
+    const year0 = [
+      ['/contacts/filter-contacts', { limit: 1, conditions: [{ field: 'contact.createdAt', operator: '>', value: '0000-01-01' }] }],
+      ['/discovery-search/find-contacts-v2', { limit: 1, conditions: [{ field: 'dsContact.updated_at', operator: '>', value: '0000-12-31T23:59:59Z' }] }],
+      ['/sources/filter-sources/pronetKeywordSearch', { conditions: [{ field: 'createdAt', operator: '>', value: '0000-01-01' }] }],
+      ['/v1/posts/filter-posts', { conditions: [{ field: 'createdAt', operator: '>', value: '0000-06-15T00:00:00Z' }] }],
+      ['/segments', { name: 'year 0', conditions: [{ field: 'contact.createdAt', operator: '<', value: '0000-01-01' }] }],
+    ] as const;
+    for (const [path, body] of year0) expect400(await post(path, body), '/conditions/0/value', /0001 to 9999/);
+    // an offset that moves the instant out of 0001..9999 (UTC) is refused the same way
+    expect400(await post('/contacts/filter-contacts', { conditions: [{ field: 'contact.createdAt', operator: '>', value: '9999-12-31T23:00:00-05:00' }] }), '/conditions/0/value');
+    expect(await counts()).toEqual(before);
+    for (const value of ['0001-01-01', '9999-12-31T23:59:59.999Z']) {
+      const ok = await post('/contacts/filter-contacts', { limit: 1, conditions: [{ field: 'contact.createdAt', operator: '>', value }] });
+      expect(ok.status, `${value}: ${JSON.stringify(ok.body)}`).toBe(200);
+    }
+  });
+
+  it('a date custom field refuses year 0000 on write, so queries on the field keep working', async () => {
+    // Found by an outside client: "0000-01-01" was stored, then filter, sort, unique-values and
+    // by-segment on the field all answered 400 invalid_value (PostgreSQL has no year 0).
+    const field = await post('/schema/contact/custom-fields', { label: 'When X', type: 'date' });
+    expect(field.status, JSON.stringify(field.body)).toBe(200);
+    const fid = field.body.data.writeAccessPath.split('.')[2];
+    const path = `contact.customFields.${fid}`;
+    const src = await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/year0-owner', sourceMeta: {} });
+    const contact = await post(`/contacts/${src.body.data.id}`, { 'contact.firstName': 'Year', 'contact.emails': 'year0@example.com' });
+    expect(contact.status, JSON.stringify(contact.body)).toBe(200);
+    const id = contact.body.data.id;
+    const before = await counts();
+    for (const value of ['0000-01-01', '0000-12-31T23:59:59Z', '9999-12-31T23:00:00-05:00']) {
+      expect400(await app.http('PATCH', `/contacts/${id}`, { apiKey: key, body: { customFields: { [fid]: value } } }), `/customFields/${fid}`, /0001 to 9999/);
+      expect400(await post(`/contacts/${src.body.data.id}`, { 'contact.emails': 'year0@example.com', [path]: value }), `/${path}`, /0001 to 9999/);
+    }
+    expect(await counts()).toEqual(before);
+    expect((await get(`/contacts/${id}`)).body.data.customFields[fid]).toBeNull();
+    // the first and last days of the range are stored and queried
+    for (const value of ['0001-01-01', '9999-12-31T23:59:59.999Z']) {
+      const ok = await app.http('PATCH', `/contacts/${id}`, { apiKey: key, body: { customFields: { [fid]: value } } });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body.data.customFields[fid]).toBe(new Date(value).toISOString());
+      const filtered = await post('/contacts/filter-contacts', { fields: [path], conditions: [{ field: path, operator: '>=', value: '0001-01-01' }], sort: [{ field: path, direction: 'desc' }] });
+      expect(filtered.status, JSON.stringify(filtered.body)).toBe(200);
+      expect(filtered.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
+      const unique = await post('/contacts/unique-values', { groupByField: path });
+      expect(unique.status, JSON.stringify(unique.body)).toBe(200);
+    }
+  });
+
   it('a scheduledTime on 30 February is refused and nothing is scheduled', async () => {
     const integ = await post('/integrations', { provider: 'microblog', name: 'x', externalAccountId: 'u1', credentials: { accessToken: 't' } });
     expect(integ.status, JSON.stringify(integ.body)).toBe(200);
@@ -226,6 +314,9 @@ describe('5. dates', () => {
     const year = new Date().getUTCFullYear() + 1;
     const res = await post('/v1/posts/bulk-schedule', { posts: [{ postId: draft.body.data.id, schedules: [{ providerId, scheduledTime: `${year}-02-30T10:00:00Z` }] }] });
     expect400(res, '/posts/0/schedules/0/scheduledTime');
+    // past 9999 (UTC) is outside the dates the API takes, as year 0000 is
+    const far = await post('/v1/posts/bulk-schedule', { posts: [{ postId: draft.body.data.id, schedules: [{ providerId, scheduledTime: '9999-12-31T23:00:00-05:00' }] }] });
+    expect400(far, '/posts/0/schedules/0/scheduledTime', /0001 to 9999/);
     expect(await counts()).toEqual(before);
   });
 });

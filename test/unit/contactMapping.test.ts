@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { contactCatalog } from '../../domain/contactCatalog.js';
-import { checkFieldMapping, companyKey, mapRow, planFor } from '../../domain/contactMapping.js';
+import { checkFieldMapping, companyKey, customValue, mapRow, planFor } from '../../domain/contactMapping.js';
 
 const SCORE = '01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a';
 const TAGS = '01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3b';
@@ -59,9 +59,28 @@ describe('mapRow', () => {
   it('rejects unknown and read-only keys without a mapping; empty values mean "no value"', () => {
     expect(mapRow({ 'contact.nope': 1 }, catalog, direct, '').errors[0]!.path).toBe('/contact.nope');
     expect(mapRow({ 'contact.updatedAt': 'x' }, catalog, direct, '').errors[0]!.message).toMatch(/read-only/);
-    expect(mapRow({ [`contact.customFields.${SCORE}`]: 'ten' }, catalog, direct, '').errors[0]!.message).toBe('must be a number');
+    expect(mapRow({ [`contact.customFields.${SCORE}`]: 'ten' }, catalog, direct, '').errors[0]!.message).toMatch(/^must be a number /);
     expect(mapRow({ 'contact.firstName': '', 'contact.lastName': null }, catalog, direct, '/r').errors).toEqual([{ path: '/r', message: 'has no value for any contact field' }]);
     expect(mapRow({ 'contact.firstName': '', 'contact.lastName': 'L' }, catalog, direct, '').input!.firstName).toBeUndefined();
+  });
+});
+
+describe('customValue', () => {
+  const target = (type: 'number' | 'date') => ({ kind: 'custom' as const, id: SCORE, type });
+  it('reads numeric strings in decimal notation only', () => {
+    for (const v of ['0x10', '0b11', '0o7', '', ' ', 'Infinity', '1e400', 'ten']) expect(customValue(target('number'), v), JSON.stringify(v)).toEqual({ error: expect.stringMatching(/number/) });
+    expect(customValue(target('number'), '16')).toBe(16);
+    expect(customValue(target('number'), ' -2.5e1 ')).toBe(-25);
+  });
+  it('keeps dates to the years 0001 to 9999', () => {
+    for (const v of ['0000-01-01', '0000-12-31T23:59:59Z', '2026-02-30']) expect(customValue(target('date'), v), v).toEqual({ error: expect.stringMatching(/calendar/) });
+    expect(customValue(target('date'), '0000-01-01')).toEqual({ error: expect.stringMatching(/0001 to 9999/) });
+    expect(customValue(target('date'), '0001-01-01')).toBe('0001-01-01T00:00:00.000Z');
+  });
+  it('mapRow names the member holding a hex number', () => {
+    expect(mapRow({ [`contact.customFields.${SCORE}`]: '0x10' }, catalog, direct, '/contactsData/0').errors).toEqual([
+      { path: `/contactsData/0/contact.customFields.${SCORE}`, message: expect.stringMatching(/number/) },
+    ]);
   });
 });
 

@@ -67,6 +67,15 @@ describe('parseIsoDate', () => {
   it('refuses non-strings and garbage', () => {
     for (const v of [null, 1, '', 'tomorrow', '2026-1-1', `2026-01-01T10:00:00.${'1'.repeat(50)}Z`]) expect(parseIsoDate(v)).toBeNull();
   });
+  it('keeps to the years 0001 to 9999 (UTC): PostgreSQL has no year 0 and reads none of the extended years', () => {
+    // year 0000 used to pass, be stored as "0000-01-01T00:00:00.000Z" and break every query on it
+    for (const s of ['0000-01-01', '0000-12-31T23:59:59Z', '0000-02-29', '0001-01-01T00:30:00+01:00', '9999-12-31T23:00:00-05:00', '-000001-01-01', '+010000-01-01'])
+      expect(parseIsoDate(s), s).toBeNull();
+    expect(parseIsoDate('0001-01-01')?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    // the range is of the instant: an offset may carry a written year 0000 into 0001 (UTC)
+    expect(parseIsoDate('0000-12-31T23:30:00-01:00')?.toISOString()).toBe('0001-01-01T00:30:00.000Z');
+    expect(parseIsoDate('9999-12-31T23:59:59.999Z')?.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+  });
 });
 
 describe('condition compiler limits', () => {
@@ -90,12 +99,23 @@ describe('condition compiler limits', () => {
     expect(() => scalarValue('number', '1e400', '/v')).toThrow(InvalidRequestError);
     expect(() => scalarValue('number', 'NaN', '/v')).toThrow(InvalidRequestError);
     expect(scalarValue('number', '12.5', '/v')).toBe(12.5);
+    // numeric strings are decimal notation: JavaScript's Number() also reads hex, binary and octal
+    for (const v of ['0x10', '0X10', '0b11', '0o7', '-0x10', '', ' ', 'Infinity', '-Infinity', '1e400', '1_000', '12px'])
+      expect(() => scalarValue('number', v, '/v'), JSON.stringify(v)).toThrow(InvalidRequestError);
+    expect(scalarValue('number', ' 16 ', '/v')).toBe(16);
+    expect(scalarValue('number', '-3.5', '/v')).toBe(-3.5);
+    expect(scalarValue('number', '+.5', '/v')).toBe(0.5);
+    expect(scalarValue('number', '1e3', '/v')).toBe(1000);
+    expect(scalarValue('number', '010', '/v')).toBe(10);
+    expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'n', operator: 'IN', value: ['1', '0x10'] }] }))).toBe('/conditions/0/value/1');
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483648 }] }))).toBe('/conditions/0/value');
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'i', operator: 'IN', value: [1, 1.5] }] }))).toBe('/conditions/0/value/1');
     expect(compileSql(compileWhere(catalog, { conditions: [{ field: 'i', operator: '>', value: 2147483647 }] }).sql).values).toEqual([2147483647]);
   });
   it('dates must exist; ids must be UUIDs', () => {
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'at', operator: 'BETWEEN', value: ['2026-01-01', '2026-02-30'] }] }))).toBe('/conditions/0/value/1');
+    const year0 = err(() => compileWhere(catalog, { conditions: [{ field: 'at', operator: '>', value: '0000-01-01' }] }));
+    expect(year0.details).toEqual([{ path: '/conditions/0/value', message: expect.stringMatching(/0001 to 9999/) }]);
     expect(pathOf(() => compileWhere(catalog, { conditions: [{ field: 'id2', operator: '==', value: '-'.repeat(36) }] }))).toBe('/conditions/0/value');
   });
 });
