@@ -115,8 +115,6 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly string[]> = {
   uuid: ['==', '!=', 'IN', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
   multi: ['IN', 'ALL', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
 };
-export const ALL_OPERATORS = [...new Set(Object.values(OPERATORS_BY_TYPE).flat())];
-
 export const LIMITS = { maxDepth: 8, maxLeaves: 100, maxLikes: 10, maxListItems: 1000, maxStringLength: 1000 };
 
 /** Operand ranges of the integer casts a catalog may ask for (numeric/float take any finite number). */
@@ -449,10 +447,6 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
 // ---------------------------------------------------------------------------------------------
 // sort + keyset pagination
 
-export interface SortItem {
-  field: string;
-  direction?: string;
-}
 export interface CompiledSort {
   /** Sort keys in order, the row id last (unique tiebreak). */
   keys: { sql: string; type: FieldType; desc: boolean; cast: string }[];
