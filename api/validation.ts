@@ -9,6 +9,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { type ErrorDetail } from '../domain/errors.js';
 import { ApiError } from './errors.js';
 import { unsafeInputDetails } from '../domain/inputSafety.js';
+import { numberInput } from '../domain/conditions.js';
 import { KEY_RULES, VALUE_RULES, sharedSchemas } from './schemas/common.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -133,12 +134,30 @@ const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~
 
 export type Location = 'body' | 'query' | 'params';
 
+/**
+ * Number properties of a query string or path that are not in decimal notation: ajv's coercion
+ * (`x == +x`) would read `0x10` as 16, where a body's numeric strings are decimal only
+ * (numberInput). Top-level properties: query and path schemas are flat.
+ */
+function nonDecimalNumbers(schema: TSchema, value: unknown, prefix: string): ErrorDetail[] {
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  if (!props || !value || typeof value !== 'object') return [];
+  const out: ErrorDetail[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const type = props[k]?.type;
+    if ((type === 'number' || type === 'integer') && typeof v === 'string' && Number.isNaN(numberInput(v)))
+      out.push({ path: `${prefix}/${escapePointer(k)}`, message: 'must be a number in decimal notation' });
+  }
+  return out;
+}
+
 /** Validates (and, for query/params, coerces in place); throws 400 `validation_failed`. */
 export function validate<T>(schema: TSchema, value: unknown, where: Location): T {
   const fn = compile(schema, where !== 'body');
-  if (!fn(value)) {
+  const notDecimal = where === 'body' ? [] : nonDecimalNumbers(schema, value, `/${where}`);
+  if (notDecimal.length || !fn(value)) {
     const prefix = where === 'body' ? '' : `/${where}`;
-    const details = toDetails(fn.errors, prefix);
+    const details = notDecimal.length ? notDecimal : toDetails(fn.errors, prefix);
     const first = details[0]!;
     const label = where === 'body' ? 'Request body' : where === 'query' ? 'Query string' : 'Path';
     throw new ApiError(400, 'validation_failed', `${label} is invalid: ${first.path} ${first.message}`, details);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.js';
 import { FilterContactsBody } from '../../api/schemas/contacts.js';
 import { validate } from '../../api/validation.js';
+import { Type } from '@sinclair/typebox';
 
 function refusal(body: unknown): ApiError {
   try {
@@ -41,5 +42,28 @@ describe('union (anyOf) errors name what is wrong with the value given', () => {
     expect(e.details).toHaveLength(1);
     expect(e.details![0]!.path).toBe('/conditions/0/operator');
     expect(e.details![0]!.message).toMatch(/^must be one of "==", "!=", "LIKE"/);
+  });
+});
+
+describe('numbers in query strings', () => {
+  const Query = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000 }) });
+  const coerced = (limit: string) => {
+    const q: Record<string, unknown> = { limit };
+    validate(Query, q, 'query');
+    return q.limit;
+  };
+
+  it('are read in decimal notation only, as in bodies', () => {
+    // Found in review: ajv's coercion read ?limit=0x10 as 16 (it compares with `+x`).
+    for (const v of ['0x10', '0b11', '0o7', 'Infinity']) {
+      expect(() => coerced(v), v).toThrow(ApiError);
+      try {
+        coerced(v);
+      } catch (e) {
+        expect((e as ApiError).details).toEqual([{ path: '/query/limit', message: 'must be a number in decimal notation' }]);
+      }
+    }
+    expect(coerced('16')).toBe(16);
+    expect(coerced('1e2')).toBe(100);
   });
 });
