@@ -9,9 +9,14 @@ export type IdempotencyRecordRow = Pick<InferEntity<typeof IdempotencyRecord>, '
 /** A record counts for 24 h. */
 const RECORD_TTL_MS = 24 * 3600_000;
 
-/** Removes the key's record when it is older than 24 h (it no longer counts). */
-export async function deleteExpiredIdempotencyRecord(em: EntityManager, workspaceId: string, key: string): Promise<void> {
-  await em.nativeDelete(IdempotencyRecord, { workspaceId, idempotencyKey: key, createdAt: { $lt: new Date(Date.now() - RECORD_TTL_MS) } }, inWorkspace(workspaceId));
+/**
+ * Removes the workspace's records older than 24 h (they no longer count), whatever their key: a
+ * key never sent again would otherwise stay for ever. Run before each keyed request of the
+ * workspace, it finds the few records that expired since (`idempotency_records_created`); a
+ * workspace that stops sending keys keeps at most its last day's.
+ */
+export async function deleteExpiredIdempotencyRecords(em: EntityManager, workspaceId: string): Promise<void> {
+  await em.nativeDelete(IdempotencyRecord, { workspaceId, createdAt: { $lt: new Date(Date.now() - RECORD_TTL_MS) } }, inWorkspace(workspaceId));
 }
 
 /** True when this call created the record (the key was free); false when one already exists. */

@@ -145,7 +145,7 @@ export const IdempotencyRecord = defineEntity({
     createdAt: p.datetime().defaultRaw('now()'),
     completedAt: p.datetime().nullable(),
   },
-  indexes: [{ name: 'idempotency_records_created', properties: ['createdAt'] }],
+  indexes: [{ name: 'idempotency_records_ws_created', properties: ['workspaceId', 'createdAt'] }],
 });
 
 /** One attempt to deliver a job webhook (`GET /jobs/{id}` lists them). */

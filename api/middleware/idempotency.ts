@@ -11,7 +11,7 @@ import { invalidField } from '../../domain/errors.js';
 import { conflict, unprocessable } from '../errors.js';
 import {
   completeIdempotencyRecord,
-  deleteExpiredIdempotencyRecord,
+  deleteExpiredIdempotencyRecords,
   deletePendingIdempotencyRecord,
   findIdempotencyRecord,
   insertIdempotencyRecord,
@@ -42,8 +42,8 @@ export function requestHash(method: string, path: string, body: unknown): string
 export async function claimIdempotencyKey(em: EntityManager, workspaceId: string, key: string, method: string, path: string, body: unknown): Promise<IdempotencyClaim> {
   if (key.length > 255) throw invalidField('/headers/idempotency-key', 'must be at most 255 characters');
   const hash = requestHash(method, path, body);
-  // A record older than 24 h no longer counts.
-  await deleteExpiredIdempotencyRecord(em, workspaceId, key);
+  // Records older than 24 h no longer count (this key's among them).
+  await deleteExpiredIdempotencyRecords(em, workspaceId);
   if (await insertIdempotencyRecord(em, workspaceId, key, method, path, hash)) return { kind: 'new' };
   const row = await findIdempotencyRecord(em, workspaceId, key);
   if (!row) return claimIdempotencyKey(em, workspaceId, key, method, path, body);

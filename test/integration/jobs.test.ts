@@ -105,6 +105,32 @@ describe('jobs', () => {
     expect((await enrich(ws.apiKey, 5, {}, { 'Idempotency-Key': 'k-2' })).status).toBe(202);
   });
 
+  it("a keyed request removes its workspace's records older than 24 h, whatever their key", async () => {
+    // Found in review: an expired record was removed only when its own key came back, so every key
+    // never reused stayed in idempotency_records for ever.
+    const ws = await app.createWorkspace({ credits: 10 });
+    const other = await app.createWorkspace({ credits: 10 });
+    const record = (workspaceId: string, key: string, age: string) =>
+      app.pool.query(
+        `insert into idempotency_records (workspace_id, idempotency_key, method, path, request_hash, status, response_body, created_at, completed_at)
+         values ($1, $2, 'POST', '/contacts/unified-data-api', 'h', 202, '{}', now() - $3::interval, now() - $3::interval)`,
+        [workspaceId, key, age],
+      );
+    await record(ws.workspaceId, 'old-1', '25 hours');
+    await record(ws.workspaceId, 'old-2', '30 days');
+    await record(ws.workspaceId, 'recent', '23 hours');
+    await record(other.workspaceId, 'old-3', '25 hours');
+    slow.setData(profile(7), 'basic_contact_data', { contact: { firstName: 'Ada', lastName: 'Lovelace', fullName: 'Ada Lovelace' } });
+    const accepted = await enrich(ws.apiKey, 7, {}, { 'Idempotency-Key': 'k-new' });
+    expect(accepted.status).toBe(202);
+    await app.waitForJob(accepted.body.jobId, ws.apiKey);
+    const keys = async (workspaceId: string) =>
+      (await app.pool.query(`select idempotency_key as k from idempotency_records where workspace_id = $1 order by 1`, [workspaceId])).rows.map((r) => r.k);
+    expect(await keys(ws.workspaceId)).toEqual(['k-new', 'recent']);
+    // Another workspace's records are its own to sweep, on its next keyed request.
+    expect(await keys(other.workspaceId)).toEqual(['old-3']);
+  });
+
   it('notifies the webhook with the payload GET /jobs answers, signed, with the caller headers', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     slow.setData(profile(6), 'basic_contact_data', { contact: { firstName: 'Alan', lastName: 'Turing', fullName: 'Alan Turing' } });
