@@ -9,6 +9,7 @@
  * not an object or carries what no request may carry (NUL, lone surrogates, `__proto__`, deep
  * nesting) is that line. Blank lines are no records.
  */
+import { isUtf8 } from 'node:buffer';
 import { parse, type CsvError, type InfoRecord, type Options } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { unsafeInputDetails, unsafeString } from './inputSafety.js';
@@ -23,6 +24,8 @@ export const formatOf = (contentType: string): ContactFileFormat | undefined =>
 
 /** Longest record (CSV, possibly over several lines) or JSON line; a longer one is a row error. */
 export const MAX_RECORD_BYTES = 1024 * 1024;
+/** A record whose bytes are not UTF-8 is a row error (decoded leniently, it would be stored with U+FFFD in their place). */
+const NOT_UTF8 = 'is not valid UTF-8 (bytes in another encoding)';
 /** Most columns a CSV header may name (as `contactsData` rows: 500 keys). */
 export const MAX_CSV_COLUMNS = 500;
 
@@ -113,6 +116,18 @@ class Held {
     this.parts = [all];
     return all.subarray(offset - this.start);
   }
+  /** The bytes [from, to), which must be held (copied only when they span parts). */
+  range(from: number, to: number): Buffer {
+    const pieces: Buffer[] = [];
+    let pos = this.start;
+    for (const part of this.parts) {
+      const partEnd = pos + part.length;
+      if (partEnd > from && pos < to) pieces.push(part.subarray(Math.max(0, from - pos), Math.min(part.length, to - pos)));
+      pos = partEnd;
+      if (pos >= to) break;
+    }
+    return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+  }
   /** Offset just past the first non-blank line at or after `offset`, if the held bytes reach it. */
   lineEndAfter(offset: number): number | undefined {
     const b = this.from(this.start);
@@ -170,9 +185,13 @@ async function* csvFrom(it: AsyncIterator<Buffer>, start: number): AsyncGenerato
     parser.resume();
     let lastEnd = base;
     const drain = function* () {
+      // Records end at line breaks (ASCII), so the batch is well-formed UTF-8 if and only if each
+      // record is: one check, and one per record only when it fails.
+      const clean = !out.length || isUtf8(held.range(lastEnd, out.at(-1)!.end));
       for (const r of out) {
+        const record = clean || isUtf8(held.range(lastEnd, r.end)) ? r : { error: NOT_UTF8, end: r.end };
         lastEnd = r.end;
-        yield r;
+        yield record;
       }
       out.length = 0;
       held.dropBefore(lastEnd);
@@ -235,6 +254,7 @@ export async function* jsonLineRecords(source: AsyncIterable<Buffer>, start: num
   let offset = start;
   const finish = (line: Buffer | undefined, end: number): RawRecord | undefined => {
     if (tooLong) return { error: `is longer than ${MAX_RECORD_BYTES} bytes`, end };
+    if (!isUtf8(line!)) return { error: NOT_UTF8, end };
     let text = line!.toString('utf8');
     if (lineStart === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (!text.trim()) return undefined;

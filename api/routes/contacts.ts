@@ -254,7 +254,7 @@ export const contactRoutes = [
       '`/v1/media/assemble-chunks` (send `contactsData: []`): the same job imports it, streamed from storage. A file whose detected type is ' +
       'not `text/csv` / `application/x-ndjson`, or a CSV header that lacks a mapped column (or, without a mapping, names a column that is no ' +
       'writable path), is a 400 naming `/contactsFile/fileName`. A malformed record (CSV quoting, wrong field count, a line that is not a ' +
-      'JSON object) is a row error (`path` `/contactsFile/rows/<row>`, `row` counting data records from 0, blank lines not counted); ' +
+      'JSON object, bytes that are not UTF-8) is a row error (`path` `/contactsFile/rows/<row>`, `row` counting data records from 0, blank lines not counted); ' +
       'JSON Lines keys are checked row by row. While the file is read, `progress.total` and `jobResponsePayload.totalRows` are the rows read ' +
       'so far, `progress.percent` the share of the file\'s bytes whose rows are done, and `jobResponsePayload.contactsFile` says how far ' +
       'the file was read (`bytesRead`, `complete`).',

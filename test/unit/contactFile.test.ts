@@ -74,6 +74,28 @@ describe('jsonLineRecords', () => {
   });
 });
 
+describe('bytes that are not UTF-8', () => {
+  // Found by an outside client's report: the upload checks the first 4,100 bytes only, and the
+  // records after were decoded leniently, storing U+FFFD in place of the bad bytes.
+  const latin1 = Buffer.from([0x52, 0x65, 0x6e, 0xe9]); // "René" in ISO-8859-1
+
+  it('make that JSON Lines record a row error; the others are read', async () => {
+    const file = Buffer.concat([Buffer.from('{"a":"x"}\n{"a":"'), latin1, Buffer.from('"}\n{"a":"\uFFFD ok"}\n')]);
+    const rs = await all(jsonLineRecords(chunked(file, 3), 0));
+    expect(rs.map((r) => r.row ?? r.error)).toEqual([{ a: 'x' }, 'is not valid UTF-8 (bytes in another encoding)', { a: '\uFFFD ok' }]);
+    expect(rs.at(-1)!.end).toBe(file.length);
+  });
+
+  it('make that CSV record a row error; the others are read', async () => {
+    const file = Buffer.concat([Buffer.from('a,b\n1,x\n2,'), latin1, Buffer.from('\n3,"\uFFFD ok"\n')]);
+    for (const size of [1, 4, 1000]) {
+      const rs = await all(csvRecords(chunked(file, size), 0));
+      expect(rs.map((r) => r.cells ?? r.error)).toEqual([['a', 'b'], ['1', 'x'], 'is not valid UTF-8 (bytes in another encoding)', ['3', '\uFFFD ok']]);
+      expect(rs.map((r) => r.end)).toEqual([4, 8, 15, file.length]);
+    }
+  });
+});
+
 describe('sniffContactFile', () => {
   const sniff = (s: string | Buffer, complete = true) => sniffContactFile(typeof s === 'string' ? Buffer.from(s) : s, complete);
   it('knows CSV and JSON Lines by content, and refuses binary, markup, JSON documents and lone text', () => {
