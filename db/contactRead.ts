@@ -141,7 +141,7 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
   const sort = compileSort(catalog, body.sort);
   const projection = body.fields ? compileFields(catalog, body.fields) : null;
   const limit = body.limit ?? 100;
-  const fingerprint = queryFingerprint({
+  const fingerprint = queryFingerprint(opts.workspaceId, {
     scope: opts.scopeKey ?? 'all',
     conditions: body.conditions ?? null,
     groupedCondition: body.groupedCondition ?? null,

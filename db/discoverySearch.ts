@@ -41,7 +41,7 @@ import {
 } from '../domain/discoveryCatalog.js';
 import { InvalidInputError } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';
-import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
+import { DATASET_SCOPE, decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
 import type { Pool, Queryable } from './pool.js';
 import { compileSql } from './sqlFragments.js';
 
@@ -554,7 +554,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   const c = compileV2(entity, input);
   const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
   const sort = compileSort(catalog, undefined);
-  const fingerprint = queryFingerprint({
+  const fingerprint = queryFingerprint(DATASET_SCOPE, {
     search: `${entity}-v2`,
     conditions: input.conditions ?? null,
     groupedCondition: input.groupedCondition ?? null,

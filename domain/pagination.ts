@@ -13,10 +13,17 @@ export interface TokenPayload {
   dir: 'next' | 'prev';
 }
 
-/** Stable fingerprint of the query a token belongs to (filters, sort, fields; not limit). */
-export function queryFingerprint(query: unknown): string {
-  return createHash('sha256').update(canonicalJson(query)).digest('base64url').slice(0, 22);
+/**
+ * Stable fingerprint of the query a token belongs to (filters, sort, fields; not limit) and of
+ * the workspace that got it: another workspace's token is refused like another query's.
+ * `scope` is that workspace's id (DATASET_SCOPE for the discovery dataset, which every
+ * workspace reads alike).
+ */
+export function queryFingerprint(scope: string, query: unknown): string {
+  return createHash('sha256').update(scope).update('\n').update(canonicalJson(query)).digest('base64url').slice(0, 22);
 }
+/** The scope of discovery tokens: the dataset is the same for every workspace. */
+export const DATASET_SCOPE = 'dataset';
 
 export function canonicalJson(v: unknown): string {
   if (v === undefined) return 'null';
@@ -50,7 +57,7 @@ export function decodeToken(secret: string, fingerprint: string, token: string, 
   } catch {
     throw invalid('is malformed');
   }
-  if (parsed.q !== fingerprint) throw invalid('belongs to a different query (filters, sort or fields changed)');
+  if (parsed.q !== fingerprint) throw invalid('belongs to a different query (filters, sort or fields changed) or another workspace');
   return { after: parsed.a, dir: parsed.d };
 }
 

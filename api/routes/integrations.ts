@@ -80,7 +80,7 @@ export const integrationRoutes = [
         }
         return { field: c.field, values: list };
       });
-      const fingerprint = queryFingerprint({ r: 'integrations', c: body.conditions ?? [] });
+      const fingerprint = queryFingerprint(auth.workspaceId, { r: 'integrations', c: body.conditions ?? [] });
       const from: TokenPayload | undefined = body.paginationToken
         ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken)
         : undefined;

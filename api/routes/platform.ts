@@ -101,7 +101,7 @@ export const platformRoutes = [
     query: CreditTransactionsQuery, responses: { 200: PageOf(CreditTransaction) }, errors: [400, 401, 500],
     handler: async ({ auth, deps, em, query }) => {
       const limit = query.limit ?? 100;
-      const fp = queryFingerprint({ ledger: auth.workspaceId });
+      const fp = queryFingerprint(auth.workspaceId, { r: 'ledger' });
       const from = query.paginationToken ? decodeToken(deps.config.serverSecret, fp, query.paginationToken) : undefined;
       const [rows, total] = await Promise.all([
         creditTransactionsPage(em, auth.workspaceId, limit + 1, from),

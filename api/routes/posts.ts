@@ -84,7 +84,7 @@ export const postRoutes = [
       const fields = sortInput.map((s) => s.field);
       const dup = fields.findIndex((f, i) => fields.indexOf(f) !== i);
       if (dup >= 0) throw invalidField(`/sort/${dup}/field`, 'is listed twice');
-      const fingerprint = queryFingerprint({ r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
+      const fingerprint = queryFingerprint(auth.workspaceId, { r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
       const { rows, total, keyOf } = await filterPostsPage(em, deps.pool, { workspaceId: auth.workspaceId, filter: body, sort: sortInput, from, limit });
       const page = pageMeta({

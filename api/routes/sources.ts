@@ -202,7 +202,7 @@ export const sourceRoutes = [
     errors: [400, 401, 500],
     handler: async ({ params, body, auth, deps, em }) => {
       const limit = body.limit ?? 25;
-      const fingerprint = queryFingerprint({ r: 'sources', t: params.sourceType, c: body.conditions ?? [] });
+      const fingerprint = queryFingerprint(auth.workspaceId, { r: 'sources', t: params.sourceType, c: body.conditions ?? [] });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
       const [afterId] = (from?.after ?? []) as [string?];
       if (from && (typeof afterId !== 'string' || !isUuid(afterId))) throw invalidField('/paginationToken', 'is malformed');

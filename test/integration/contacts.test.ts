@@ -312,6 +312,11 @@ describe('filter-contacts, pages, unique values', () => {
     const other = await post('/contacts/filter-contacts', { ...body, conditions: [{ field: 'contact.jobTitle', operator: '==', value: 'Engineer' }], paginationToken: p1.body.meta.nextToken }, pageWs.apiKey);
     expect400(other, '/paginationToken');
     expect400(await post('/contacts/filter-contacts', { ...body, paginationToken: 'forged.token' }, pageWs.apiKey), '/paginationToken');
+    // Found by an outside client: another workspace's token was accepted (its boundary applied to
+    // this workspace's rows). A token belongs to the workspace that got it.
+    const foreign = await post('/contacts/filter-contacts', { ...body, paginationToken: p1.body.meta.nextToken }, otherKey);
+    expect400(foreign, '/paginationToken');
+    expect(foreign.body.error.code).toBe('invalid_pagination_token');
   });
 
   it('returns full contacts without `fields`', async () => {

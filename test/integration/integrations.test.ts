@@ -95,6 +95,14 @@ describe('integrations', () => {
     });
     expect(other.status).toBe(400);
     expect(other.body.error.code).toBe('invalid_pagination_token');
+    // ... and so is one from another workspace.
+    const stranger = await app.createWorkspace();
+    const foreign = await app.http('POST', '/integrations/filter-integrations', {
+      apiKey: stranger.apiKey,
+      body: { conditions: [{ field: 'provider', operator: '==', value: 'microblog' }], limit: 2, paginationToken: micro.body.meta.nextToken },
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.code).toBe('invalid_pagination_token');
 
     const pro = await app.http('POST', '/integrations/filter-integrations', {
       apiKey: ws.apiKey,

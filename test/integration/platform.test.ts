@@ -177,7 +177,7 @@ describe('credits', () => {
     expect(new Set(seen).size).toBe(9);
     expect([...seen].sort().reverse()).toEqual(seen);
     // A token issued before the ledger was paged by `seq` carries its boundary row's id: it still continues after that row.
-    const legacy = encodeToken(app.config.serverSecret, queryFingerprint({ ledger: ws.workspaceId }), { after: [seen[2]], dir: 'next' });
+    const legacy = encodeToken(app.config.serverSecret, queryFingerprint(ws.workspaceId, { r: 'ledger' }), { after: [seen[2]], dir: 'next' });
     const continued = await app.http('GET', `/credits/transactions?limit=3&paginationToken=${legacy}`, { apiKey: ws.apiKey });
     expect(continued.status).toBe(200);
     expect(continued.body.data.map((t: { id: string }) => t.id)).toEqual(seen.slice(3, 6));
