@@ -3,7 +3,8 @@
  * unique (workspace_id, source_type, normalised_identifier) so that a repeated type + identifier
  * resolves to the existing source (Migration20261121010000_contacts).
  */
-import { defineEntity, p, raw, type InferEntity } from '@mikro-orm/core';
+import { defineEntity, p, raw, UniqueConstraintViolationException, type InferEntity } from '@mikro-orm/core';
+import { ConflictError } from '../domain/errors.js';
 import { workspaceOwned } from './tenancy.js';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceId } from './platform.js';
@@ -220,6 +221,10 @@ export async function sourceIdentityTaken(em: EntityManager, source: SourceEntit
  * change together). A unique violation (identity taken meanwhile) propagates as
  * UniqueConstraintViolationException.
  */
+/** 409 `source_exists`: another source of the workspace has this type and identity. */
+export const sourceExists = () => new ConflictError('Another source of this workspace already has this type and search parameters', 'source_exists');
+
+/** Applies a change to a source; a clash with another source's identity (a concurrent PATCH) is `sourceExists`. */
 export async function updateSource(
   em: EntityManager,
   source: SourceEntity,
@@ -231,7 +236,12 @@ export async function updateSource(
     ...(c.runFrequency !== undefined ? { runFrequency: c.runFrequency, scheduleId: c.scheduleId } : {}),
     updatedAt: new Date(),
   });
-  await em.flush();
+  try {
+    await em.flush();
+  } catch (e) {
+    if (e instanceof UniqueConstraintViolationException) throw sourceExists();
+    throw e;
+  }
   return source;
 }
 

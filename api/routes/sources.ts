@@ -21,13 +21,13 @@ import {
 import { isUuid } from '../../domain/ids.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   claimIdleSourcePull,
   claimStaleSourcePull,
   findSource,
   findSourcesByIds,
+  sourceExists,
   insertOrFindSource,
   filterSourcesPage,
   setSourceRefreshStatus,
@@ -143,7 +143,7 @@ async function applyPatch(deps: AppDeps, em: EntityManager, plan: PatchPlan): Pr
   const { row } = plan;
   if (plan.normalisedIdentifier) {
     // Checked before the schedule changes, so a refused PATCH leaves nothing behind.
-    if (await sourceIdentityTaken(em, row, plan.normalisedIdentifier)) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
+    if (await sourceIdentityTaken(em, row, plan.normalisedIdentifier)) throw sourceExists();
   }
   let scheduleId = row.scheduleId ?? null;
   let runFrequency: RunFrequency | null | undefined;
@@ -155,12 +155,7 @@ async function applyPatch(deps: AppDeps, em: EntityManager, plan: PatchPlan): Pr
     scheduleId = await upsertSourceSchedule(deps, { id: row.id, workspaceId: row.workspaceId }, plan.runFrequency.intervalMs);
     runFrequency = { numberOfPastDaysToSync: plan.runFrequency.numberOfPastDaysToSync, periodicInterval: plan.runFrequency.periodicInterval };
   }
-  try {
-    return await updateSource(em, row, { sourceMeta: plan.sourceMeta, normalisedIdentifier: plan.normalisedIdentifier, runFrequency, scheduleId });
-  } catch (e) {
-    if (e instanceof UniqueConstraintViolationException) throw conflict('Another source of this workspace already has this type and search parameters', 'source_exists');
-    throw e;
-  }
+  return updateSource(em, row, { sourceMeta: plan.sourceMeta, normalisedIdentifier: plan.normalisedIdentifier, runFrequency, scheduleId });
 }
 
 export const sourceRoutes = [
