@@ -28,7 +28,8 @@ import type { InferEntity } from '@mikro-orm/core';
 import { CreditAccountBusyError, InsufficientCreditsError } from '../domain/errors.js';
 import { CreditAccount, CreditTransaction } from './platform.js';
 import { isLockTimeout, isUniqueViolation } from './pgErrors.js';
-import { preparedQuery, typedQueries } from './sqlFragments.js';
+import { sql } from 'kysely';
+import { preparedQuery, textArray, typedQueries } from './sqlFragments.js';
 import { inWorkspace, useWorkspace } from './tenancy.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
@@ -92,12 +93,23 @@ interface Plan<T> {
   result: (balances: number[]) => T;
 }
 
-const READ_ACCOUNT = {
-  name: 'credit-movement-read',
-  text: `select (select balance from credit_accounts where workspace_id = $1) as balance,
-    (select coalesce(jsonb_object_agg(idempotency_key, amount), '{}') from credit_transactions
-      where workspace_id = $1 and idempotency_key = any($2::text[])) as recorded`,
-};
+/**
+ * The plan's read: the balance and the amounts recorded under the keys, two scalar subqueries in
+ * one round trip (see applyPlan), compiled once and kept as a named statement.
+ */
+const READ_ACCOUNT = preparedQuery(
+  (p: { workspaceId: string; keys: string[] }) =>
+    typedQueries<InferKyselyDB<typeof CreditAccount | typeof CreditTransaction>>().selectNoFrom((eb) => [
+      eb.selectFrom('credit_accounts').select('balance').where('workspace_id', '=', p.workspaceId).as('balance'),
+      eb
+        .selectFrom('credit_transactions')
+        .select(sql<Record<string, string | number>>`coalesce(jsonb_object_agg(idempotency_key, amount), '{}')`.as('recorded'))
+        .where('workspace_id', '=', p.workspaceId)
+        .where('idempotency_key', '=', sql<string>`any(${textArray(p.keys)})`)
+        .as('recorded'),
+    ]),
+  'credit-movement-read',
+);
 
 /**
  * Applies a plan in one statement (raw SQL: a data-modifying CTE fed by `unnest … with ordinality`
@@ -136,10 +148,9 @@ const APPLY_MOVEMENT = {
   select balance from moved`,
 };
 
-// Raw SQL: the plan's read, the named statement READ_ACCOUNT (two scalar subqueries, one round trip; see applyPlan).
 async function readAccount(db: Queryable, workspaceId: string, keys: string[]): Promise<AccountState> {
-  const row = (await db.query<{ balance: number | null; recorded: Record<string, string | number> }>({ ...READ_ACCOUNT, values: [workspaceId, keys] })).rows[0]!;
-  return { balance: row.balance ?? 0, recorded: new Map(Object.entries(row.recorded).map(([k, v]) => [k, Number(v)])) };
+  const row = (await READ_ACCOUNT(db, { workspaceId, keys }))[0]!; // `recorded` is never null (coalesce)
+  return { balance: row.balance ?? 0, recorded: new Map(Object.entries(row.recorded!).map(([k, v]) => [k, Number(v)])) };
 }
 
 /** Balances after each entry, or null when the account no longer allows the plan (nothing changed). */

@@ -29,7 +29,10 @@ import {
   stagingColumns,
   type DatasetKind,
 } from '../domain/datasetRecords.js';
-import { sideTableTriggerNames } from './dataset.js';
+import { sql } from 'kysely';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import { sideTableTriggerNames, type DsCompany, type DsPeopleTitle, type DsPerson, type DsPost } from './dataset.js';
+import { runQuery, typedQueries } from './sqlFragments.js';
 import type { Pool, PoolClient } from './pool.js';
 
 export interface ImportFiles {
@@ -74,7 +77,7 @@ export interface ImportOptions {
   format?: 'jsonl' | 'csv';
 }
 
-const TABLE: Record<DatasetKind, string> = { companies: 'ds_companies', people: 'ds_people', posts: 'ds_posts' };
+const TABLE = { companies: 'ds_companies', people: 'ds_people', posts: 'ds_posts' } as const satisfies Record<DatasetKind, string>;
 const KEY: Record<DatasetKind, string> = { companies: 'company_pronet_url', people: 'member_pronet_url', posts: 'post_url' };
 const STAGE_TYPES: Record<string, string> = {
   url: 'text', text: 'text', int: 'int', bigint: 'bigint', bool: 'boolean', textArray: 'text[]', emails: 'jsonb', phones: 'jsonb', timestamp: 'timestamptz',
@@ -560,8 +563,16 @@ async function loadRecords(run: KindImport, writer: Awaited<ReturnType<typeof cr
   return titles;
 }
 
+/** The loader's typed statements, run on its own connections (`runQuery`). */
+const loaderQueries = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost | typeof DsPeopleTitle>>();
+
+/** Whether the dataset table has no row. */
+async function isEmpty(client: PoolClient, table: (typeof TABLE)[DatasetKind]): Promise<boolean> {
+  const [row] = await runQuery(client, loaderQueries.selectNoFrom((eb) => eb.not(eb.exists(eb.selectFrom(table).select(sql.lit(1).as('one')))).as('empty')));
+  return row!.empty === true;
+}
+
 /** Imports one file: session set-up, (empty table) drop of indexes and keys, load, restore, report. */
-// Raw SQL: emptiness checks of the table being loaded (its name is the kind's) and the titles' set insert from an array.
 async function importKind(
   pool: Pool,
   kind: DatasetKind,
@@ -589,8 +600,8 @@ async function importKind(
   let indexStarted = 0;
   try {
     await setupSession(run.client, kind);
-    const empty = (await run.client.query(`select not exists (select 1 from ${run.table}) as empty`)).rows[0].empty as boolean;
-    const peopleExist = kind === 'companies' && !(await run.client.query(`select not exists (select 1 from ds_people) as e`)).rows[0].e;
+    const empty = await isEmpty(run.client, TABLE[kind]);
+    const peopleExist = kind === 'companies' && !(await isEmpty(run.client, 'ds_people'));
     if (empty) {
       await dropForEmptyLoad(run);
       // Loading into an empty table, a second connection COPYs batches in parallel (the
@@ -602,7 +613,14 @@ async function importKind(
     const titles = await loadRecords(run, writer, empty);
     if (kind === 'people' && titles.size) {
       // the distinct titles LIKE searches run against (db/discoverySearch.ts)
-      await run.client.query(`insert into ds_people_titles (title) select unnest($1::text[]) on conflict do nothing`, [[...titles]]);
+      await runQuery(
+        run.client,
+        loaderQueries
+          .insertInto('ds_people_titles')
+          .columns(['title'])
+          .expression(loaderQueries.selectFrom(sql<{ title: string }>`unnest(${[...titles]}::text[])`.as<'u'>(sql`u(title)`)).select('u.title'))
+          .onConflict((oc) => oc.doNothing()),
+      );
     }
   } finally {
     try {

@@ -4,12 +4,12 @@
  * is, whether it is connected in the workspace), and the account a publish step sends with.
  */
 import type { InferEntity } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import type { Provider } from '../domain/social.js';
 import { sql } from 'kysely';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
-import { compileSql } from './sqlFragments.js';
+import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { Integration } from './social.js';
 
 export type IntegrationEntity = InferEntity<typeof Integration>;
@@ -72,6 +72,14 @@ export async function publishingAccount(em: EntityManager, integrationId: string
 
 const INTEGRATION_FILTER_COLUMN = { provider: 'provider', externalAccountId: 'external_account_id', name: 'name' } as const;
 
+const integrations = typedQueries<InferKyselyDB<typeof Integration>>();
+/**
+ * What a list row reads: the entity's eager columns, never the credentials (lazy). A `created_at`
+ * keyset compares microsecond timestamps with their text form (`k`), which an entity's Date
+ * (milliseconds) cannot carry, so the list is read with Kysely rather than the entity manager.
+ */
+const LIST_COLUMNS = ['id', 'workspace_id', 'provider', 'name', 'external_account_id', 'api_base_url', 'status', 'created_at'] as const;
+
 export interface IntegrationListQuery {
   /** ANDed: the column's value is one of `values`. */
   conditions: Array<{ field: keyof typeof INTEGRATION_FILTER_COLUMN; values: string[] }>;
@@ -91,20 +99,18 @@ export async function listConnectedIntegrations(
   workspaceId: string,
   query: IntegrationListQuery,
 ): Promise<{ rows: Array<{ integration: IntegrationEntity; k: string }>; total: number }> {
-  const where = [sql`workspace_id = ${workspaceId}`, sql`status = 'connected'`];
+  let filtered = integrations.selectFrom('integrations').where('workspace_id', '=', workspaceId).where('status', '=', sql.lit('connected' as const));
   // the column comes from the fixed map, the values are bound
-  for (const c of query.conditions) where.push(sql`${sql.raw(INTEGRATION_FILTER_COLUMN[c.field])} = any(${c.values}::text[])`);
-  const filter = sql.join(where, sql` and `);
+  for (const c of query.conditions) filtered = filtered.where(INTEGRATION_FILTER_COLUMN[c.field], '=', sql<string>`any(${textArray(c.values)})`);
   const from = query.after;
-  const keyset = from ? sql` and (created_at, id) ${sql.raw(from.dir === 'next' ? '>' : '<')} (${from.createdAt}::timestamptz, ${from.id}::uuid)` : sql``;
-  const order = sql.raw(from?.dir === 'prev' ? 'created_at desc, id desc' : 'created_at asc, id asc');
-  // The entity's eager columns (never the credentials).
-  const columns = sql.raw(em.getMetadata().get(Integration).props.filter((p) => !p.lazy).flatMap((p) => p.fieldNames).join(', '));
-  // Raw SQL: the keyset compares microsecond timestamps with their text form, which an entity's Date (milliseconds) cannot carry.
-  const [rows, count] = await Promise.all([
-    db.query(compileSql(sql`select ${columns}, created_at::text as k from integrations where ${filter}${keyset} order by ${order} limit ${query.limit}`)),
-    db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from integrations where ${filter}`)),
+  const page = from
+    ? filtered.where((eb) => eb(eb.refTuple('created_at', 'id'), from.dir === 'next' ? '>' : '<', eb.tuple(sql<Date>`${from.createdAt}::timestamptz`, sql<string>`${from.id}::uuid`)))
+    : filtered;
+  const dir = from?.dir === 'prev' ? 'desc' : 'asc';
+  const [rows, [count]] = await Promise.all([
+    runQuery(db, page.select([...LIST_COLUMNS, sql<string>`created_at::text`.as('k')]).orderBy('created_at', dir).orderBy('id', dir).limit(query.limit)),
+    runQuery(db, filtered.select(sql<number>`count(*)::int`.as('n'))),
   ]);
-  const integrations = entityRows<IntegrationEntity>(em, Integration, rows.rows);
-  return { rows: rows.rows.map((row, i) => ({ integration: integrations[i]!, k: row.k as string })), total: count.rows[0]!.n };
+  const list = entityRows<IntegrationEntity>(em, Integration, rows);
+  return { rows: rows.map((row, i) => ({ integration: list[i]!, k: row.k })), total: count!.n };
 }

@@ -7,7 +7,7 @@
  * same typed Kysely, compiled once and run on pg (`preparedQuery`), off the entity manager.
  */
 import { LockMode, sql as ormSql, type InferEntity } from '@mikro-orm/core';
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
@@ -15,7 +15,7 @@ import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } f
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
-import { compileSql, preparedQuery, typedQueries, uuidArray } from './sqlFragments.js';
+import { preparedQuery, runQuery, typedQueries, uuidArray } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
@@ -205,6 +205,8 @@ export async function deleteUnscheduledPost(em: EntityManager, postId: string): 
  * of the page token `from` (a `prev` page reads in reverse), at most `limit + 1` rows; each row is
  * the post and its sort columns (`keyOf` turns them into the next token's keyset), and the total.
  */
+const postQueries = typedQueries<SchedulingDB>();
+
 export async function filterPostsPage(
   em: EntityManager,
   db: Queryable,
@@ -212,18 +214,23 @@ export async function filterPostsPage(
 ): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number; keyOf: CompiledSort['keyOf'] }> {
   const where = compileWhere(postCatalog, q.filter);
   const sort = compileSort(postCatalog, q.sort);
-  const filter = sql`p.workspace_id = ${q.workspaceId}::uuid and (${where.sql})`;
+  const filtered = postQueries.selectFrom('posts as p').where('p.workspace_id', '=', sql<string>`${q.workspaceId}::uuid`).where(sql<SqlBool>`(${where.sql})`);
   const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir) : sql`true`;
   const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
-  const columns = sql.raw(em.getMetadata().get(Post).props.flatMap((p) => p.fieldNames).map((c) => `p.${c}`).join(', '));
-  // Raw SQL: composed of the condition compiler's SQL fragments (domain/conditions.ts); rows become entities with `em.map`.
-  const [rows, count] = await Promise.all([
-    db.query(compileSql(sql`select ${columns}, ${sort.select} from posts p where ${filter} and (${keyset})
-            order by ${orderBy} limit ${sql.lit(q.limit + 1)}`)),
-    db.query<{ n: number }>(compileSql(sql`select count(*)::int as n from posts p where ${filter}`)),
+  const [rows, [count]] = await Promise.all([
+    runQuery(
+      db,
+      filtered
+        .where(sql<SqlBool>`(${keyset})`)
+        .selectAll('p')
+        .select(sort.selections)
+        .orderBy(sql`${orderBy}`)
+        .limit(sql.lit(q.limit + 1)),
+    ),
+    runQuery(db, filtered.select(sql<number>`count(*)::int`.as('n'))),
   ]);
-  const posts = entityRows<PostEntity>(em, Post, rows.rows);
-  return { rows: rows.rows.map((row, i) => ({ post: posts[i]!, sortRow: row })), total: count.rows[0]!.n, keyOf: sort.keyOf };
+  const posts = entityRows<PostEntity>(em, Post, rows);
+  return { rows: rows.map((row, i) => ({ post: posts[i]!, sortRow: row as Record<string, unknown> })), total: count!.n, keyOf: sort.keyOf };
 }
 
 // ---- Writes of the publishing routes (api/routes/publishing.ts) ----

@@ -31,6 +31,11 @@ export async function createWorkspace(em: EntityManager, opts: { name: string; p
   return { workspaceId, apiKey: key.key, webhookSecret };
 }
 
+/** Whether workspace `id` exists (`id` must be a UUID). */
+export async function workspaceExists(em: EntityManager, id: string): Promise<boolean> {
+  return (await em.fork().count(Workspace, { id })) > 0;
+}
+
 export interface IssuedApiKey {
   apiKeyId: string;
   apiKey: string;

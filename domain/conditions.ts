@@ -32,7 +32,7 @@
  * only selects a catalog entry. Callers compose the fragments into a statement and compile it
  * once (db/sqlFragments.ts), which numbers the parameters.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type AliasedRawBuilder, type RawBuilder } from 'kysely';
 import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 import { invalidField } from './errors.js';
 import { isUuid } from './ids.js';
@@ -453,6 +453,8 @@ export interface CompiledSort {
   orderBy: Fragment;
   /** SELECT items `<expr> as "s0"…` to read each row's sort key for tokens. */
   select: Fragment;
+  /** The same items one by one, for a typed query builder's `select`. */
+  selections: AliasedRawBuilder<unknown, `s${number}`>[];
   joins: Set<string>;
   /** Reads a row's sort key from a row selected with `select` plus `id`. */
   keyOf(row: Record<string, unknown>): unknown[];
@@ -478,13 +480,15 @@ export function compileSort(catalog: FieldCatalog, sort: unknown, pointer = '/so
   const lastDesc = keys.length ? keys[keys.length - 1]!.desc : defaultDesc;
   keys.push({ sql: catalog.idSql, type: 'string', desc: lastDesc, cast: catalog.idCast ?? 'uuid' });
   const idIndex = keys.length - 1;
+  const keyText = (k: CompiledSort['keys'][number], i: number) => (i === idIndex || k.type === 'date' ? `${k.sql}::text` : k.sql);
   return {
     keys,
     joins,
     orderBy: sql.raw(keys.map((k) => `${k.sql} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', ')),
     // Ids and timestamps travel in tokens as PostgreSQL text: exact to the microsecond (a JS Date
     // keeps milliseconds, and a truncated boundary would repeat rows across pages).
-    select: sql.raw(keys.map((k, i) => `${i === idIndex || k.type === 'date' ? `${k.sql}::text` : k.sql} as "s${i}"`).join(', ')),
+    select: sql.raw(keys.map((k, i) => `${keyText(k, i)} as "s${i}"`).join(', ')),
+    selections: keys.map((k, i) => sql.raw(keyText(k, i)).as(`s${i}`)),
     keyOf: (row) => keys.map((k, i) => (k.type === 'date' ? (row[`s${i}`] ?? null) : outputValue(k.type, row[`s${i}`]))),
   };
 }

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../domain/config.js';
 import { ensureDemoDataset, type DemoDatasetOutcome } from '../db/demoDataset.js';
 import { openDatabase, migrate } from '../db/orm.js';
-import { createWorkspace } from '../db/workspaces.js';
+import { createWorkspace, workspaceExists } from '../db/workspaces.js';
 
 export interface DemoWorkspace {
   workspaceId: string;
@@ -36,8 +36,7 @@ export async function prepareDatabase(config: Config, demoFile: string): Promise
     let demo: DemoWorkspace | undefined;
     if (existsSync(demoFile)) {
       const saved = JSON.parse(readFileSync(demoFile, 'utf8')) as DemoWorkspace;
-      const r = await pool.query('select 1 from workspaces where id = $1', [saved.workspaceId]);
-      if (r.rowCount) demo = saved;
+      if (await workspaceExists(db.orm.em, saved.workspaceId)) demo = saved;
     }
     if (!demo) {
       const created = await createWorkspace(db.orm.em, DEMO_WORKSPACE);
