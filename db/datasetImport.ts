@@ -357,6 +357,7 @@ async function restoreAfterLoad(run: KindImport): Promise<void> {
     for (let ix = queue.shift(); ix; ix = queue.shift()) await c.query(ix.def);
   });
   await Promise.all(builders);
+  // raw SQL: DDL replayed from the catalog's text.
   for (const fk of run.dropped.fks) await run.client.query(`alter table ${run.table} add constraint "${fk.conname}" ${fk.def}`);
 }
 
@@ -372,6 +373,7 @@ async function createBatchWriter(run: KindImport, o: { direct: boolean; peopleEx
   const { kind, table } = run;
   const companies = new Map<string, (string | number | null)[]>();
   if (o.direct && kind === 'people') {
+    // raw SQL: the company columns copied onto people are listed from DENORMALIZED.
     const r = await run.client.query(`select company_pronet_url as u, id, ${DENORMALIZED.map((d) => d.company).join(', ')} from ds_companies`);
     for (const row of r.rows) companies.set(row.u, [row.id, ...DENORMALIZED.map((d) => row[d.company] ?? null)]);
   }
@@ -383,6 +385,7 @@ async function createBatchWriter(run: KindImport, o: { direct: boolean; peopleEx
   const stageLine = (r: StagedRecord) => copyLine([r.seq, r.id], r.values);
   const upsert = upsertSql(kind);
 
+  // raw SQL: the upsert reads the session's temp stage table, which has no entity.
   const upsertStaged = async (client: PoolClient, records: StagedRecord[]) => {
     await copyLines(client, stageTable(kind), ['seq', 'id', ...stagingColumns(kind)], records.map(stageLine));
     await client.query(upsert);
@@ -391,6 +394,7 @@ async function createBatchWriter(run: KindImport, o: { direct: boolean; peopleEx
 
   /** A record the validator let through but the database refused: find it, load the rest. */
   const loadOneByOne = async (client: PoolClient, batch: StagedRecord[]) => {
+    // raw SQL: transaction control and savepoints on the loader's own connection (one record at a time).
     await client.query(`truncate ${stageTable(kind)}`);
     await client.query('begin');
     for (const r of batch) {
@@ -409,6 +413,7 @@ async function createBatchWriter(run: KindImport, o: { direct: boolean; peopleEx
     await client.query('commit');
   };
 
+  // raw SQL: one transaction per batch on the loader's own connection; COPY and the stage upsert.
   const flush = async (client: PoolClient, batch: StagedRecord[]) => {
     if (!batch.length) return;
     try {

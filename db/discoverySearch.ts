@@ -580,6 +580,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   const statement = sql`with total as materialized (select count(*)::int as n, (array_agg(m.id order by m.id ${sql.raw(dir)}) filter (where ${keyset}))[1:${take}] as ids
     from (${matchesSql(c)} limit ${sql.lit(cap + 1)}) m)
     select total.n as "totalMatches", page.* from total left join (${fromMatches}) page on true order by page.id ${sql.raw(dir)}`;
+  // raw SQL: the count-and-page CTE is composed from the condition compiler's fragments (compileSql).
   let result = (await pool.query<Record<string, unknown>>(compileSql(statement))).rows;
   const n = Number(result[0]!.totalMatches);
   // Past the cap the page walks the primary key in id order through the WHERE (a broad search
@@ -592,6 +593,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   if (n > cap) {
     const walk = sql`${selectFrom(c.from)} where (${c.where}) and (${from ? keysetPredicate(sort, from.after, from.dir) : sql`true`})
       order by ${from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy} limit ${take}`;
+    // raw SQL: the walk is composed from the same fragments.
     const [walked, estimate] = await Promise.all([pool.query<Record<string, unknown>>(compileSql(walk)), estimateMatches(pool, c)]);
     result = walked.rows;
     total = { n: Math.max(estimate, cap + 1), estimated: true };
@@ -695,6 +697,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   const pageSql = sql`select ${sql.raw(select)} from ${sql.raw(fromSql)} where ${where} order by ${sql.raw(VERIFIED_ORDER[entity])} limit ${bound(take, 'int')} offset ${bound(offset, 'int')}`;
   const countFrom = entity === 'contact' && !whereReadsCompany ? 'ds_people p' : from;
   const countSql = sql`select count(*)::int as n from ${sql.raw(countFrom)} where ${where}`;
+  // raw SQL: page and count composed from the verified filters' fragments and the picked columns' SQL.
   const [rows, count] = await Promise.all([
     take > 0 ? pool.query(compileSql(pageSql)) : Promise.resolve({ rows: [] as Record<string, unknown>[] }),
     pool.query<{ n: number }>(compileSql(countSql)),
@@ -736,6 +739,7 @@ export async function distinctValues(
   } else {
     statement = sql`select v as value, count(*)::int as count from (select ${expr} as v from ${sql.raw(table)}) s where v is not null and v <> '' group by v order by count desc, v limit ${limit}`;
   }
+  // raw SQL: the grouped values of a catalog column named by its SQL (compileSql).
   const r = await pool.query<{ value: string; count: number }>(compileSql(statement));
   return r.rows;
 }

@@ -63,6 +63,7 @@ export function listen(opts: ListenerOptions): Listener {
     });
     try {
       await c.connect();
+      // raw SQL: LISTEN on a dedicated pg client (no statement on a table).
       await c.query(`listen ${opts.channel}`);
       if (client !== c) return;
       // Anything derived before this moment may have missed a notification.
@@ -83,6 +84,7 @@ export function listen(opts: ListenerOptions): Listener {
       return;
     }
     heartbeatSentAt = performance.now();
+    // raw SQL: the heartbeat round trip of the LISTEN connection.
     c.query('select 1').then(
       () => {
         if (client !== c) return;
