@@ -115,7 +115,7 @@ describe('integrations', () => {
       body: { conditions: [{ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] }] },
     });
     expect(badValue.status).toBe(400);
-    expect(badValue.body.error.details[0].path).toBe('/conditions/0/value');
+    expect(badValue.body.error.details[0].path).toBe('/conditions/0/value/1');
 
     const del = await app.http('DELETE', `/integrations/${ids.pronet![0]}`, { apiKey: ws.apiKey });
     expect(del.status).toBe(200);
@@ -137,7 +137,9 @@ describe('integrations', () => {
       [{ field: 'name', operator: '==', value: ['acct'] }, '/conditions/1/value', /string/],
       [{ field: 'provider', operator: '==', value: ['microblog'] }, '/conditions/1/value', /string|one of/],
       [{ field: 'provider', operator: '==', value: 'fax' }, '/conditions/1/value', /microblog.*pronet.*pronetPage/],
-      [{ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] }, '/conditions/1/value', /microblog.*pronet.*pronetPage/],
+      // the element itself (the hand-written check named the whole list)
+      [{ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] }, '/conditions/1/value/1', /microblog.*pronet.*pronetPage/],
+      [{ field: 5, operator: '==', value: 'x' }, '/conditions/1/field', /"provider", "externalAccountId", "name"/],
       [{ field: 'name', operator: 'LIKE', value: 'x' }, '/conditions/1/operator', /"==", "IN"/],
       [{ field: 'nope', operator: '==', value: 'x' }, '/conditions/1/field', /"provider", "externalAccountId", "name"/],
       [{ field: 'name', operator: 'IN', value: [] }, '/conditions/1/value', /fewer than 1 items/],
@@ -159,6 +161,12 @@ describe('integrations', () => {
       expect(res.body.error.details[0].path, what).toBe(path);
       expect(res.body.error.details[0].message, what).toMatch(message);
     }
+    const both = await filter({ field: 'nope', operator: 'LIKE', value: 'x' });
+    expect(both.status).toBe(400);
+    expect(both.body.error.details).toEqual([
+      { path: '/conditions/1/field', message: 'must be one of "provider", "externalAccountId", "name"' },
+      { path: '/conditions/1/operator', message: 'must be one of "==", "IN"' },
+    ]);
   });
 
   it('answers 404 for another workspace and hides it from lists', async () => {

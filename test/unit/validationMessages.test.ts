@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.js';
 import { FilterContactsBody } from '../../api/schemas/contacts.js';
+import { FilterIntegrationsBody } from '../../api/schemas/integrations.js';
 import { validate } from '../../api/validation.js';
 import { Type } from '@sinclair/typebox';
 
@@ -65,5 +66,38 @@ describe('numbers in query strings', () => {
     }
     expect(coerced('16')).toBe(16);
     expect(coerced('1e2')).toBe(100);
+  });
+});
+
+describe('a union of objects told apart by literal properties (IntegrationCondition)', () => {
+  const refused = (condition: unknown) => {
+    try {
+      validate(FilterIntegrationsBody, { conditions: [condition] }, 'body');
+    } catch (e) {
+      return (e as ApiError).details;
+    }
+    throw new Error('expected a 400');
+  };
+
+  it('reports the branch whose literals match: IN with a string', () => {
+    expect(refused({ field: 'name', operator: 'IN', value: 'a' })).toEqual([{ path: '/conditions/0/value', message: 'must be array' }]);
+  });
+
+  it('reports the element of the list, not the list', () => {
+    expect(refused({ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] })).toEqual([
+      { path: '/conditions/0/value/1', message: 'must be one of "microblog", "pronet", "pronetPage"' },
+    ]);
+  });
+
+  it('a literal no branch has: one "must be one of" line, nothing about the other properties', () => {
+    expect(refused({ field: 'nope', operator: '==', value: 'x' })).toEqual([
+      { path: '/conditions/0/field', message: 'must be one of "provider", "externalAccountId", "name"' },
+    ]);
+    expect(refused({ field: 'name', operator: 'LIKE', value: 'x' })).toEqual([{ path: '/conditions/0/operator', message: 'must be one of "==", "IN"' }]);
+  });
+
+  it('a missing literal is "is required"; a non-object one "must be object"', () => {
+    expect(refused({ field: 'name', value: 'x' })).toEqual([{ path: '/conditions/0/operator', message: 'is required' }]);
+    expect(refused('x')).toEqual([{ path: '/conditions/0', message: 'must be object' }]);
   });
 });
