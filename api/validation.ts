@@ -127,7 +127,29 @@ function narrowTagged(errors: ErrorObject[], union: ErrorObject, branches: Map<s
   const keep = new Set<ErrorObject>();
   for (const [b, es] of branches) if (mismatched.get(b) === best) for (const e of es) if (best === 0 || tagOf(e) !== undefined) keep.add(e);
   const all = new Set([...branches.values()].flat());
-  return errors.filter((e) => e !== union && (!all.has(e) || keep.has(e)));
+  return errors.filter((e) => e !== union && (!all.has(e) || keep.has(e))).map((e) => (keep.has(e) ? onlyWhen(e, union, tags) : e));
+}
+
+/** The literals a discriminator admits in one branch. */
+const literalsOf = (s: unknown): unknown[] => {
+  const o = s as { const?: unknown; enum?: unknown[]; anyOf?: { const?: unknown }[] };
+  return o.const !== undefined ? [o.const] : (o.enum ?? o.anyOf?.map((b) => b.const) ?? []);
+};
+
+/**
+ * A property the matched branch does not know but another branch of a union with one
+ * discriminator does (`options` of a boolean custom field) is not unknown: it is only allowed
+ * for the other branches' literals. Read by toDetails (`params.onlyWhen`).
+ */
+function onlyWhen(e: ErrorObject, union: ErrorObject, tags: string[]): ErrorObject {
+  if (e.keyword !== 'additionalProperties' || e.instancePath !== union.instancePath || tags.length !== 1) return e;
+  const name = (e.params as { additionalProperty: string }).additionalProperty;
+  const tag = tags[0]!;
+  const branches = union.schema as { properties: Record<string, unknown> }[];
+  const allowed = branches.filter((b) => name in b.properties).flatMap((b) => literalsOf(b.properties[tag])).map((v) => JSON.stringify(v));
+  if (!allowed.length) return e;
+  const listed = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}` : allowed[0];
+  return { ...e, params: { ...e.params, onlyWhen: `is only allowed when ${tag} is ${listed}` } };
 }
 
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
@@ -146,7 +168,7 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
       message = VALUE_RULES.get((e.params as { pattern: string }).pattern)!;
     } else if (e.keyword === 'additionalProperties') {
       path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
-      message = 'is not a known property';
+      message = (e.params as { onlyWhen?: string }).onlyWhen ?? 'is not a known property';
     } else if (e.keyword === 'required') {
       path += `/${(e.params as { missingProperty: string }).missingProperty}`;
       message = 'is required';

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.js';
 import { FilterContactsBody } from '../../api/schemas/contacts.js';
 import { FilterIntegrationsBody } from '../../api/schemas/integrations.js';
+import { CreateCustomFieldBody } from '../../api/schemas/schema.js';
+import { CUSTOM_FIELD_TYPES } from '../../domain/contactCatalog.js';
 import { validate } from '../../api/validation.js';
 import { Type } from '@sinclair/typebox';
 
@@ -99,5 +101,30 @@ describe('a union of objects told apart by literal properties (IntegrationCondit
   it('a missing literal is "is required"; a non-object one "must be object"', () => {
     expect(refused({ field: 'name', value: 'x' })).toEqual([{ path: '/conditions/0/operator', message: 'is required' }]);
     expect(refused('x')).toEqual([{ path: '/conditions/0', message: 'must be object' }]);
+  });
+});
+
+describe('a custom field body: a union keyed by `type` (CreateCustomFieldBody)', () => {
+  const details = (body: unknown) => {
+    try {
+      validate(CreateCustomFieldBody, body, 'body');
+      return [];
+    } catch (e) {
+      return (e as ApiError).details;
+    }
+  };
+
+  it('takes every custom field type', () => {
+    for (const type of CUSTOM_FIELD_TYPES) expect(details({ label: 'L', type }), type).toEqual([]);
+  });
+
+  it('options of a type without a pick list: "only allowed when", not "not a known property"', () => {
+    expect(details({ label: 'L', type: 'boolean', options: [] })).toEqual([{ path: '/options', message: 'is only allowed when type is "string", "number" or "multi"' }]);
+    expect(details({ label: 'L', type: 'boolean', other: 1 })).toEqual([{ path: '/other', message: 'is not a known property' }]);
+  });
+
+  it('an option value of the wrong type names the value', () => {
+    expect(details({ label: 'L', type: 'number', options: [{ label: 'a', value: 1 }, { label: 'b', value: 'b' }] })).toEqual([{ path: '/options/1/value', message: 'must be number' }]);
+    expect(details({ label: 'L', type: 'multi', options: [{ label: 'a', value: 1 }] })).toEqual([{ path: '/options/0/value', message: 'must be string' }]);
   });
 });
