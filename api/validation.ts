@@ -16,7 +16,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 function makeAjv(coerce: boolean): Ajv {
   // strictNumbers: `1e400` parses to Infinity, which is no number any column can hold
-  const ajv = new Ajv({ allErrors: true, strict: false, strictNumbers: true, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
+  // verbose: an error carries its keyword's schema, so narrowUnions can see a union's branches
+  const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
   addFormats(ajv);
   for (const s of sharedSchemas) ajv.addSchema(s);
   return ajv;
@@ -47,11 +48,38 @@ function compile(schema: TSchema, coerce: boolean): ValidateFunction {
   return fn;
 }
 
+/** A schema that only admits literals: `const`, `enum` or a union of `const`s. */
+function isLiteral(s: unknown): boolean {
+  const o = s as { const?: unknown; enum?: unknown; anyOf?: unknown[] } | undefined;
+  return !!o && (o.const !== undefined || Array.isArray(o.enum) || (Array.isArray(o.anyOf) && o.anyOf.every((b) => (b as { const?: unknown })?.const !== undefined)));
+}
+
+const tagCache = new WeakMap<object, string[]>();
+/**
+ * The discriminators of a union of objects: the properties every branch gives a literal
+ * (`field` and `operator` of an integration condition, `type` of a custom field). None when a
+ * branch is not an inline object schema (a `$ref`, a scalar).
+ */
+function tagsOf(branches: unknown): string[] {
+  if (!Array.isArray(branches) || branches.length < 2) return [];
+  let tags = tagCache.get(branches);
+  if (!tags) {
+    const props = branches.map((b) => (b as { type?: unknown; properties?: Record<string, unknown> })).map((b) => (b?.type === 'object' ? b.properties : undefined));
+    tags = props.every((p) => p) ? Object.keys(props[0]!).filter((k) => props.every((p) => isLiteral(p![k]))) : [];
+    tagCache.set(branches, tags);
+  }
+  return tags;
+}
+
 /**
  * A union (anyOf) reports the errors of every branch. Only the branches whose type the value has
  * say what is wrong with it (an IN list of 1001 values: its length, not "must be string"); when
  * it has none of their types, one error lists them. Unions whose every branch took the value's
- * type (literals: `const`) are left whole for mergeLiteralUnions.
+ * type (literals: `const`) are left whole for mergeLiteralUnions. A union of objects told apart
+ * by literal properties (tagsOf) keeps the branches whose literals the value matches best: when
+ * every literal of one matches, that branch's errors (`IN` with a string: "/value must be
+ * array"); otherwise only the mismatched literals of those branches, which mergeLiteralUnions
+ * lists as one "must be one of" line per property.
  */
 function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
   let out = errors;
@@ -66,12 +94,15 @@ function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
     }
     const wrongType = (es: ErrorObject[]) => es.length === 1 && es[0]!.keyword === 'type' && es[0]!.instancePath === union.instancePath;
     const missed = [...branches.values()].filter(wrongType);
-    if (!missed.length) continue;
+    if (!missed.length) {
+      out = narrowTagged(out, union, branches);
+      continue;
+    }
     const drop = new Set<ErrorObject>(missed.flat());
     if (missed.length < branches.size) out = out.filter((e) => e !== union && !drop.has(e));
     else {
       // In the union's place, so an enclosing union finds it among its branch's errors.
-      const types = missed.flatMap(([e]) => String((e!.params as { type: string }).type).split(','));
+      const types = [...new Set(missed.flatMap(([e]) => String((e!.params as { type: string }).type).split(',')))];
       const listed = types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types[0];
       const typeError: ErrorObject = { ...union, keyword: 'type', message: `must be ${listed}`, params: { type: types.join(',') } };
       out = out.filter((e) => !drop.has(e)).map((e) => (e === union ? typeError : e));
@@ -80,9 +111,50 @@ function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
   return out;
 }
 
+/** See narrowUnions: the branches of a union of objects whose literal properties the value matches best. */
+function narrowTagged(errors: ErrorObject[], union: ErrorObject, branches: Map<string, ErrorObject[]>): ErrorObject[] {
+  const tags = tagsOf(union.schema);
+  if (!tags.length || !branches.size) return errors;
+  const tagAt = new Map(tags.map((t) => [`${union.instancePath}/${escapePointer(t)}`, t]));
+  const tagOf = (e: ErrorObject) =>
+    e.instancePath === union.instancePath
+      ? e.keyword === 'required' && tags.includes((e.params as { missingProperty: string }).missingProperty)
+        ? (e.params as { missingProperty: string }).missingProperty
+        : undefined
+      : tagAt.get(e.instancePath);
+  const mismatched = new Map([...branches].map(([b, es]) => [b, new Set(es.map(tagOf).filter((t) => t !== undefined)).size]));
+  const best = Math.min(...mismatched.values());
+  const keep = new Set<ErrorObject>();
+  for (const [b, es] of branches) if (mismatched.get(b) === best) for (const e of es) if (best === 0 || tagOf(e) !== undefined) keep.add(e);
+  const all = new Set([...branches.values()].flat());
+  return errors.filter((e) => e !== union && (!all.has(e) || keep.has(e))).map((e) => (keep.has(e) ? onlyWhen(e, union, tags) : e));
+}
+
+/** The literals a discriminator admits in one branch. */
+const literalsOf = (s: unknown): unknown[] => {
+  const o = s as { const?: unknown; enum?: unknown[]; anyOf?: { const?: unknown }[] };
+  return o.const !== undefined ? [o.const] : (o.enum ?? o.anyOf?.map((b) => b.const) ?? []);
+};
+
+/**
+ * A property the matched branch does not know but another branch of a union with one
+ * discriminator does (`options` of a boolean custom field) is not unknown: it is only allowed
+ * for the other branches' literals. Read by toDetails (`params.onlyWhen`).
+ */
+function onlyWhen(e: ErrorObject, union: ErrorObject, tags: string[]): ErrorObject {
+  if (e.keyword !== 'additionalProperties' || e.instancePath !== union.instancePath || tags.length !== 1) return e;
+  const name = (e.params as { additionalProperty: string }).additionalProperty;
+  const tag = tags[0]!;
+  const branches = union.schema as { properties: Record<string, unknown> }[];
+  const allowed = branches.filter((b) => name in b.properties).flatMap((b) => literalsOf(b.properties[tag])).map((v) => JSON.stringify(v));
+  if (!allowed.length) return e;
+  const listed = allowed.length > 1 ? `${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}` : allowed[0];
+  return { ...e, params: { ...e.params, onlyWhen: `is only allowed when ${tag} is ${listed}` } };
+}
+
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   const seen = new Set<string>();
-  const out: ErrorDetail[] = [];
+  const out: (ErrorDetail & { typeError?: true })[] = [];
   for (const e of narrowUnions(errors ?? [])) {
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
@@ -96,7 +168,7 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
       message = VALUE_RULES.get((e.params as { pattern: string }).pattern)!;
     } else if (e.keyword === 'additionalProperties') {
       path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
-      message = 'is not a known property';
+      message = (e.params as { onlyWhen?: string }).onlyWhen ?? 'is not a known property';
     } else if (e.keyword === 'required') {
       path += `/${(e.params as { missingProperty: string }).missingProperty}`;
       message = 'is required';
@@ -110,13 +182,18 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     if (seen.has(key)) continue;
     seen.add(key);
     seen.add(path);
-    out.push({ path: path || '/', message });
+    out.push(e.keyword === 'type' ? { path: path || '/', message, typeError: true } : { path: path || '/', message });
   }
   return mergeLiteralUnions(out);
 }
 
-/** `field: must be equal to constant` ×N from a union of literals reads better as one line. */
-function mergeLiteralUnions(details: ErrorDetail[]): ErrorDetail[] {
+/**
+ * `field: must be equal to constant` ×N from a union of literals reads better as one line; where
+ * such a line lists the literals, "must be string" beside it says nothing more.
+ */
+function mergeLiteralUnions(all: (ErrorDetail & { typeError?: true })[]): ErrorDetail[] {
+  const literalPaths = new Set(all.filter((d) => d.message.startsWith('must be one of ')).map((d) => d.path));
+  const details = all.filter((d) => !(d.typeError && literalPaths.has(d.path))).map(({ path, message }) => ({ path, message }));
   const byPath = new Map<string, ErrorDetail[]>();
   for (const d of details) byPath.set(d.path, [...(byPath.get(d.path) ?? []), d]);
   const out: ErrorDetail[] = [];

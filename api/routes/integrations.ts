@@ -13,7 +13,7 @@ import { keyringOf } from '../../domain/keyring.js';
 import { invalidField } from '../../domain/errors.js';
 import { notFound } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
-import { isUuid, PROVIDERS } from '../../domain/social.js';
+import { isUuid } from '../../domain/social.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -69,17 +69,11 @@ export const integrationRoutes = [
     errors: [400, 401, 500],
     handler: async ({ body, auth, em, deps }) => {
       const limit = body.limit ?? 25;
-      const conditions: IntegrationListQuery['conditions'] = (body.conditions ?? []).map((c, i) => {
-        const path = `/conditions/${i}/value`;
-        if (c.operator === 'IN' && !Array.isArray(c.value)) throw invalidField(path, 'must be an array for IN');
-        if (c.operator === '==' && Array.isArray(c.value)) throw invalidField(path, 'must be a string for ==');
-        const list = Array.isArray(c.value) ? c.value : [c.value];
-        if (c.field === 'provider') {
-          const bad = list.find((v) => !(PROVIDERS as readonly string[]).includes(v));
-          if (bad !== undefined) throw invalidField(path, `"${bad}" is not a provider (one of ${PROVIDERS.join(', ')})`);
-        }
-        return { field: c.field, values: list };
-      });
+      // The schema holds the operator's value shape and the provider kinds (IntegrationCondition).
+      const conditions: IntegrationListQuery['conditions'] = (body.conditions ?? []).map((c) => ({
+        field: c.field,
+        values: c.operator === 'IN' ? c.value : [c.value],
+      }));
       const fingerprint = queryFingerprint(auth.workspaceId, { r: 'integrations', c: body.conditions ?? [] });
       const from: TokenPayload | undefined = body.paginationToken
         ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken)

@@ -42,17 +42,13 @@ export const contactSchemaRoutes = [
     errors: [400, 401, 409, 500],
     idempotent: true,
     handler: async ({ body, auth, em }) => {
-      if (body.options && body.type !== 'string' && body.type !== 'number' && body.type !== 'multi')
-        throw invalidField('/options', `options are only allowed for string, number and multi fields`);
-      body.options?.forEach((o, i) => {
-        if (body.type === 'number' && typeof o.value !== 'number') throw invalidField(`/options/${i}/value`, 'must be a number for a number field');
-        if (body.type !== 'number' && typeof o.value !== 'string') throw invalidField(`/options/${i}/value`, 'must be a string');
-      });
+      // The schema holds which types take options and of what type (CreateCustomFieldBody).
+      const options = 'options' in body ? body.options : undefined;
       const id = uuidv7();
-      if (!(await insertCustomField(em, { id, workspaceId: auth.workspaceId, label: body.label.trim(), type: body.type, options: body.options }))) {
+      if (!(await insertCustomField(em, { id, workspaceId: auth.workspaceId, label: body.label.trim(), type: body.type, options }))) {
         throw conflict(`A custom field labelled "${body.label.trim()}" already exists`);
       }
-      return { data: schemaItem(customField({ id, label: body.label.trim(), type: body.type, options: body.options ?? null })) };
+      return { data: schemaItem(customField({ id, label: body.label.trim(), type: body.type, options: options ?? null })) };
     },
   }),
 

@@ -1,5 +1,5 @@
 /** Integrations (connected social accounts): request and response shapes. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { INTEGRATION_STATUSES, PROVIDERS } from '../../domain/social.js';
 import { DataOf, KeyedRecord, NonBlankString, PageOf, PaginationToken } from './common.js';
 
@@ -41,15 +41,25 @@ export type ConnectIntegrationBody = Static<typeof ConnectIntegrationBody>;
 
 export const INTEGRATION_FILTER_FIELDS = ['provider', 'externalAccountId', 'name'] as const;
 
-export const IntegrationCondition = Type.Object(
-  {
-    field: Type.Union(INTEGRATION_FILTER_FIELDS.map((f) => Type.Literal(f))),
-    operator: Type.Union([Type.Literal('=='), Type.Literal('IN')]),
-    value: Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { minItems: 1, maxItems: 100 })], {
-      description: 'A string for `==`, an array of strings for `IN`',
-    }),
-  },
-  { additionalProperties: false },
+const TextValue = Type.String({ maxLength: 200 });
+const inList = <T extends TSchema>(item: T) => Type.Array(item, { minItems: 1, maxItems: 100 });
+const TextField = Type.Union(
+  INTEGRATION_FILTER_FIELDS.filter((f) => f !== 'provider').map((f) => Type.Literal(f)),
+);
+
+/**
+ * One branch per field kind and operator, told apart by the literals `field` and `operator`
+ * (api/validation.ts reports only the branches those match): `==` takes one value, `IN` a list;
+ * `provider` takes the provider kinds only.
+ */
+export const IntegrationCondition = Type.Union(
+  [
+    Type.Object({ field: Type.Literal('provider'), operator: Type.Literal('=='), value: ProviderKind }, { additionalProperties: false }),
+    Type.Object({ field: Type.Literal('provider'), operator: Type.Literal('IN'), value: inList(ProviderKind) }, { additionalProperties: false }),
+    Type.Object({ field: TextField, operator: Type.Literal('=='), value: TextValue }, { additionalProperties: false }),
+    Type.Object({ field: TextField, operator: Type.Literal('IN'), value: inList(TextValue) }, { additionalProperties: false }),
+  ],
+  { description: '`==` takes a string, `IN` an array of 1–100 strings; `provider` values are `microblog`, `pronet` or `pronetPage`' },
 );
 export type IntegrationCondition = Static<typeof IntegrationCondition>;
 

@@ -1,11 +1,9 @@
 /** Shapes of the contact-side Schema endpoints (`/schema/contact…`). */
-import { Type } from '@sinclair/typebox';
-import { CUSTOM_FIELD_TYPES } from '../../domain/contactCatalog.js';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { MAX_NUMERIC, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 import { NonBlankString } from './common.js';
 
 const FieldType = Type.Union(Object.keys(OPERATORS_BY_TYPE).map((t) => Type.Literal(t)));
-const CustomFieldType = Type.Union(CUSTOM_FIELD_TYPES.map((t) => Type.Literal(t)));
 const Option = Type.Object({ label: Type.String(), value: Type.Unknown() });
 
 export const ContactSchemaItem = Type.Object({
@@ -24,20 +22,31 @@ export const ContactSchemaResponse = Type.Object({
   meta: Type.Object({ operators: Type.Record(Type.String(), Type.Array(Type.String())), groupOperators: Type.Array(Type.String()) }),
 });
 
-export const CreateCustomFieldBody = Type.Object(
-  {
-    label: NonBlankString({ maxLength: 200 }),
-    type: CustomFieldType,
-    options: Type.Optional(
-      Type.Array(
-        Type.Object({ label: NonBlankString({ maxLength: 200 }), value: Type.Union([Type.String({ maxLength: 500 }), Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC })]) }, { additionalProperties: false }),
-        { maxItems: 500, description: 'Allowed values (string, number and multi fields); values are checked on write' },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-);
+const optionsOf = <T extends TSchema>(value: T) =>
+  Type.Optional(
+    Type.Array(Type.Object({ label: NonBlankString({ maxLength: 200 }), value }, { additionalProperties: false }), {
+      maxItems: 500,
+      description: 'Allowed values; values are checked on write',
+    }),
+  );
+const CustomFieldLabel = NonBlankString({ maxLength: 200 });
+const StringOptions = optionsOf(Type.String({ maxLength: 500 }));
+const NumberOptions = optionsOf(Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC }));
 
+/**
+ * One branch per kind of `type`, in the order of CUSTOM_FIELD_TYPES so the "must be one of" line
+ * lists them so (api/validation.ts reports only the branch `type` selects): string and multi
+ * fields take string options, number fields number options, date and boolean fields none.
+ */
+export const CreateCustomFieldBody = Type.Union(
+  [
+    Type.Object({ label: CustomFieldLabel, type: Type.Literal('string'), options: StringOptions }, { additionalProperties: false }),
+    Type.Object({ label: CustomFieldLabel, type: Type.Literal('number'), options: NumberOptions }, { additionalProperties: false }),
+    Type.Object({ label: CustomFieldLabel, type: Type.Union([Type.Literal('date'), Type.Literal('boolean')]) }, { additionalProperties: false }),
+    Type.Object({ label: CustomFieldLabel, type: Type.Literal('multi'), options: StringOptions }, { additionalProperties: false }),
+  ],
+  { description: 'A custom field; `options` (a pick list) only for `string`, `number` and `multi` fields, with values of the field\'s type' },
+);
 export const CustomFieldResponse = Type.Object({ data: ContactSchemaItem });
 
 export const OptionsQuery = Type.Object(

@@ -117,6 +117,37 @@ describe('schema', () => {
     expect400(await post('/schema/contact/custom-fields', { label: 'Y', type: 'string', extra: 1 }), '/extra');
   });
 
+  it('refuses options the field type does not take, naming the pointer', async () => {
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ label: 'Flag opt', type: 'boolean', options: [{ label: 'a', value: 'a' }] }, '/options', /string"?, "?number"? (and|or) "?multi/],
+      [{ label: 'Date opt', type: 'date', options: [] }, '/options', /string"?, "?number"? (and|or) "?multi/],
+      [{ label: 'Num opt', type: 'number', options: [{ label: 'a', value: 'a' }] }, '/options/0/value', /number/],
+      [{ label: 'Num opt', type: 'number', options: [{ label: 'a', value: true }] }, '/options/0/value', /number/],
+      [{ label: 'Num opt', type: 'number', options: [{ label: 'a', value: 1e300 }] }, '/options/0/value', /<= 1000000000000000/],
+      [{ label: 'Str opt', type: 'string', options: [{ label: 'a', value: 1 }] }, '/options/0/value', /string/],
+      [{ label: 'Multi opt', type: 'multi', options: [{ label: 'a', value: 'x' }, { label: 'b', value: 2 }] }, '/options/1/value', /string/],
+      [{ label: 'Str opt', type: 'string', options: [{ label: 'a', value: 'x'.repeat(501) }] }, '/options/0/value', /more than 500 characters/],
+      [{ label: 'Str opt', type: 'string', options: [{ label: 'a', value: 'a', z: 1 }] }, '/options/0/z', /not a known property/],
+      [{ label: 'Color', type: 'color' }, '/type', /"string", "number", "date", "boolean", "multi"/],
+      [{ label: 'No type' }, '/type', /is required/],
+    ];
+    for (const [body, path, message] of cases) {
+      const res = await post('/schema/contact/custom-fields', body);
+      const what = `${JSON.stringify(body)} -> ${JSON.stringify(res.body)}`;
+      expect(res.status, what).toBe(400);
+      expect(res.body.error.code, what).toBe('validation_failed');
+      expect(res.body.error.details, what).toHaveLength(1);
+      expect(res.body.error.details[0].path, what).toBe(path);
+      expect(res.body.error.details[0].message, what).toMatch(message);
+    }
+    // Each type still takes the options it allows.
+    for (const [type, value] of [['number', 3], ['string', 'a'], ['multi', 'b']] as const) {
+      const ok = await post('/schema/contact/custom-fields', { label: `Opt ok ${type}`, type, options: [{ label: 'v', value }] });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body.data.options).toEqual([{ label: 'v', value }]);
+    }
+  });
+
   it('answers options from a pick list or from present values', async () => {
     const tier = await post('/schema/contact/custom-fields', { label: 'Tier', type: 'string', options: [{ label: 'Gold', value: 'gold' }, { label: 'Silver', value: 'silver' }] });
     const res = await get(`/schema/contact/options?field=${tier.body.data.writeAccessPath}`);

@@ -115,7 +115,7 @@ describe('integrations', () => {
       body: { conditions: [{ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] }] },
     });
     expect(badValue.status).toBe(400);
-    expect(badValue.body.error.details[0].path).toBe('/conditions/0/value');
+    expect(badValue.body.error.details[0].path).toBe('/conditions/0/value/1');
 
     const del = await app.http('DELETE', `/integrations/${ids.pronet![0]}`, { apiKey: ws.apiKey });
     expect(del.status).toBe(200);
@@ -126,6 +126,47 @@ describe('integrations', () => {
     expect(after.body.meta.totalRecords).toBe(5);
     const row = (await app.pool.query(`select status, credentials_encrypted from integrations where id = $1`, [ids.pronet![0]])).rows[0];
     expect(row).toEqual({ status: 'disconnected', credentials_encrypted: '' });
+  });
+
+  it('refuses conditions whose value does not fit the field and operator, naming the pointer', async () => {
+    const ws = await app.createWorkspace();
+    const filter = (condition: unknown) => app.http('POST', '/integrations/filter-integrations', { apiKey: ws.apiKey, body: { conditions: [{ field: 'name', operator: '==', value: 'ok' }, condition] } });
+    const cases: [unknown, string, RegExp][] = [
+      [{ field: 'provider', operator: 'IN', value: 'microblog' }, '/conditions/1/value', /array/],
+      [{ field: 'name', operator: 'IN', value: 'acct' }, '/conditions/1/value', /array/],
+      [{ field: 'name', operator: '==', value: ['acct'] }, '/conditions/1/value', /string/],
+      [{ field: 'provider', operator: '==', value: ['microblog'] }, '/conditions/1/value', /string|one of/],
+      [{ field: 'provider', operator: '==', value: 'fax' }, '/conditions/1/value', /microblog.*pronet.*pronetPage/],
+      // the element itself (the hand-written check named the whole list)
+      [{ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] }, '/conditions/1/value/1', /microblog.*pronet.*pronetPage/],
+      [{ field: 5, operator: '==', value: 'x' }, '/conditions/1/field', /"provider", "externalAccountId", "name"/],
+      [{ field: 'name', operator: 'LIKE', value: 'x' }, '/conditions/1/operator', /"==", "IN"/],
+      [{ field: 'nope', operator: '==', value: 'x' }, '/conditions/1/field', /"provider", "externalAccountId", "name"/],
+      [{ field: 'name', operator: 'IN', value: [] }, '/conditions/1/value', /fewer than 1 items/],
+      [{ field: 'name', operator: '==', value: 5 }, '/conditions/1/value', /string/],
+      [{ field: 'externalAccountId', operator: 'IN', value: ['a', 5] }, '/conditions/1/value/1', /string/],
+      [{ field: 'name', operator: '==', value: 'x'.repeat(201) }, '/conditions/1/value', /more than 200 characters/],
+      [{ field: 'name', operator: '==' }, '/conditions/1/value', /is required/],
+      [{ field: 'name', value: 'x' }, '/conditions/1/operator', /is required/],
+      [{ field: 'name', operator: '==', value: 'x', extra: 1 }, '/conditions/1/extra', /not a known property/],
+      ['x', '/conditions/1', /must be object/],
+    ];
+    for (const [condition, path, message] of cases) {
+      const res = await filter(condition);
+      const what = `${JSON.stringify(condition)} -> ${JSON.stringify(res.body)}`;
+      expect(res.status, what).toBe(400);
+      expect(res.body.error.code, what).toBe('validation_failed');
+      // One line, naming the precise pointer: a union must not report every branch it tried.
+      expect(res.body.error.details, what).toHaveLength(1);
+      expect(res.body.error.details[0].path, what).toBe(path);
+      expect(res.body.error.details[0].message, what).toMatch(message);
+    }
+    const both = await filter({ field: 'nope', operator: 'LIKE', value: 'x' });
+    expect(both.status).toBe(400);
+    expect(both.body.error.details).toEqual([
+      { path: '/conditions/1/field', message: 'must be one of "provider", "externalAccountId", "name"' },
+      { path: '/conditions/1/operator', message: 'must be one of "==", "IN"' },
+    ]);
   });
 
   it('answers 404 for another workspace and hides it from lists', async () => {

@@ -5,6 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.js';
 import { FilterContactsBody } from '../../api/schemas/contacts.js';
+import { FilterIntegrationsBody } from '../../api/schemas/integrations.js';
+import { CreateCustomFieldBody } from '../../api/schemas/schema.js';
+import { CUSTOM_FIELD_TYPES } from '../../domain/contactCatalog.js';
 import { validate } from '../../api/validation.js';
 import { Type } from '@sinclair/typebox';
 
@@ -65,5 +68,63 @@ describe('numbers in query strings', () => {
     }
     expect(coerced('16')).toBe(16);
     expect(coerced('1e2')).toBe(100);
+  });
+});
+
+describe('a union of objects told apart by literal properties (IntegrationCondition)', () => {
+  const refused = (condition: unknown) => {
+    try {
+      validate(FilterIntegrationsBody, { conditions: [condition] }, 'body');
+    } catch (e) {
+      return (e as ApiError).details;
+    }
+    throw new Error('expected a 400');
+  };
+
+  it('reports the branch whose literals match: IN with a string', () => {
+    expect(refused({ field: 'name', operator: 'IN', value: 'a' })).toEqual([{ path: '/conditions/0/value', message: 'must be array' }]);
+  });
+
+  it('reports the element of the list, not the list', () => {
+    expect(refused({ field: 'provider', operator: 'IN', value: ['pronet', 'fax'] })).toEqual([
+      { path: '/conditions/0/value/1', message: 'must be one of "microblog", "pronet", "pronetPage"' },
+    ]);
+  });
+
+  it('a literal no branch has: one "must be one of" line, nothing about the other properties', () => {
+    expect(refused({ field: 'nope', operator: '==', value: 'x' })).toEqual([
+      { path: '/conditions/0/field', message: 'must be one of "provider", "externalAccountId", "name"' },
+    ]);
+    expect(refused({ field: 'name', operator: 'LIKE', value: 'x' })).toEqual([{ path: '/conditions/0/operator', message: 'must be one of "==", "IN"' }]);
+  });
+
+  it('a missing literal is "is required"; a non-object one "must be object"', () => {
+    expect(refused({ field: 'name', value: 'x' })).toEqual([{ path: '/conditions/0/operator', message: 'is required' }]);
+    expect(refused('x')).toEqual([{ path: '/conditions/0', message: 'must be object' }]);
+  });
+});
+
+describe('a custom field body: a union keyed by `type` (CreateCustomFieldBody)', () => {
+  const details = (body: unknown) => {
+    try {
+      validate(CreateCustomFieldBody, body, 'body');
+      return [];
+    } catch (e) {
+      return (e as ApiError).details;
+    }
+  };
+
+  it('takes every custom field type', () => {
+    for (const type of CUSTOM_FIELD_TYPES) expect(details({ label: 'L', type }), type).toEqual([]);
+  });
+
+  it('options of a type without a pick list: "only allowed when", not "not a known property"', () => {
+    expect(details({ label: 'L', type: 'boolean', options: [] })).toEqual([{ path: '/options', message: 'is only allowed when type is "string", "number" or "multi"' }]);
+    expect(details({ label: 'L', type: 'boolean', other: 1 })).toEqual([{ path: '/other', message: 'is not a known property' }]);
+  });
+
+  it('an option value of the wrong type names the value', () => {
+    expect(details({ label: 'L', type: 'number', options: [{ label: 'a', value: 1 }, { label: 'b', value: 'b' }] })).toEqual([{ path: '/options/1/value', message: 'must be number' }]);
+    expect(details({ label: 'L', type: 'multi', options: [{ label: 'a', value: 1 }] })).toEqual([{ path: '/options/0/value', message: 'must be string' }]);
   });
 });
