@@ -97,7 +97,8 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   } catch {
     throw new ApiError(400, 'invalid_json', `Request body is not valid JSON: it is not valid UTF-8 (byte offset ${firstInvalidUtf8Offset(bytes)})`);
   }
-  if (!text.trim()) return {};
+  // No body at all reads as `{}`; white space alone is a body, and not JSON (refused below).
+  if (!text) return {};
   // made only when thrown: an Error captures its stack when constructed
   const invalidJson = () => new ApiError(400, 'invalid_json', 'Request body is not valid JSON (an object or an array)');
   if (!/^[\x20\x09\x0a\x0d]*[[{]/.test(text)) throw invalidJson();

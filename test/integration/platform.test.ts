@@ -55,6 +55,15 @@ describe('errors and validation', () => {
     const bad = await app.http('POST', '/jobs/00000000-0000-0000-0000-000000000000/cancel', { apiKey: ws.apiKey, rawBody: '{not json', headers: { 'content-type': 'application/json' } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('invalid_json');
+    // Found by the fuzzer (seed 1386407738): a body of white space only read as no body (`{}`).
+    // No body at all still does; white space is a body, and not JSON.
+    for (const rawBody of ['\n', ' \r\n\t ']) {
+      const blank = await app.http('POST', '/v1/posts/filter-posts', { apiKey: ws.apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      expect(blank.status, JSON.stringify(rawBody)).toBe(400);
+      expect(blank.body.error.code).toBe('invalid_json');
+    }
+    const none = await app.http('POST', '/v1/posts/filter-posts', { apiKey: ws.apiKey, rawBody: '', headers: { 'content-type': 'application/json' } });
+    expect(none.status, JSON.stringify(none.body)).toBe(200);
     const q = await app.http('GET', '/credits/transactions?limit=5000', { apiKey: ws.apiKey });
     expect(q.status).toBe(400);
     expect(q.body.error.code).toBe('validation_failed');
