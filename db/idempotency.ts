@@ -12,7 +12,7 @@ const RECORD_TTL_MS = 24 * 3600_000;
 /**
  * Removes the workspace's records older than 24 h (they no longer count), whatever their key: a
  * key never sent again would otherwise stay for ever. Run before each keyed request of the
- * workspace, it finds the few records that expired since (`idempotency_records_created`); a
+ * workspace, it finds the few records that expired since (`idempotency_records_ws_created`); a
  * workspace that stops sending keys keeps at most its last day's.
  */
 export async function deleteExpiredIdempotencyRecords(em: EntityManager, workspaceId: string): Promise<void> {
