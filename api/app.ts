@@ -152,7 +152,13 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     assertUtf8Query(ctx.querystring);
     assertSafeInput(ctx.query, 'query');
     const params = def.params ? validate(def.params, { ...ctx.params }, 'params') : { ...ctx.params };
-    const query = def.query ? validate(def.query, { ...ctx.query }, 'query') : { ...ctx.query };
+    // An operation without a query schema takes no query string: its names are refused as a
+    // schema's unknown properties are, not ignored.
+    if (!def.query && ctx.querystring) {
+      const details = Object.keys(ctx.query).map((k) => ({ path: `/query/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'is not a known property' }));
+      throw new ApiError(400, 'validation_failed', `Query string is invalid: ${details[0]?.path ?? '/query'} is not a known property`, details.length ? details : [{ path: '/query', message: 'this operation takes no query string' }]);
+    }
+    const query = def.query ? validate(def.query, { ...ctx.query }, 'query') : {};
     let body: unknown = undefined;
     if (def.contentType !== 'multipart/form-data' && (def.body || ['post', 'patch', 'put'].includes(method))) {
       body = await readJsonBody(ctx, bodyLimit);

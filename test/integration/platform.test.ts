@@ -71,6 +71,17 @@ describe('errors and validation', () => {
     const extra = await app.http('GET', '/credits/transactions?bogus=1', { apiKey: ws.apiKey });
     expect(extra.status).toBe(400);
     expect(extra.body.error.details[0]).toMatchObject({ path: '/query/bogus', message: 'is not a known property' });
+    // Found by an outside client: operations that take no query string ignored one (POST
+    // /contacts/bulk-fetch?x=1 answered 200) where those that take one refuse unknown names.
+    const unread = await app.http('POST', '/contacts/bulk-fetch?x=1&y=2', { apiKey: ws.apiKey, body: { contactIds: ['01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a'] } });
+    expect(unread.status, JSON.stringify(unread.body)).toBe(400);
+    expect(unread.body.error.details).toEqual([
+      { path: '/query/x', message: 'is not a known property' },
+      { path: '/query/y', message: 'is not a known property' },
+    ]);
+    const onGet = await app.http('GET', '/contacts/01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a?fields=x', { apiKey: ws.apiKey });
+    expect(onGet.status).toBe(400);
+    expect(onGet.body.error.details[0].path).toBe('/query/fields');
   });
 
   it('answers 404 for jobs of another workspace', async () => {
