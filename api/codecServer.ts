@@ -14,6 +14,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Payload } from '@temporalio/common';
 import type { Config } from '../domain/config.js';
 import { KeyringError } from '../domain/keyring.js';
+import { escapePointer } from '../domain/errors.js';
 import type { EncryptionCodec } from '../domain/payloadCodec.js';
 import { errorJson, hasBearer, sendJson, startOperatorServer, tokenMatches, type OperatorServer } from '../telemetry/operatorHttp.js';
 
@@ -115,7 +116,7 @@ function parsePayloads(body: unknown): Payload[] {
     const { metadata = {}, data = '' } = p as { metadata?: unknown; data?: unknown };
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw new CodecRequestError(400, 'validation_failed', `/payloads/${i}/metadata must be an object`);
     // fromEntries defines own properties: a `__proto__` key stays a key.
-    const meta = Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, base64Field(v, `/payloads/${i}/metadata/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`)]));
+    const meta = Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, base64Field(v, `/payloads/${i}/metadata/${escapePointer(k)}`)]));
     return { metadata: meta, data: base64Field(data, `/payloads/${i}/data`) };
   });
 }

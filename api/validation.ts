@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import { type ErrorDetail } from '../domain/errors.js';
+import { escapePointer, type ErrorDetail } from '../domain/errors.js';
 import { ApiError } from './errors.js';
 import { unsafeInputDetails } from '../domain/inputSafety.js';
 import { numberInput } from '../domain/conditions.js';
@@ -207,7 +207,6 @@ function mergeLiteralUnions(all: (ErrorDetail & { typeError?: true })[]): ErrorD
   return out;
 }
 
-const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 export type Location = 'body' | 'query' | 'params';
 
@@ -278,7 +277,7 @@ export function assertUtf8Query(querystring: string): void {
     if (percentDecodesToUtf8(rawName) && percentDecodesToUtf8(eq < 0 ? '' : pair.slice(eq + 1))) continue;
     // The name as URLSearchParams decodes it (a U+FFFD where it is not UTF-8 itself).
     const name = [...new URLSearchParams(`${rawName}=`).keys()][0] ?? '';
-    details.push({ path: `/query/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'is not valid UTF-8 once percent-decoded' });
+    details.push({ path: `/query/${escapePointer(name)}`, message: 'is not valid UTF-8 once percent-decoded' });
   }
   if (details.length) throw new ApiError(400, 'validation_failed', `Query string is invalid: ${details[0]!.path} ${details[0]!.message}`, details);
 }

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './pagination.js';
-import type { ErrorDetail } from './errors.js';
+import { escapePointer, type ErrorDetail } from './errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity.js';
 import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
 import type { FieldMappingEntry } from './sourceRules.js';
@@ -213,10 +213,6 @@ export function addRowKeys(row: Record<string, unknown>, base: string, columns: 
 
 function dedupe(xs: string[]): string[] {
   return [...new Set(xs)];
-}
-
-export function escapePointer(k: string): string {
-  return k.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 function str(v: unknown): string | null {

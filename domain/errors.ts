@@ -27,6 +27,9 @@ export class InvalidRequestError extends Error {
 
 export const badRequest = (code: string, message: string, details?: ErrorDetail[]) => new InvalidRequestError(code, message, details);
 
+/** A key as one token of a JSON pointer (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
 /** 400 `validation_failed` naming the offending field by JSON pointer. */
 export const invalidField = (path: string, message: string) => new InvalidRequestError('validation_failed', `${path}: ${message}`, [{ path, message }]);
 

@@ -3,13 +3,12 @@
  * the rows of an imported contacts file): PostgreSQL stores neither NUL nor lone surrogates, and
  * deep nesting or prototype keys are hostile.
  */
-import type { ErrorDetail } from './errors.js';
+import { escapePointer, type ErrorDetail } from './errors.js';
 
 /** Deeper JSON than this is refused: `JSON.stringify`, ajv and PostgreSQL's jsonb recurse. */
 export const MAX_JSON_DEPTH = 64;
 const MAX_UNSAFE_DETAILS = 20;
 
-const pointerToken = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
 
 // Cheap first test: most strings hold neither NUL nor any surrogate.
 const SUSPECT_CHAR = /[\u0000\uD800-\uDFFF]/;
@@ -40,7 +39,7 @@ export function unsafeInputDetails(value: unknown, prefix = ''): ErrorDetail[] {
   const tokens: (string | number)[] = [];
   const report = (message: string, last?: string) => {
     const all = last === undefined ? tokens : [...tokens, last];
-    const path = prefix + all.map((t) => `/${typeof t === 'string' ? pointerToken(t) : t}`).join('');
+    const path = prefix + all.map((t) => `/${typeof t === 'string' ? escapePointer(t) : t}`).join('');
     out.push({ path: path || '/', message });
   };
   const visit = (v: unknown, depth: number): void => {
