@@ -3,6 +3,8 @@
  * are the catalog names without prefix), and their encoding as PostgreSQL `COPY` text lines.
  * Pure functions: the importer in db/datasetImport.ts streams files through them.
  */
+import { numberInput } from './conditions.js';
+import { parseIsoDate } from './dates.js';
 import { normalizeDomain, normalizeProfileUrl } from './identity.js';
 
 export type DatasetKind = 'companies' | 'people' | 'posts';
@@ -110,9 +112,10 @@ function convert(spec: ColumnSpec, v: unknown, fromCsv: boolean): Cell {
     }
     case 'int':
     case 'bigint': {
-      const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+      // decimal notation only, as the API reads numeric strings (`Number` reads 0x10 as 16)
+      const n = numberInput(v);
       const max = spec.kind === 'int' ? 2147483647 : Number.MAX_SAFE_INTEGER;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > max) throw new RecordError(`${k} must be a whole number between 0 and ${max}`);
+      if (!Number.isInteger(n) || n < 0 || n > max) throw new RecordError(`${k} must be a whole number between 0 and ${max}`);
       return n;
     }
     case 'bool': {
@@ -125,8 +128,10 @@ function convert(spec: ColumnSpec, v: unknown, fromCsv: boolean): Cell {
       throw new RecordError(`${k} must be a boolean`);
     }
     case 'timestamp': {
-      if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) throw new RecordError(`${k} must be an ISO 8601 timestamp`);
-      return new Date(v).toISOString();
+      // a moment that exists on the calendar, as the API reads dates (`Date.parse` rolls 30 February over)
+      const t = parseIsoDate(v);
+      if (!t) throw new RecordError(`${k} must be an ISO 8601 timestamp`);
+      return t.toISOString();
     }
     case 'textArray': {
       const arr = typeof v === 'string' ? csvList(v, k) : v;

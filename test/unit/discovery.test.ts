@@ -121,6 +121,17 @@ describe('dataset records', () => {
     expect(() => parseRecord('people', { member_full_name: 'x' })).toThrow(/member_pronet_url is required/);
   });
 
+  it('reads whole numbers in decimal notation and timestamps that exist on the calendar, as the API does', () => {
+    const company = (extra: Record<string, unknown>) => parseRecord('companies', { company_pronet_url: 'pronet.com/company/acme', ...extra });
+    const post = (posted_at: string) => parseRecord('posts', { post_url: 'pronet.com/posts/1', member_pronet_url: 'pronet.com/in/ada', posted_at });
+    expect(company({ employee_count: ' 42 ' }).values).toContain(42);
+    expect(company({ employee_count: '1e3' }).values).toContain(1000);
+    for (const n of ['0x10', '0b1', '0o7', 'Infinity']) expect(() => company({ employee_count: n }), n).toThrow(/employee_count must be a whole number/);
+    expect(post('2026-03-01T10:00:00Z').values).toContain('2026-03-01T10:00:00.000Z');
+    // Date.parse rolls these over (2 March, the next day) or reads year 0, which PostgreSQL has not
+    for (const t of ['2026-02-30T10:00:00Z', '2026-03-01T24:30:00Z', '0000-01-01T00:00:00Z', '2026-03-01 and then some']) expect(() => post(t), t).toThrow(/posted_at must be an ISO 8601 timestamp/);
+  });
+
   it('encodes COPY text lines with escapes, arrays and nulls', () => {
     expect(copyLine([1, 'id'], ['a\tb\\c\nd', null, ['x"y', 'z'], 3, true, '[{"e":1}]'])).toBe('1\tid\ta\\tb\\\\c\\nd\t\\N\t{"x\\\\"y","z"}\t3\ttrue\t[{"e":1}]\n');
   });
