@@ -1,5 +1,7 @@
 /** Creates the API's dependencies and an HTTP server; used by `api/main.ts`, `npm start` and tests. */
 import type { Server } from 'node:http';
+import { Server as NetServer } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
@@ -24,6 +26,12 @@ export interface ApiServer {
   codecUrl?: string;
   close(): Promise<void>;
 }
+
+/**
+ * How long a closing API keeps its open keep-alive connections for what their clients send next
+ * (answered with `Connection: close`) before it closes those still idle.
+ */
+const DRAIN_MS = 500;
 
 export async function startApiServer(config: Config, opts: { log?: Logger; port?: number } = {}): Promise<ApiServer> {
   // Asynchronous stdout: lines written while a write is in flight go out together, so the access
@@ -70,6 +78,10 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   // the body readers (co-body, formidable) would end stalls sooner; it is not done here.
   api.requestTimeout = 300_000;
   api.headersTimeout = 60_000;
+  let draining = false;
+  api.prependListener('request', (_req, res) => {
+    if (draining) res.setHeader('connection', 'close');
+  });
   const addr = api.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   return {
@@ -79,8 +91,17 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     metricsUrl: metrics && `${metrics.url}/metrics`,
     codecUrl: codec?.url,
     async close() {
-      await new Promise<void>((r) => api.close(() => r()));
-      api.closeAllConnections?.();
+      // A drain, for rolling deploys: new connections are refused at once (safe for a client to
+      // retry elsewhere), while open keep-alive connections answer what their clients send next
+      // with `Connection: close`. Node's `server.close()` would close the idle ones at once,
+      // resetting the requests clients are sending on them that instant (ECONNRESET: served or
+      // not, the client cannot tell). Connections still idle after DRAIN_MS are closed; requests
+      // in flight are answered before the process goes on.
+      draining = true;
+      const closed = new Promise<void>((r) => NetServer.prototype.close.call(api, () => r()));
+      await Promise.race([closed, delay(DRAIN_MS)]);
+      api.close();
+      await closed;
       await listener.close();
       await Promise.allSettled([stores.close(), metrics?.close(), codec?.close()]);
     },

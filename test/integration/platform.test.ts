@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { createServer, type Server } from 'node:http';
+import { Agent, createServer, get, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../harness.js';
@@ -376,6 +376,46 @@ describe('health and docs', () => {
       await app.pool.query(`insert into mikro_orm_migrations (id, name, executed_at) values ($1, $2, $3)`, [applied.id, applied.name, applied.executed_at]);
     }
     expect((await app.http('GET', '/readyz')).status).toBe(200);
+  });
+});
+
+describe('shutdown', () => {
+  it('drains keep-alive connections: a request under load is answered or refused, never reset', async () => {
+    // A rolling deploy SIGTERMs a loaded API. Closing its idle keep-alive sockets at once resets
+    // the requests clients are sending on them that instant (ECONNRESET: the client cannot tell
+    // whether it was served); a draining API answers each with `Connection: close` instead, and
+    // a new connection is refused (ECONNREFUSED: never reached the server, safe to retry).
+    const own = await startTestApp({ workerMode: 'none' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const outcomes = new Map<string, number>();
+    const count = (k: string) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
+    const { port } = new URL(own.url);
+    const once = () =>
+      new Promise<void>((resolve) => {
+        const req = get({ host: '127.0.0.1', port, path: '/healthz', agent }, (res) => {
+          res.resume();
+          res.on('end', () => (count(String(res.statusCode)), resolve()));
+          res.on('error', (e: NodeJS.ErrnoException) => (count(e.code ?? e.message), resolve()));
+        });
+        req.on('error', (e: NodeJS.ErrnoException) => (count(e.code ?? e.message), resolve()));
+      });
+    let running = true;
+    const clients = Array.from({ length: 16 }, async () => {
+      while (running) await once();
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      expect(outcomes.get('200')).toBeGreaterThan(0);
+      await own.close();
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      running = false;
+      await Promise.all(clients);
+      agent.destroy();
+    }
+    // answered (200, or 429 from the per-address limit of unauthenticated paths) or refused
+    const errors = [...outcomes.keys()].filter((k) => !/^\d{3}$/.test(k));
+    expect(errors, JSON.stringify(Object.fromEntries(outcomes))).toEqual(['ECONNREFUSED']);
   });
 });
 
