@@ -1,16 +1,8 @@
 /** Authenticating an API key by its hash (api/middleware/auth.ts); issuing and revoking keys is db/workspaces.ts. */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
-import { ApiKey, Workspace, type KeyKind, type Plan } from './platform.js';
+import { ApiKey, Workspace } from './platform.js';
 import type { Queryable } from './pool.js';
-import { preparedQuery, typedQueries } from './sqlFragments.js';
-
-export interface ActiveApiKeyRow {
-  id: string;
-  workspace_id: string;
-  kind: KeyKind;
-  plan: Plan;
-  expires_at: Date | null;
-}
+import { preparedQuery, typedQueries, type RowOf } from './sqlFragments.js';
 
 type AuthDB = InferKyselyDB<typeof ApiKey | typeof Workspace>;
 
@@ -26,6 +18,9 @@ const keyLookup = preparedQuery(
       .where('k.revoked_at', 'is', null),
   'auth-key-lookup',
 );
+
+/** The key's id, workspace, kind and expiry, and the workspace's plan: the columns `keyLookup` selects, typed by the entities. */
+export type ActiveApiKeyRow = RowOf<typeof keyLookup>;
 
 /** The unrevoked key with this SHA-256 hash and its workspace's plan, or null (expiry is the caller's check). */
 export async function findActiveApiKeyByHash(db: Queryable, keyHash: string): Promise<ActiveApiKeyRow | null> {

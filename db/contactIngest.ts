@@ -36,7 +36,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { uuidv7Source } from '../domain/ids.js';
 import { packHashes, unpackHashes } from '../domain/hash53.js';
 import { inTransaction, withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
@@ -374,7 +374,7 @@ interface Hits {
   /** What the identity log records of this batch. */
   identities: IdentityHashes;
 }
-type Hit = { id: string; pronet_key: string | null; status: string };
+type Hit = Pick<Selectable<ContactIngestDB['contacts']>, 'id' | 'pronet_key' | 'status'>;
 /** Whether stored contact `h` may be the group's person: no two different profile keys. */
 const fits = (h: Hit | undefined, g: Group) => h && (!h.pronet_key || !g.pronetKey || h.pronet_key === g.pronetKey);
 /** A stored source link; `stale` when its last_seen is older than LINK_SEEN_REFRESH. */
@@ -647,12 +647,13 @@ function outcomes(size: number, groups: Group[]): IngestResult {
   return result;
 }
 
-interface CompanyRow {
-  id: string;
-  company_key: string;
+type CompanyColumns = Selectable<ContactIngestDB['companies']>;
+
+/** A company of the batch, found or new: its id and identity key (columns of `companies`) and its lower-case name. */
+interface CompanyRow extends Pick<CompanyColumns, 'id' | 'company_key'> {
   lname: string | null;
   /** Stored values of an existing company, to skip writes that change nothing. */
-  stored?: Record<(typeof COMPANY_COLUMNS)[number], string | null>;
+  stored?: Pick<CompanyColumns, (typeof COMPANY_COLUMNS)[number]>;
 }
 
 const COMPANY_COLUMNS = ['company_key', 'company_domain', ...Object.values(COMPANY_INPUT_COLUMNS)] as const;

@@ -9,76 +9,46 @@ import type { NotNull } from 'kysely';
 import type { Queryable } from './pool.js';
 import { escapeLike } from '../domain/like.js';
 import type { DatasetDB } from './dataset.js';
-import { runQuery, typedQueries } from './sqlFragments.js';
+import { runQuery, typedQueries, type RowOf } from './sqlFragments.js';
 
 const dataset = typedQueries<DatasetDB>();
 
-export interface DatasetPersonRow {
-  member_pronet_url: string;
-  member_full_name: string | null;
-  member_first_name: string | null;
-  member_last_name: string | null;
-  member_job_title: string | null;
-  member_seniority: string | null;
-  member_headline: string | null;
-  member_location_city: string | null;
-  member_location_country: string | null;
-  member_skills: string[];
-  member_years_experience: number | null;
-}
+const personByProfile = (key: string) =>
+  dataset
+    .selectFrom('ds_people')
+    .select([
+      'member_pronet_url', 'member_full_name', 'member_first_name', 'member_last_name', 'member_job_title', 'member_seniority',
+      'member_headline', 'member_location_city', 'member_location_country', 'member_skills', 'member_years_experience',
+    ])
+    .where('member_pronet_url', '=', key);
 
-export interface DatasetCompanyRow {
-  company_pronet_url: string;
-  company_name: string | null;
-  company_website: string | null;
-  industry: string | null;
-  size_range: string | null;
-  employee_count: number | null;
-  founded_year: number | null;
-  hq_city: string | null;
-  hq_state: string | null;
-  hq_country: string | null;
-  technologies: string[];
-}
-
-export interface DatasetPostRow {
-  post_url: string;
-  text: string | null;
-  posted_at: Date | null;
-  likes: number | null;
-  comments: number | null;
-}
+/** The person's columns enrichment reads, typed by the `DsPerson` entity. */
+export type DatasetPersonRow = RowOf<ReturnType<typeof personByProfile>>;
 
 export async function datasetPerson(db: Queryable, key: string): Promise<DatasetPersonRow | undefined> {
-  const [row] = await runQuery(
-    db,
-    dataset
-      .selectFrom('ds_people')
-      .select([
-        'member_pronet_url', 'member_full_name', 'member_first_name', 'member_last_name', 'member_job_title', 'member_seniority',
-        'member_headline', 'member_location_city', 'member_location_country', 'member_skills', 'member_years_experience',
-      ])
-      .where('member_pronet_url', '=', key),
-  );
+  const [row] = await runQuery(db, personByProfile(key));
   return row;
 }
 
+const companyOfPerson = (key: string) =>
+  dataset
+    .selectFrom('ds_people as p')
+    .innerJoin('ds_companies as c', (join) =>
+      join.on((eb) => eb.or([eb('c.id', '=', eb.ref('p.company_id')), eb.and([eb('p.company_id', 'is', null), eb('c.company_pronet_url', '=', eb.ref('p.company_pronet_url'))])])),
+    )
+    .select([
+      'c.company_pronet_url', 'c.company_name', 'c.company_website', 'c.industry', 'c.size_range', 'c.employee_count',
+      'c.founded_year', 'c.hq_city', 'c.hq_state', 'c.hq_country', 'c.technologies',
+    ])
+    .where('p.member_pronet_url', '=', key)
+    .limit(1);
+
+/** The company's columns enrichment reads, typed by the `DsCompany` entity. */
+export type DatasetCompanyRow = RowOf<ReturnType<typeof companyOfPerson>>;
+
 /** The company of the person with profile `key`: by company id, else by the person's company profile URL. */
 export async function datasetCompanyOfPerson(db: Queryable, key: string): Promise<DatasetCompanyRow | undefined> {
-  const [row] = await runQuery(
-    db,
-    dataset
-      .selectFrom('ds_people as p')
-      .innerJoin('ds_companies as c', (join) =>
-        join.on((eb) => eb.or([eb('c.id', '=', eb.ref('p.company_id')), eb.and([eb('p.company_id', 'is', null), eb('c.company_pronet_url', '=', eb.ref('p.company_pronet_url'))])])),
-      )
-      .select([
-        'c.company_pronet_url', 'c.company_name', 'c.company_website', 'c.industry', 'c.size_range', 'c.employee_count',
-        'c.founded_year', 'c.hq_city', 'c.hq_state', 'c.hq_country', 'c.technologies',
-      ])
-      .where('p.member_pronet_url', '=', key)
-      .limit(1),
-  );
+  const [row] = await runQuery(db, companyOfPerson(key));
   return row;
 }
 
@@ -121,18 +91,21 @@ export async function datasetPhones(db: Queryable, key: string): Promise<unknown
   return row?.member_phones;
 }
 
+const ownPosts = (key: string, limit: number) =>
+  dataset
+    .selectFrom('ds_posts')
+    .select(['post_url', 'text', 'posted_at', 'likes', 'comments'])
+    // The column is nullable, but the dataset import requires `post_url` (domain/datasetRecords.ts).
+    .$narrowType<{ post_url: NotNull }>()
+    .where('member_pronet_url', '=', key)
+    .where('interaction_type', 'is', null)
+    .orderBy('posted_at', (ob) => ob.desc().nullsLast())
+    .limit(limit);
+
+/** A post's columns enrichment reads, typed by the `DsPost` entity. */
+export type DatasetPostRow = RowOf<ReturnType<typeof ownPosts>>;
+
 /** The person's own posts (not interactions), newest first. */
 export async function datasetPosts(db: Queryable, key: string, limit: number): Promise<DatasetPostRow[]> {
-  return runQuery(
-    db,
-    dataset
-      .selectFrom('ds_posts')
-      .select(['post_url', 'text', 'posted_at', 'likes', 'comments'])
-      // The column is nullable, but the dataset import requires `post_url` (domain/datasetRecords.ts).
-      .$narrowType<{ post_url: NotNull }>()
-      .where('member_pronet_url', '=', key)
-      .where('interaction_type', 'is', null)
-      .orderBy('posted_at', (ob) => ob.desc().nullsLast())
-      .limit(limit),
-  );
+  return runQuery(db, ownPosts(key, limit));
 }

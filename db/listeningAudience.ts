@@ -20,17 +20,17 @@
  * The source's own profile is never part of its audience. Each person appears once (their most
  * recent matching activity); pages are keyset-ordered by profile URL.
  *
- * Raw SQL (composed from `sql` fragments): the audience is a CTE over a per-type hit query,
- * `distinct on` and `any(text[])` arrays, which the query builder does not express more clearly.
- * The subject name is a Kysely statement typed from the dataset entities.
+ * Kysely typed from the dataset entities, run on the pool (`runQuery`): the audience is a CTE
+ * (`latest`, `distinct on` the profile URL) over a per-type hit query (`hits`); its row type is the
+ * one Kysely infers from them (`AudienceRow`).
  */
 import { normalizeProfileUrl } from '../domain/identity.js';
 import { escapeLike as likeEscape } from '../domain/like.js';
 import type { ListeningSourceType } from '../domain/sourceRules.js';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type NotNull } from 'kysely';
 import type { DatasetDB } from './dataset.js';
 import type { Queryable } from './pool.js';
-import { compileSql, runQuery, textArray, typedQueries } from './sqlFragments.js';
+import { runQuery, textArray, typedQueries, type RowOf } from './sqlFragments.js';
 
 export interface AudienceQuery {
   sourceType: ListeningSourceType;
@@ -41,24 +41,7 @@ export interface AudienceQuery {
   until: string;
 }
 
-export interface AudienceRow {
-  member_url: string;
-  interaction_type: string | null;
-  post_url: string | null;
-  posted_at: Date;
-  member_full_name: string | null;
-  member_first_name: string | null;
-  member_last_name: string | null;
-  member_job_title: string | null;
-  member_headline: string | null;
-  member_location_city: string | null;
-  member_location_country: string | null;
-  company_name: string | null;
-  company_pronet_url: string | null;
-  company_website: string | null;
-  industry: string | null;
-  size_range: string | null;
-}
+const dataset = typedQueries<DatasetDB>();
 
 /** Stored URLs are normalised, but accept rows imported as given too. */
 function urlCandidates(raw: string): string[] {
@@ -77,7 +60,7 @@ export async function datasetSubjectName(db: Queryable, sourceIdentifier: string
   const candidates = textArray(urls);
   const [row] = await runQuery(
     db,
-    typedQueries<DatasetDB>().selectNoFrom((eb) =>
+    dataset.selectNoFrom((eb) =>
       eb.fn
         .coalesce(
           eb.selectFrom('ds_people').select('member_full_name').where('member_pronet_url', '=', eb.fn.any(candidates)).limit(1),
@@ -96,76 +79,122 @@ export async function datasetSubjectName(db: Queryable, sourceIdentifier: string
   return row?.name ?? null;
 }
 
-/** SQL selecting (member_url, interaction_type, post_url, posted_at) rows of the source's activity in the window. */
-function hitsFor(q: AudienceQuery): RawBuilder<unknown> {
+/** An ISO 8601 instant as a parameter, sent as the text it is (PostgreSQL reads it as the column's timestamptz). */
+const instant = (iso: string) => sql<Date>`${iso}`;
+
+/** A `like` pattern matching text that contains `text`. */
+const containing = (text: string) => `%${likeEscape(text)}%`;
+
+/** The (member_url, interaction_type, post_url, posted_at) rows of the source's activity in the window. */
+function hitsFor(q: AudienceQuery) {
   const meta = q.sourceMeta;
-  const window = sql`p.posted_at >= ${q.since} and p.posted_at < ${q.until}`;
+  /** Posts in the window, `member` (the person of the audience) as member_url. */
+  const posts = (member: 'p.member_pronet_url' | 'p.author_pronet_url') =>
+    dataset
+      .selectFrom('ds_posts as p')
+      .select((eb) => [eb.ref(member).as('member_url'), 'p.interaction_type', 'p.post_url', 'p.posted_at'])
+      .where('p.posted_at', '>=', instant(q.since))
+      .where('p.posted_at', '<', instant(q.until));
   switch (q.sourceType) {
     case 'pronetInbound': {
-      const k = urlCandidates(q.sourceIdentifier ?? '');
-      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p where p.author_pronet_url = any(${k}::text[]) and p.interaction_type is not null and ${window}`;
+      const k = textArray(urlCandidates(q.sourceIdentifier ?? ''));
+      return posts('p.member_pronet_url')
+        .where((eb) => eb('p.author_pronet_url', '=', eb.fn.any(k)))
+        .where('p.interaction_type', 'is not', null);
     }
     case 'pronetOutbound': {
-      const k = urlCandidates(q.sourceIdentifier ?? '');
-      return sql`select p.author_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where p.interaction_type is not null and ${window}
-                 and (p.member_pronet_url = any(${k}::text[])
-                      or p.member_pronet_url in (select e.member_pronet_url from ds_people e where e.company_pronet_url = any(${k}::text[])))`;
+      const k = textArray(urlCandidates(q.sourceIdentifier ?? ''));
+      return posts('p.author_pronet_url')
+        .where('p.interaction_type', 'is not', null)
+        .where((eb) =>
+          eb.or([
+            eb('p.member_pronet_url', '=', eb.fn.any(k)),
+            eb('p.member_pronet_url', 'in', eb.selectFrom('ds_people as e').select('e.member_pronet_url').where('e.company_pronet_url', '=', eb.fn.any(k))),
+          ]),
+        );
     }
     case 'pronetPost': {
       const k = urlCandidates(q.sourceIdentifier ?? '');
-      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where (p.post_url = any(${k}::text[]) or p.post_url like any(${k.map((c) => `${likeEscape(c)}/%`)}::text[])) and ${window}`;
+      return posts('p.member_pronet_url').where((eb) =>
+        eb.or([eb('p.post_url', '=', eb.fn.any(textArray(k))), eb('p.post_url', 'like', eb.fn.any(textArray(k.map((c) => `${likeEscape(c)}/%`))))]),
+      );
     }
     case 'pronetKeywordSearch': {
       const keyword = String(meta.keyword ?? '').trim();
       const authorTitle = typeof meta.authorTitle === 'string' && meta.authorTitle.trim() ? meta.authorTitle.trim() : null;
-      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where p.interaction_type is null and p.text ilike ${`%${likeEscape(keyword)}%`} and ${window}
-                 ${authorTitle ? sql`and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url and a.member_job_title ilike ${`%${likeEscape(authorTitle)}%`})` : sql``}`;
+      const hits = posts('p.member_pronet_url').where('p.interaction_type', 'is', null).where('p.text', 'ilike', containing(keyword));
+      if (!authorTitle) return hits;
+      return hits.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('ds_people as a')
+            .select(eb.lit(1).as('one'))
+            .whereRef('a.member_pronet_url', '=', 'p.member_pronet_url')
+            .where('a.member_job_title', 'ilike', containing(authorTitle)),
+        ),
+      );
     }
     case 'pronetJobPosting': {
       const title = String(meta.jobTitle ?? '').trim();
       const location = String(meta.jobLocation ?? '').trim();
       const anywhere = !location || /^(remote|anywhere|worldwide)$/i.test(location);
-      const place = `%${likeEscape(location)}%`;
-      return sql`select p.member_pronet_url as member_url, p.interaction_type, p.post_url, p.posted_at
-                from ds_posts p
-               where p.interaction_type is null and p.text ilike ${`%${likeEscape(title)}%`} and ${window}
-                 ${anywhere ? sql`` : sql`and exists (select 1 from ds_people a where a.member_pronet_url = p.member_pronet_url
-                                        and (a.member_location_city ilike ${place} or a.member_location_country ilike ${place}))`}`;
+      const hits = posts('p.member_pronet_url').where('p.interaction_type', 'is', null).where('p.text', 'ilike', containing(title));
+      if (anywhere) return hits;
+      const place = containing(location);
+      return hits.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('ds_people as a')
+            .select(eb.lit(1).as('one'))
+            .whereRef('a.member_pronet_url', '=', 'p.member_pronet_url')
+            .where((a) => a.or([a('a.member_location_city', 'ilike', place), a('a.member_location_country', 'ilike', place)])),
+        ),
+      );
     }
   }
 }
+
+/** One page of the audience (see `datasetAudienceRows`): `latest` is each person's most recent hit. */
+function audienceQuery(q: AudienceQuery, page: { after: string; limit: number }) {
+  const self = textArray(urlCandidates(q.sourceIdentifier ?? ''));
+  return (
+    dataset
+      .with('hits', () => hitsFor(q))
+      .with('latest', (db) =>
+        db
+          .selectFrom('hits')
+          .distinctOn('member_url')
+          .select(['member_url', 'interaction_type', 'post_url', 'posted_at'])
+          .where('member_url', 'is not', null)
+          .where('member_url', '>', page.after)
+          .where((eb) => eb.not(eb('member_url', '=', eb.fn.any(self))))
+          .orderBy('member_url')
+          .orderBy('posted_at', 'desc')
+          .limit(page.limit),
+      )
+      .selectFrom('latest as l')
+      .leftJoin('ds_people as pe', 'pe.member_pronet_url', 'l.member_url')
+      .leftJoin('ds_companies as c', 'c.id', 'pe.company_id')
+      .select((eb) => [
+        'l.member_url', 'l.interaction_type', 'l.post_url', 'l.posted_at',
+        'pe.member_full_name', 'pe.member_first_name', 'pe.member_last_name', 'pe.member_job_title', 'pe.member_headline',
+        'pe.member_location_city', 'pe.member_location_country',
+        'c.company_name', eb.fn.coalesce('c.company_pronet_url', 'pe.company_pronet_url').as('company_pronet_url'),
+        'c.company_website', 'c.industry', 'c.size_range',
+      ])
+      // `latest` keeps people with a profile URL, and every hit was posted in the window.
+      .$narrowType<{ member_url: NotNull; posted_at: NotNull }>()
+      .orderBy('l.member_url')
+  );
+}
+
+/** A person of a source's audience: their latest matching activity, their profile and their company. */
+export type AudienceRow = RowOf<ReturnType<typeof audienceQuery>>;
 
 /**
  * Up to `limit` people of the audience whose profile URL sorts after `after` (`''`: from the
  * start), each with their most recent matching activity, their profile and their company.
  */
 export async function datasetAudienceRows(db: Queryable, q: AudienceQuery, page: { after: string; limit: number }): Promise<AudienceRow[]> {
-  const self = urlCandidates(q.sourceIdentifier ?? '');
-  const statement = sql`
-    with hits as (${hitsFor(q)}),
-    latest as (
-      select distinct on (member_url) member_url, interaction_type, post_url, posted_at
-        from hits
-       where member_url is not null and member_url > ${page.after} and member_url <> all(${self}::text[])
-       order by member_url, posted_at desc
-       limit ${page.limit})
-    select l.member_url, l.interaction_type, l.post_url, l.posted_at,
-           pe.member_full_name, pe.member_first_name, pe.member_last_name, pe.member_job_title, pe.member_headline,
-           pe.member_location_city, pe.member_location_country,
-           c.company_name, coalesce(c.company_pronet_url, pe.company_pronet_url) as company_pronet_url,
-           c.company_website, c.industry, c.size_range
-      from latest l
-      left join ds_people pe on pe.member_pronet_url = l.member_url
-      left join ds_companies c on c.id = pe.company_id
-     order by l.member_url`;
-  // Raw SQL: see the module's note (a CTE over the per-type hit query, `distinct on`, keyset on the URL).
-  const r = await db.query<AudienceRow>(compileSql(statement));
-  return r.rows;
+  return runQuery(db, audienceQuery(q, page));
 }

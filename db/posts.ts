@@ -15,7 +15,7 @@ import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } f
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
-import { preparedQuery, runQuery, typedQueries, uuidArray } from './sqlFragments.js';
+import { preparedQuery, runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
@@ -312,17 +312,6 @@ export async function finishRepostChild(
   );
 }
 
-/** What a publish step sends of a post of the workspace. */
-export interface PostToPublish {
-  provider_id: string;
-  content: string;
-  media: MediaRef[];
-  thread_items: ThreadItem[];
-  external_post: boolean;
-  external_post_url: string | null;
-  parent_post_id: string | null;
-}
-
 const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>
   workerQueries
     .selectFrom('posts')
@@ -330,6 +319,9 @@ const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: str
     .where('id', '=', p.postId)
     .where('workspace_id', '=', p.workspaceId),
 );
+
+/** What a publish step sends of a post of the workspace. */
+export type PostToPublish = RowOf<typeof selectPostToPublish>;
 
 export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
   const [row] = await selectPostToPublish(db, { workspaceId, postId });
@@ -341,7 +333,7 @@ const selectRepostParent = preparedQuery((p: { parentPostId: string | null }) =>
 );
 
 /** The parent a repost child reshares: its external id (null until published) and its account's provider. */
-export async function repostParent(db: Queryable, parentPostId: string | null): Promise<{ external_id: string | null; provider: Provider } | undefined> {
+export async function repostParent(db: Queryable, parentPostId: string | null): Promise<RowOf<typeof selectRepostParent> | undefined> {
   const [row] = await selectRepostParent(db, { parentPostId });
   return row;
 }

@@ -9,19 +9,16 @@
 import { sql } from 'kysely';
 import type { Queryable } from './pool.js';
 import type { PublishAttemptDB } from './social.js';
-import { preparedQuery, typedQueries } from './sqlFragments.js';
+import { preparedQuery, typedQueries, type RowOf } from './sqlFragments.js';
 
 const workerQueries = typedQueries<PublishAttemptDB>();
-
-export interface PublishAttemptRow {
-  state: string;
-  external_id: string | null;
-  external_url: string | null;
-}
 
 const selectAttempt = preparedQuery((p: { stepKey: string }) =>
   workerQueries.selectFrom('publish_attempts').select(['state', 'external_id', 'external_url']).where('step_key', '=', p.stepKey),
 );
+
+/** A step's record as the publish step reads it: its state and what the network answered (typed by the entity). */
+export type PublishAttemptRow = RowOf<typeof selectAttempt>;
 
 export async function findPublishAttempt(db: Queryable, stepKey: string): Promise<PublishAttemptRow | undefined> {
   const [row] = await selectAttempt(db, { stepKey });
@@ -57,7 +54,7 @@ const takeOver = preparedQuery((p: { stepKey: string; workspaceId: string; postI
 export async function takeOverPublishAttempt(
   db: Queryable,
   s: { stepKey: string; workspaceId: string; postId: string; attempt: number },
-): Promise<(PublishAttemptRow & { started_at: Date }) | undefined> {
+): Promise<RowOf<typeof takeOver> | undefined> {
   const [row] = await takeOver(db, s);
   return row;
 }

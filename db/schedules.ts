@@ -12,10 +12,10 @@ import { sql as ormSql } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { aggregatePostStatus, DUE_SLACK_MS, publishWorkflowId, threadDelaySecs } from '../domain/publishing.js';
-import type { Automation, MediaRef, PostError, PostStatus, Provider, ThreadItem } from '../domain/social.js';
+import type { Automation, PostError, PostStatus, Provider } from '../domain/social.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { cancelRepostChildrenQuery, syncRepostChildren } from './posts.js';
-import { preparedQuery, typedQueries, uuidArray } from './sqlFragments.js';
+import { preparedQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 import { Post, type SchedulingDB } from './social.js';
 
 export interface NewScheduleRow {
@@ -32,7 +32,7 @@ export interface ReplacedRow {
 }
 
 /** Rows of these posts that are publishing or published (they cannot be replaced). */
-export async function livePublishRows(em: EntityManager, postIds: string[]): Promise<Array<{ post_id: string; status: string }>> {
+export async function livePublishRows(em: EntityManager, postIds: string[]) {
   return em
     .getKysely<SchedulingDB>()
     .selectFrom('post_schedules')
@@ -138,19 +138,10 @@ export async function cancelSchedules(tx: EntityManager, postId: string): Promis
 
 // ---- Reads and locks of bulk-schedule and external-reply (api/routes/publishing.ts) ----
 
-/** What bulk-schedule validates of a post; `kind` is the provider of its integration. */
-export interface PostForSchedule {
-  id: string;
-  status: PostStatus;
-  kind: Provider;
-  content: string;
-  media: MediaRef[];
-  thread_items: ThreadItem[];
-  external_post: boolean;
-  parent_post_id: string | null;
-}
+/** What bulk-schedule validates of a post; `kind` is the provider of its integration (the columns `postsForSchedule` selects). */
+export type PostForSchedule = RowOf<typeof postsForSchedule>;
 
-export async function postsForSchedule(em: EntityManager, workspaceId: string, postIds: string[]): Promise<PostForSchedule[]> {
+export async function postsForSchedule(em: EntityManager, workspaceId: string, postIds: string[]) {
   return em
     .getKysely<SchedulingDB>()
     .selectFrom('posts as p')
@@ -345,14 +336,6 @@ export async function scheduleRowProviderId(db: Queryable, scheduleId: string): 
   return row?.provider_id ?? null;
 }
 
-export interface DispatchableRow {
-  id: string;
-  post_id: string;
-  n: number;
-  scheduled_time: Date;
-  external_post: boolean;
-}
-
 const selectDispatchable = preparedQuery((p: { batchId: string; horizonSecs: number; limit: number }) =>
   workerQueries
     .selectFrom('post_schedules as s')
@@ -366,6 +349,9 @@ const selectDispatchable = preparedQuery((p: { batchId: string; horizonSecs: num
     .orderBy('s.id')
     .limit(p.limit),
 );
+
+/** A schedule row waiting for its workflow, and whether its post comments on an external post. */
+export type DispatchableRow = RowOf<typeof selectDispatchable>;
 
 /** Up to `limit` rows of the batch still waiting for their workflow and due within `horizonMs`, earliest first. */
 export async function dispatchableRows(db: Queryable, batchId: string, horizonMs: number, limit: number): Promise<DispatchableRow[]> {

@@ -14,7 +14,7 @@ import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sou
 import type { RunFrequency } from '../domain/runFrequency.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { attachSourceToSegment } from './segmentLinks.js';
-import { sql, type SqlBool } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
 import { catalogOf, compileWhere, type CatalogField, type Condition } from '../domain/conditions.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
@@ -89,27 +89,14 @@ export async function learnSourceDisplay(db: Queryable, workspaceId: string, sou
 
 export type SourceEntity = InferEntity<typeof Source>;
 
-/** A row of the raw statements below (snake_case columns as PostgreSQL returns them). */
-export interface SourceRow extends Record<string, unknown> {
-  id: string;
-  workspace_id: string;
-  source_type: SourceType;
-  source_identifier: string | null;
-  normalised_identifier: string;
-  source_meta: Record<string, unknown>;
-  run_frequency: RunFrequency | null;
-  refresh_status: Exclude<RefreshStatus, null> | null;
-  schedule_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+type SourcesDB = InferKyselyDB<typeof Source>;
 
-const sources = typedQueries<InferKyselyDB<typeof Source>>();
-const COLUMNS = [
-  'id', 'workspace_id', 'source_type', 'source_identifier', 'normalised_identifier', 'source_meta', 'run_frequency', 'refresh_status', 'schedule_id', 'created_at', 'updated_at',
-] as const;
+/** A row of the Kysely statements below (snake_case columns as PostgreSQL returns them): the entity's columns. */
+export type SourceRow = Selectable<SourcesDB['sources']>;
 
-/** A row of a raw statement as the managed entity (merged into the context's identity map). */
+const sources = typedQueries<SourcesDB>();
+
+/** A row of a Kysely statement as the managed entity (merged into the context's identity map). */
 export function sourceOfRow(em: EntityManager, row: SourceRow): SourceEntity {
   return em.map(Source, row as never);
 }
@@ -176,7 +163,8 @@ export async function insertOrFindSource(
           ? identity.doUpdateSet({ source_meta: sql<SourceMeta>`excluded.source_meta || sources.source_meta || ${JSON.stringify(given)}::jsonb`, updated_at: sql`now()` })
           : identity.doNothing();
       })
-      .returning([...COLUMNS, sql<boolean>`xmax = 0`.as('inserted')]),
+      .returningAll()
+      .returning(sql<boolean>`xmax = 0`.as('inserted')),
   );
   if (upserted) {
     const { inserted, ...row } = upserted;
@@ -184,7 +172,7 @@ export async function insertOrFindSource(
   }
   const [existing] = await runQuery(
     q,
-    sources.selectFrom('sources').select(COLUMNS).where('workspace_id', '=', workspaceId).where('source_type', '=', s.sourceType).where('normalised_identifier', '=', key),
+    sources.selectFrom('sources').selectAll().where('workspace_id', '=', workspaceId).where('source_type', '=', s.sourceType).where('normalised_identifier', '=', key),
   );
   return { row: existing!, created: false };
 }
@@ -296,7 +284,7 @@ export async function filterSourcesPage(
     .where(sql<SqlBool>`(${where.sql})`);
   const page = q.after ? filtered.where('s.id', q.after.dir === 'next' ? '>' : '<', q.after.id) : filtered;
   const [rows, [count]] = await Promise.all([
-    runQuery(db, page.select(COLUMNS).orderBy('s.id', q.after?.dir === 'prev' ? 'desc' : 'asc').limit(q.limit + 1)),
+    runQuery(db, page.selectAll('s').orderBy('s.id', q.after?.dir === 'prev' ? 'desc' : 'asc').limit(q.limit + 1)),
     runQuery(db, filtered.select(sql<number>`count(*)::int`.as('n'))),
   ]);
   return { rows: rows.map((r) => sourceOfRow(em, r)), total: count!.n };

@@ -75,6 +75,15 @@ function compileWithStandIns<P, Row>(build: (p: P) => Compilable<Row>): { text: 
   return { text: compiled.sql, slots: compiled.parameters as unknown[] };
 }
 
+/**
+ * The row type of a typed statement as Kysely infers it from the entities: of a query builder
+ * (`RowOf<ReturnType<typeof personQuery>>`), of a statement `preparedQuery` made
+ * (`RowOf<typeof keyLookup>`) or of a function answering a typed query's rows
+ * (`RowOf<typeof postsForSchedule>`). Row types are derived so, never restated: a column changed
+ * in its entity changes them.
+ */
+export type RowOf<Q> = Q extends Compilable<infer Row> ? Row : Q extends (...args: never[]) => Promise<Array<infer Row>> ? Row : never;
+
 /** `ids` as one `uuid[]` parameter of Kysely, for `= any(…)` (one plan whatever the count; `in ()` fails on none). */
 export const uuidArray = (ids: readonly string[]): Expression<string[]> => sql<string[]>`${ids}::uuid[]`;
 

@@ -14,43 +14,22 @@ import { SENIORITY_RANK_SQL } from '../domain/discoveryCatalog.js';
 import { Company } from './contacts.js';
 import { DsCompany, DsPerson } from './dataset.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
-import { runQuery, typedQueries, uuidArray } from './sqlFragments.js';
+import { runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 
 const db = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof Company>>();
 
-export interface DsCompanyRow {
-  id: string;
-  company_name: string | null;
-  company_website: string | null;
-  company_domain: string | null;
-  industry: string | null;
-  size_range: string | null;
-  company_pronet_url: string | null;
-}
+const verifiedCompanies = (ids: string[]) =>
+  db
+    .selectFrom('ds_companies')
+    .select(['id', 'company_name', 'company_website', 'company_domain', 'industry', 'size_range', 'company_pronet_url'])
+    .where((eb) => eb.and([eb('id', '=', eb.fn.any(uuidArray(ids))), eb.ref('verified')]));
 
-export interface DsPersonRow {
-  member_pronet_url: string;
-  member_first_name: string | null;
-  member_last_name: string | null;
-  member_full_name: string | null;
-  member_job_title: string | null;
-  member_emails: { email: string; status: string | null }[] | null;
-  company_name: string | null;
-  company_website: string | null;
-  industry: string | null;
-  size_range: string | null;
-  company_pronet_url: string | null;
-}
+/** A verified dataset company as the import reads it, typed by the `DsCompany` entity. */
+export type DsCompanyRow = RowOf<ReturnType<typeof verifiedCompanies>>;
 
 /** The verified dataset companies among `ids`, in no particular order. */
 export async function findVerifiedDsCompanies(q: Queryable, ids: string[]): Promise<DsCompanyRow[]> {
-  return runQuery(
-    q,
-    db
-      .selectFrom('ds_companies')
-      .select(['id', 'company_name', 'company_website', 'company_domain', 'industry', 'size_range', 'company_pronet_url'])
-      .where((eb) => eb.and([eb('id', '=', eb.fn.any(uuidArray(ids))), eb.ref('verified')])),
-  );
+  return runQuery(q, verifiedCompanies(ids));
 }
 
 /** A dataset company with its workspace identity key (`d:<domain>` or `n:<lower-case name>`). */
@@ -114,31 +93,34 @@ export async function upsertCompaniesFromDataset(pool: Pool, workspaceId: string
   });
 }
 
+const verifiedPeople = (companyIds: string[], perCompany: number) =>
+  db
+    .selectFrom('ds_companies as c')
+    .crossJoinLateral((eb) =>
+      eb
+        .selectFrom('ds_people as p')
+        .selectAll('p')
+        .whereRef('p.company_id', '=', 'c.id')
+        .where((w) => w.ref('p.verified'))
+        // The expression of the `ds_people_verified_rank` index (domain/discoveryCatalog.ts).
+        .orderBy(sql.raw(SENIORITY_RANK_SQL))
+        .orderBy('p.member_years_experience', (ob) => ob.desc().nullsLast())
+        .orderBy('p.id')
+        .limit(perCompany)
+        .as('p'),
+    )
+    .select([
+      'p.member_pronet_url', 'p.member_first_name', 'p.member_last_name', 'p.member_full_name', 'p.member_job_title', 'p.member_emails',
+      'c.company_name', 'c.company_website', 'c.industry', 'c.size_range', 'c.company_pronet_url',
+    ])
+    // The entity types the jsonb as unknown[]; the dataset import writes these objects (domain/datasetRecords.ts).
+    .$narrowType<{ member_emails: Array<{ email: string; status: string | null }> }>()
+    .where((eb) => eb('c.id', '=', eb.fn.any(uuidArray(companyIds))));
+
+/** A verified person and their company as the import reads them, typed by the `DsPerson` and `DsCompany` entities. */
+export type DsPersonRow = RowOf<ReturnType<typeof verifiedPeople>>;
+
 /** Up to `perCompany` verified people of each company, most senior first (then experience, id). */
 export async function verifiedPeopleOf(q: Queryable, companyIds: string[], perCompany: number): Promise<DsPersonRow[]> {
-  return runQuery(
-    q,
-    db
-      .selectFrom('ds_companies as c')
-      .crossJoinLateral((eb) =>
-        eb
-          .selectFrom('ds_people as p')
-          .selectAll('p')
-          .whereRef('p.company_id', '=', 'c.id')
-          .where((w) => w.ref('p.verified'))
-          // The expression of the `ds_people_verified_rank` index (domain/discoveryCatalog.ts).
-          .orderBy(sql.raw(SENIORITY_RANK_SQL))
-          .orderBy('p.member_years_experience', (ob) => ob.desc().nullsLast())
-          .orderBy('p.id')
-          .limit(perCompany)
-          .as('p'),
-      )
-      .select([
-        'p.member_pronet_url', 'p.member_first_name', 'p.member_last_name', 'p.member_full_name', 'p.member_job_title', 'p.member_emails',
-        'c.company_name', 'c.company_website', 'c.industry', 'c.size_range', 'c.company_pronet_url',
-      ])
-      // The entity types the jsonb as unknown[]; the dataset import writes these objects (domain/datasetRecords.ts).
-      .$narrowType<{ member_emails: Array<{ email: string; status: string | null }> }>()
-      .where((eb) => eb('c.id', '=', eb.fn.any(uuidArray(companyIds)))),
-  );
+  return runQuery(q, verifiedPeople(companyIds, perCompany));
 }

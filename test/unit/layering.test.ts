@@ -2,7 +2,8 @@
  * The layering and data-layer rules of docs/ARCHITECTURE.md, read from the source with the
  * TypeScript parser: imports flow one way, no SQL outside `db/`, and every statement `db/` still
  * sends as SQL text (a pg `query` or a `COPY` stream rather than the entity manager or a typed
- * Kysely query) says why beside it (`raw SQL: <reason>`), so a new one cannot slip in unexplained.
+ * Kysely query) says why beside it (`raw SQL: <reason>`), so a new one cannot slip in unexplained;
+ * and no `db/` type restates an entity's columns (row types are derived from the entities).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,5 +96,18 @@ describe('layering', () => {
     }
     expect(statements).toBeGreaterThan(0);
     expect(unexplained).toEqual([]);
+  });
+
+  it('db/ row types come from the entities: no interface or object type restates columns (two or more snake_case names)', () => {
+    // Derive them instead: `RowOf<typeof statement>` (db/sqlFragments.ts) or `Selectable<DB['table']>`.
+    // A type argument is not a row type of its own (a `sql<…>` relation of parameters, `$narrowType<…>`).
+    const restated: string[] = [];
+    for (const f of sourceFiles('db'))
+      walk(f, (n) => {
+        if (!(ts.isInterfaceDeclaration(n) || ts.isTypeLiteralNode(n)) || ((ts.isCallExpression(n.parent) || ts.isTaggedTemplateExpression(n.parent)) && n.parent.typeArguments?.includes(n as ts.TypeNode))) return;
+        const columns = n.members.flatMap((m) => (m.name && (ts.isIdentifier(m.name) || ts.isStringLiteral(m.name)) && /^[a-z]+(_[a-z0-9]+)+$/.test(m.name.text) ? [m.name.text] : []));
+        if (columns.length >= 2) restated.push(`${where(f, n)} ${columns.join(', ')}`);
+      });
+    expect(restated).toEqual([]);
   });
 });
