@@ -221,6 +221,9 @@ describe('GET and PATCH /sources/{id}', () => {
       const handle = app.deps.temporal.schedule.getHandle(`source-refresh-${id}`);
       if (stored === null) await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
       else expect((await handle.describe()).spec.intervals?.[0]?.every).toBe(Number.parseInt(stored.periodicInterval, 10) * 3600_000);
+      // No Schedule may outlive the test and fire into its throwaway task queue.
+      expect((await patch(`/sources/${id}`, { runFrequency: null })).status).toBe(200);
+      await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
     }
   });
 
