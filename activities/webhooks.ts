@@ -33,11 +33,12 @@ export function createWebhookActivities(deps: ActivityDeps) {
       const body = JSON.stringify(input.payload);
       const now = new Date();
       const signature = new Webhook(secret).sign(input.messageId, now, body);
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(input.headers ?? {})) if (!RESERVED.has(k.toLowerCase())) headers[k] = String(v);
+      // The service's user agent unless the caller gave one (an accepted header is sent, never
+      // replaced); names are lower-cased so that a caller's `User-Agent` replaces the default.
+      const headers: Record<string, string> = { 'user-agent': 'contact-data-api-webhooks/1' };
+      for (const [k, v] of Object.entries(input.headers ?? {})) if (!RESERVED.has(k.toLowerCase())) headers[k.toLowerCase()] = String(v);
       Object.assign(headers, {
         'content-type': 'application/json',
-        'user-agent': 'contact-data-api-webhooks/1',
         'webhook-id': input.messageId,
         'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
         'webhook-signature': signature,

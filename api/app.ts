@@ -15,7 +15,7 @@ import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
 import { DEFAULT_BODY_LIMIT, isReply, reply, type RouteDef } from './route.js';
-import { assertSafeInput, assertUtf8Query, validate } from './validation.js';
+import { assertSafeInput, assertUncompressedBody, assertUtf8Query, validate } from './validation.js';
 import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
 import { SentJson, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
@@ -76,10 +76,7 @@ async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   const headers = ctx.req.headers;
   if (headers['transfer-encoding'] === undefined && !(Number(headers['content-length']) > 0)) return {};
   if (!ctx.is('application/json', '+json')) throw new ApiError(415, 'unsupported_media_type', 'Send the request body as application/json');
-  // Compressed bodies are refused: a corrupt stream would be a decoder error, and a client that
-  // aborts mid-body would leave the decoder (and this request) waiting forever.
-  const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  if (encoding !== 'identity') throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported; send the body uncompressed`);
+  assertUncompressedBody(ctx.req);
   // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset is refused, not decoded as if it were UTF-8.
   const charset = declaredCharsets(headers['content-type'] ?? '').find((c) => !UTF8_LABELS.has(c.toLowerCase()));
   if (charset !== undefined) throw new ApiError(415, 'unsupported_media_type', `Charset "${charset}" is not supported; send the JSON body as UTF-8 (charset=utf-8, or no charset)`);

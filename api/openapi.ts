@@ -9,7 +9,7 @@ const STATUS_TEXT: Record<number, string> = {
   400: 'Validation failure (or malformed JSON, a JSON body or query parameter that is not UTF-8, or a value the store refuses)', 401: 'Missing or invalid API key',
   402: 'Insufficient credits', 403: 'Feature not available on this plan', 404: 'Not found or not visible to the workspace',
   409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
-  415: '`unsupported_media_type`: the body is not of the operation\'s content type (`application/json` in UTF-8, uncompressed, no `charset` but `utf-8`; `multipart/form-data` for uploads)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
+  415: '`unsupported_media_type`: the body is not of the operation\'s content type (`application/json` in UTF-8, no `charset` but `utf-8`; `multipart/form-data` for uploads; either uncompressed: no `Content-Encoding` but `identity`)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
   429: 'Rate limited', 500: 'Server error', 503: 'Not ready, the database is unreachable, or (`credits_busy`) the workspace\'s credit account stayed locked by concurrent credit movements; nothing changed, retry after `Retry-After`',
 };
 

@@ -23,8 +23,11 @@ export async function lockedPostOr404(tx: EntityManager, id: string): Promise<Po
   return post;
 }
 
+/** The post as committed, or null when it is gone (a fresh fork: the request's identity map may hold an older copy). */
+export const committedPostOrNull = async (em: EntityManager, id: string): Promise<PostEntity | null> => findPost(em.fork(), id);
+
 /** The post as committed (a fresh fork: the request's identity map may hold an older copy). */
-export const committedPost = async (em: EntityManager, id: string): Promise<PostEntity> => (await findPost(em.fork(), id))!;
+export const committedPost = async (em: EntityManager, id: string): Promise<PostEntity> => (await committedPostOrNull(em, id))!;
 
 /** The kind of the connected integration `id` of the workspace, or a 400 naming `path`. */
 export async function connectedProvider(em: EntityManager, id: string, path: string): Promise<Provider> {

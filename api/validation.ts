@@ -5,6 +5,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import type { IncomingMessage } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
 import { escapePointer, type ErrorDetail } from '../domain/errors.js';
 import { ApiError } from './errors.js';
@@ -261,6 +262,21 @@ function percentDecodesToUtf8(component: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Request bodies (JSON and multipart) are read as sent: a `Content-Encoding` other than
+ * `identity` is a 415 `unsupported_media_type`. A corrupt stream would be a decoder error, and a
+ * client that aborts mid-body would leave a decoder (and the request) waiting. Content codings are
+ * case-insensitive (RFC 9110 §8.4.1), so `IDENTITY` is `identity`; the accepted header is then
+ * dropped, because co-body's decoder (inflation) compares it case-sensitively and would refuse it.
+ */
+export function assertUncompressedBody(req: IncomingMessage): void {
+  const declared = req.headers['content-encoding'];
+  if (declared === undefined) return;
+  const encoding = declared.trim().toLowerCase();
+  if (encoding !== 'identity') throw new ApiError(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not supported; send the body uncompressed`);
+  delete req.headers['content-encoding'];
 }
 
 /**

@@ -6,7 +6,7 @@
 import { defineEntity, p, raw, UniqueConstraintViolationException, type InferEntity } from '@mikro-orm/core';
 import { ConflictError } from '../domain/errors.js';
 import { workspaceOwned } from './tenancy.js';
-import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 
@@ -104,6 +104,17 @@ export function sourceOfRow(em: EntityManager, row: SourceRow): SourceEntity {
 /** The source of the context's workspace (the `workspace` filter), or null (`id` must be a UUID). */
 export async function findSource(em: EntityManager, id: string): Promise<SourceEntity | null> {
   return em.findOne(Source, { id });
+}
+
+/**
+ * The sources of the context's workspace among `ids` (lower-case UUIDs), locked (`for update`, in
+ * id order so that concurrent callers cannot deadlock) in the caller's transaction
+ * (`em.transactional`) and read again under the lock: a PATCH merges into the meta and schedule
+ * the previous PATCH committed, never into a copy read before it.
+ */
+export async function lockSources(tx: EntityManager, ids: string[]): Promise<SourceEntity[]> {
+  if (!ids.length) return [];
+  return tx.find(Source, { id: { $in: ids } }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, orderBy: { id: 'asc' } });
 }
 
 /** Which of `ids` (lower-case uuids) are sources of the context's workspace. */

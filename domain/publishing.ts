@@ -4,6 +4,7 @@
  * back-off hints. Used by the API (bulk-schedule), the activities and (types only) workflows.
  */
 import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
+import { charCount } from './inputSafety.js';
 import type { Automation, PostStatus, Provider } from './social.js';
 
 /** Workflow id of schedule row `n` of a post (DESIGN §5: business ids, a double start is rejected). */
@@ -35,8 +36,6 @@ export const NETWORK_LIMITS = {
 
 export const networkOf = (p: Provider): 'microblog' | 'pronet' => (p === 'microblog' ? 'microblog' : 'pronet');
 
-/** Characters as the networks count them (code points, not UTF-16 units). */
-export const charCount = (s: string): number => [...s].length;
 
 /** `null` when `value` is an ISO 8601 timestamp with zone strictly after `now`, else the reason. */
 export function scheduledTimeProblem(value: string, now: Date): string | null {

@@ -8,6 +8,7 @@
  */
 import { InvalidRequestError, invalidField } from './errors.js';
 import { normalizeProfileUrl } from './identity.js';
+import { charCount } from './inputSafety.js';
 
 export const SOURCE_TYPES = [
   'pronetInbound',
@@ -121,7 +122,7 @@ function requireString(meta: Record<string, unknown>, key: string, opts: { requi
   if (!str(v)) throw invalidField(`/sourceMeta/${key}`, 'must be a string');
   const t = v.trim();
   const min = opts.minLength ?? (opts.required ? 1 : 0);
-  if (t.length < min) {
+  if (charCount(t) < min) {
     throw invalidField(`/sourceMeta/${key}`, min === 1 ? 'must not be empty' : `must have at least ${min} characters`);
   }
   return t;

@@ -17,6 +17,7 @@ import { mediaAssemblyWorkflow } from '../../workflows/mediaAssembly.js';
 import { mediaImportWorkflow } from '../../workflows/mediaImport.js';
 import { runMediaWorkflow } from '../mediaWorkflows.js';
 import { defineRoute } from '../route.js';
+import { assertUncompressedBody } from '../validation.js';
 import { AssembleChunksBody, ImportFromUrlBody, MediaObject, UploadQuery, type MediaObjectJson } from '../schemas/media.js';
 
 /** A stored object as the media routes answer it, with a presigned read URL. */
@@ -33,6 +34,8 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
   if (!ctx.is('multipart/form-data')) {
     throw new ApiError(415, 'unsupported_media_type', 'Send the file as multipart/form-data with a part named "file"');
   }
+  // As on the JSON routes: a compressed (or unknown) Content-Encoding is a 415, not bytes parsed as if sent uncompressed.
+  assertUncompressedBody(ctx.req);
   const maxBytes = chunk ? MAX_CHUNK_BYTES : MAX_UPLOAD_BYTES;
   let stored: Promise<StoredObject> | undefined;
   const form = formidable({

@@ -4,7 +4,7 @@
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
 import { invalidField } from '../../domain/errors.js';
-import { ApiError, conflict, featureNotAvailable } from '../errors.js';
+import { ApiError, conflict, featureNotAvailable, notFound } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { providerKindsCompatible, type Article, type MediaRef, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
@@ -22,7 +22,7 @@ import {
 } from '../../db/posts.js';
 import { cancelSchedules, livePublishRows } from '../../db/schedules.js';
 import { unscheduleWaitingPublishes } from '../publishWorkflows.js';
-import { committedPost, connectedProvider, lockedPostOr404, postOr404 } from '../postLoaders.js';
+import { committedPost, committedPostOrNull, connectedProvider, lockedPostOr404, postOr404 } from '../postLoaders.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -207,19 +207,28 @@ export const postRoutes = [
       if (post.status === 'scheduled') {
         const cancelled = await em.transactional(async (tx) => {
           const locked = await lockedPostOr404(tx, post.id);
-          if (locked.status !== 'scheduled' || (await livePublishRows(tx, [post.id])).length) {
+          if (locked.status === 'publishing' || (locked.status === 'scheduled' && (await livePublishRows(tx, [post.id])).length)) {
             throw conflict('The post started publishing meanwhile', 'post_publishing');
           }
+          // No longer scheduled (a concurrent DELETE cancelled it, an unschedule made it a draft):
+          // removed below like any post that is not scheduled, as a DELETE sent after that one would be.
+          if (locked.status !== 'scheduled') return null;
           // The waiting rows are cancelled: a publish workflow that wakes up finds nothing to claim.
           const rows = await cancelSchedules(tx, post.id);
           await markPostCancelled(tx, post.id);
           await cancelRepostChildren(tx, post.id);
           return rows;
         });
-        await unscheduleWaitingPublishes(deps, cancelled);
-        return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
+        if (cancelled) {
+          await unscheduleWaitingPublishes(deps, cancelled);
+          return { data: { id: post.id, deleted: true as const, status: 'cancelled' as const } };
+        }
       }
-      if (!(await deleteUnscheduledPost(em, post.id))) throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+      if (!(await deleteUnscheduledPost(em, post.id))) {
+        // Nothing removed: a concurrent DELETE removed it first (404, as for a DELETE sent after it), or it was scheduled meanwhile.
+        if (!(await committedPostOrNull(em, post.id))) throw notFound('Post', params.id);
+        throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+      }
       return { data: { id: post.id, deleted: true as const, status: 'deleted' as const } };
     },
   }),

@@ -30,6 +30,7 @@ import {
   sourceExists,
   insertOrFindSource,
   filterSourcesPage,
+  lockSources,
   setSourceRefreshStatus,
   sourceIdentityTaken,
   sourceOfRow,
@@ -138,7 +139,11 @@ function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unkno
   return plan;
 }
 
-/** Applies a validated PATCH: the schedule first (idempotent), then the row. */
+/**
+ * Applies a validated PATCH: the schedule first (idempotent), then the row. `em` is the
+ * transaction holding the source's row lock (`lockSources`), so the PATCHes of one source change
+ * the Schedule and the row one after the other.
+ */
 async function applyPatch(deps: AppDeps, em: EntityManager, plan: PatchPlan): Promise<SourceEntity> {
   const { row } = plan;
   if (plan.normalisedIdentifier) {
@@ -277,13 +282,18 @@ export const sourceRoutes = [
         seen.add(s.id);
       });
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const plans: PatchPlan[] = [];
-      for (const [i, s] of body.sources.entries()) {
-        const row = await loadSource(em, s.id);
-        plans.push(planPatch(row, s, catalog, `/sources/${i}`));
-      }
-      const out: SourceEntity[] = [];
-      for (const p of plans) out.push(await applyPatch(deps, em, p));
+      const out = await em.transactional(async (tx) => {
+        // Every source is locked before any is planned: each merges into what the last PATCH of it committed.
+        const locked = new Map((await lockSources(tx, body.sources.filter((s) => isUuid(s.id)).map((s) => s.id.toLowerCase()))).map((r) => [r.id, r]));
+        const plans = body.sources.map((s, i) => {
+          const row = isUuid(s.id) ? locked.get(s.id.toLowerCase()) : undefined;
+          if (!row) throw notFound('Source', s.id);
+          return planPatch(row, s, catalog, `/sources/${i}`);
+        });
+        const applied: SourceEntity[] = [];
+        for (const p of plans) applied.push(await applyPatch(deps, tx, p));
+        return applied;
+      });
       return { data: out.map(sourceJson) };
     },
   }),
@@ -360,10 +370,16 @@ export const sourceRoutes = [
     responses: { 200: SourceResponse },
     errors: [400, 401, 404, 409, 500],
     handler: async ({ params, body, auth, deps, em }) => {
-      const row = await loadSource(em, params.id);
+      await loadSource(em, params.id);
       const catalog = body.sourceMeta !== undefined ? await loadContactCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
-      const plan = planPatch(row, body, catalog, '');
-      return { data: sourceJson(await applyPatch(deps, em, plan)) };
+      // Planned and applied under the row lock: concurrent PATCHes of one source take turns, so none
+      // merges into a stale sourceMeta and the Schedule and the stored runFrequency change in the same order.
+      const updated = await em.transactional(async (tx) => {
+        const [row] = await lockSources(tx, [params.id.toLowerCase()]);
+        if (!row) throw notFound('Source', params.id);
+        return applyPatch(deps, tx, planPatch(row, body, catalog, ''));
+      });
+      return { data: sourceJson(updated) };
     },
   }),
 ];

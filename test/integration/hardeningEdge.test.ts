@@ -235,6 +235,22 @@ describe('character encoding of JSON bodies and query strings', () => {
     expect(replacement.body.data.attributes.name).toBe('kept \u{fffd} as sent');
   });
 
+  // Found by an outside probe: `Content-Encoding: IDENTITY` (content codings are case-insensitive,
+  // RFC 9110 §8.4.1) passed the API's own check and was then refused by the body reader with
+  // 415 "Unsupported Content-Encoding: IDENTITY".
+  it('accepts Content-Encoding identity in any case, and still refuses a compressed body with 415', async () => {
+    for (const encoding of ['identity', 'IDENTITY', 'Identity', ' identity ']) {
+      const res = await app.http('PATCH', `/contacts/${contactId}`, { apiKey: key, headers: { ...json, 'content-encoding': encoding }, rawBody: '{"firstName":"Coded"}' });
+      expect(res.status, `${encoding} ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body.data.firstName).toBe('Coded');
+      expect((await patchRaw('{"firstName":"Encoding"}', 'application/json')).status).toBe(200);
+    }
+    const gzip = await app.http('PATCH', `/contacts/${contactId}`, { apiKey: key, headers: { ...json, 'content-encoding': 'GZIP' }, rawBody: '{"firstName":"Coded"}' });
+    expect(gzip.status, JSON.stringify(gzip.body)).toBe(415);
+    expect(gzip.body.error).toMatchObject({ code: 'unsupported_media_type', message: expect.stringMatching(/Content-Encoding gzip is not supported/) });
+    expect(await firstName()).toBe('Encoding');
+  });
+
   it('answers 400 naming /query/<name> to a percent-encoded query parameter that is not UTF-8', async () => {
     const bad = await app.http('GET', '/segments/search?q=%FF', { apiKey: key });
     expect(bad.status, JSON.stringify(bad.body)).toBe(400);

@@ -144,11 +144,32 @@ describe('jobs', () => {
     }
     expect(hook).toBeTruthy();
     expect(hook!.headers['x-tenant']).toBe('t-6');
+    expect(hook!.headers['user-agent']).toBe('contact-data-api-webhooks/1');
     const payload = new Webhook(ws.webhookSecret).verify(hook!.body, hook!.headers as Record<string, string>) as Record<string, unknown>;
     expect(payload).toMatchObject({ type: 'job.completed', jobId: accepted.body.jobId, jobType: 'enrichment', jobStatus: 'completed' });
     expect(payload.jobResponsePayload).toEqual(done.jobResponsePayload);
     const after = await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: ws.apiKey });
     expect(after.body.data.webhookDeliveries).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null })]);
+  });
+
+  // Found by an outside probe: a caller's `User-Agent` (a name the API accepts: it is not one of the
+  // reserved framing/signature headers) answered 202 and was then replaced by the service's own
+  // user agent; the contract sends the notification "with the given headers".
+  it('sends every caller header the API accepted, User-Agent included', async () => {
+    const ws = await app.createWorkspace({ credits: 10 });
+    slow.setData(profile(8), 'basic_contact_data', { contact: { firstName: 'Grace', lastName: 'Hopper', fullName: 'Grace Hopper' } });
+    const accepted = await enrich(ws.apiKey, 8, { webhookConfiguration: { url: hookUrl, headers: { 'User-Agent': 'acme-receiver/2', 'X-Tenant': 't-8' } } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    await app.waitForJob(accepted.body.jobId, ws.apiKey);
+    let hook: (typeof hooks)[number] | undefined;
+    for (let i = 0; i < 50 && !hook; i++) {
+      hook = hooks.find((h) => JSON.parse(h.body).jobId === accepted.body.jobId);
+      if (!hook) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(hook).toBeTruthy();
+    expect(hook!.headers['user-agent']).toBe('acme-receiver/2');
+    expect(hook!.headers['x-tenant']).toBe('t-8');
+    expect(new Webhook(ws.webhookSecret).verify(hook!.body, hook!.headers as Record<string, string>)).toMatchObject({ jobId: accepted.body.jobId });
   });
 
   it('refuses a webhook URL on a private address unless allow-listed', async () => {

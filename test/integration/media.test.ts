@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import { crc32, deflateSync } from 'node:zlib';
+import { crc32, deflateSync, gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { startTestApp, type TestApp } from '../harness.js';
 
@@ -145,6 +145,30 @@ describe('media upload', () => {
     // The same code as every JSON route's 415.
     expect(json.body.error.code).toBe('unsupported_media_type');
     expect((await upload('cdk_ws_nope', png())).status).toBe(401);
+  });
+
+  // Found by an outside probe: the upload ignored Content-Encoding. A gzip-compressed multipart body
+  // answered 400 invalid_multipart ("stream ended unexpectedly"), and a body declared in a coding
+  // the API does not know ('bogus') was stored as if uncompressed; JSON routes answer both with 415.
+  it('refuses a compressed or unknown Content-Encoding with 415 like the JSON routes; identity in any case is accepted', async () => {
+    const ws = await app.createWorkspace();
+    const boundary = 'probe-boundary';
+    const multipart = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`),
+      png(),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const send = (encoding: string, body: Buffer) =>
+      app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-encoding': encoding }, rawBody: new Uint8Array(body) });
+    for (const [encoding, body] of [['gzip', gzipSync(multipart)], ['bogus', multipart]] as const) {
+      const res = await send(encoding, body);
+      expect(res.status, `${encoding} ${JSON.stringify(res.body)}`).toBe(415);
+      expect(res.body.error).toMatchObject({ code: 'unsupported_media_type', message: expect.stringMatching(new RegExp(`Content-Encoding ${encoding}`)) });
+    }
+    expect(await objectsOf(ws.workspaceId)).toEqual([]);
+    const identity = await send('IDENTITY', multipart);
+    expect(identity.status, JSON.stringify(identity.body)).toBe(200);
+    expect(identity.body.contentType).toBe('image/png');
   });
 
   it('refuses a chunk over 10 MiB with 413', async () => {

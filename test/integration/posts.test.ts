@@ -173,6 +173,33 @@ describe('draft posts', () => {
     }
   });
 
+  // Found by an outside probe: of 8 concurrent DELETEs of a scheduled post one cancelled it and the
+  // others answered 409 `post_publishing` ("started publishing meanwhile") although nothing was
+  // publishing; of concurrent DELETEs of a draft, some answered 409 `conflict` for a post another
+  // DELETE had removed. Each answer must be the one the DELETE would get in some serial order.
+  it('concurrent DELETEs answer as if sent one after the other: no post_publishing, no conflict', async () => {
+    const ws = await app.createWorkspace();
+    const x = await connect(ws, 'microblog');
+    const at = new Date(Date.now() + 3600_000).toISOString();
+    const p = (await draft(ws, { providerId: x, content: 'twice cancelled' })).body.data;
+    const sched = await app.http('POST', '/v1/posts/bulk-schedule', { apiKey: ws.apiKey, body: { posts: [{ postId: p.id, schedules: [{ providerId: x, scheduledTime: at }] }] } });
+    expect(sched.status, JSON.stringify(sched.body)).toBe(200);
+    const dels = await Promise.all(Array.from({ length: 8 }, () => app.http('DELETE', `/v1/posts/${p.id}`, { apiKey: ws.apiKey })));
+    const answers = dels.map((r) => (r.status === 200 ? `200 ${r.body.data.status}` : `${r.status} ${r.body.error.code}`));
+    // Serially: the first DELETE cancels, the second removes the cancelled post, the others find nothing.
+    expect(answers.sort()).toEqual(['200 cancelled', '200 deleted', ...Array(6).fill('404 not_found')]);
+    expect((await app.http('GET', `/v1/posts/${p.id}`, { apiKey: ws.apiKey })).status).toBe(404);
+
+    const d = (await draft(ws, { providerId: x, content: 'deleted at once' })).body.data;
+    const draftDels = await Promise.all(Array.from({ length: 8 }, () => app.http('DELETE', `/v1/posts/${d.id}`, { apiKey: ws.apiKey })));
+    expect(draftDels.map((r) => (r.status === 200 ? `200 ${r.body.data.status}` : `${r.status} ${r.body.error.code}`)).sort()).toEqual(['200 deleted', ...Array(7).fill('404 not_found')]);
+
+    const batches = await app.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where workspace_id = $1`, [ws.workspaceId]);
+    for (const b of batches.rows) {
+      await app.deps.temporal.workflow.getHandle(scheduleBatchWorkflowId(b.batch_id)).terminate('test cleanup').catch(() => undefined);
+    }
+  });
+
   it('answers 404 for posts of another workspace', async () => {
     const a = await app.createWorkspace({ plan: 'enterprise' });
     const b = await app.createWorkspace({ plan: 'enterprise' });

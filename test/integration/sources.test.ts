@@ -194,6 +194,39 @@ describe('GET and PATCH /sources/{id}', () => {
     await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
   });
 
+  // Found by an outside probe: six concurrent PATCHes, each merging another sourceMeta key, all
+  // answered 200 and only one key was kept (each merged into the meta it had read before the others wrote).
+  it('concurrent PATCHes each merge their sourceMeta key: none is lost', async () => {
+    const s = await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'concurrent merge' } });
+    const id = s.body.data.id;
+    const keys = ['sourceName', 'authorTitle', 'socialName', 'socialHandle', 'platformName', 'interactionType'];
+    const answers = await Promise.all(keys.map((k) => patch(`/sources/${id}`, { sourceMeta: { [k]: `v-${k}` } })));
+    expect(answers.map((r) => r.status)).toEqual(keys.map(() => 200));
+    const meta = (await get(`/sources/${id}`)).body.data.attributes.sourceMeta;
+    for (const k of keys) expect(meta[k], k).toBe(`v-${k}`);
+  });
+
+  // Found by an outside probe: concurrent PATCHes that set and remove runFrequency answered 500
+  // (the schedule deleted between another request's create and update) and left the stored
+  // runFrequency and the Temporal Schedule disagreeing (a runFrequency with no schedule, or another interval).
+  it('concurrent runFrequency PATCHes answer 200 and leave the stored runFrequency and the Schedule in agreement', async () => {
+    for (let round = 0; round < 3; round++) {
+      const s = await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: `concurrent schedule ${round}` } });
+      const id = s.body.data.id;
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => patch(`/sources/${id}`, { runFrequency: i % 2 === 0 ? null : { numberOfPastDaysToSync: '1', periodicInterval: `${i + 1}h` } })),
+      );
+      expect(answers.map((r) => r.status), JSON.stringify(answers.find((r) => r.status !== 200)?.body)).toEqual(answers.map(() => 200));
+      const stored = (await get(`/sources/${id}`)).body.data.attributes.runFrequency;
+      const handle = app.deps.temporal.schedule.getHandle(`source-refresh-${id}`);
+      if (stored === null) await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+      else expect((await handle.describe()).spec.intervals?.[0]?.every).toBe(Number.parseInt(stored.periodicInterval, 10) * 3600_000);
+      // No Schedule may outlive the test and fire into its throwaway task queue.
+      expect((await patch(`/sources/${id}`, { runFrequency: null })).status).toBe(200);
+      await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    }
+  });
+
   it('refuses a schedule on a webhook source', async () => {
     const s = await post('/sources', {
       sourceType: 'importFromWebhook',

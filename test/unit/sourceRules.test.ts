@@ -57,6 +57,15 @@ describe('per-type source rules', () => {
     expect(failure({ sourceType: 'pronetKeywordSearch', sourceIdentifier: 'x', sourceMeta: { keyword: 'abc' } }).path).toBe('/sourceIdentifier');
     expect(failure({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'abc', authorTitle: 3 } }).path).toBe('/sourceMeta/authorTitle');
   });
+  // Found by an outside probe: POST /sources accepted the keyword "😀😀" (two characters, four
+  // UTF-16 code units) as "at least 3 characters". Characters are counted as the schemas' minLength
+  // (ajv) counts them: code points.
+  it('keyword length counts characters (code points), not UTF-16 code units', () => {
+    expect(failure({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: '😀😀' } })).toEqual({ path: '/sourceMeta/keyword', message: 'must have at least 3 characters' });
+    expect(failure({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: ' 𝒜𝒷 ' } }).path).toBe('/sourceMeta/keyword');
+    expect(validateSourceInput({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: '😀😀😀' } }, catalog).sourceMeta.keyword).toBe('😀😀😀');
+    expect(validateSourceInput({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'été' } }, catalog).sourceMeta.keyword).toBe('été');
+  });
   it('job posting: jobTitle, jobLocation, postedTime, jobType required; mapping checked', () => {
     const meta = { jobTitle: 'Engineer', jobLocation: 'Berlin', postedTime: 'past-week', jobType: 'full-time' };
     expect(validateSourceInput({ sourceType: 'pronetJobPosting', sourceMeta: meta }, catalog).identityKey).toBe('engineer|berlin|past-week|full-time');
