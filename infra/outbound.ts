@@ -45,6 +45,7 @@ export async function checkOutboundUrl(raw: string, allowList: string[]): Promis
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundBlockedError('must be an http or https URL');
   if (url.username || url.password) throw new OutboundBlockedError('must not carry credentials');
+  if (url.port === '0') throw new OutboundBlockedError('must not name port 0 (nothing listens there)');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (ipaddr.isValid(host)) addresses = [host];

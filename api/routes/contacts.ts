@@ -7,7 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
-import { assertOutboundUrl } from '../outboundUrls.js';
+import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { ingestContacts } from '../../db/contactIngest.js';
 import { fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
 import { stageRows } from '../../db/contactStaging.js';
@@ -298,7 +298,7 @@ export const contactRoutes = [
         await ensureDefaultSegment(em, auth.workspaceId);
         await assertSegment(em, body.segmentId);
       }
-      if (body.webhookConfiguration) await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
+      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
       if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, source.id);
       const batchId = uuidv7();
       if (!file) await stageRows(deps.pool, batchId, body.contactsData);

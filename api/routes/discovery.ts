@@ -24,7 +24,7 @@ import {
   type VerifiedBody,
 } from '../schemas/discovery.js';
 import { startJob } from '../jobs.js';
-import { assertOutboundUrl } from '../outboundUrls.js';
+import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { debitCredits, getBalance } from '../../db/credits.js';
 import { COMPANY_PEOPLE_LIMIT, searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
@@ -140,7 +140,7 @@ export const discoveryRoutes = [
           throw notFound('Segment', body.segmentId);
         }
       }
-      if (body.webhookConfiguration) await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
+      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
       if (body.segmentId && auth.billable) {
         const balance = await getBalance(em, auth.workspaceId);
         if (balance < VERIFIED_IMPORT_PERSON_PRICE) throw insufficientCredits(VERIFIED_IMPORT_PERSON_PRICE, balance);

@@ -5,7 +5,7 @@
  * (workflows/enrichment.ts), which settles the real price and releases the rest.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { assertOutboundUrl } from '../outboundUrls.js';
+import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { holdCredits, releaseHold } from '../../db/credits.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { startJob } from '../jobs.js';
@@ -38,9 +38,7 @@ export const enrichmentRoutes = [
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir, deps.config.env));
-      if (body.webhookConfiguration) {
-        await assertOutboundUrl(body.webhookConfiguration.url, deps.config.outboundAllowList, '/webhookConfiguration/url');
-      }
+      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
       const jobId = uuidv7();
       await holdCredits(deps.pool, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
       const args: EnrichmentWorkflowInput = { plan, billable: auth.billable };

@@ -360,6 +360,19 @@ describe('6. records: keys and webhook headers', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it('header names differing only in case are refused (one of them would be sent), and so is port 0', async () => {
+    // found by the outsider probe: both answered 202 and the delivery carried one value, or went nowhere
+    const before = await counts();
+    const enrich = (webhookConfiguration: unknown) => post('/contacts/unified-data-api', { fields: ['emails'], pronet: 'https://www.pronet.com/in/someone', webhookConfiguration });
+    const twice = await enrich(hook({ 'X-Trace': 'a', 'x-trace': 'b' }));
+    expect400(twice, '/webhookConfiguration/headers/x-trace');
+    expect(twice.body.error.details[0].message).toMatch(/X-Trace/);
+    const port0 = await enrich({ url: 'http://127.0.0.1:0/hook' });
+    expect(port0.status, JSON.stringify(port0.body)).toBe(400);
+    expect(port0.body.error).toMatchObject({ code: 'url_not_allowed', details: [{ path: '/webhookConfiguration/url' }] });
+    expect(await counts()).toEqual(before);
+  });
+
   it('ordinary headers, Latin-1 values included, are accepted', async () => {
     const res = await post('/contacts/unified-data-api', {
       fields: ['emails'],
