@@ -160,11 +160,13 @@ export interface SafeRequestOptions {
 export async function safeRequest(raw: string, opts: SafeRequestOptions): Promise<SafeResponse> {
   let current = raw;
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
-  for (let hop = 0; hop <= (opts.maxRedirects ?? 3); hop++) {
+  const maxRedirects = opts.maxRedirects ?? 3;
+  for (let hop = 0; hop <= maxRedirects; hop++) {
     const url = await checkOutboundUrl(current, opts.allowList);
     const res = await requestOnce(url, opts, deadline);
     const location = res.headers.location;
     if (opts.redirect !== 'manual' && res.status >= 300 && res.status < 400 && location) {
+      if (maxRedirects === 0) throw new OutboundBlockedError(`answered a redirect (${res.status}), which is not followed`);
       try {
         current = new URL(location, url).toString();
       } catch {
@@ -174,7 +176,7 @@ export async function safeRequest(raw: string, opts: SafeRequestOptions): Promis
     }
     return res;
   }
-  throw new OutboundBlockedError('too many redirects');
+  throw new OutboundBlockedError(`redirected more than ${maxRedirects} times`);
 }
 
 /**

@@ -296,6 +296,23 @@ describe('outbound URL guard', () => {
   });
 });
 
+describe('outbound redirects', () => {
+  it('say why a redirect was refused: not followed at all (webhooks) or followed too often', async () => {
+    // found by the outsider probe: a webhook receiver answering 302 was recorded as "too many redirects"
+    const server = await listen((req, res) => {
+      res.writeHead(302, { location: '/again' });
+      res.end();
+    });
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    try {
+      await expect(safeRequest(url, { allowList: ['127.0.0.1'], maxRedirects: 0 })).rejects.toThrow(/answered a redirect \(302\), which is not followed/);
+      await expect(safeRequest(url, { allowList: ['127.0.0.1'], maxRedirects: 2 })).rejects.toThrow(/redirected more than 2 times/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('outbound deadline', () => {
   it('enforces one deadline over the whole exchange, even while bytes keep trickling in', async () => {
     const server = await listen((_req, res) => {
