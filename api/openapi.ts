@@ -6,7 +6,7 @@ import { refShared } from './validation.js';
 import type { RouteDef } from './route.js';
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Validation failure (or malformed JSON, a JSON body or query parameter that is not UTF-8, or a value the store refuses)', 401: 'Missing or invalid API key',
+  400: 'Validation failure (or `malformed_request`: not valid HTTP/1.1 framing; or malformed JSON, a JSON body or query parameter that is not UTF-8, or a value the store refuses)', 401: 'Missing or invalid API key',
   402: 'Insufficient credits', 403: 'Feature not available on this plan', 404: 'Not found or not visible to the workspace',
   409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
   415: '`unsupported_media_type`: the body is not of the operation\'s content type (`application/json` in UTF-8, no `charset` but `utf-8`; `multipart/form-data` for uploads; either uncompressed: no `Content-Encoding` but `identity`)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
@@ -241,8 +241,10 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         const extra = status === 429 ? { 'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } } } : {};
         responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', headers: { ...headers, ...extra }, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
-      // Node's HTTP parser refuses a request line or headers over its limit before any route runs.
-      responses['431'] = { description: 'Request line or header fields too large (answered by the HTTP server, without a body)' };
+      // Answered before any route runs (api/server.ts answerClientError), in the error envelope.
+      const envelope = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+      responses['408'] ??= { description: '`request_timeout`: the request (headers and body) was not received within 300 s', content: envelope };
+      responses['431'] = { description: '`headers_too_large`: the request line or header fields are too large', content: envelope };
       const op: Record<string, unknown> = {
         operationId: operationId(r),
         tags: [r.tag],

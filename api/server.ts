@@ -1,6 +1,6 @@
 /** Creates the API's dependencies and an HTTP server; used by `api/main.ts`, `npm start` and tests. */
 import type { Server } from 'node:http';
-import { Server as NetServer } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
@@ -12,7 +12,8 @@ import { createPayloadCodec } from '../domain/payloadCodec.js';
 import { createLogger } from '../telemetry/log.js';
 import { startMetricsServer } from '../telemetry/metricsServer.js';
 import type { OperatorServer } from '../telemetry/operatorHttp.js';
-import { createApp } from './app.js';
+import { uuidv7Pooled } from '../domain/ids.js';
+import { createApp, errorBody } from './app.js';
 import { startCodecServer } from './codecServer.js';
 import { AUTH_CHANGED_CHANNEL, ApiKeyCache } from './middleware/auth.js';
 import type { AppDeps } from './deps.js';
@@ -78,6 +79,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   // the body readers (co-body, formidable) would end stalls sooner; it is not done here.
   api.requestTimeout = 300_000;
   api.headersTimeout = 60_000;
+  api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, log));
   let draining = false;
   api.prependListener('request', (_req, res) => {
     if (draining) res.setHeader('connection', 'close');
@@ -106,4 +108,30 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
       await Promise.allSettled([stores.close(), metrics?.close(), codec?.close()]);
     },
   };
+}
+
+/**
+ * What Node's HTTP parser refuses before any route runs (malformed framing, a request line that is
+ * not HTTP, headers over the limit, a request not received in time), answered as every other
+ * error is: the error envelope with a stable code and a request id, then the connection closes.
+ * Node's own answer is a bare status line. Nothing is written when a response of the connection
+ * has already begun (it would corrupt it) or the peer is gone.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, log: Logger): void {
+  // Node's own rule (socketOnError): answer only if no response of this connection has begun.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+    const [status, reason, code, message] =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request line or header fields are too large']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request Timeout', 'request_timeout', 'The request was not received in time']
+          : [400, 'Bad Request', 'malformed_request', `The request is not valid HTTP/1.1: ${err.message.replace(/^Parse Error: /, '')}`];
+    const requestId = uuidv7Pooled();
+    const body = JSON.stringify(errorBody(status, code, message, requestId));
+    log.info({ requestId, status, code: err.code }, 'request refused by the HTTP parser');
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
+    return;
+  }
+  socket.destroy();
 }

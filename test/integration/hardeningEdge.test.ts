@@ -10,7 +10,7 @@
  * - a PostgreSQL data exception (SQLSTATE class 22) that slips through is a 400 `invalid_value`.
  */
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -309,6 +309,38 @@ describe('order of middleware', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('requests Node refuses before any route runs', () => {
+  /** Sends `raw` on a fresh connection and returns all the server wrote before it closed. */
+  const rawExchange = (raw: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { hostname, port } = new URL(app.url);
+      const socket = connect(Number(port), hostname, () => socket.end(raw));
+      let got = '';
+      socket.on('data', (b) => (got += b.toString('latin1')));
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+    });
+
+  it.each([
+    ['two Content-Length values', 'POST /contacts/bulk-fetch HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400],
+    ['Content-Length and chunked', 'POST /contacts/bulk-fetch HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400],
+    ['a bad chunk size', 'POST /contacts/bulk-fetch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400],
+    ['a request line that is not HTTP', 'HELLO\r\n\r\n', 400],
+    ['headers over the limit', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+  ])('%s: answered with the error envelope, not a bare status line', async (_, raw, status) => {
+    // found by the outsider probe: Node's own answer is a status line with no body and no error code
+    const got = await rawExchange(raw);
+    const [head, body] = got.split('\r\n\r\n');
+    expect(head, got).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+    expect(head).toMatch(/\r\ncontent-type: application\/json/i);
+    expect(head).toMatch(/\r\nconnection: close/i);
+    const parsed = JSON.parse(body!);
+    expect(parsed.error).toMatchObject({ status, code: status === 431 ? 'headers_too_large' : 'malformed_request' });
+    expect(parsed.error.message).toBeTruthy();
+    expect(parsed.error.requestId).toBeTruthy();
   });
 });
 
