@@ -15,6 +15,10 @@ import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog
 import type { FieldMappingEntry } from './sourceRules.js';
 import { MAX_NUMERIC, NUMERIC_STRING_RULE, numberInput } from './conditions.js';
 import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
+import { charCount } from './inputSafety.js';
+
+/** Longer than the 2,000 characters the schemas allow (code points, counted only when the UTF-16 length passes it). */
+const tooLong = (s: string) => s.length > 2000 && charCount(s) > 2000;
 
 export const ORIGIN_KEY = '_ORIGIN_';
 export const ROW_KEY = '_ROW_KEY_';
@@ -254,7 +258,7 @@ function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unk
     }
     const s = str(v);
     if (s === null) return 'must be a string';
-    if (s.length > 2000) return 'must not be longer than 2000 characters';
+    if (tooLong(s)) return 'must not be longer than 2000 characters';
     if (target.key === 'workEmail') {
       const e = normalizeEmail(s);
       if (!e || !EMAIL.test(e)) return `${s} is not an email address`;
@@ -272,7 +276,7 @@ function assign(input: Omit<ContactInput, 'rowKey'>, target: WriteTarget, v: unk
   if (target.kind === 'company') {
     const s = str(v);
     if (s === null) return 'must be a string';
-    if (s.length > 2000) return 'must not be longer than 2000 characters';
+    if (tooLong(s)) return 'must not be longer than 2000 characters';
     if (target.key === 'companyWebsite' && !normalizeDomain(s)) return 'must be a website URL or domain';
     if (target.key === 'companyHeadcount') {
       const err = headcountRangeError(s);

@@ -5,13 +5,13 @@
  */
 import { escapePointer, type ErrorDetail } from './errors.js';
 
-/** Deeper JSON than this is refused: `JSON.stringify`, ajv and PostgreSQL's jsonb recurse. */
 /**
  * Characters as people, the networks and the schemas' `minLength`/`maxLength` (ajv) count them:
  * code points, not UTF-16 units (`"😀".length` is 2).
  */
 export const charCount = (s: string): number => [...s].length;
 
+/** Deeper JSON than this is refused: `JSON.stringify`, ajv and PostgreSQL's jsonb recurse. */
 export const MAX_JSON_DEPTH = 64;
 const MAX_UNSAFE_DETAILS = 20;
 
