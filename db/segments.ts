@@ -133,7 +133,9 @@ export async function updateSegment(em: EntityManager, seg: SegmentEntity, patch
   return seg;
 }
 
-export async function deleteSegment(em: EntityManager, seg: SegmentEntity): Promise<void> {
-  em.remove(seg);
-  await em.flush();
+export async function deleteSegment(em: EntityManager, seg: SegmentEntity): Promise<boolean> {
+  // A delete by id that reports its row count: of concurrent DELETEs only the one that removed
+  // the row is told so (`em.remove` + `flush` succeeds for a row already gone).
+  const removed = await em.nativeDelete(Segment, { id: seg.id });
+  return removed > 0;
 }

@@ -229,7 +229,8 @@ export const segmentRoutes = [
       const seg = await loadSegment(em, params.id);
       if (seg.isDefault) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
       const id = seg.id;
-      await deleteSegment(em, seg);
+      // A concurrent DELETE that removed it first answered 200: this one answers as if sent after it.
+      if (!(await deleteSegment(em, seg))) throw notFound('Segment', params.id);
       return { data: { id, deleted: true as const } };
     },
   }),

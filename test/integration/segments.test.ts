@@ -114,6 +114,17 @@ describe('create, get, patch, delete', () => {
     expect((await req('GET', `/segments/${id}`)).status).toBe(404);
     expect((await req('DELETE', `/segments/${id}`)).status).toBe(404);
   });
+
+  it('concurrent DELETEs answer as if sent one after the other: one 200, then 404s', async () => {
+    // found by the outsider probe: 20 concurrent DELETEs all answered 200 deleted:true
+    for (let round = 0; round < 5; round++) {
+      const id = (await req('POST', '/segments', { name: 'Doomed twice' })).body.data.id;
+      // twenty open connections first, so that the DELETEs arrive together
+      await Promise.all(Array.from({ length: 20 }, () => req('GET', `/segments/${id}`)));
+      const answers = await Promise.all(Array.from({ length: 20 }, () => req('DELETE', `/segments/${id}`)));
+      expect(answers.map((a) => a.status).sort(), `round ${round}`).toEqual([200, ...Array(19).fill(404)]);
+    }
+  });
 });
 
 describe('GET /segments/search', () => {
