@@ -7,6 +7,7 @@ import type { ObjectStore } from '../infra/objectStore.js';
 import type { Pool } from '../db/pool.js';
 import type { ApiKeyCache } from './middleware/auth.js';
 import type { ContactReader } from '../db/contactRead.js';
+import type { BalanceReader } from '../db/credits.js';
 
 export interface AppDeps {
   config: Config;
@@ -20,4 +21,6 @@ export interface AppDeps {
   apiKeys: ApiKeyCache;
   /** GET /contacts/{id}: the reads of one event-loop turn batched into one statement per workspace. */
   readContact: ContactReader;
+  /** GET /credits/balance: the reads of one event-loop turn batched into one statement. */
+  readBalance: BalanceReader;
 }

@@ -6,6 +6,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import { openStores } from '../db/connect.js';
 import { createContactReader } from '../db/contactRead.js';
+import { createBalanceReader } from '../db/credits.js';
 import { listen } from '../db/notifications.js';
 import { pendingMigrations } from '../db/orm.js';
 import { createPayloadCodec } from '../domain/payloadCodec.js';
@@ -47,7 +48,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     onReset: () => apiKeys.clear(),
     onError: (err) => log.warn({ err: err.message }, 'auth change listener lost its connection; keys are looked up per request until it is back'),
   });
-  const deps: AppDeps = { config, log, ...stores, apiKeys, readContact: createContactReader(stores.pool) };
+  const deps: AppDeps = { config, log, ...stores, apiKeys, readContact: createContactReader(stores.pool), readBalance: createBalanceReader(stores.pool) };
   let metrics: OperatorServer | undefined;
   let codec: OperatorServer | undefined;
   let server: Server | undefined;

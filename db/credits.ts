@@ -21,6 +21,7 @@
  * `CREDIT_LOCK_TIMEOUT_MS`; past it, or after `MAX_PLANS` plans that the account kept
  * invalidating, the caller gets `CreditAccountBusyError` (503 + `Retry-After`).
  */
+import DataLoader from 'dataloader';
 import { v7 as uuidv7 } from 'uuid';
 import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import type { Queryable } from './pool.js';
@@ -371,16 +372,46 @@ export async function getBalance(em: EntityManager, workspaceId: string): Promis
 }
 
 /** A hot read: built and compiled once, and a named statement each connection plans once. */
-const creditBalance = preparedQuery(
-  (p: { workspaceId: string }) =>
-    typedQueries<InferKyselyDB<typeof CreditAccount>>().selectFrom('credit_accounts').select(['balance', 'updated_at']).where('workspace_id', '=', p.workspaceId),
-  'credit-balance',
+const creditBalances = preparedQuery(
+  (p: { workspaceIds: string[] }) =>
+    typedQueries<InferKyselyDB<typeof CreditAccount>>()
+      .selectFrom('credit_accounts')
+      .select(['workspace_id', 'balance', 'updated_at'])
+      .where((eb) => eb('workspace_id', '=', eb.fn.any(sql<string[]>`${p.workspaceIds}::uuid[]`))),
+  'credit-balances',
 );
 
-/** The workspace's credit account (`GET /credits/balance`), or null when it has none yet. */
-export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<{ balance: number; updatedAt: Date } | null> {
-  const [row] = await creditBalance(db, { workspaceId });
+export interface CreditAccountRead {
+  balance: number;
+  updatedAt: Date;
+}
+
+/** The workspace's credit account, or null when it has none yet. */
+export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<CreditAccountRead | null> {
+  const [row] = await creditBalances(db, { workspaceIds: [workspaceId] });
   return row ? { balance: row.balance, updatedAt: row.updated_at } : null;
+}
+
+/** Reads a workspace's credit account, or null; see `createBalanceReader`. */
+export type BalanceReader = (workspaceId: string) => Promise<CreditAccountRead | null>;
+
+/**
+ * `findCreditAccount` for `GET /credits/balance` under load, as `createContactReader` does for
+ * contacts: the reads of the requests that reach it in one turn of the event loop go to
+ * PostgreSQL as one statement (DataLoader, batched at `setImmediate`), the largest single cost of
+ * a hot read being the statement's round trip. Nothing is cached: every read sees what was
+ * committed when its batch ran, which is after its request arrived.
+ */
+export function createBalanceReader(db: Queryable): BalanceReader {
+  const loader = new DataLoader<string, CreditAccountRead | null>(
+    async (workspaceIds) => {
+      const rows = await creditBalances(db, { workspaceIds: [...new Set(workspaceIds)] });
+      const byWorkspace = new Map(rows.map((r) => [r.workspace_id, { balance: r.balance, updatedAt: r.updated_at }]));
+      return workspaceIds.map((id) => byWorkspace.get(id) ?? null);
+    },
+    { cache: false, maxBatchSize: 100, batchScheduleFn: (run) => setImmediate(run) },
+  );
+  return (workspaceId) => loader.load(workspaceId);
 }
 
 export type CreditTransactionRow = Pick<InferEntity<typeof CreditTransaction>, 'id' | 'seq' | 'kind' | 'amount' | 'balanceAfter' | 'reason' | 'jobId' | 'metadata' | 'createdAt'>;

@@ -9,7 +9,7 @@ import { buildOpenApi } from '../openapi.js';
 import { PageOf } from '../schemas/common.js';
 import { CreditBalance, CreditTransaction, CreditTransactionsQuery, Health, JobParams, JobResponse, Readiness } from '../schemas/platform.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../../domain/pagination.js';
-import { countCreditTransactions, creditTransactionsPage, findCreditAccount } from '../../db/credits.js';
+import { countCreditTransactions, creditTransactionsPage } from '../../db/credits.js';
 import { pingDatabase } from '../../db/pool.js';
 import { pendingMigrations } from '../../db/orm.js';
 
@@ -89,10 +89,10 @@ export const platformRoutes = [
   defineRoute({
     method: 'get', path: '/credits/balance', tag: 'Credits', summary: 'Credit balance of the workspace',
     responses: { 200: CreditBalance }, errors: [401, 500],
-    // A hot read through the pool: no entity manager.
+    // A hot read through the pool, batched per event-loop turn: no entity manager.
     orm: false,
     handler: async ({ auth, deps }) => {
-      const row = await findCreditAccount(deps.pool, auth.workspaceId);
+      const row = await deps.readBalance(auth.workspaceId);
       return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updatedAt ?? new Date(0)).toISOString() } };
     },
   }),

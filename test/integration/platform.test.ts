@@ -110,6 +110,16 @@ describe('credits', () => {
     expect(bal.body.data.balance).toBe(2);
   });
 
+  it('concurrent balance reads of several workspaces each answer their own workspace (reads of one event-loop turn share a statement)', async () => {
+    const workspaces = await Promise.all([7, 11, 0].map((credits) => app.createWorkspace({ credits })));
+    const reads = Array.from({ length: 30 }, (_, i) => workspaces[i % 3]!);
+    const answers = await Promise.all(reads.map((ws) => app.http('GET', '/credits/balance', { apiKey: ws.apiKey })));
+    expect(answers.map((a) => a.body.data.balance)).toEqual(reads.map((_, i) => [7, 11, 0][i % 3]));
+    await debitCredits(app.deps.pool, { workspaceId: workspaces[1]!.workspaceId, amount: 4, idempotencyKey: 'after-reads', reason: 'test' });
+    const after = await Promise.all(workspaces.map((ws) => app.http('GET', '/credits/balance', { apiKey: ws.apiKey })));
+    expect(after.map((a) => a.body.data.balance)).toEqual([7, 7, 0]);
+  });
+
   it('two concurrent debits against a balance of one: one is charged, the other is a 402 (serialised on the account row lock)', async () => {
     const ws = await app.createWorkspace({ credits: 1 });
     const outcomes = await Promise.all(
