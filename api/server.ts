@@ -81,10 +81,6 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   api.requestTimeout = 300_000;
   api.headersTimeout = 60_000;
   api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket, log));
-  let draining = false;
-  api.prependListener('request', (_req, res) => {
-    if (draining) res.setHeader('connection', 'close');
-  });
   const addr = api.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   return {
@@ -100,7 +96,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
       // resetting the requests clients are sending on them that instant (ECONNRESET: served or
       // not, the client cannot tell). Connections still idle after DRAIN_MS are closed; requests
       // in flight are answered before the process goes on.
-      draining = true;
+      api.prependListener('request', (_req, res) => res.setHeader('connection', 'close'));
       const closed = new Promise<void>((r) => NetServer.prototype.close.call(api, () => r()));
       await Promise.race([closed, delay(DRAIN_MS)]);
       api.close();
