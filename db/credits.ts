@@ -371,13 +371,15 @@ export async function getBalance(em: EntityManager, workspaceId: string): Promis
   return (await em.findOne(CreditAccount, { workspaceId }, { ...inWorkspace(workspaceId), fields: ['balance'], disableIdentityMap: true }))?.balance ?? 0;
 }
 
-/** A hot read: built and compiled once, and a named statement each connection plans once. */
+const creditAccounts = () => typedQueries<InferKyselyDB<typeof CreditAccount>>().selectFrom('credit_accounts').select(['workspace_id', 'balance', 'updated_at']);
+/**
+ * Hot reads: built and compiled once, named statements each connection plans once. The scalar one
+ * for a single workspace (an `= any` array parameter is planned anew on every call), the array
+ * one for the batches of several (`createBalanceReader`).
+ */
+const creditBalance = preparedQuery((p: { workspaceId: string }) => creditAccounts().where('workspace_id', '=', p.workspaceId), 'credit-balance');
 const creditBalances = preparedQuery(
-  (p: { workspaceIds: string[] }) =>
-    typedQueries<InferKyselyDB<typeof CreditAccount>>()
-      .selectFrom('credit_accounts')
-      .select(['workspace_id', 'balance', 'updated_at'])
-      .where((eb) => eb('workspace_id', '=', eb.fn.any(sql<string[]>`${p.workspaceIds}::uuid[]`))),
+  (p: { workspaceIds: string[] }) => creditAccounts().where((eb) => eb('workspace_id', '=', eb.fn.any(sql<string[]>`${p.workspaceIds}::uuid[]`))),
   'credit-balances',
 );
 
@@ -388,7 +390,7 @@ export interface CreditAccountRead {
 
 /** The workspace's credit account, or null when it has none yet. */
 export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<CreditAccountRead | null> {
-  const [row] = await creditBalances(db, { workspaceIds: [workspaceId] });
+  const [row] = await creditBalance(db, { workspaceId });
   return row ? { balance: row.balance, updatedAt: row.updated_at } : null;
 }
 
@@ -405,7 +407,8 @@ export type BalanceReader = (workspaceId: string) => Promise<CreditAccountRead |
 export function createBalanceReader(db: Queryable): BalanceReader {
   const loader = new DataLoader<string, CreditAccountRead | null>(
     async (workspaceIds) => {
-      const rows = await creditBalances(db, { workspaceIds: [...new Set(workspaceIds)] });
+      const distinct = [...new Set(workspaceIds)];
+      const rows = distinct.length === 1 ? await creditBalance(db, { workspaceId: distinct[0]! }) : await creditBalances(db, { workspaceIds: distinct });
       const byWorkspace = new Map(rows.map((r) => [r.workspace_id, { balance: r.balance, updatedAt: r.updated_at }]));
       return workspaceIds.map((id) => byWorkspace.get(id) ?? null);
     },
