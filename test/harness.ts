@@ -18,6 +18,7 @@ import { createServer } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import pg from 'pg';
+import { expect } from 'vitest';
 import { pino, type Logger } from 'pino';
 import { ROOT_DIR, loadConfig, type Config } from '../domain/config.js';
 import { startApiServer, type ApiServer } from '../api/server.js';
@@ -99,6 +100,16 @@ async function canListen(port: number): Promise<boolean> {
  * to outgoing connections, and one did take it before the server started (the chaos stack's
  * MinIO: "port already in use").
  */
+/** A 400 `validation_failed` with exactly one detail, at `path`, its message matching `message` (`sent` is quoted on failure). */
+export function expectOneValidationDetail(res: HttpResponse, path: string, message: RegExp, sent: unknown): void {
+  const what = `${JSON.stringify(sent)} -> ${JSON.stringify(res.body)}`;
+  expect(res.status, what).toBe(400);
+  expect(res.body.error.code, what).toBe('validation_failed');
+  expect(res.body.error.details, what).toHaveLength(1);
+  expect(res.body.error.details[0].path, what).toBe(path);
+  expect(res.body.error.details[0].message, what).toMatch(message);
+}
+
 export async function freePort(): Promise<number> {
   const top = ephemeralPortsStart();
   const bottom = Math.min(10_000, top - 1_000);

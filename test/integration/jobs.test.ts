@@ -12,6 +12,16 @@ import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fak
 let app: TestApp;
 let slow: FakeEnrichmentProvider;
 const hooks: { headers: IncomingHttpHeaders; body: string }[] = [];
+
+/** The notification the receiver got for `jobId` (waits up to 5 s for it). */
+async function deliveredHook(jobId: string): Promise<(typeof hooks)[number]> {
+  for (let i = 0; i < 50; i++) {
+    const hook = hooks.find((h) => JSON.parse(h.body).jobId === jobId);
+    if (hook) return hook;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no webhook for job ${jobId}`);
+}
 let hookServer: Server;
 let hookUrl: string;
 
@@ -137,15 +147,10 @@ describe('jobs', () => {
     const accepted = await enrich(ws.apiKey, 6, { webhookConfiguration: { url: hookUrl, headers: { 'X-Tenant': 't-6' } } });
     expect(accepted.status).toBe(202);
     const done = await app.waitForJob(accepted.body.jobId, ws.apiKey);
-    let hook: (typeof hooks)[number] | undefined;
-    for (let i = 0; i < 50 && !hook; i++) {
-      hook = hooks.find((h) => JSON.parse(h.body).jobId === accepted.body.jobId);
-      if (!hook) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(hook).toBeTruthy();
-    expect(hook!.headers['x-tenant']).toBe('t-6');
-    expect(hook!.headers['user-agent']).toBe('contact-data-api-webhooks/1');
-    const payload = new Webhook(ws.webhookSecret).verify(hook!.body, hook!.headers as Record<string, string>) as Record<string, unknown>;
+    const hook = await deliveredHook(accepted.body.jobId);
+    expect(hook.headers['x-tenant']).toBe('t-6');
+    expect(hook.headers['user-agent']).toBe('contact-data-api-webhooks/1');
+    const payload = new Webhook(ws.webhookSecret).verify(hook.body, hook.headers as Record<string, string>) as Record<string, unknown>;
     expect(payload).toMatchObject({ type: 'job.completed', jobId: accepted.body.jobId, jobType: 'enrichment', jobStatus: 'completed' });
     expect(payload.jobResponsePayload).toEqual(done.jobResponsePayload);
     const after = await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: ws.apiKey });
@@ -161,15 +166,10 @@ describe('jobs', () => {
     const accepted = await enrich(ws.apiKey, 8, { webhookConfiguration: { url: hookUrl, headers: { 'User-Agent': 'acme-receiver/2', 'X-Tenant': 't-8' } } });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
     await app.waitForJob(accepted.body.jobId, ws.apiKey);
-    let hook: (typeof hooks)[number] | undefined;
-    for (let i = 0; i < 50 && !hook; i++) {
-      hook = hooks.find((h) => JSON.parse(h.body).jobId === accepted.body.jobId);
-      if (!hook) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(hook).toBeTruthy();
-    expect(hook!.headers['user-agent']).toBe('acme-receiver/2');
-    expect(hook!.headers['x-tenant']).toBe('t-8');
-    expect(new Webhook(ws.webhookSecret).verify(hook!.body, hook!.headers as Record<string, string>)).toMatchObject({ jobId: accepted.body.jobId });
+    const hook = await deliveredHook(accepted.body.jobId);
+    expect(hook.headers['user-agent']).toBe('acme-receiver/2');
+    expect(hook.headers['x-tenant']).toBe('t-8');
+    expect(new Webhook(ws.webhookSecret).verify(hook.body, hook.headers as Record<string, string>)).toMatchObject({ jobId: accepted.body.jobId });
   });
 
   it('refuses a webhook URL on a private address unless allow-listed', async () => {
