@@ -217,15 +217,26 @@ export type Location = 'body' | 'query' | 'params';
  * (numberInput). Top-level properties: query and path schemas are flat.
  */
 function nonDecimalNumbers(schema: TSchema, value: unknown, prefix: string): ErrorDetail[] {
-  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
-  if (!props || !value || typeof value !== 'object') return [];
+  const keys = numberKeysOf(schema);
+  if (!keys.length || !value || typeof value !== 'object') return [];
   const out: ErrorDetail[] = [];
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    const type = props[k]?.type;
-    if ((type === 'number' || type === 'integer') && typeof v === 'string' && Number.isNaN(numberInput(v)))
-      out.push({ path: `${prefix}/${escapePointer(k)}`, message: 'must be a number in decimal notation' });
+  for (const k of keys) {
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'string' && Number.isNaN(numberInput(v))) out.push({ path: `${prefix}/${escapePointer(k)}`, message: 'must be a number in decimal notation' });
   }
   return out;
+}
+
+/** The number properties of a flat query or path schema, found once per schema (most paths have none). */
+const numberKeys = new WeakMap<TSchema, string[]>();
+function numberKeysOf(schema: TSchema): string[] {
+  let keys = numberKeys.get(schema);
+  if (!keys) {
+    const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+    keys = Object.keys(props).filter((k) => props[k]!.type === 'number' || props[k]!.type === 'integer');
+    numberKeys.set(schema, keys);
+  }
+  return keys;
 }
 
 /** Validates (and, for query/params, coerces in place); throws 400 `validation_failed`. */
