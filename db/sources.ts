@@ -8,6 +8,7 @@ import { ConflictError } from '../domain/errors.js';
 import { workspaceOwned } from './tenancy.js';
 import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceId } from './platform.js';
+import { isUuid } from '../domain/ids.js';
 import { v7 as uuidv7 } from 'uuid';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
@@ -107,14 +108,15 @@ export async function findSource(em: EntityManager, id: string): Promise<SourceE
 }
 
 /**
- * The sources of the context's workspace among `ids` (lower-case UUIDs), locked (`for update`, in
+ * The sources of the context's workspace among `ids` (ids that are no UUID name none), locked (`for update`, in
  * id order so that concurrent callers cannot deadlock) in the caller's transaction
  * (`em.transactional`) and read again under the lock: a PATCH merges into the meta and schedule
  * the previous PATCH committed, never into a copy read before it.
  */
 export async function lockSources(tx: EntityManager, ids: string[]): Promise<SourceEntity[]> {
-  if (!ids.length) return [];
-  return tx.find(Source, { id: { $in: ids } }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, orderBy: { id: 'asc' } });
+  const uuids = ids.filter(isUuid).map((id) => id.toLowerCase());
+  if (!uuids.length) return [];
+  return tx.find(Source, { id: { $in: uuids } }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true, orderBy: { id: 'asc' } });
 }
 
 /** Which of `ids` (lower-case uuids) are sources of the context's workspace. */
@@ -215,11 +217,6 @@ export async function sourceIdentityTaken(em: EntityManager, source: SourceEntit
   return (await em.count(Source, { sourceType: source.sourceType, normalisedIdentifier, id: { $ne: source.id } })) > 0;
 }
 
-/**
- * Updates a source; undefined properties are left as they are (`runFrequency` and `scheduleId`
- * change together). A unique violation (identity taken meanwhile) propagates as
- * UniqueConstraintViolationException.
- */
 /** 409 `source_exists`: another source of the workspace has this type and identity. */
 export const sourceExists = () => new ConflictError('Another source of this workspace already has this type and search parameters', 'source_exists');
 

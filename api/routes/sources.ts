@@ -284,9 +284,9 @@ export const sourceRoutes = [
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const out = await em.transactional(async (tx) => {
         // Every source is locked before any is planned: each merges into what the last PATCH of it committed.
-        const locked = new Map((await lockSources(tx, body.sources.filter((s) => isUuid(s.id)).map((s) => s.id.toLowerCase()))).map((r) => [r.id, r]));
+        const locked = new Map((await lockSources(tx, body.sources.map((s) => s.id))).map((r) => [r.id, r]));
         const plans = body.sources.map((s, i) => {
-          const row = isUuid(s.id) ? locked.get(s.id.toLowerCase()) : undefined;
+          const row = locked.get(s.id.toLowerCase());
           if (!row) throw notFound('Source', s.id);
           return planPatch(row, s, catalog, `/sources/${i}`);
         });
@@ -370,12 +370,11 @@ export const sourceRoutes = [
     responses: { 200: SourceResponse },
     errors: [400, 401, 404, 409, 500],
     handler: async ({ params, body, auth, deps, em }) => {
-      await loadSource(em, params.id);
       const catalog = body.sourceMeta !== undefined ? await loadContactCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
       // Planned and applied under the row lock: concurrent PATCHes of one source take turns, so none
       // merges into a stale sourceMeta and the Schedule and the stored runFrequency change in the same order.
       const updated = await em.transactional(async (tx) => {
-        const [row] = await lockSources(tx, [params.id.toLowerCase()]);
+        const [row] = await lockSources(tx, [params.id]);
         if (!row) throw notFound('Source', params.id);
         return applyPatch(deps, tx, planPatch(row, body, catalog, ''));
       });
