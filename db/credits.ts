@@ -425,14 +425,7 @@ export type CreditTransactionRow = Pick<InferEntity<typeof CreditTransaction>, '
  * `next`, oldest first for `prev`; from the newest row without `from`.
  */
 export async function creditTransactionsPage(em: EntityManager, workspaceId: string, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
-  let after = from?.after[0] as number | string | undefined;
-  if (typeof after === 'string') {
-    // A token issued before the ledger had `seq` carries its boundary row's id: continue from that
-    // row (ledger rows are never deleted while their workspace exists).
-    const boundary = await em.findOne(CreditTransaction, { workspaceId, id: after }, { ...inWorkspace(workspaceId), fields: ['seq'], disableIdentityMap: true });
-    if (!boundary) return [];
-    after = boundary.seq;
-  }
+  const after = from?.after[0] as number | undefined;
   const seq = from ? (from.dir === 'next' ? { seq: { $lt: after } } : { seq: { $gt: after } }) : {};
   return em.find(
     CreditTransaction,
