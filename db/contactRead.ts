@@ -14,7 +14,7 @@ import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js
 import { isUuid } from '../domain/ids.js';
 import { CustomFieldDefinition } from './contacts.js';
 import type { Queryable } from './pool.js';
-import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
+import { BATCH_PER_TURN, compileSql, runQuery, typedQueries } from './sqlFragments.js';
 
 export async function loadContactCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
   const defs = await runQuery(
@@ -104,7 +104,7 @@ export function createContactReader(q: Queryable): ContactReader {
       );
       return keys.map(({ workspaceId, id }) => byWorkspace.get(workspaceId)!.get(id));
     },
-    { cache: false, maxBatchSize: 100, batchScheduleFn: (run) => setImmediate(run) },
+    BATCH_PER_TURN,
   );
   return (workspaceId, id) => (isUuid(id) ? loader.load({ workspaceId, id: id.toLowerCase() }) : Promise.resolve(undefined));
 }

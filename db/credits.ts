@@ -30,7 +30,7 @@ import { CreditAccountBusyError, InsufficientCreditsError } from '../domain/erro
 import { CreditAccount, CreditTransaction } from './platform.js';
 import { isLockTimeout, isUniqueViolation } from './pgErrors.js';
 import { sql } from 'kysely';
-import { preparedQuery, textArray, typedQueries } from './sqlFragments.js';
+import { BATCH_PER_TURN, preparedQuery, textArray, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 import { inWorkspace, useWorkspace } from './tenancy.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
@@ -379,7 +379,7 @@ const creditAccounts = () => typedQueries<InferKyselyDB<typeof CreditAccount>>()
  */
 const creditBalance = preparedQuery((p: { workspaceId: string }) => creditAccounts().where('workspace_id', '=', p.workspaceId), 'credit-balance');
 const creditBalances = preparedQuery(
-  (p: { workspaceIds: string[] }) => creditAccounts().where((eb) => eb('workspace_id', '=', eb.fn.any(sql<string[]>`${p.workspaceIds}::uuid[]`))),
+  (p: { workspaceIds: string[] }) => creditAccounts().where((eb) => eb('workspace_id', '=', eb.fn.any(uuidArray(p.workspaceIds)))),
   'credit-balances',
 );
 
@@ -387,11 +387,12 @@ export interface CreditAccountRead {
   balance: number;
   updatedAt: Date;
 }
+const accountOf = (row: RowOf<typeof creditBalance>): CreditAccountRead => ({ balance: row.balance, updatedAt: row.updated_at });
 
 /** The workspace's credit account, or null when it has none yet. */
 export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<CreditAccountRead | null> {
   const [row] = await creditBalance(db, { workspaceId });
-  return row ? { balance: row.balance, updatedAt: row.updated_at } : null;
+  return row ? accountOf(row) : null;
 }
 
 /** Reads a workspace's credit account, or null; see `createBalanceReader`. */
@@ -409,10 +410,10 @@ export function createBalanceReader(db: Queryable): BalanceReader {
     async (workspaceIds) => {
       const distinct = [...new Set(workspaceIds)];
       const rows = distinct.length === 1 ? await creditBalance(db, { workspaceId: distinct[0]! }) : await creditBalances(db, { workspaceIds: distinct });
-      const byWorkspace = new Map(rows.map((r) => [r.workspace_id, { balance: r.balance, updatedAt: r.updated_at }]));
+      const byWorkspace = new Map(rows.map((r) => [r.workspace_id, accountOf(r)]));
       return workspaceIds.map((id) => byWorkspace.get(id) ?? null);
     },
-    { cache: false, maxBatchSize: 100, batchScheduleFn: (run) => setImmediate(run) },
+    BATCH_PER_TURN,
   );
   return (workspaceId) => loader.load(workspaceId);
 }

@@ -73,12 +73,14 @@ export async function publishingAccount(em: EntityManager, integrationId: string
 const INTEGRATION_FILTER_COLUMN = { provider: 'provider', externalAccountId: 'external_account_id', name: 'name' } as const;
 
 const integrations = typedQueries<InferKyselyDB<typeof Integration>>();
+type IntegrationColumn = keyof InferKyselyDB<typeof Integration>['integrations'];
 /**
- * What a list row reads: the entity's eager columns, never the credentials (lazy). A `created_at`
- * keyset compares microsecond timestamps with their text form (`k`), which an entity's Date
- * (milliseconds) cannot carry, so the list is read with Kysely rather than the entity manager.
+ * What a list row reads: the entity's eager columns (from its metadata), never the credentials
+ * (lazy). A `created_at` keyset compares microsecond timestamps with their text form (`k`), which
+ * an entity's Date (milliseconds) cannot carry, so the list is read with Kysely rather than the
+ * entity manager.
  */
-const LIST_COLUMNS = ['id', 'workspace_id', 'provider', 'name', 'external_account_id', 'api_base_url', 'status', 'created_at'] as const;
+const listColumns = (em: EntityManager) => em.getMetadata().get(Integration).props.filter((p) => !p.lazy).flatMap((p) => p.fieldNames) as IntegrationColumn[];
 
 export interface IntegrationListQuery {
   /** ANDed: the column's value is one of `values`. */
@@ -108,7 +110,7 @@ export async function listConnectedIntegrations(
     : filtered;
   const dir = from?.dir === 'prev' ? 'desc' : 'asc';
   const [rows, [count]] = await Promise.all([
-    runQuery(db, page.select([...LIST_COLUMNS, sql<string>`created_at::text`.as('k')]).orderBy('created_at', dir).orderBy('id', dir).limit(query.limit)),
+    runQuery(db, page.select([...listColumns(em), sql<string>`created_at::text`.as('k')]).orderBy('created_at', dir).orderBy('id', dir).limit(query.limit)),
     runQuery(db, filtered.select(sql<number>`count(*)::int`.as('n'))),
   ]);
   const list = entityRows<IntegrationEntity>(em, Integration, rows);

@@ -25,7 +25,7 @@
  * one Kysely infers from them (`AudienceRow`).
  */
 import { normalizeProfileUrl } from '../domain/identity.js';
-import { escapeLike as likeEscape } from '../domain/like.js';
+import { escapeLike as likeEscape, likeContains } from '../domain/like.js';
 import type { ListeningSourceType } from '../domain/sourceRules.js';
 import { sql, type NotNull } from 'kysely';
 import type { DatasetDB } from './dataset.js';
@@ -82,8 +82,6 @@ export async function datasetSubjectName(db: Queryable, sourceIdentifier: string
 /** An ISO 8601 instant as a parameter, sent as the text it is (PostgreSQL reads it as the column's timestamptz). */
 const instant = (iso: string) => sql<Date>`${iso}`;
 
-/** A `like` pattern matching text that contains `text`. */
-const containing = (text: string) => `%${likeEscape(text)}%`;
 
 /** The (member_url, interaction_type, post_url, posted_at) rows of the source's activity in the window. */
 function hitsFor(q: AudienceQuery) {
@@ -122,7 +120,7 @@ function hitsFor(q: AudienceQuery) {
     case 'pronetKeywordSearch': {
       const keyword = String(meta.keyword ?? '').trim();
       const authorTitle = typeof meta.authorTitle === 'string' && meta.authorTitle.trim() ? meta.authorTitle.trim() : null;
-      const hits = posts('p.member_pronet_url').where('p.interaction_type', 'is', null).where('p.text', 'ilike', containing(keyword));
+      const hits = posts('p.member_pronet_url').where('p.interaction_type', 'is', null).where('p.text', 'ilike', likeContains(keyword));
       if (!authorTitle) return hits;
       return hits.where((eb) =>
         eb.exists(
@@ -130,7 +128,7 @@ function hitsFor(q: AudienceQuery) {
             .selectFrom('ds_people as a')
             .select(eb.lit(1).as('one'))
             .whereRef('a.member_pronet_url', '=', 'p.member_pronet_url')
-            .where('a.member_job_title', 'ilike', containing(authorTitle)),
+            .where('a.member_job_title', 'ilike', likeContains(authorTitle)),
         ),
       );
     }
@@ -138,9 +136,9 @@ function hitsFor(q: AudienceQuery) {
       const title = String(meta.jobTitle ?? '').trim();
       const location = String(meta.jobLocation ?? '').trim();
       const anywhere = !location || /^(remote|anywhere|worldwide)$/i.test(location);
-      const hits = posts('p.member_pronet_url').where('p.interaction_type', 'is', null).where('p.text', 'ilike', containing(title));
+      const hits = posts('p.member_pronet_url').where('p.interaction_type', 'is', null).where('p.text', 'ilike', likeContains(title));
       if (anywhere) return hits;
-      const place = containing(location);
+      const place = likeContains(location);
       return hits.where((eb) =>
         eb.exists(
           eb

@@ -255,8 +255,8 @@ export async function unknownMedia(db: Queryable, workspaceId: string, fileNames
 export const NOT_A_CHUNK = 'is not a chunk uploaded by this workspace (upload it with ?chunk=true)';
 
 /** Sizes of the context workspace's unassembled chunks among `fileNames` (file name → bytes); names that are no such chunk are absent. */
-export async function chunkSizes(em: EntityManager, fileNames: string[]): Promise<Map<string, number>> {
-  const rows = await em.find(MediaObject, { fileName: { $in: fileNames }, isChunk: true }, { fields: ['fileName', 'sizeBytes'] });
+export async function chunkSizes(em: EntityManager, fileNames: string[], lockMode?: LockMode.PESSIMISTIC_PARTIAL_WRITE): Promise<Map<string, number>> {
+  const rows = await em.find(MediaObject, { fileName: { $in: fileNames }, isChunk: true }, { fields: ['fileName', 'sizeBytes'], lockMode });
   return new Map(rows.map((x) => [x.fileName, x.sizeBytes]));
 }
 
@@ -267,10 +267,7 @@ export async function chunkSizes(em: EntityManager, fileNames: string[]): Promis
  * A chunk another assembly holds is skipped, so it is absent like one already consumed: of
  * concurrent assemblies of the same chunks only one gets them all. File name → bytes.
  */
-export async function claimChunks(tx: EntityManager, fileNames: string[]): Promise<Map<string, number>> {
-  const rows = await tx.find(MediaObject, { fileName: { $in: fileNames }, isChunk: true }, { fields: ['fileName', 'sizeBytes'], lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE });
-  return new Map(rows.map((x) => [x.fileName, x.sizeBytes]));
-}
+export const claimChunks = (tx: EntityManager, fileNames: string[]): Promise<Map<string, number>> => chunkSizes(tx, fileNames, LockMode.PESSIMISTIC_PARTIAL_WRITE);
 
 /** Removes the rows of consumed chunks (their objects are removed from the store by the caller). */
 export async function deleteChunkRecords(em: EntityManager, fileNames: string[]): Promise<void> {

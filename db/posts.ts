@@ -199,14 +199,15 @@ export async function deleteUnscheduledPost(em: EntityManager, postId: string): 
   return em.nativeDelete(Post, { id: postId, status: { $nin: ['scheduled', 'publishing'] } });
 }
 
+/** Typed Kysely over the posts tables: the filter page below and the publish workflows' reads. */
+const postQueries = typedQueries<SchedulingDB>();
+
 /**
  * One page of posts of the workspace (POST /v1/posts/filter-posts): `filter` (conditions and
  * grouped condition) and `sort` compiled over alias `p` by the condition compiler, after the keyset
  * of the page token `from` (a `prev` page reads in reverse), at most `limit + 1` rows; each row is
  * the post and its sort columns (`keyOf` turns them into the next token's keyset), and the total.
  */
-const postQueries = typedQueries<SchedulingDB>();
-
 export async function filterPostsPage(
   em: EntityManager,
   db: Queryable,
@@ -247,8 +248,7 @@ export async function markRepostCancelled(tx: EntityManager, id: string): Promis
 
 // ---- Reads and state changes of the publish workflows (activities/dbPosts.ts, activities/publishing.ts) ----
 
-/** The publish workflows' reads: typed Kysely compiled once (`preparedQuery`), run on the activity's pg pool, off the entity manager. */
-const workerQueries = typedQueries<SchedulingDB>();
+// The publish workflows' reads: `postQueries` compiled once (`preparedQuery`), run on the activity's pg pool, off the entity manager.
 
 export interface RepostChild {
   postId: string;
@@ -257,7 +257,7 @@ export interface RepostChild {
 }
 
 const selectDueRepostChildren = preparedQuery((p: { parentPostId: string }) =>
-  workerQueries
+  postQueries
     .selectFrom('posts as p')
     .innerJoin('integrations as i', 'i.id', 'p.provider_id')
     .select(['p.id', 'p.scheduled_time', 'i.provider'])
@@ -313,7 +313,7 @@ export async function finishRepostChild(
 }
 
 const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>
-  workerQueries
+  postQueries
     .selectFrom('posts')
     .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
     .where('id', '=', p.postId)
@@ -329,7 +329,7 @@ export async function postToPublish(db: Queryable, workspaceId: string, postId: 
 }
 
 const selectRepostParent = preparedQuery((p: { parentPostId: string | null }) =>
-  workerQueries.selectFrom('posts as p').innerJoin('integrations as i', 'i.id', 'p.provider_id').select(['p.external_id', 'i.provider']).where('p.id', '=', p.parentPostId),
+  postQueries.selectFrom('posts as p').innerJoin('integrations as i', 'i.id', 'p.provider_id').select(['p.external_id', 'i.provider']).where('p.id', '=', p.parentPostId),
 );
 
 /** The parent a repost child reshares: its external id (null until published) and its account's provider. */

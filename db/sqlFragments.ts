@@ -89,3 +89,10 @@ export const uuidArray = (ids: readonly string[]): Expression<string[]> => sql<s
 
 /** `values` as one `text[]` parameter of Kysely, for `= any(…)` / `<> all(…)`. */
 export const textArray = (values: readonly string[]): Expression<string[]> => sql<string[]>`${values}::text[]`;
+
+/**
+ * DataLoader options of the hot reads batched per event-loop turn (`createContactReader`,
+ * `createBalanceReader`): the loads of one turn, run at `setImmediate`, at most 100 a statement,
+ * never cached (each read runs after its request arrived).
+ */
+export const BATCH_PER_TURN = { cache: false, maxBatchSize: 100, batchScheduleFn: (run: () => void) => setImmediate(run) } as const;

@@ -481,14 +481,15 @@ export function compileSort(catalog: FieldCatalog, sort: unknown, pointer = '/so
   keys.push({ sql: catalog.idSql, type: 'string', desc: lastDesc, cast: catalog.idCast ?? 'uuid' });
   const idIndex = keys.length - 1;
   const keyText = (k: CompiledSort['keys'][number], i: number) => (i === idIndex || k.type === 'date' ? `${k.sql}::text` : k.sql);
+  // Ids and timestamps travel in tokens as PostgreSQL text: exact to the microsecond (a JS Date
+  // keeps milliseconds, and a truncated boundary would repeat rows across pages).
+  const selections = keys.map((k, i) => sql.raw(keyText(k, i)).as(`s${i}`));
   return {
     keys,
     joins,
     orderBy: sql.raw(keys.map((k) => `${k.sql} ${k.desc ? 'desc nulls first' : 'asc nulls last'}`).join(', ')),
-    // Ids and timestamps travel in tokens as PostgreSQL text: exact to the microsecond (a JS Date
-    // keeps milliseconds, and a truncated boundary would repeat rows across pages).
-    select: sql.raw(keys.map((k, i) => `${keyText(k, i)} as "s${i}"`).join(', ')),
-    selections: keys.map((k, i) => sql.raw(keyText(k, i)).as(`s${i}`)),
+    select: sql.join(selections),
+    selections,
     keyOf: (row) => keys.map((k, i) => (k.type === 'date' ? (row[`s${i}`] ?? null) : outputValue(k.type, row[`s${i}`]))),
   };
 }

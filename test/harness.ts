@@ -100,16 +100,6 @@ async function canListen(port: number): Promise<boolean> {
  * to outgoing connections, and one did take it before the server started (the chaos stack's
  * MinIO: "port already in use").
  */
-/** A 400 `validation_failed` with exactly one detail, at `path`, its message matching `message` (`sent` is quoted on failure). */
-export function expectOneValidationDetail(res: HttpResponse, path: string, message: RegExp, sent: unknown): void {
-  const what = `${JSON.stringify(sent)} -> ${JSON.stringify(res.body)}`;
-  expect(res.status, what).toBe(400);
-  expect(res.body.error.code, what).toBe('validation_failed');
-  expect(res.body.error.details, what).toHaveLength(1);
-  expect(res.body.error.details[0].path, what).toBe(path);
-  expect(res.body.error.details[0].message, what).toMatch(message);
-}
-
 export async function freePort(): Promise<number> {
   const top = ephemeralPortsStart();
   const bottom = Math.min(10_000, top - 1_000);
@@ -121,6 +111,16 @@ export async function freePort(): Promise<number> {
     return port;
   }
   throw new Error(`no free port between ${bottom} and ${top}`);
+}
+
+/** A 400 `validation_failed` with exactly one detail, at `path`, its message matching `message` (`sent` is quoted on failure). */
+export function expectOneValidationDetail(res: HttpResponse, path: string, message: RegExp, sent: unknown): void {
+  const what = `${JSON.stringify(sent)} -> ${JSON.stringify(res.body)}`;
+  expect(res.status, what).toBe(400);
+  expect(res.body.error.code, what).toBe('validation_failed');
+  expect(res.body.error.details, what).toHaveLength(1);
+  expect(res.body.error.details[0].path, what).toBe(path);
+  expect(res.body.error.details[0].message, what).toMatch(message);
 }
 
 /** A database of the caller's own, cloned from this run's migrated template: its name and URL. */

@@ -20,7 +20,7 @@ import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
 import { findSource, type SourceEntity } from '../../db/sources.js';
 import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
 import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
-import { ApiError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { isUuid } from '../../domain/ids.js';
 import { addRowKeys, checkFieldMapping, mapRow, planFor } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
@@ -78,7 +78,7 @@ async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: s
   if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /v1/media/upload or POST /v1/media/assemble-chunks and send the fileName returned');
   const format = formatOf(found.contentType);
   if (!format)
-    throw new ApiError(400, 'file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
+    throw badRequest('file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
       { path, message: `holds ${found.contentType}, not text/csv or application/x-ndjson` },
     ]);
   if (format === 'jsonl') return { format, sizeBytes: found.sizeBytes, header: undefined };

@@ -4,7 +4,7 @@
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
 import { invalidField } from '../../domain/errors.js';
-import { ApiError, conflict, featureNotAvailable, notFound } from '../errors.js';
+import { conflict, featureNotAvailable, notFound } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { providerKindsCompatible, type Article, type MediaRef, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
@@ -227,7 +227,7 @@ export const postRoutes = [
       if (!(await deleteUnscheduledPost(em, post.id))) {
         // Nothing removed: a concurrent DELETE removed it first (404, as for a DELETE sent after it), or it was scheduled meanwhile.
         if (!(await committedPostOrNull(em, post.id))) throw notFound('Post', params.id);
-        throw new ApiError(409, 'conflict', 'The post changed state meanwhile; read it again');
+        throw conflict('The post changed state meanwhile; read it again');
       }
       return { data: { id: post.id, deleted: true as const, status: 'deleted' as const } };
     },
