@@ -3,8 +3,6 @@
  * workflow → fake HTTP providers (test/fakes/enrichmentProvider.ts) and the dataset tables →
  * `GET /jobs/{jobId}`, `GET /credits/balance` and the signed webhook.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
@@ -13,6 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { v7 as uuidv7 } from 'uuid';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhookReceiver.js';
 import { CREDIT_LOCK_TIMEOUT_MS, debitCredits } from '../../db/credits.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
@@ -24,7 +23,7 @@ let app: TestApp;
 let alpha: FakeEnrichmentProvider;
 let beta: FakeEnrichmentProvider;
 let gamma: FakeEnrichmentProvider;
-let hooks: { url: string; received: Array<{ headers: IncomingHttpHeaders; body: string }>; server: Server };
+let hooks: WebhookReceiver;
 
 beforeAll(async () => {
   [alpha, beta, gamma] = await Promise.all(['alpha', 'beta', 'gamma'].map((n) => startFakeEnrichmentProvider(n)));
@@ -48,23 +47,13 @@ beforeAll(async () => {
   };
   app = await startTestApp({ env: { ...env, ENRICHMENT_CONFIG: JSON.stringify(config) } });
 
-  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  hooks = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, server };
+  hooks = await startWebhookReceiver();
 });
 
 afterAll(async () => {
   await app?.close();
   await Promise.all([alpha, beta, gamma].map((p) => p?.close()));
-  hooks?.server.close();
+  await hooks?.close();
 });
 
 const person = (name: string) => `https://www.pronet.example/in/${name}-${randomBytes(4).toString('hex')}/`;
@@ -436,7 +425,7 @@ describe('credits and webhooks', () => {
     ]);
     const kinds = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data.filter((t: any) => t.jobId === jobId!).map((t: any) => t.kind);
     expect(kinds.sort()).toEqual(['debit', 'hold', 'release']);
-    const hook = await waitForHook((b) => b.jobId === jobId!);
+    const hook = await hooks.waitFor((b) => b.jobId === jobId!);
     expect(hook.body).toMatchObject({ type: 'job.completed', jobStatus: 'completed', jobType: 'enrichment' });
     expect(hook.headers['x-caller']).toBe('held');
     await app.recordHistory(`enrichment-${jobId!}`, 'enrichment/credit-hold');
@@ -484,7 +473,7 @@ describe('credits and webhooks', () => {
     alpha.setData(who, 'emails', { emails: [{ email: 'hooked@acme.com', status: 'valid' }] });
     const jobId = await enrich(ws, { fields: ['emails', 'phoneNumbers'], pronet: who, webhookConfiguration: { url: hooks.url, headers: { 'x-caller': 'abc', authorization: 'Token t1' } } });
     const job = await app.waitForJob(jobId, ws.apiKey);
-    const hook = await waitForHook((b) => b.jobId === jobId);
+    const hook = await hooks.waitFor((b) => b.jobId === jobId);
     const verified = new Webhook(ws.webhookSecret).verify(hook.raw, {
       'webhook-id': String(hook.headers['webhook-id']),
       'webhook-timestamp': String(hook.headers['webhook-timestamp']),
@@ -560,13 +549,3 @@ describe('credits and webhooks', () => {
     expect(await ledger(other)).toEqual([]);
   });
 });
-
-async function waitForHook(match: (body: any) => boolean, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const hit = hooks.received.find((h) => match(JSON.parse(h.body)));
-    if (hit) return { headers: hit.headers, raw: hit.body, body: JSON.parse(hit.body) };
-    if (Date.now() > deadline) throw new Error('webhook not received');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

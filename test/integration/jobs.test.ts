@@ -4,41 +4,20 @@
  * replay, and the webhook carrying the same payload as GET /jobs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhookReceiver.js';
 
 let app: TestApp;
 let slow: FakeEnrichmentProvider;
-const hooks: { headers: IncomingHttpHeaders; body: string }[] = [];
-
-/** The notification the receiver got for `jobId` (waits up to 5 s for it). */
-async function deliveredHook(jobId: string): Promise<(typeof hooks)[number]> {
-  for (let i = 0; i < 50; i++) {
-    const hook = hooks.find((h) => JSON.parse(h.body).jobId === jobId);
-    if (hook) return hook;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no webhook for job ${jobId}`);
-}
-let hookServer: Server;
-let hookUrl: string;
+let hooks: WebhookReceiver;
 
 const profile = (n: number) => `https://www.pronet.com/in/job-test-${n}`;
 
 beforeAll(async () => {
   slow = await startFakeEnrichmentProvider('slow');
-  hookServer = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      hooks.push({ headers: req.headers, body });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => hookServer.listen(0, '127.0.0.1', r));
-  hookUrl = `http://127.0.0.1:${(hookServer.address() as { port: number }).port}/hook`;
+  hooks = await startWebhookReceiver({ status: 200 });
   const config = {
     providers: { slow: { type: 'http', baseUrl: slow.baseUrl, apiKeyEnv: 'ENRICH_SLOW_KEY', timeoutMs: 20_000 } },
     waterfall: { basic_contact_data: ['slow'] },
@@ -49,7 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await slow?.close();
-  hookServer?.close();
+  await hooks?.close();
 });
 
 const enrich = (apiKey: string, n: number, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
@@ -144,13 +123,13 @@ describe('jobs', () => {
   it('notifies the webhook with the payload GET /jobs answers, signed, with the caller headers', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     slow.setData(profile(6), 'basic_contact_data', { contact: { firstName: 'Alan', lastName: 'Turing', fullName: 'Alan Turing' } });
-    const accepted = await enrich(ws.apiKey, 6, { webhookConfiguration: { url: hookUrl, headers: { 'X-Tenant': 't-6' } } });
+    const accepted = await enrich(ws.apiKey, 6, { webhookConfiguration: { url: hooks.url, headers: { 'X-Tenant': 't-6' } } });
     expect(accepted.status).toBe(202);
     const done = await app.waitForJob(accepted.body.jobId, ws.apiKey);
-    const hook = await deliveredHook(accepted.body.jobId);
+    const hook = await hooks.waitFor((b) => b.jobId === accepted.body.jobId);
     expect(hook.headers['x-tenant']).toBe('t-6');
     expect(hook.headers['user-agent']).toBe('contact-data-api-webhooks/1');
-    const payload = new Webhook(ws.webhookSecret).verify(hook.body, hook.headers as Record<string, string>) as Record<string, unknown>;
+    const payload = new Webhook(ws.webhookSecret).verify(hook.raw, hook.headers as Record<string, string>) as Record<string, unknown>;
     expect(payload).toMatchObject({ type: 'job.completed', jobId: accepted.body.jobId, jobType: 'enrichment', jobStatus: 'completed' });
     expect(payload.jobResponsePayload).toEqual(done.jobResponsePayload);
     const after = await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: ws.apiKey });
@@ -163,13 +142,13 @@ describe('jobs', () => {
   it('sends every caller header the API accepted, User-Agent included', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     slow.setData(profile(8), 'basic_contact_data', { contact: { firstName: 'Grace', lastName: 'Hopper', fullName: 'Grace Hopper' } });
-    const accepted = await enrich(ws.apiKey, 8, { webhookConfiguration: { url: hookUrl, headers: { 'User-Agent': 'acme-receiver/2', 'X-Tenant': 't-8' } } });
+    const accepted = await enrich(ws.apiKey, 8, { webhookConfiguration: { url: hooks.url, headers: { 'User-Agent': 'acme-receiver/2', 'X-Tenant': 't-8' } } });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
     await app.waitForJob(accepted.body.jobId, ws.apiKey);
-    const hook = await deliveredHook(accepted.body.jobId);
+    const hook = await hooks.waitFor((b) => b.jobId === accepted.body.jobId);
     expect(hook.headers['user-agent']).toBe('acme-receiver/2');
     expect(hook.headers['x-tenant']).toBe('t-8');
-    expect(new Webhook(ws.webhookSecret).verify(hook.body, hook.headers as Record<string, string>)).toMatchObject({ jobId: accepted.body.jobId });
+    expect(new Webhook(ws.webhookSecret).verify(hook.raw, hook.headers as Record<string, string>)).toMatchObject({ jobId: accepted.body.jobId });
   });
 
   it('refuses a webhook URL on a private address unless allow-listed', async () => {
