@@ -15,7 +15,7 @@ import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
 import { DEFAULT_BODY_LIMIT, isReply, reply, type RouteDef } from './route.js';
-import { assertSafeInput, assertUncompressedBody, assertUtf8Query, validate } from './validation.js';
+import { STRICT_UTF8, assertSafeInput, assertUncompressedBody, assertUtf8Query, validate } from './validation.js';
 import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
 import { SentJson, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './middleware/idempotency.js';
@@ -38,8 +38,6 @@ export const koaPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
 /** The labels of UTF-8 a `charset` parameter may carry (compared lower-cased); any other charset is a 415. */
 const UTF8_LABELS = new Set(['utf-8', 'utf8']);
-/** Throws on bytes that are not well-formed UTF-8 (no U+FFFD in their place); stateless between `decode` calls. */
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Every `charset` parameter of a Content-Type header, unquoted. Read leniently on purpose: type-is

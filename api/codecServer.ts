@@ -15,6 +15,7 @@ import type { Payload } from '@temporalio/common';
 import type { Config } from '../domain/config.js';
 import { KeyringError } from '../domain/keyring.js';
 import { escapePointer } from '../domain/errors.js';
+import { STRICT_UTF8 } from './validation.js';
 import type { EncryptionCodec } from '../domain/payloadCodec.js';
 import { errorJson, hasBearer, sendJson, startOperatorServer, tokenMatches, type OperatorServer } from '../telemetry/operatorHttp.js';
 
@@ -89,7 +90,7 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   let text: string;
   try {
     // Bytes that are not UTF-8 are refused, not read as U+FFFD (as `toString('utf8')` would).
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    text = STRICT_UTF8.decode(Buffer.concat(chunks));
   } catch {
     throw new CodecRequestError(400, 'invalid_json', 'Request body is not valid JSON: it is not valid UTF-8');
   }

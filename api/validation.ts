@@ -275,6 +275,9 @@ function percentDecodesToUtf8(component: string): boolean {
   }
 }
 
+/** Throws on bytes that are not well-formed UTF-8 (no U+FFFD in their place); stateless between `decode` calls. */
+export const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Request bodies (JSON and multipart) are read as sent: a `Content-Encoding` other than
  * `identity` is a 415 `unsupported_media_type`. A corrupt stream would be a decoder error, and a
