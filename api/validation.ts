@@ -83,39 +83,47 @@ function tagsOf(branches: unknown): string[] {
  * lists as one "must be one of" line per property.
  */
 function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
-  let out = errors;
-  for (const union of errors) {
-    if (union.keyword !== 'anyOf') continue;
+  // Slots in ajv's order (a narrowed error is replaced in place, a dropped one emptied), and each
+  // slot indexed under its value's path and every path above it: a union's branch errors are
+  // looked up among the errors of its own value, so the work grows with the errors, not their square.
+  const slots: (ErrorObject | null)[] = [...errors];
+  const under = new Map<string, number[]>();
+  errors.forEach((e, i) => {
+    for (let path = e.instancePath; ; path = path.slice(0, path.lastIndexOf('/'))) {
+      under.get(path)?.push(i) ?? under.set(path, [i]);
+      if (!path) break;
+    }
+  });
+  errors.forEach((union, u) => {
+    if (union.keyword !== 'anyOf' || slots[u] !== union) return;
     const base = `${union.schemaPath}/`;
-    const branches = new Map<string, ErrorObject[]>();
-    for (const e of out) {
-      if (e === union || !e.schemaPath.startsWith(base) || !e.instancePath.startsWith(union.instancePath)) continue;
+    const branches = new Map<string, number[]>();
+    for (const i of under.get(union.instancePath)!) {
+      const e = slots[i];
+      if (i === u || !e?.schemaPath.startsWith(base)) continue;
       const branch = e.schemaPath.slice(base.length).split('/')[0]!;
-      branches.get(branch)?.push(e) ?? branches.set(branch, [e]);
+      branches.get(branch)?.push(i) ?? branches.set(branch, [i]);
     }
-    const wrongType = (es: ErrorObject[]) => es.length === 1 && es[0]!.keyword === 'type' && es[0]!.instancePath === union.instancePath;
+    const wrongType = (is: number[]) => is.length === 1 && slots[is[0]!]!.keyword === 'type' && slots[is[0]!]!.instancePath === union.instancePath;
     const missed = [...branches.values()].filter(wrongType);
-    if (!missed.length) {
-      out = narrowTagged(out, union, branches);
-      continue;
-    }
-    const drop = new Set<ErrorObject>(missed.flat());
-    if (missed.length < branches.size) out = out.filter((e) => e !== union && !drop.has(e));
+    if (!missed.length) return narrowTagged(slots, u, branches);
+    const types = [...new Set(missed.flatMap(([i]) => String((slots[i!]!.params as { type: string }).type).split(',')))];
+    for (const i of missed.flat()) slots[i] = null;
+    if (missed.length < branches.size) slots[u] = null;
     else {
       // In the union's place, so an enclosing union finds it among its branch's errors.
-      const types = [...new Set(missed.flatMap(([e]) => String((e!.params as { type: string }).type).split(',')))];
       const listed = types.length > 1 ? `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}` : types[0];
-      const typeError: ErrorObject = { ...union, keyword: 'type', message: `must be ${listed}`, params: { type: types.join(',') } };
-      out = out.filter((e) => !drop.has(e)).map((e) => (e === union ? typeError : e));
+      slots[u] = { ...union, keyword: 'type', message: `must be ${listed}`, params: { type: types.join(',') } };
     }
-  }
-  return out;
+  });
+  return slots.filter((e) => e !== null);
 }
 
 /** See narrowUnions: the branches of a union of objects whose literal properties the value matches best. */
-function narrowTagged(errors: ErrorObject[], union: ErrorObject, branches: Map<string, ErrorObject[]>): ErrorObject[] {
+function narrowTagged(slots: (ErrorObject | null)[], u: number, branches: Map<string, number[]>): void {
+  const union = slots[u]!;
   const tags = tagsOf(union.schema);
-  if (!tags.length || !branches.size) return errors;
+  if (!tags.length || !branches.size) return;
   const tagAt = new Map(tags.map((t) => [`${union.instancePath}/${escapePointer(t)}`, t]));
   const tagOf = (e: ErrorObject) =>
     e.instancePath === union.instancePath
@@ -123,12 +131,14 @@ function narrowTagged(errors: ErrorObject[], union: ErrorObject, branches: Map<s
         ? (e.params as { missingProperty: string }).missingProperty
         : undefined
       : tagAt.get(e.instancePath);
-  const mismatched = new Map([...branches].map(([b, es]) => [b, new Set(es.map(tagOf).filter((t) => t !== undefined)).size]));
+  const mismatched = new Map([...branches].map(([b, is]) => [b, new Set(is.map((i) => tagOf(slots[i]!)).filter((t) => t !== undefined)).size]));
   const best = Math.min(...mismatched.values());
-  const keep = new Set<ErrorObject>();
-  for (const [b, es] of branches) if (mismatched.get(b) === best) for (const e of es) if (best === 0 || tagOf(e) !== undefined) keep.add(e);
-  const all = new Set([...branches.values()].flat());
-  return errors.filter((e) => e !== union && (!all.has(e) || keep.has(e))).map((e) => (keep.has(e) ? onlyWhen(e, union, tags) : e));
+  for (const [b, is] of branches)
+    for (const i of is) {
+      const e = slots[i]!;
+      slots[i] = mismatched.get(b) === best && (best === 0 || tagOf(e) !== undefined) ? onlyWhen(e, union, tags) : null;
+    }
+  slots[u] = null;
 }
 
 /** The literals a discriminator admits in one branch. */

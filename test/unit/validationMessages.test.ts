@@ -30,6 +30,21 @@ describe('union (anyOf) errors name what is wrong with the value given', () => {
     expect(e.details).toEqual([{ path: '/conditions/0/value', message: 'must NOT have more than 1000 items' }]);
   });
 
+  it('each bad element of a long list is named once, by its own index (value/1 is not value/10)', () => {
+    const e = refusal(condition('IN', Array.from({ length: 12 }, () => ({}))));
+    expect(e.details).toEqual(Array.from({ length: 12 }, (_, i) => ({ path: `/conditions/0/value/${i}`, message: 'must be string, number or boolean' })));
+  });
+
+  it('thousands of bad elements are narrowed in time linear in the errors (the fuzzer found 19 s for one request, seed 610260508)', () => {
+    // A 273 KB body of objects in an IN list held the API's event loop for 19 s: each union's
+    // branch errors were looked up among all errors (3,000 elements: 13.5 s here). The bound is
+    // generous; the point is the order of growth.
+    const started = performance.now();
+    const e = refusal({ fields: [true], groupedCondition: { operator: 'OR', conditions: [{ field: 'contact.firstName', operator: 'IN', value: Array.from({ length: 1000 }, () => ({ k: { a: 1 } })) }] } });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(e.details!.filter((d) => d.path.startsWith('/groupedCondition/conditions/0/value/'))).toHaveLength(1000);
+  });
+
   it('a value of no allowed type: one line listing the types', () => {
     const e = refusal(condition('==', { a: 1 }));
     expect(e.details).toEqual([{ path: '/conditions/0/value', message: 'must be string, number, boolean, array or null' }]);
