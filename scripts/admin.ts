@@ -14,7 +14,8 @@
  * active keys unless --all. key:revoke sets the key's `revoked_at`: the next request with it is a
  * 401. secrets:reencrypt moves every stored secret onto the current ENCRYPTION_KEY (after a
  * rotation: old key in ENCRYPTION_PREVIOUS_KEYS). With --json the command prints exactly one JSON
- * object; an error is `{"error": …}` and exit code 2.
+ * object; an error is `{"error": …}` and exit code 2. `--help` prints the usage (exit 0); an
+ * unknown command or option prints it on stderr (exit 2), before any connection is opened.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
@@ -26,21 +27,55 @@ import { createWorkspace, issueApiKey, listApiKeys, listWorkspaces, revokeApiKey
 import { KEY_KINDS, PLANS, type KeyKind, type Plan } from '../db/platform.js';
 import { isUuid } from '../domain/ids.js';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    name: { type: 'string' },
-    plan: { type: 'string' },
-    credits: { type: 'string' },
-    workspace: { type: 'string' },
-    kind: { type: 'string' },
-    amount: { type: 'string' },
-    key: { type: 'string' },
-    ttl: { type: 'string' },
-    all: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run admin -- <command> [options] [--json]
+
+  workspace:create --name N [--plan free|pro|enterprise] [--credits K]
+  workspace:list
+  workspace:plan --workspace ID --plan free|pro|enterprise
+  key:create --workspace ID --kind workspace|user|session [--ttl SECONDS]
+  key:list [--workspace ID] [--all]
+  key:revoke --key API_KEY_ID
+  credits:grant --workspace ID --amount K
+  secrets:reencrypt
+  help, --help, -h          this text
+
+With --json each command prints exactly one JSON object; errors exit with code 2.`;
+
+const COMMANDS = ['workspace:create', 'workspace:list', 'workspace:plan', 'key:create', 'key:list', 'key:revoke', 'credits:grant', 'secrets:reencrypt'];
+
+/** A usage error: the message and the usage on stderr, exit code 2 (no stack trace). */
+function usageError(message: string): never {
+  process.stderr.write(`error: ${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      credits: { type: 'string' },
+      workspace: { type: 'string' },
+      kind: { type: 'string' },
+      amount: { type: 'string' },
+      key: { type: 'string' },
+      ttl: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+} catch (e) {
+  usageError(e instanceof Error ? e.message : String(e));
+}
+const { values, positionals } = parsed;
+if (values.help || positionals[0] === 'help') {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+if (!COMMANDS.includes(positionals[0] ?? '')) usageError(`unknown command ${positionals[0] ?? '(none)'}`);
 
 function fail(message: string): never {
   if (values.json) console.log(JSON.stringify({ error: message }));
@@ -119,7 +154,7 @@ try {
       break;
     }
     default:
-      fail(`unknown command ${command ?? '(none)'}; commands: workspace:create, workspace:list, key:create, key:list, key:revoke, credits:grant, workspace:plan, secrets:reencrypt`);
+      usageError(`unknown command ${command}`);
   }
   if (values.json) console.log(JSON.stringify(out));
   else if (Array.isArray(out.workspaces ?? out.keys)) printList((out.workspaces ?? out.keys) as Array<Record<string, unknown>>);

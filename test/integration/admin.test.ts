@@ -192,6 +192,22 @@ describe('admin CLI', () => {
     expect(await readWebhookSecret(app.pool, newRing, ws.workspaceId)).toBe(ws.webhookSecret);
   });
 
+  it('--help prints the usage and exits 0 without a database; an unknown command or option exits 2 with the usage, no stack trace', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const help = await admin(args, { DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none' });
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toContain('usage: npm run admin -- <command>');
+      expect(help.stdout).toContain('workspace:create --name N');
+      expect(help.stderr).toBe('');
+    }
+    for (const args of [['nonsense'], [], ['--bogus'], ['workspace:list', '--frobnicate']]) {
+      const res = await admin(args, { DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none' });
+      expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(2);
+      expect(res.stderr).toContain('usage: npm run admin -- <command>');
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
   it('refuses a development secret with NODE_ENV=production, naming it', async () => {
     const res = await admin(['workspace:list', '--json'], { NODE_ENV: 'production', SERVER_SECRET: 'x'.repeat(40), ENCRYPTION_KEY: 'dev-encryption-key-change-me' });
     expect(res.code).toBe(1);
