@@ -143,7 +143,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       ctx.state.workspaceId = auth.workspaceId;
       if (def.orm !== false) useWorkspace(deps.orm.em, auth.workspaceId);
       await enforceRateLimit(limiters.keys, ctx, auth.apiKeyId);
-    } else {
+    } else if (def.rateLimited !== false) {
       await enforceAnonymousLimit(limiters.anonymous, ctx);
     }
     // Path params and query strings are checked as a whole before any schema sees them.

@@ -51,6 +51,12 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
   errors?: number[];
   /** Unauthenticated routes (health, docs) set this to false. */
   auth?: boolean;
+  /**
+   * False for the health probes (`/healthz`, `/readyz`, unauthenticated): never counted in nor
+   * refused by the per-IP limit, so bad keys from behind the same proxy cannot make a load
+   * balancer's probes answer 429.
+   */
+  rateLimited?: boolean;
   /** Requests with a non-JSON body (multipart uploads) validate themselves. */
   contentType?: 'application/json' | 'multipart/form-data';
   /**

@@ -39,12 +39,12 @@ async function timed(fn: () => Promise<unknown>) {
 
 export const platformRoutes = [
   defineRoute({
-    method: 'get', path: '/healthz', tag: 'Platform', summary: 'Liveness: the process answers', auth: false,
+    method: 'get', path: '/healthz', tag: 'Platform', summary: 'Liveness: the process answers', auth: false, rateLimited: false,
     responses: { 200: Health },
     handler: () => ({ status: 'ok' }),
   }),
   defineRoute({
-    method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL (with every migration of this build applied), Temporal and the object store answer', auth: false,
+    method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL (with every migration of this build applied), Temporal and the object store answer', auth: false, rateLimited: false,
     responses: { 200: Readiness, 503: Readiness },
     handler: async ({ deps }) => {
       const checks = {

@@ -310,6 +310,22 @@ describe('order of middleware', () => {
       await limited.close();
     }
   });
+
+  it('never limits or counts health probes: /healthz and /readyz answer while bad keys from the same IP get 429', async () => {
+    const limited = await startTestApp({ workerMode: 'none', env: { ANON_RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      // Probes first: they must not use up the address's allowance.
+      for (let i = 0; i < 5; i++) expect((await limited.http('GET', '/healthz')).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await limited.http('GET', '/credits/balance', { apiKey: 'cdk_ws_wrong' })).status).toBe(401);
+      expect((await limited.http('GET', '/credits/balance', { apiKey: 'cdk_ws_wrong' })).status).toBe(429);
+      const health = await limited.http('GET', '/healthz');
+      expect(health.status).toBe(200);
+      expect(health.headers.get('ratelimit-limit')).toBeNull();
+      expect((await limited.http('GET', '/readyz')).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('requests Node refuses before any route runs', () => {
