@@ -5,11 +5,17 @@
  * may be reached: the check runs after DNS resolution, on the socket actually connected (so DNS
  * rebinding cannot slip past) and again on every redirect. Private, loopback, link-local and
  * other special ranges are refused unless the operator allow-list (OUTBOUND_ALLOW_LIST: IPs or
- * CIDRs) names them; tests use that to reach their local fake servers.
+ * CIDRs) names them; tests use that to reach their local fake servers. IPv6 forms that embed an
+ * IPv4 address (IPv4-compatible `::a.b.c.d`, IPv4-mapped, NAT64, 6to4, Teredo) are refused too:
+ * a tunnel or translator may deliver them to the embedded, possibly private, IPv4 address.
+ * A connection that fails answers one message whatever the socket said (refused, unreachable,
+ * reset): telling them apart would make the service a port scanner.
  */
 import http from 'node:http';
 import https from 'node:https';
+import dns from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { useAgent } from 'request-filtering-agent';
 
@@ -32,7 +38,27 @@ function allowed(address: string, allowList: string[]): boolean {
       /* a hostname entry is matched by name in checkOutboundUrl */
     }
   }
+  // `::/96` (IPv4-compatible, deprecated by RFC 4291) is "unicast" to ipaddr.js; the other
+  // embedding forms (ipv4Mapped, rfc6052, rfc6145, 6to4, teredo) have ranges of their own.
+  if (addr.kind() === 'ipv6' && addr.match(IPV4_COMPATIBLE)) return false;
   return addr.range() === 'unicast';
+}
+
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
+/**
+ * `dns.lookup` for the request's sockets: refuses a resolved address `allowed` refuses (DNS
+ * rebinding to `::a9fe:a9fe`), as the filtering agent does for ipaddr.js's ranges.
+ */
+function guardedLookup(allowList: string[]): LookupFunction {
+  return ((hostname: string, options: dns.LookupOptions, cb: (err: Error | null, address?: unknown, family?: number) => void) =>
+    dns.lookup(hostname, options, (err, address, family) => {
+      if (err) return cb(err);
+      const all = Array.isArray(address) ? address : [{ address, family }];
+      const bad = all.find((a) => !allowed(a.address as string, allowList));
+      if (bad) return cb(new Error(`DNS lookup ${bad.address} (host ${hostname}) is not allowed: a private or reserved address`));
+      cb(null, address, family);
+    })) as LookupFunction;
 }
 
 /** Throws `OutboundBlockedError` unless `raw` is http(s) and resolves only to allowed addresses. */
@@ -133,6 +159,20 @@ export class OutboundInvalidRequestError extends Error {
   }
 }
 
+/**
+ * The connection failed or broke (refused, unreachable, reset, closed early): one message
+ * whatever the socket said. The socket's error stays in `cause` (and its code in `code`) for
+ * classification and operator logs, never for an API answer.
+ */
+export class OutboundConnectionError extends Error {
+  readonly code: string | undefined;
+  constructor(cause: Error) {
+    super('the connection to the server failed', { cause });
+    this.name = 'OutboundConnectionError';
+    this.code = (cause as NodeJS.ErrnoException).code;
+  }
+}
+
 /** The exchange did not finish within its deadline (`name` matches fetch's `TimeoutError`). */
 export class OutboundTimeoutError extends Error {
   constructor(ms: number) {
@@ -206,7 +246,7 @@ function requestOnce(url: URL, opts: SafeRequestOptions, deadline: number): Prom
     if (opts.signal?.aborted) return onAbort();
     try {
       const agent = useAgent(url.toString(), { allowIPAddressList, keepAlive: false });
-      req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent });
+      req = lib.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent, lookup: guardedLookup(opts.allowList) });
     } catch (e) {
       // Node validates header names/values and the method synchronously, before any I/O.
       return finish(new OutboundInvalidRequestError(`request cannot be sent: ${(e as Error).message}`));
@@ -214,7 +254,7 @@ function requestOnce(url: URL, opts: SafeRequestOptions, deadline: number): Prom
     const r = req;
     timer = setTimeout(() => finish(new OutboundTimeoutError(opts.timeoutMs ?? 10_000)), Math.max(1, deadline - Date.now()));
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    r.on('error', (e) => finish(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : e));
+    r.on('error', (e) => finish(/is not allowed/.test(e.message) ? new OutboundBlockedError(e.message) : new OutboundConnectionError(e)));
     r.on('response', (res) => {
       const declared = Number(res.headers['content-length']);
       if (declared > maxBytes) return finish(new OutboundTooLargeError(maxBytes, res.statusCode ?? null));
@@ -226,8 +266,8 @@ function requestOnce(url: URL, opts: SafeRequestOptions, deadline: number): Prom
         chunks.push(c);
       });
       res.on('end', () => finish(null, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', (e) => finish(e));
-      res.on('close', () => finish(new Error('connection closed before the response ended')));
+      res.on('error', (e) => finish(new OutboundConnectionError(e)));
+      res.on('close', () => finish(new OutboundConnectionError(new Error('connection closed before the response ended'))));
     });
     try {
       if (opts.body) r.write(opts.body);

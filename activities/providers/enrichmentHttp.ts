@@ -28,6 +28,7 @@ import {
   OutboundInvalidRequestError,
   OutboundInvalidResponseError,
   OutboundTooLargeError,
+  OutboundConnectionError,
   outboundFetch,
   providerErrorReason,
 } from '../../infra/outbound.js';
@@ -105,8 +106,8 @@ export class HttpEnrichmentProvider implements EnrichmentProvider {
       if (err instanceof OutboundBlockedError) throw new EnrichmentProviderError('rejected', `${this.name}: address not allowed (${err.message})`);
       if (err instanceof OutboundInvalidRequestError) throw new EnrichmentProviderError('rejected', `${this.name}: ${err.message}`);
       if (err instanceof OutboundInvalidResponseError) throw new EnrichmentProviderError('bad_response', `${this.name}: ${err.message}`);
-      const cause = (err as { code?: string; cause?: { code?: string } });
-      throw new EnrichmentProviderError('unavailable', `${this.name}: ${cause.code ?? cause.cause?.code ?? 'network error'}`);
+      // One message for every connection failure (no socket error code, which tells a closed port from an unreachable host).
+      throw new EnrichmentProviderError('unavailable', `${this.name}: ${err instanceof OutboundConnectionError ? err.message : 'network error'}`);
     }
 
     const c = classifyProviderStatus(status, retryAfter, this.maxRetryAfterMs, Date.now());

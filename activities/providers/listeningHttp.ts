@@ -158,10 +158,10 @@ export function createHttpListeningProvider(opts: HttpListeningOptions): Listeni
         if (err instanceof OutboundInvalidRequestError) throw new ListeningProviderError('invalid_input', `listening provider request cannot be sent: ${err.message}`);
         if (err instanceof OutboundInvalidResponseError) throw new ListeningProviderError('transient', `listening provider ${err.message}`);
         const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
-        const code = (err as { code?: string }).code;
         throw new ListeningProviderError(
           'transient',
-          timedOut ? `listening provider did not answer within ${opts.timeoutMs} ms` : `listening provider unreachable: ${code ?? 'network error'}`,
+          // No socket error code in the message (it would tell a closed port from an unreachable host).
+          timedOut ? `listening provider did not answer within ${opts.timeoutMs} ms` : 'listening provider unreachable: the connection to the server failed',
         );
       }
       if (res.status === 401 || res.status === 403) {

@@ -13,7 +13,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Provider } from '../../domain/social.js';
 import { retryAfterMs } from '../../domain/publishing.js';
-import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, shortReason } from '../../infra/outbound.js';
+import { OutboundBlockedError, OutboundConnectionError, OutboundInvalidRequestError, OutboundTooLargeError, outboundFetch, shortReason } from '../../infra/outbound.js';
 
 export { shortReason };
 
@@ -146,8 +146,9 @@ export async function httpCall(a: Pick<SocialAccount, 'allowList'>, url: string,
     if (e instanceof OutboundInvalidRequestError) throw new ProviderFailure('invalid_input', `${what}: ${e.message}`, { code: 'provider_request_invalid' });
     const code = errorCode(e);
     const name = (e as Error)?.name;
-    if (code && NOT_SENT_CODES.has(code)) throw new ProviderFailure('transient', `${what}: ${code}`);
-    const how = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : `failed (${code ?? shortReason((e as Error)?.message ?? '') ?? 'network error'})`;
+    // The message names no socket error code: a tenant's failed post must not tell a closed port from an unreachable host.
+    if (code && NOT_SENT_CODES.has(code)) throw new ProviderFailure('transient', `${what}: the connection to the server failed`);
+    const how = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : `failed (${e instanceof OutboundConnectionError ? e.message : 'network error'})`;
     throw new ProviderFailure(opts.creates ? 'outcome_unknown' : 'transient', `${what} ${how}`);
   }
 }

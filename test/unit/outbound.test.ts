@@ -4,13 +4,14 @@
  * armed after `http.request` threw synchronously), and the failures are typed.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   OutboundBlockedError,
   OutboundInvalidRequestError,
   OutboundInvalidResponseError,
   OutboundTooLargeError,
+  checkOutboundUrl,
   outboundFetch,
   providerErrorReason,
   safeRequest,
@@ -95,6 +96,43 @@ describe('safeRequest', () => {
   it('refuses an address the allow-list does not name, before connecting', async () => {
     const r = await settle(() => safeRequest(`${base}/ok`, { allowList: [], timeoutMs: 60_000 }));
     expect(r.error).toBeInstanceOf(OutboundBlockedError);
+  });
+});
+
+describe('checkOutboundUrl', () => {
+  it.each([
+    ['IPv4-compatible IPv6 (::/96) of a link-local address', 'http://[::a9fe:a9fe]/'],
+    ['IPv4-compatible IPv6 of loopback, dotted', 'http://[::127.0.0.1]/'],
+    ['IPv4-compatible IPv6 of a private address', 'http://[::10.0.0.1]/'],
+    ['IPv4-compatible IPv6 of a public address (deprecated form, routed by tunnels only)', 'http://[::8.8.8.8]/'],
+    ['IPv4-mapped IPv6 of loopback', 'http://[::ffff:127.0.0.1]/'],
+    ['NAT64 (RFC 6052) of the metadata address', 'http://[64:ff9b::a9fe:a9fe]/'],
+    ['NAT64 local-use prefix (RFC 8215)', 'http://[64:ff9b:1::a9fe:a9fe]/'],
+    ['6to4 of the metadata address', 'http://[2002:a9fe:a9fe::1]/'],
+    ['Teredo', 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/'],
+    ['SIIT (RFC 6145, ::ffff:0:a.b.c.d)', 'http://[::ffff:0:a9fe:a9fe]/'],
+    ['the unspecified address', 'http://[::]/'],
+  ])('refuses %s', async (_what, url) => {
+    await expect(checkOutboundUrl(url, [])).rejects.toBeInstanceOf(OutboundBlockedError);
+  });
+
+  it('still allows a public IPv6 address', async () => {
+    await expect(checkOutboundUrl('http://[2606:4700:4700::1111]/', [])).resolves.toBeInstanceOf(URL);
+  });
+});
+
+describe('connection failures', () => {
+  it('answer one message whatever the socket said (a closed port reads like a reset), the socket error kept as cause', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const refused = (await settle(() => safeRequest(`http://127.0.0.1:${closedPort}/`, { allowList, timeoutMs: 60_000 }))).error as Error;
+    const reset = (await settle(() => safeRequest(`${base}/reset`, { allowList, timeoutMs: 60_000 }))).error as Error;
+    expect(refused.message).toBe(reset.message);
+    expect(refused.message).not.toMatch(/ECONN|EHOST|ENET|127\.0\.0\.1|refused|reset/i);
+    expect((refused.cause as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
+    expect((reset.cause as NodeJS.ErrnoException).code).toBe('ECONNRESET');
   });
 });
 
