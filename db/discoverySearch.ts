@@ -674,6 +674,11 @@ export const VERIFIED_ORDER: Record<DiscoveryEntity, string> = {
   contact: `${SENIORITY_RANK_SQL}, p.member_years_experience desc nulls last, p.id`,
 };
 
+/** Most rows page `page` of a verified search can hold: `limit`, capped by the pull number (what a request can cost). */
+export function verifiedPageRows(page: number, limit: number, pull: number | undefined): number {
+  return Math.max(0, Math.min(limit, (pull ?? Number.MAX_SAFE_INTEGER) - (page - 1) * limit));
+}
+
 /** find-verified-*: ranked page `page` (1-based) of `limit` rows, capped by the pull number. Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
 export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input: VerifiedSearchInput): Promise<SearchPage & { idsReturned: string[] }> {
   const known = VERIFIED_RESULT_FIELDS[entity];
@@ -687,8 +692,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   const where = verifiedWhere(entity, input.filters);
   const whereReadsCompany = /\bc\./.test(compileSql(where).text);
   const offset = (input.page - 1) * input.limit;
-  const cap = input.filters.pull ?? Number.MAX_SAFE_INTEGER;
-  const take = Math.max(0, Math.min(input.limit, cap - offset));
+  const take = verifiedPageRows(input.page, input.limit, input.filters.pull);
   const from = entity === 'company' ? 'ds_companies c' : 'ds_people p left join ds_companies c on c.id = p.company_id';
   const companyJoinNeeded = entity === 'contact' && (whereReadsCompany || picked.some((p) => p.sql.startsWith('c.')));
   const fromSql = entity === 'contact' && !companyJoinNeeded ? 'ds_people p' : from;
@@ -711,7 +715,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   return {
     data,
     idsReturned: rows.rows.map((r) => String(r.id)),
-    meta: { totalRecords: Math.min(count.rows[0]!.n, cap), previousToken: '', nextToken: '' },
+    meta: { totalRecords: Math.min(count.rows[0]!.n, input.filters.pull ?? Number.MAX_SAFE_INTEGER), previousToken: '', nextToken: '' },
   };
 }
 

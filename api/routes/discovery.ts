@@ -4,7 +4,9 @@
  * mapping, ranked numbered pages) and the verified-company import job.
  *
  * Credits: exactly the price × rows returned in `data`, debited atomically after the page is read
- * and before it is answered; a balance that cannot cover the page is a 402 and charges nothing.
+ * and before it is answered. Payment is decided before the search: a balance that cannot cover a
+ * full page (price × `limit`, capped by the pull number) is a 402 whatever the query would match,
+ * and charges nothing.
  * Session keys are not billed. `limit` / the pull number caps what a request can cost.
  */
 import { v7 as uuidv7 } from 'uuid';
@@ -25,13 +27,25 @@ import {
 } from '../schemas/discovery.js';
 import { startJob } from '../jobs.js';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
-import { debitCredits, getBalance } from '../../db/credits.js';
-import { COMPANY_PEOPLE_LIMIT, searchV2, searchVerified, type SearchPage } from '../../db/discoverySearch.js';
+import { debitCredits, findCreditAccount, getBalance } from '../../db/credits.js';
+import { COMPANY_PEOPLE_LIMIT, V2_DEFAULT_LIMIT, searchV2, searchVerified, verifiedPageRows, type SearchPage } from '../../db/discoverySearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
 import { insufficientCredits, notFound } from '../errors.js';
 import { importVerifiedCompaniesWorkflow, type ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
+
+/**
+ * Decides payment before searching: a billable key whose balance cannot cover the most the page
+ * can cost (price × rows it may hold) is a 402 whatever the query matches, so a refusal tells
+ * nothing about the dataset. Rows actually returned are what `charge` then debits.
+ */
+async function assertCanPay(db: Queryable, auth: AuthContext, op: DiscoveryOperation, maxRows: number): Promise<void> {
+  const most = discoveryCharge(op, maxRows);
+  if (most === 0 || !auth.billable) return;
+  const balance = (await findCreditAccount(db, auth.workspaceId))?.balance ?? 0;
+  if (balance < most) throw insufficientCredits(most, balance);
+}
 
 async function charge(db: Queryable, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
   const amount = discoveryCharge(op, page.data.length);
@@ -59,7 +73,7 @@ const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
       : 'Items follow the Contact shape: `dsContact.member_job_title` → `title`, `dsCompany.company_name` → `company.companyName` (with `company.id`); ' +
         '`emails` are strings, their statuses in `emailStatuses`.',
     'Profile URLs (`pronet`, `companyPronet`) are answered as `https://…` URLs; `==` / `IN` on them accept any form of the URL.',
-    'Charged 1 credit per row returned in `data`; 402 `insufficient_credits` (nothing charged) when the balance cannot cover the page.',
+    'Charged 1 credit per row returned in `data`; 402 `insufficient_credits` (nothing charged, decided before searching) when the balance cannot cover a full page (1 credit × `limit`).',
   ].join(' ');
 
 const verifiedDescription = (entity: DiscoveryEntity) =>
@@ -68,7 +82,7 @@ const verifiedDescription = (entity: DiscoveryEntity) =>
     `Filters are a flat \`inputFieldMapping\` (names from GET /schema/verified-discovery/${entity}); \`page\` ≤ 1000, \`limit\` ≤ ${VERIFIED_MAX_LIMIT};`,
     `company name and website lists ≤ 500 entries each and 500 combined (else 400). \`${entity === 'company' ? 'numberOfCompaniesToPull' : 'numberOfContactsToPull'}\``,
     'caps the ranked rows over all pages (and `meta.totalRecords`). No cursor: `previousToken` and `nextToken` are empty.',
-    'Charged 4 credits per row returned in `data`; 402 (nothing charged) when the balance cannot cover the page.',
+    'Charged 4 credits per row returned in `data`; 402 (nothing charged, decided before searching) when the balance cannot cover a full page (4 credits × `limit`, capped by the pull number).',
   ].join(' ');
 
 function verifiedRoute(entity: DiscoveryEntity) {
@@ -83,7 +97,10 @@ function verifiedRoute(entity: DiscoveryEntity) {
     handler: async ({ body, auth, deps }) => {
       const b = body as VerifiedBody;
       const filters = parseVerifiedInput(entity, b.inputFieldMapping);
-      const page = await searchVerified(deps.pool, entity, { page: b.page ?? 1, limit: b.limit ?? VERIFIED_MAX_LIMIT, fields: b.fields, filters });
+      const pageNumber = b.page ?? 1;
+      const limit = b.limit ?? VERIFIED_MAX_LIMIT;
+      await assertCanPay(deps.pool, auth, op, verifiedPageRows(pageNumber, limit, filters.pull));
+      const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters });
       await charge(deps.pool, auth, op, page);
       return { data: page.data, meta: page.meta };
     },
@@ -98,6 +115,7 @@ export const discoveryRoutes = [
     // the search and the debit go through the pool: no entity manager fork per request
     orm: false,
     handler: async ({ body, auth, deps }) => {
+      await assertCanPay(deps.pool, auth, 'find-contacts-v2', body.limit ?? V2_DEFAULT_LIMIT);
       const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body, deps.config.discovery);
       await charge(deps.pool, auth, 'find-contacts-v2', page);
       return page;
@@ -109,6 +127,7 @@ export const discoveryRoutes = [
     body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500],
     orm: false,
     handler: async ({ body, auth, deps }) => {
+      await assertCanPay(deps.pool, auth, 'find-companies-v2', body.limit ?? V2_DEFAULT_LIMIT);
       const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body, deps.config.discovery);
       await charge(deps.pool, auth, 'find-companies-v2', page);
       return page;

@@ -3,7 +3,7 @@ import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
-import { COMPANY_PEOPLE_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
+import { COMPANY_PEOPLE_LIMIT, V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------
 // v2 search
@@ -21,7 +21,7 @@ export const V2SearchBody = Type.Object(
           "fill each company's `contacts` (its matching people). Default: the Contact / Company record fields",
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: V2_MAX_LIMIT, default: 25, description: 'Rows per page; caps results and credit use (1 credit per row returned)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: V2_MAX_LIMIT, default: V2_DEFAULT_LIMIT, description: 'Rows per page; caps results and credit use (1 credit per row returned; the balance must cover a full page)' })),
     paginationToken: Type.Optional(PaginationToken),
   },
   { additionalProperties: false },

@@ -681,6 +681,25 @@ describe('credits', () => {
     }
   });
 
+  it('decides payment before searching: without the credits for a full page, a match and a miss get the same 402', async () => {
+    const hit = { conditions: [{ field: 'dsContact.member_full_name', operator: '!=', value: 'Nobody Here' }] };
+    const miss = { conditions: [{ field: 'dsContact.member_full_name', operator: '==', value: 'Nobody Here' }] };
+    for (const credits of [0, 3]) {
+      const ws = await app.createWorkspace({ credits });
+      for (const [path, limit] of [['/discovery-search/find-contacts-v2', 5], ['/discovery-search/find-companies-v2', 5]] as const) {
+        const a = await post(path, { ...hit, limit }, ws.apiKey);
+        const b = await post(path, { ...miss, limit }, ws.apiKey);
+        expect([a.status, b.status], `${path} with ${credits} credits`).toEqual([402, 402]);
+        expect({ ...a.body.error, requestId: 0 }).toEqual({ ...b.body.error, requestId: 0 });
+      }
+      const va = await post('/discovery-search/find-verified-contacts', { limit: 1, inputFieldMapping: [{ sourceFieldName: 'jobTitleInclude', userInput: ['engineer'] }] }, ws.apiKey);
+      const vb = await post('/discovery-search/find-verified-contacts', { limit: 1, inputFieldMapping: [{ sourceFieldName: 'jobTitleInclude', userInput: ['Nobody Zzzz Qqqq'] }] }, ws.apiKey);
+      expect([va.status, vb.status]).toEqual([402, 402]);
+      expect({ ...va.body.error, requestId: 0 }).toEqual({ ...vb.body.error, requestId: 0 });
+      expect(await balance(ws.apiKey)).toBe(credits);
+    }
+  });
+
   it('402 insufficient_credits when the balance cannot cover the page, charging nothing', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     const res = await post('/discovery-search/find-contacts-v2', { limit: 11 }, ws.apiKey);
