@@ -8,7 +8,7 @@ import type { Config } from '../domain/config.js';
 import { openDatabase, type MikroORM } from './orm.js';
 import type { Pool } from './pool.js';
 import { createObjectStore, type ObjectStore } from '../infra/objectStore.js';
-import { createPayloadCodec } from '../domain/payloadCodec.js';
+import { dataConverterOf } from '../domain/payloadCodec.js';
 import { observePool } from '../telemetry/metrics.js';
 
 export interface Stores {
@@ -35,7 +35,7 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
   const unobservePool = observePool(pool, opts.role ?? 'tool');
   const connection = Connection.lazy({ address: config.temporal.address });
   // Payloads are sealed before they reach Temporal (domain/payloadCodec.ts); the worker uses the same codec.
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: { payloadCodecs: [createPayloadCodec(config)] } });
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config) });
   return {
     orm,
     pool,

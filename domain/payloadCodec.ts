@@ -12,7 +12,8 @@
  * Payloads without that encoding pass through untouched: histories recorded before the codec
  * existed still replay.
  */
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import { fileURLToPath } from 'node:url';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import protoPackage from '@temporalio/proto';
 import type { Config } from './config.js';
 import { keyringOf, type Keyring } from './keyring.js';
@@ -51,4 +52,16 @@ export class EncryptionCodec implements PayloadCodec {
 /** The codec of every Temporal client and worker of this service (`ENCRYPTION_KEY`, `ENCRYPTION_PREVIOUS_KEYS`). */
 export function createPayloadCodec(config: Pick<Config, 'encryptionKey' | 'previousEncryptionKeys'>): EncryptionCodec {
   return new EncryptionCodec(keyringOf(config));
+}
+
+/** The module exporting the failure converter (domain/failureConverter.ts, or its compiled .js). */
+export const FAILURE_CONVERTER_PATH = fileURLToPath(new URL(`./failureConverter.${import.meta.url.endsWith('.js') ? 'js' : 'ts'}`, import.meta.url));
+
+/**
+ * The data converter of every Temporal client and worker: payloads sealed by the codec, and
+ * failures' messages and stack traces encoded as a payload (so sealed too). Workflow bundles
+ * take `FAILURE_CONVERTER_PATH` as their `failureConverterPath`.
+ */
+export function dataConverterOf(config: Pick<Config, 'encryptionKey' | 'previousEncryptionKeys'>): DataConverter {
+  return { payloadCodecs: [createPayloadCodec(config)], failureConverterPath: FAILURE_CONVERTER_PATH };
 }

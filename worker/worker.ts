@@ -10,7 +10,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../domain/config.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
-import { createPayloadCodec } from '../domain/payloadCodec.js';
+import { dataConverterOf } from '../domain/payloadCodec.js';
 import { activityLogContext, jobSinks } from './telemetry.js';
 import { activityOrmContext } from './ormContext.js';
 
@@ -50,7 +50,7 @@ export async function createWorkers(
 ): Promise<WorkerSet> {
   const connection = opts.connection ?? (await NativeConnection.connect({ address: deps.config.temporal.address }));
   const activities = createActivities(deps);
-  const dataConverter = { payloadCodecs: [createPayloadCodec(deps.config)] };
+  const dataConverter = dataConverterOf(deps.config);
   const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };
   const workers = await Promise.all(
     Object.entries(TASK_QUEUES).map(([suffix, extra]) =>

@@ -1001,6 +1001,25 @@ describe('import-verified-companies', () => {
     expect(job.error.code).toBe('insufficient_credits');
     expect(job.jobResponsePayload).toMatchObject({ contacts: { imported: 3, created: 3 }, creditsCharged: 12, companies: { imported: 4 } });
     await app.recordHistory(`import-verified-companies-${res.body.jobId}`, 'importVerifiedCompanies/insufficient-credits');
+    // The failure's message and stack trace are sealed by the payload codec like every payload:
+    // the history as Temporal stores it holds no clear text of them.
+    const { history } = await app.deps.temporal.workflowService.getWorkflowExecutionHistory({
+      namespace: app.config.temporal.namespace,
+      execution: { workflowId: `import-verified-companies-${res.body.jobId}` },
+    });
+    const failures: Array<{ message?: string | null; stackTrace?: string | null; encodedAttributes?: unknown }> = [];
+    const collect = (o: unknown): void => {
+      if (!o || typeof o !== 'object' || ArrayBuffer.isView(o)) return;
+      if ('failure' in o && (o as { failure?: unknown }).failure) failures.push((o as { failure: never }).failure);
+      for (const v of Object.values(o)) collect(v);
+    };
+    collect(history);
+    expect(failures.length).toBeGreaterThan(0);
+    for (const f of failures) {
+      expect(f.message).toBe('Encoded failure');
+      expect(f.stackTrace ?? '').toBe('');
+      expect(f.encodedAttributes).toBeTruthy();
+    }
     expect(await balance(short.apiKey)).toBe(2);
     const imported = await app.pool.query(`select count(*)::int as n from contacts where workspace_id = $1`, [short.workspaceId]);
     expect(imported.rows[0].n).toBe(3);

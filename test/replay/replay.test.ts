@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { loadConfig } from '../../domain/config.js';
-import { createPayloadCodec } from '../../domain/payloadCodec.js';
+import { dataConverterOf } from '../../domain/payloadCodec.js';
 import { jobSinks } from '../../worker/telemetry.js';
 import { CURRENT_HISTORY_VERSION, HISTORIES_DIR, historyFiles, historyVersions, versionNumber } from './historyVersions.js';
 
@@ -23,7 +23,7 @@ const histories = [...byVersion.values()].flat();
 const replayOptions = (replayName: string) => ({
   workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
   replayName,
-  dataConverter: { payloadCodecs: [createPayloadCodec(loadConfig())] },
+  dataConverter: dataConverterOf(loadConfig()),
   sinks: jobSinks,
 });
 
