@@ -4,7 +4,7 @@
  */
 import { ConflictError, InvalidInputError, NotFoundError, type InputField } from '../domain/errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
-import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, customValue, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
+import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, customValue, derivedFullName, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
 import { linkCompany, lockForEmailWrite, logEmailWrite } from './contactIngest.js';
@@ -160,10 +160,15 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     if (emailsChange) await lockForEmailWrite(client, workspaceId);
     const [cur] = await runQuery(
       client,
-      db.selectFrom('contacts').select(['primary_company_id', 'emails']).where('id', '=', id).where('workspace_id', '=', workspaceId).where('status', '=', 'active').forUpdate(),
+      db.selectFrom('contacts').select(['primary_company_id', 'emails', 'first_name', 'last_name']).where('id', '=', id).where('workspace_id', '=', workspaceId).where('status', '=', 'active').forUpdate(),
     );
     if (!cur) throw new NotFoundError('Contact', id);
     const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.primary_company_id, patch.company) } : null;
+    // A name changed alone re-derives the full name from the names after the patch (a fullName sent with it wins).
+    if ((patch.firstName !== undefined || patch.lastName !== undefined) && patch.fullName === undefined) {
+      const name = (key: 'firstName' | 'lastName', stored: string | null) => (patch[key] !== undefined ? patch[key]?.trim() || null : stored);
+      checked.columns.push(['full_name', derivedFullName(name('firstName', cur.first_name), name('lastName', cur.last_name))]);
+    }
     const sets = contactUpdate(checked, company);
     if (!sets.length) return;
     if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);

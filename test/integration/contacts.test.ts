@@ -282,6 +282,17 @@ describe('single upsert, identity resolution, read, update, delete', () => {
     expect((await get(`/contacts/${b.id}`)).body.data).toEqual(b);
   });
 
+  it('a PATCH of firstName or lastName alone re-derives fullName; a fullName sent with them wins', async () => {
+    // found by the contract review: fullName kept the old name
+    const c = (await post(`/contacts/${listenSource}`, { 'contact.pronet': 'https://pronet.com/in/renamed-person', 'contact.firstName': 'Ann', 'contact.lastName': 'Lee' })).body.data;
+    expect(c.fullName).toBe('Ann Lee');
+    expect((await patch(`/contacts/${c.id}`, { firstName: 'Anna' })).body.data).toMatchObject({ firstName: 'Anna', lastName: 'Lee', fullName: 'Anna Lee' });
+    expect((await patch(`/contacts/${c.id}`, { lastName: 'Li' })).body.data).toMatchObject({ firstName: 'Anna', lastName: 'Li', fullName: 'Anna Li' });
+    expect((await patch(`/contacts/${c.id}`, { lastName: null })).body.data).toMatchObject({ firstName: 'Anna', lastName: null, fullName: 'Anna' });
+    expect((await patch(`/contacts/${c.id}`, { firstName: 'Dr. Anna', fullName: 'Dr. Anna Li-Lee' })).body.data).toMatchObject({ firstName: 'Dr. Anna', fullName: 'Dr. Anna Li-Lee' });
+    expect((await patch(`/contacts/${c.id}`, { title: 'CTO' })).body.data.fullName).toBe('Dr. Anna Li-Lee');
+  });
+
   it('a PATCH of emails logs the removed and the added ones for ingests in flight', async () => {
     const c = (await post(`/contacts/${listenSource}`, { 'contact.pronet': 'https://pronet.com/in/relogged', 'contact.workEmail': 'old@relog.com' })).body.data;
     const ws = (await app.pool.query(`select workspace_id from contacts where id = $1`, [c.id])).rows[0].workspace_id;
