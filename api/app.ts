@@ -214,6 +214,21 @@ function respond(ctx: Context, status: number, body: unknown, headers: Record<st
   return null;
 }
 
+/**
+ * The longest request target (path and query) answered: a longer one is 414 `uri_too_long`,
+ * whether Node's parser takes it (its limit, 16 KiB, counts the request line and the headers
+ * together) or refuses it first (api/server.ts answerClientError).
+ */
+export const MAX_URL_BYTES = 8 * 1024;
+
+export const uriTooLong = (headers?: Record<string, string>) =>
+  new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_BYTES} bytes; send long values in a request body`, undefined, headers);
+
+const uriLengthGate: Koa.Middleware = async (ctx, next) => {
+  if (Buffer.byteLength(ctx.req.url ?? '') > MAX_URL_BYTES) throw uriTooLong({ Connection: 'close' });
+  await next();
+};
+
 export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Koa {
   const app = new Koa();
   app.proxy = process.env.TRUST_PROXY === '1';
@@ -248,6 +263,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
       if (ctx.path !== '/healthz') deps.log[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, workspaceId: ctx.state.workspaceId }, 'request');
     }
   });
+  app.use(uriLengthGate);
   app.use(emptyParameterGate(router));
   app.use(methodGate(router));
   app.use(router.routes());

@@ -244,6 +244,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       // Answered before any route runs (api/server.ts answerClientError), in the error envelope.
       const envelope = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
       responses['408'] ??= { description: '`request_timeout`: the request (headers and body) was not received within 300 s', content: envelope };
+      responses['414'] = { description: '`uri_too_long`: the request URL (path and query) is longer than 8 KiB', content: envelope };
       responses['431'] = { description: '`headers_too_large`: the request line or header fields are too large', content: envelope };
       const op: Record<string, unknown> = {
         operationId: operationId(r),

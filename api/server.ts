@@ -14,7 +14,7 @@ import { createLogger } from '../telemetry/log.js';
 import { startMetricsServer } from '../telemetry/metricsServer.js';
 import type { OperatorServer } from '../telemetry/operatorHttp.js';
 import { uuidv7Pooled } from '../domain/ids.js';
-import { createApp, errorBody } from './app.js';
+import { MAX_URL_BYTES, createApp, errorBody, uriTooLong } from './app.js';
 import { startCodecServer } from './codecServer.js';
 import { AUTH_CHANGED_CHANNEL, ApiKeyCache } from './middleware/auth.js';
 import type { AppDeps } from './deps.js';
@@ -114,12 +114,27 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
  * Node's own answer is a bare status line. Nothing is written when a response of the connection
  * has already begun (it would corrupt it) or the peer is gone.
  */
+/**
+ * Whether a header overflow is the request line's (a long URL, 414) rather than the header
+ * fields' (431): the bytes the parser was reading when it gave up (`rawPacket`, the last read of
+ * the socket) begin with a request line longer than MAX_URL_BYTES, or with one not ended at all.
+ */
+function requestLineTooLong(err: NodeJS.ErrnoException): boolean {
+  const packet = (err as { rawPacket?: Buffer }).rawPacket;
+  if (!packet) return false;
+  const end = packet.indexOf('\n');
+  const line = packet.subarray(0, end < 0 ? Math.min(packet.length, MAX_URL_BYTES + 64) : end).toString('latin1');
+  return /^[A-Z]+ \S/.test(line) && (end < 0 || line.length > MAX_URL_BYTES);
+}
+
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket, log: Logger): void {
   // Node's own rule (socketOnError): answer only if no response of this connection has begun.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
     const [status, reason, code, message] =
-      err.code === 'HPE_HEADER_OVERFLOW'
+      err.code === 'HPE_HEADER_OVERFLOW' && requestLineTooLong(err)
+        ? [414, 'URI Too Long', 'uri_too_long', uriTooLong().message]
+        : err.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request line or header fields are too large']
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? [408, 'Request Timeout', 'request_timeout', 'The request was not received in time']

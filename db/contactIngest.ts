@@ -852,12 +852,20 @@ class CompanyIdentities {
 }
 
 /**
- * Upserts one company (matched like the ingest path: by domain, else by name) and returns its
- * id, or null when the input names no company. Runs on the caller's transaction.
+ * The company record one contact's edit links to (PATCH): the stored one its input matches (like
+ * the ingest path: by domain, else by name), never rewritten, or a new one written from the input;
+ * null when the input names no company. Runs on the caller's transaction, under the company lock.
  */
-export async function resolveCompany(client: PoolClient, workspaceId: string, company: CompanyInput): Promise<string | null> {
+export async function linkCompany(client: PoolClient, workspaceId: string, company: CompanyInput): Promise<string | null> {
   const g: Group = { first: 0, members: [], rowKeys: [], origin: null, emails: [], company };
-  if (!companyKey(company)) return null;
-  await upsertCompanies(client, workspaceId, [g]);
+  const withCompany = companiesOf([g]);
+  if (!withCompany.length) return null;
+  // raw SQL: an advisory lock, a function call on no table.
+  await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
+  const writes = await resolveCompanies(client, workspaceId, withCompany);
+  if (writes) {
+    const [stored] = await runQuery(client, q.selectFrom('companies').select('id').where('id', '=', g.companyId!).where('workspace_id', '=', workspaceId));
+    if (!stored) await writeCompanies(client, workspaceId, writes);
+  }
   return g.companyId ?? null;
 }

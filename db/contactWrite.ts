@@ -4,10 +4,10 @@
  */
 import { ConflictError, InvalidInputError, NotFoundError, type InputField } from '../domain/errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
-import { COMPANY_INPUT_COLUMNS, customValue, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
+import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, customValue, derivedFullName, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
-import { lockForEmailWrite, logEmailWrite, resolveCompany } from './contactIngest.js';
+import { linkCompany, lockForEmailWrite, logEmailWrite } from './contactIngest.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
 import { sql, type RawBuilder } from 'kysely';
@@ -86,38 +86,43 @@ function checkCustomFields(fields: Record<string, unknown>, catalog: ContactCata
 }
 
 /**
- * The contact's company after the patch: re-resolved from its merged fields (same matching as
- * ingestion); a field set to null (or '') is cleared on that company.
+ * The contact's company after the patch: the company record its merged fields match (same
+ * matching as ingestion), or a new record. A company record is shared by every contact of that
+ * company, so a PATCH of one contact links it and never edits the record: a field the patch gives
+ * that the matched record holds otherwise is a 409 naming it, and nothing is written.
  */
 async function patchedCompany(client: PoolClient, workspaceId: string, currentId: string | null, patch: NonNullable<ContactPatch['company']>): Promise<string | null> {
-  const [prev] = currentId
-    ? await runQuery(
-        client,
-        db.selectFrom('companies').select(['company_name', 'company_website', 'company_industry', 'company_headcount', 'company_pronet']).where('id', '=', currentId),
-      )
-    : [];
-  const merged = {
-    companyName: prev?.company_name ?? undefined,
-    companyWebsite: prev?.company_website ?? undefined,
-    companyIndustry: prev?.company_industry ?? undefined,
-    companyHeadcount: prev?.company_headcount ?? undefined,
-    companyPronet: prev?.company_pronet ?? undefined,
-  } as Record<string, string | undefined>;
-  const cleared: string[] = [];
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null || v === '') {
-      merged[k] = undefined;
-      cleared.push(k);
-    } else if (v !== undefined) merged[k] = v.trim();
+  const [prev] = currentId ? await runQuery(client, db.selectFrom('companies').select(['company_key', ...STORED_COMPANY_COLUMNS]).where('id', '=', currentId)) : [];
+  const merged: CompanyInput = {};
+  for (const f of COMPANY_INPUT_FIELDS) merged[f] = prev?.[COMPANY_INPUT_COLUMNS[f]] ?? undefined;
+  for (const [k, v] of Object.entries(patch) as [keyof CompanyInput, string | null | undefined][]) if (v !== undefined) merged[k] = v?.trim() || undefined;
+  // Another company (its website or name changed): the previous one's other fields are not carried over.
+  if (prev && companyKey(merged) !== prev.company_key) for (const f of ['companyIndustry', 'companyHeadcount', 'companyPronet'] as const) if (patch[f] === undefined) delete merged[f];
+  const companyId = await linkCompany(client, workspaceId, merged);
+  if (!companyId) {
+    const given = Object.entries(patch).find(([, v]) => v?.trim());
+    if (given) throw new InvalidInputError(['company', given[0]], 'needs companyName or companyWebsite: a company is identified by them');
+    return null;
   }
-  const companyId = await resolveCompany(client, workspaceId, merged);
-  if (companyId && cleared.length) {
-    // raw SQL: a dynamic SET (the fields the patch cleared), composed from sql fragments like the contact's SET below.
-    const nulls = cleared.map((k) => sql`${sql.ref(COMPANY_INPUT_COLUMNS[k as keyof CompanyInput])} = null`);
-    await client.query(compileSql(sql`update companies set ${sql.join(nulls)}, updated_at = now() where id = ${companyId}`));
+  const [stored] = await runQuery(client, db.selectFrom('companies').select(STORED_COMPANY_COLUMNS).where('id', '=', companyId));
+  for (const [k, v] of Object.entries(patch) as [keyof CompanyInput, string | null | undefined][]) {
+    if (v === undefined) continue;
+    const given = v?.trim() || null;
+    const held = stored![COMPANY_INPUT_COLUMNS[k]];
+    const same = given === held || (k === 'companyWebsite' && !!given && !!held && normalizeDomain(given) === normalizeDomain(held));
+    if (!same) {
+      throw new ConflictError(
+        `company.${k}: the company record ${stored!.company_name ?? stored!.company_website} is shared by the workspace's contacts and has ${k} ` +
+          `${held === null ? 'unset' : JSON.stringify(held)}; a PATCH of a contact links it to a company record and never edits one. ` +
+          'Send the values of that company, or another company (companyName and companyWebsite)',
+        'company_conflict',
+      );
+    }
   }
   return companyId;
 }
+
+const STORED_COMPANY_COLUMNS = Object.values(COMPANY_INPUT_COLUMNS);
 
 /**
  * The `set` list of the contact's update, as SQL fragments (values bound, compiled in
@@ -155,10 +160,15 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     if (emailsChange) await lockForEmailWrite(client, workspaceId);
     const [cur] = await runQuery(
       client,
-      db.selectFrom('contacts').select(['primary_company_id', 'emails']).where('id', '=', id).where('workspace_id', '=', workspaceId).where('status', '=', 'active').forUpdate(),
+      db.selectFrom('contacts').select(['primary_company_id', 'emails', 'first_name', 'last_name']).where('id', '=', id).where('workspace_id', '=', workspaceId).where('status', '=', 'active').forUpdate(),
     );
     if (!cur) throw new NotFoundError('Contact', id);
     const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.primary_company_id, patch.company) } : null;
+    // A name changed alone re-derives the full name from the names after the patch (a fullName sent with it wins).
+    if ((patch.firstName !== undefined || patch.lastName !== undefined) && patch.fullName === undefined) {
+      const name = (key: 'firstName' | 'lastName', stored: string | null) => (patch[key] !== undefined ? patch[key]?.trim() || null : stored);
+      checked.columns.push(['full_name', derivedFullName(name('firstName', cur.first_name), name('lastName', cur.last_name))]);
+    }
     const sets = contactUpdate(checked, company);
     if (!sets.length) return;
     if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);

@@ -31,6 +31,11 @@ export interface CompanyInput {
   companyPronet?: string;
 }
 
+/** The full name a contact without one gets from its first and last names (null without either). */
+export function derivedFullName(first: string | null | undefined, last: string | null | undefined): string | null {
+  return first && last ? `${first} ${last}` : first || last || null;
+}
+
 /** The companies column of each company input field. */
 export const COMPANY_INPUT_COLUMNS = {
   companyName: 'company_name',
@@ -153,8 +158,7 @@ export function mapRow(row: unknown, catalog: ContactCatalog, plan: MappingPlan,
 
   if (input.workEmail) input.emails = input.emails ? dedupe([input.workEmail, ...input.emails]) : [input.workEmail];
   else if (input.emails?.length) input.workEmail = input.emails[0];
-  if (!input.fullName && (input.firstName || input.lastName))
-    input.fullName = input.firstName && input.lastName ? `${input.firstName} ${input.lastName}` : (input.firstName || input.lastName);
+  if (!input.fullName && (input.firstName || input.lastName)) input.fullName = derivedFullName(input.firstName, input.lastName) ?? undefined;
   input.rowKey = !isEmpty(explicitKey)
     ? `k:${String(explicitKey)}`
     : input.pronetKey

@@ -188,8 +188,11 @@ export const contactRoutes = [
     tag: 'Contacts',
     summary: 'Update a contact partially',
     description:
-      'Only the properties present change; `null` clears a value. `company` re-resolves the primary company from its merged fields ' +
-      '(matched by website domain, else name). `customFields` merge (null removes a value) and are type-checked.',
+      'Only the properties present change; `null` clears a value. `firstName` or `lastName` without `fullName` re-derives `fullName` ' +
+      '(first and last name joined by a space, or the one present). `company` links the contact to the company record its merged fields ' +
+      'match (by website domain, else name), or to a new record: company records are shared by the contacts of that company, so a PATCH ' +
+      'never edits one (a given field the matched record holds otherwise is 409 `company_conflict` naming it, nothing written). ' +
+      '`customFields` merge (null removes a value) and are type-checked.',
     params: ContactIdParams,
     body: PatchContactBody,
     responses: { 200: ContactResponse },

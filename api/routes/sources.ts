@@ -117,7 +117,7 @@ interface PatchPlan {
 }
 
 /** Validates one PATCH against its source (400 naming the field under `ptr`). */
-function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unknown>; runFrequency?: RunFrequency | null }, catalog: ContactCatalog, ptr: string): PatchPlan {
+function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unknown>; runFrequency?: Partial<RunFrequency> | null }, catalog: ContactCatalog, ptr: string): PatchPlan {
   const plan: PatchPlan = { row };
   if (patch.sourceMeta !== undefined) {
     const merged = mergeSourceMeta(row.sourceMeta ?? {}, patch.sourceMeta);
@@ -132,7 +132,12 @@ function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unkno
     }
     if (patch.runFrequency === null) plan.runFrequency = null;
     else {
-      const rf = validateRunFrequency(patch.runFrequency, `${ptr}/runFrequency`);
+      // A field left out keeps its stored value.
+      const merged = { ...row.runFrequency, ...patch.runFrequency };
+      for (const f of ['numberOfPastDaysToSync', 'periodicInterval'] as const) {
+        if (merged[f] === undefined) throw invalidField(`${ptr}/runFrequency/${f}`, 'is required: the source has no runFrequency yet to take it from');
+      }
+      const rf = validateRunFrequency(merged as RunFrequency, `${ptr}/runFrequency`);
       plan.runFrequency = { numberOfPastDaysToSync: rf.numberOfPastDaysToSync, periodicInterval: rf.periodicInterval, intervalMs: rf.intervalMs };
     }
   }

@@ -85,8 +85,10 @@ export const PatchSourceBody = Type.Object(
       maxProperties: 50,
       description: 'Merged into the stored sourceMeta (a key set to null is removed); the per-type rules are checked on the result',
     })),
-    runFrequency: Type.Optional(Type.Union([RunFrequencySchema, Type.Null()], {
-      description: 'Creates or updates the Temporal Schedule that pulls the source every `periodicInterval`; null removes it',
+    runFrequency: Type.Optional(Type.Union([Type.Partial(RunFrequencySchema, { additionalProperties: false, minProperties: 1 }), Type.Null()], {
+      description:
+        'Creates or updates the Temporal Schedule that pulls the source every `periodicInterval`; null removes it. A field left out ' +
+        'keeps its stored value (both are needed when the source has no runFrequency yet)',
     })),
   },
   { additionalProperties: false },

@@ -229,11 +229,14 @@ describe('single upsert, identity resolution, read, update, delete', () => {
   it('patches only the given properties, type-checks custom fields, re-links the company', async () => {
     const score = (await post('/schema/contact/custom-fields', { label: 'Patch score', type: 'number' })).body.data.writeAccessPath.split('.')[2];
     const before = (await get(`/contacts/${janeId}`)).body.data;
-    const res = await patch(`/contacts/${janeId}`, { firstName: 'Janet', customFields: { [score]: '42' }, company: { companyName: 'Acme Corp' } });
+    // Same website → the same company record, which a PATCH of a contact does not rename (409, nothing written).
+    const renamed = await patch(`/contacts/${janeId}`, { firstName: 'Janet', company: { companyName: 'Acme Corp' } });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(409);
+    expect((await get(`/contacts/${janeId}`)).body.data).toEqual(before);
+    const res = await patch(`/contacts/${janeId}`, { firstName: 'Janet', customFields: { [score]: '42' }, company: { companyWebsite: 'acme.com' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data).toMatchObject({ firstName: 'Janet', lastName: before.lastName, title: before.title, emails: before.emails, customFields: { [score]: 42 } });
-    // Same website → the same company, renamed.
-    expect(res.body.data.company).toMatchObject({ id: before.company.id, companyName: 'Acme Corp', companyWebsite: 'https://www.acme.com/about' });
+    expect(res.body.data.company).toEqual(before.company);
     expect(res.body.data.updatedAt >= before.updatedAt).toBe(true);
     const moved = await patch(`/contacts/${janeId}`, { company: { companyName: 'Globex', companyWebsite: 'globex.com' } });
     expect(moved.body.data.company.id).not.toBe(before.company.id);
@@ -247,6 +250,47 @@ describe('single upsert, identity resolution, read, update, delete', () => {
     expect400(await patch(`/contacts/${janeId}`, { workEmail: 'nope' }), '/workEmail');
     expect((await patch(`/contacts/${janeId}`, { firstName: 'X' }, otherKey)).status).toBe(404);
     expect((await patch(`/contacts/01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a`, { firstName: 'X' })).status).toBe(404);
+  });
+
+  it('a PATCH with company changes the contact it names and never the company record others share', async () => {
+    // found by the contract review: the shared record was edited in place (other contacts changed, their updatedAt did not move)
+    const row = (n: string) => ({ 'contact.pronet': `https://pronet.com/in/shared-${n}`, 'company.companyName': 'Sharedco', 'company.companyWebsite': 'sharedco.example', 'company.companyIndustry': 'Software' });
+    const a = (await post(`/contacts/${listenSource}`, row('a'))).body.data;
+    const b = (await post(`/contacts/${listenSource}`, row('b'))).body.data;
+    expect(b.company.id).toBe(a.company.id);
+
+    // A value the shared record does not have: a clear 409 naming the field, nothing written.
+    for (const company of [{ companyIndustry: 'Retail' }, { companyName: 'Sharedco Renamed' }, { companyIndustry: null }]) {
+      const res = await patch(`/contacts/${a.id}`, { company });
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(res.body.error.code).toBe('company_conflict');
+      expect(res.body.error.message).toContain(Object.keys(company)[0]);
+    }
+    expect((await get(`/contacts/${a.id}`)).body.data).toEqual(a);
+    expect((await get(`/contacts/${b.id}`)).body.data).toEqual(b);
+
+    // Another company: the contact is linked to a new record; the shared one and its other contact are as they were.
+    const moved = await patch(`/contacts/${a.id}`, { company: { companyName: 'Ownco', companyWebsite: 'ownco.example' } });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body.data.company).toMatchObject({ companyName: 'Ownco', companyWebsite: 'ownco.example', companyIndustry: null });
+    expect(moved.body.data.company.id).not.toBe(a.company.id);
+    expect((await get(`/contacts/${b.id}`)).body.data).toEqual(b);
+    // Back to the shared one by its own values: linked, not rewritten.
+    const back = await patch(`/contacts/${a.id}`, { company: { companyName: 'Sharedco', companyWebsite: 'sharedco.example' } });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body.data.company).toEqual(b.company);
+    expect((await get(`/contacts/${b.id}`)).body.data).toEqual(b);
+  });
+
+  it('a PATCH of firstName or lastName alone re-derives fullName; a fullName sent with them wins', async () => {
+    // found by the contract review: fullName kept the old name
+    const c = (await post(`/contacts/${listenSource}`, { 'contact.pronet': 'https://pronet.com/in/renamed-person', 'contact.firstName': 'Ann', 'contact.lastName': 'Lee' })).body.data;
+    expect(c.fullName).toBe('Ann Lee');
+    expect((await patch(`/contacts/${c.id}`, { firstName: 'Anna' })).body.data).toMatchObject({ firstName: 'Anna', lastName: 'Lee', fullName: 'Anna Lee' });
+    expect((await patch(`/contacts/${c.id}`, { lastName: 'Li' })).body.data).toMatchObject({ firstName: 'Anna', lastName: 'Li', fullName: 'Anna Li' });
+    expect((await patch(`/contacts/${c.id}`, { lastName: null })).body.data).toMatchObject({ firstName: 'Anna', lastName: null, fullName: 'Anna' });
+    expect((await patch(`/contacts/${c.id}`, { firstName: 'Dr. Anna', fullName: 'Dr. Anna Li-Lee' })).body.data).toMatchObject({ firstName: 'Dr. Anna', fullName: 'Dr. Anna Li-Lee' });
+    expect((await patch(`/contacts/${c.id}`, { title: 'CTO' })).body.data.fullName).toBe('Dr. Anna Li-Lee');
   });
 
   it('a PATCH of emails logs the removed and the added ones for ingests in flight', async () => {

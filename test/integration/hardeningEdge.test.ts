@@ -346,6 +346,9 @@ describe('requests Node refuses before any route runs', () => {
     ['a bad chunk size', 'POST /contacts/bulk-fetch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400],
     ['a request line that is not HTTP', 'HELLO\r\n\r\n', 400],
     ['headers over the limit', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+    // found by the contract review: a long URL is a 414, not "headers too large"
+    ['a URL over the parser limit', `GET /healthz?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414],
+    ['a URL over 8 KiB the parser takes', `GET /healthz?q=${'a'.repeat(9_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414],
   ])('%s: answered with the error envelope, not a bare status line', async (_, raw, status) => {
     // found by the outsider probe: Node's own answer is a status line with no body and no error code
     const got = await rawExchange(raw);
@@ -354,7 +357,7 @@ describe('requests Node refuses before any route runs', () => {
     expect(head).toMatch(/\r\ncontent-type: application\/json/i);
     expect(head).toMatch(/\r\nconnection: close/i);
     const parsed = JSON.parse(body!);
-    expect(parsed.error).toMatchObject({ status, code: status === 431 ? 'headers_too_large' : 'malformed_request' });
+    expect(parsed.error).toMatchObject({ status, code: ({ 431: 'headers_too_large', 414: 'uri_too_long' } as Record<number, string>)[status] ?? 'malformed_request' });
     expect(parsed.error.message).toBeTruthy();
     expect(parsed.error.requestId).toBeTruthy();
   });

@@ -37,7 +37,7 @@ describe('OpenAPI document', () => {
       for (const r of group) {
         const op = publishedOp(doc, r);
         const statuses = Object.keys(op.responses).map(Number);
-        const expected = [400, 429, 500, ...(r.auth === false ? [] : [401, 503]), ...(r.body || r.query ? [422] : []), ...(r.idempotent ? [409, 422] : []), ...(/\{/.test(r.path) ? [404] : []), ...(r.body ? [413, 415] : []), ...(r.errors ?? [])];
+        const expected = [400, 414, 429, 500, ...(r.auth === false ? [] : [401, 503]), ...(r.body || r.query ? [422] : []), ...(r.idempotent ? [409, 422] : []), ...(/\{/.test(r.path) ? [404] : []), ...(r.body ? [413, 415] : []), ...(r.errors ?? [])];
         expect(statuses, `${r.method} ${r.path}`).toEqual(expect.arrayContaining(expected));
         for (const s of statuses.filter((s) => s >= 400 && s !== 431 && !(s in r.responses))) {
           expect(op.responses[s].content['application/json'].schema, `${r.method} ${r.path} ${s}`).toEqual({ $ref: '#/components/schemas/Error' });

@@ -185,6 +185,17 @@ describe('GET and PATCH /sources/{id}', () => {
     expect(d.spec.intervals?.[0]?.every).toBe(86_400_000);
     expect((await get(`/sources/${id}`)).body.data.attributes.runFrequency.periodicInterval).toBe('1d');
 
+    // found by the contract review: one of the two fields answered 400 instead of merging with the stored value
+    const r2b = await patch(`/sources/${id}`, { runFrequency: { periodicInterval: 'PT12H' } });
+    expect(r2b.status, JSON.stringify(r2b.body)).toBe(200);
+    expect(r2b.body.data.attributes.runFrequency).toEqual({ numberOfPastDaysToSync: '30', periodicInterval: 'PT12H' });
+    expect((await handle.describe()).spec.intervals?.[0]?.every).toBe(12 * 3600_000);
+    const r2c = await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '14' } });
+    expect(r2c.body.data.attributes.runFrequency).toEqual({ numberOfPastDaysToSync: '14', periodicInterval: 'PT12H' });
+    await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '30', periodicInterval: '1d' } });
+    // Nothing stored to merge with: the missing field is named.
+    const unscheduled = (await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/scheduled-2' })).body.data.id;
+    expect400(await patch(`/sources/${unscheduled}`, { runFrequency: { numberOfPastDaysToSync: '7' } }), '/runFrequency/periodicInterval');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '91', periodicInterval: '1d' } }), '/runFrequency/numberOfPastDaysToSync');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: 'often' } }), '/runFrequency/periodicInterval');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '5m' } }), '/runFrequency/periodicInterval', /15 minutes/);
