@@ -102,10 +102,13 @@ describe('generated clients', () => {
     });
     expect(upserted.data.fullName).toBe('Ada Lovelace');
 
+    // `conditions`, not `groupedCondition`: typescript-fetch 7.25.0 merges the anyOf of a
+    // Condition and a nested GroupedCondition into one model whose serializer reads both shapes'
+    // arrays, and throws on a Condition (its own runtime, not the document's schema).
     const filtered = await contacts.postContactsFilterContacts({
       postContactsFilterContactsRequest: {
         fields: ['contact.fullName', 'contact.workEmail'],
-        groupedCondition: { operator: 'OR', conditions: [{ field: 'contact.workEmail', operator: '==', value: 'ada@analytical.example' }] },
+        conditions: [{ field: 'contact.workEmail', operator: '==', value: 'ada@analytical.example' }],
       },
     });
     expect(filtered.meta.totalRecords).toBe(1);
