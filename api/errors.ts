@@ -31,3 +31,34 @@ export const notFound = (what: string, id?: string) => new ApiError(404, 'not_fo
 export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
 
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
+
+/**
+ * Error codes that only some routes answer, with their status: a route lists the ones it can
+ * answer in its `errorCodes` (api/route.ts), and the OpenAPI document publishes each status's
+ * `error.code` as an enum per operation. The codes every route of a kind answers (validation,
+ * auth, rate limits…) are derived in api/openapi.ts (`errorCodesOf`).
+ */
+export const ROUTE_ERROR_CODES = {
+  insufficient_credits: 402,
+  feature_not_available: 403,
+  invalid_pagination_token: 400,
+  pronet_required: 400,
+  slice_not_available: 400,
+  invalid_multipart: 400,
+  file_type_not_allowed: 400,
+  file_extension_mismatch: 400,
+  url_not_allowed: 400,
+  import_failed: 400,
+  source_not_pullable: 400,
+  conflict: 409,
+  source_exists: 409,
+  default_segment_protected: 409,
+  default_segment_not_cloneable: 409,
+  invalid_post_state: 409,
+  post_not_editable: 409,
+  post_publishing: 409,
+  job_not_running: 409,
+  credits_busy: 503,
+  media_deadline_exceeded: 504,
+} as const satisfies Record<string, number>;
+export type RouteErrorCode = keyof typeof ROUTE_ERROR_CODES;

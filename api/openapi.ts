@@ -1,8 +1,11 @@
 /** The OpenAPI 3.1 document, generated from the same route definitions and schemas ajv validates. */
 import type { TSchema } from '@sinclair/typebox';
+import { sample } from 'openapi-sampler';
 import { routeGroups } from './routes/index.js';
 import { sharedSchemas } from './schemas/common.js';
+import { JobWebhookEvent } from './schemas/platform.js';
 import { refShared } from './validation.js';
+import { ROUTE_ERROR_CODES } from './errors.js';
 import type { RouteDef } from './route.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -30,7 +33,7 @@ const REQUEST_ID_HEADER = { 'x-request-id': { description: 'The request id (echo
  * reused); routes with path parameters 404; 500 is the envelope of a bug. The route's own `errors` (402, 403, 409 …) are added to these.
  */
 export function errorStatuses(r: RouteDef): number[] {
-  const statuses = new Set<number>([400, 429, 500, ...(r.errors ?? [])]);
+  const statuses = new Set<number>([400, 429, 500, ...(r.errors ?? []), ...(r.errorCodes ?? []).map((c) => ROUTE_ERROR_CODES[c])]);
   // Authenticated routes need the database: 503 while it is unreachable.
   if (r.auth !== false) statuses.add(401).add(503);
   // A request whose query outlives the API's statement_timeout is a 422 `query_too_expensive`.
@@ -44,6 +47,74 @@ export function errorStatuses(r: RouteDef): number[] {
   if (/\{\w+\}/.test(r.path)) statuses.add(404);
   return [...statuses].sort((a, b) => a - b);
 }
+
+/** Whether a schema (or one it embeds) has a property of this name, or carries this `$id`. */
+function mentions(schema: unknown, test: (o: Record<string, unknown>) => boolean): boolean {
+  if (Array.isArray(schema)) return schema.some((x) => mentions(x, test));
+  if (!schema || typeof schema !== 'object') return false;
+  const o = schema as Record<string, unknown>;
+  return test(o) || Object.values(o).some((v) => mentions(v, test));
+}
+const hasProperty = (name: string) => (o: Record<string, unknown>) => !!o.properties && typeof o.properties === 'object' && name in (o.properties as object);
+
+/**
+ * The `error.code`s an operation can answer with each status: the ones every route of its kind
+ * answers (derived like {@link errorStatuses}) and the route's own `errorCodes`. A route that
+ * declares a status in `errors` but no code of it answers that status's generic code
+ * (402 `insufficient_credits`, 403 `feature_not_available`, 409 `conflict`).
+ */
+export function errorCodesOf(r: RouteDef, status: number): string[] {
+  const own = (r.errorCodes ?? []).filter((c) => ROUTE_ERROR_CODES[c] === status);
+  const codes = new Set<string>();
+  switch (status) {
+    case 400:
+      codes.add('validation_failed').add('malformed_request');
+      if (readsJsonBody(r)) codes.add('invalid_json');
+      // A value PostgreSQL refuses (api/app.ts dataExceptionError) can come from any input.
+      codes.add('invalid_value');
+      if (mentions([r.body, r.query], hasProperty('paginationToken'))) codes.add('invalid_pagination_token');
+      if (mentions(r.body, (o) => o.$id === 'WebhookConfiguration')) codes.add('url_not_allowed');
+      break;
+    case 401: codes.add('unauthorized'); break;
+    case 402: codes.add('insufficient_credits'); break;
+    case 403: codes.add('feature_not_available'); break;
+    case 404: codes.add('not_found'); if (/\{\w+\}/.test(r.path)) codes.add('empty_path_parameter'); break;
+    case 409:
+      if (r.idempotent) codes.add('idempotency_request_in_progress');
+      if (!own.length && (r.errors ?? []).includes(409)) codes.add('conflict');
+      break;
+    case 413: codes.add('payload_too_large'); break;
+    case 415: codes.add('unsupported_media_type'); break;
+    case 422: codes.add('query_too_expensive'); if (r.idempotent) codes.add('idempotency_key_reused'); break;
+    case 429: codes.add('rate_limited'); break;
+    case 500: codes.add('internal_error'); break;
+    case 503:
+      codes.add('service_unavailable');
+      // Routes that move credits wait for the workspace's credit account.
+      if ((r.errors ?? []).includes(402) || r.errorCodes?.includes('insufficient_credits')) codes.add('credits_busy');
+      break;
+  }
+  for (const c of own) codes.add(c);
+  return [...codes].sort();
+}
+
+const pascal = (s: string) => s.replace(/(^|_)([a-z0-9])/g, (_m, _u, c: string) => c.toUpperCase());
+/**
+ * The error envelope whose `code` is one of `codes`: a component per distinct list, named after
+ * its status and codes (`Error409DefaultSegmentProtected`), so generated clients type the codes.
+ */
+const errorComponents = new Map<string, unknown>();
+function errorComponent(status: number, codes: string[]): string {
+  const name = `Error${status}${codes.map(pascal).join('Or')}`;
+  if (!errorComponents.has(name)) {
+    const envelope = closeResponseObjects({ ...ErrorEnvelopeSchema(), $id: undefined }) as { properties: { error: { properties: Record<string, unknown> } } };
+    envelope.properties.error.properties.code = { type: 'string', enum: codes };
+    envelope.properties.error.properties.status = { type: 'integer', const: status };
+    errorComponents.set(name, { title: name, ...(toOpenApiSchema(envelope) as object) });
+  }
+  return name;
+}
+const ErrorEnvelopeSchema = () => JSON.parse(JSON.stringify(sharedSchemas.find((s) => s.$id === 'Error')));
 
 /** Routes whose JSON body is read (api/app.ts reads one for every POST, PATCH and PUT). */
 const readsJsonBody = (r: RouteDef) => r.contentType !== 'multipart/form-data' && (!!r.body || ['post', 'patch', 'put'].includes(r.method));
@@ -209,6 +280,24 @@ const docParam = (r: RouteDef, name: string) => published().get(r)?.rename[name]
 
 let cached: Record<string, unknown> | undefined;
 
+/**
+ * Every JSON request body, success response and webhook payload carries an `example`: the route's
+ * own (`examples` in its declaration), else one sampled from its schema by openapi-sampler, which
+ * takes each property's `examples`, `default`, `const`, first `enum` value or `format`.
+ */
+function addSampledExamples(doc: Record<string, unknown>): void {
+  const media = (content: unknown) => (content as Record<string, { schema?: unknown; example?: unknown }> | undefined)?.['application/json'];
+  const fill = (m: { schema?: unknown; example?: unknown } | undefined) => {
+    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true }, doc);
+  };
+  for (const item of [...Object.values(doc.paths as object), ...Object.values(doc.webhooks as object)] as Record<string, Record<string, unknown>>[]) {
+    for (const op of Object.values(item)) {
+      fill(media((op.requestBody as { content?: unknown } | undefined)?.content));
+      for (const [status, res] of Object.entries(op.responses as Record<string, { content?: unknown }>)) if (status.startsWith('2')) fill(media(res.content));
+    }
+  }
+}
+
 export function buildOpenApi(serverUrl: string): Record<string, unknown> {
   if (cached) return { ...cached, servers: [{ url: serverUrl }] };
   const paths: Record<string, Record<string, unknown>> = {};
@@ -234,18 +323,22 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         const schema = isSchema(spec) ? spec : (spec as { schema?: TSchema }).schema;
         const description = isSchema(spec) ? (Number(status) === 202 ? 'Accepted' : 'Success') : (spec as { description: string }).description;
         const ownLinks = status === success(r)?.[0] ? links.get(r) : undefined;
-        responses[status] = { description, headers, ...(schema ? { content: { 'application/json': { schema: toOpenApiSchema(closeResponseObjects(schema)) } } } : {}), ...(ownLinks ? { links: ownLinks } : {}) };
+        const example = status === success(r)?.[0] && r.examples?.response !== undefined ? { example: r.examples.response } : {};
+        responses[status] = { description, headers, ...(schema ? { content: { 'application/json': { schema: toOpenApiSchema(closeResponseObjects(schema)), ...example } } } : {}), ...(ownLinks ? { links: ownLinks } : {}) };
       }
       for (const status of errorStatuses(r)) {
         if (responses[String(status)]) continue;
         const extra = status === 429 ? { 'Retry-After': { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } } } : {};
-        responses[String(status)] = { description: STATUS_TEXT[status] ?? 'Error', headers: { ...headers, ...extra }, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+        const codes = errorCodesOf(r, status);
+        const description = codes.length ? `${STATUS_TEXT[status] ?? 'Error'}. \`error.code\`: ${codes.map((c) => `\`${c}\``).join(', ')}` : (STATUS_TEXT[status] ?? 'Error');
+        const schema = codes.length ? `#/components/schemas/${errorComponent(status, codes)}` : '#/components/schemas/Error';
+        responses[String(status)] = { description, headers: { ...headers, ...extra }, content: { 'application/json': { schema: { $ref: schema } } } };
       }
       // Answered before any route runs (api/server.ts answerClientError), in the error envelope.
-      const envelope = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
-      responses['408'] ??= { description: '`request_timeout`: the request (headers and body) was not received within 300 s', content: envelope };
-      responses['414'] = { description: '`uri_too_long`: the request URL (path and query) is longer than 8 KiB', content: envelope };
-      responses['431'] = { description: '`headers_too_large`: the request line or header fields are too large', content: envelope };
+      const envelope = (status: number, code: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${errorComponent(status, [code])}` } } });
+      responses['408'] ??= { description: '`request_timeout`: the request (headers and body) was not received within 300 s', content: envelope(408, 'request_timeout') };
+      responses['414'] = { description: '`uri_too_long`: the request URL (path and query) is longer than 8 KiB', content: envelope(414, 'uri_too_long') };
+      responses['431'] = { description: '`headers_too_large`: the request line or header fields are too large', content: envelope(431, 'headers_too_large') };
       const op: Record<string, unknown> = {
         operationId: operationId(r),
         tags: [r.tag],
@@ -255,13 +348,37 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         responses,
         ...(r.auth === false ? { security: [] } : {}),
       };
-      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body) } } };
+      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
       if (r.contentType === 'multipart/form-data') {
         op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } };
       }
       (paths[published().get(r)!.path] ??= {})[r.method] = op;
     }
   }
+  const webhookEvent = toOpenApiSchema(closeResponseObjects(JobWebhookEvent));
+  const webhook = (type: string, summary: string) => ({
+    post: {
+      operationId: `webhook${pascal(type.replace('.', '_'))}`,
+      tags: ['Webhooks'],
+      summary,
+      description:
+        'Sent to the `webhookConfiguration.url` of a job request when the job ends, as a JSON POST with the caller\'s `headers` and the ' +
+        'Standard Webhooks signature headers (`webhook-id`, the same on every retry; `webhook-timestamp`; `webhook-signature`, HMAC-SHA256 with the ' +
+        'workspace\'s webhook secret). Any 2xx acknowledges it; other answers and network errors are retried with backoff for 24 h, except 410 Gone ' +
+        '(no retry). Every attempt is listed in the job\'s `webhookDeliveries`.',
+      parameters: [
+        { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'Message id (`msg_<job workflow id>`), the same on every retry: deduplicate on it' },
+        { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
+        { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`' },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/JobWebhookEvent' } } } },
+      responses: { '200': { description: 'Any 2xx acknowledges the event' }, '410': { description: 'Gone: the receiver wants no more deliveries (not retried)' } },
+    },
+  });
+  const webhooks = {
+    'job.completed': webhook('job.completed', 'A job completed'),
+    'job.failed': webhook('job.failed', 'A job failed'),
+  };
   cached = {
     openapi: '3.1.0',
     info: {
@@ -270,12 +387,15 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       description: 'Multi-tenant API for contact data, prospect discovery, asynchronous enrichment and scheduled social publishing. Authenticate with the `x-api-key` header (or `Authorization: Bearer`).',
     },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
-    tags: [...tags].map((name) => ({ name })),
+    tags: [...tags, 'Webhooks'].map((name) => ({ name })),
     paths,
+    webhooks,
     components: {
       schemas: {
         ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema(RESPONSE_COMPONENTS.has(s.$id!) ? closeResponseObjects({ ...s, $id: undefined }) : { ...s, $id: undefined })])),
         ...Object.fromEntries(extraComponents),
+        ...Object.fromEntries(errorComponents),
+        JobWebhookEvent: webhookEvent,
       },
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
@@ -284,5 +404,8 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     },
     security: [{ ApiKey: [] }, { Bearer: [] }],
   };
+  const components = (cached.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+  for (const [name, schema] of Object.entries(components)) components[name] = { title: name, ...schema };
+  addSampledExamples(cached);
   return { ...cached, servers: [{ url: serverUrl }] };
 }

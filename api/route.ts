@@ -7,6 +7,7 @@ import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppDeps } from './deps.js';
 import type { AuthContext } from './middleware/auth.js';
+import type { RouteErrorCode } from './errors.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -49,6 +50,20 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
   responses: Record<number, TSchema | { description: string; schema?: TSchema }>;
   /** Error statuses this route can answer with (documented with the shared error schema). */
   errors?: number[];
+  /**
+   * Error codes this route answers beyond the ones every route of its kind does (those
+   * {@link errorStatuses} and {@link errorCodesOf} in api/openapi.ts derive): each must be in
+   * `ROUTE_ERROR_CODES` (api/errors.ts), which gives its status. The document publishes the
+   * `error.code` of each status as an enum of exactly these, so a code the route answers but
+   * does not declare fails schemathesis' response_schema_conformance.
+   */
+  errorCodes?: RouteErrorCode[];
+  /**
+   * Examples published with the operation (validated against its schemas by
+   * test/integration/openapi.test.ts). Without one the document samples the schema
+   * (openapi-sampler, which uses each property's `examples`/`default`/`format`).
+   */
+  examples?: { request?: StaticOr<B, unknown>; response?: unknown };
   /** Unauthenticated routes (health, docs) set this to false. */
   auth?: boolean;
   /**

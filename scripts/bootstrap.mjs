@@ -18,6 +18,9 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 // The time-skipping test server the SDK would download at run time (DESIGN §8); this is its Java
 // build with its dependencies, run by `.tools/bin/temporal-test-server <port>` on the machine's Java 17.
 export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
+// openapi-generator (Java) for the generated-client test (test/integration/generatedClients.test.ts):
+// its self-contained CLI jar from Maven Central, run as `java -jar .tools/openapi-generator/openapi-generator-cli.jar`.
+export const OPENAPI_GENERATOR_VERSION = '7.25.0';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
@@ -140,6 +143,24 @@ function ensureTemporalTestServer() {
   setStamp('temporal-test-server', TEMPORAL_TEST_SERVER_VERSION);
 }
 
+/**
+ * `org.openapitools:openapi-generator-cli` (one jar with its dependencies), fetched by Maven like
+ * the test server and copied to `.tools/openapi-generator/openapi-generator-cli.jar`.
+ */
+function ensureOpenApiGenerator() {
+  const home = join(tools, 'openapi-generator');
+  const jar = join(home, 'openapi-generator-cli.jar');
+  if (existsSync(jar) && stamp('openapi-generator') === OPENAPI_GENERATOR_VERSION) return;
+  log(`openapi-generator ${OPENAPI_GENERATOR_VERSION} (Maven Central org.openapitools:openapi-generator-cli)`);
+  ensureJavaAndMaven();
+  rmSync(home, { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  run('mvn', ['-q', '-B', '-Dstyle.color=never', `-Dmaven.repo.local=${join(tools, 'cache', 'm2')}`, 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+    `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`, `-DoutputDirectory=${home}`, '-Dmdep.stripVersion=true'], { cwd: home });
+  if (!existsSync(jar)) throw new Error(`openapi-generator-cli ${OPENAPI_GENERATOR_VERSION} not copied to ${jar}`);
+  setStamp('openapi-generator', OPENAPI_GENERATOR_VERSION);
+}
+
 mkdirSync(bin, { recursive: true });
 const t0 = Date.now();
 ensureNodeModules();
@@ -147,5 +168,6 @@ if (!process.env.TEMPORAL_ADDRESS) ensureTemporal();
 if (!process.env.S3_ENDPOINT) ensureMinio();
 ensureSchemathesis();
 ensureTemporalTestServer();
+ensureOpenApiGenerator();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);

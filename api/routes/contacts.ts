@@ -265,7 +265,7 @@ export const contactRoutes = [
     body: BulkUpsertBody,
     bodyLimit: 'bulk', // up to MAX_BULK_ROWS rows
     responses: { 202: JobAccepted },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 500], errorCodes: ['file_type_not_allowed'],
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {
       const source = await loadSource(em, params.sourceId);

@@ -37,7 +37,7 @@ export const integrationRoutes = [
     description: 'Stores the account and its credentials (encrypted at rest, never returned). The returned `id` is the `providerId` for posts.',
     body: ConnectIntegrationBody,
     responses: { 200: IntegrationResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 500], errorCodes: ['url_not_allowed'],
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
       // The adapters call this URL with the account's token: only what the operator allows

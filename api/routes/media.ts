@@ -100,7 +100,7 @@ export const mediaRoutes = [
     contentType: 'multipart/form-data',
     query: UploadQuery,
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 415, 500],
+    errors: [400, 401, 413, 415, 500], errorCodes: ['invalid_multipart', 'file_type_not_allowed', 'file_extension_mismatch'],
     idempotent: true,
     handler: async ({ ctx, query, auth, deps, em, claimIdempotency }) => {
       const chunk = query.chunk === true;
@@ -137,7 +137,7 @@ export const mediaRoutes = [
     body: AssembleChunksBody,
     bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 500, 504],
+    errors: [400, 401, 413, 500, 504], errorCodes: ['file_type_not_allowed', 'file_extension_mismatch', 'media_deadline_exceeded'],
     idempotent: true,
     handler: async ({ ctx, body, auth, deps, em }) => {
       const chunks = body.chunks;
@@ -184,7 +184,7 @@ export const mediaRoutes = [
       'The type is detected from the bytes, as for uploads.' + DEADLINE_NOTE,
     body: ImportFromUrlBody,
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 500, 504],
+    errors: [400, 401, 413, 500, 504], errorCodes: ['url_not_allowed', 'import_failed', 'file_type_not_allowed', 'file_extension_mismatch', 'media_deadline_exceeded'],
     idempotent: true,
     handler: async ({ ctx, body, auth, deps }) => {
       const args = { workspaceId: auth.workspaceId, url: body.url, id: uuidv7() };

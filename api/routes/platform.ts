@@ -124,7 +124,7 @@ export const platformRoutes = [
   }),
   defineRoute({
     method: 'post', path: '/jobs/{jobId}/cancel', tag: 'Jobs', summary: 'Cancel a running job',
-    params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 409, 500],
+    params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 409, 500], errorCodes: ['job_not_running'],
     handler: async ({ auth, deps, params }) => ({ data: await cancelJob(deps, auth.workspaceId, params.jobId) }),
   }),
 ];

@@ -113,7 +113,7 @@ export const postRoutes = [
     params: PostIdParams,
     body: RepostingBody,
     responses: { 200: PostResponse },
-    errors: [400, 401, 403, 404, 409, 500],
+    errors: [400, 401, 403, 404, 409, 500], errorCodes: ['invalid_post_state'],
     idempotent: true,
     handler: async ({ params, body, auth, em, deps }) => {
       if (auth.plan !== 'enterprise') throw featureNotAvailable('Cross-account reposting needs the Enterprise plan');
@@ -168,7 +168,7 @@ export const postRoutes = [
     body: UpdatePostBody,
     bodyLimit: 2 * 1024 * 1024, // as for POST /v1/posts
     responses: { 200: PostResponse },
-    errors: [400, 401, 404, 409, 500],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['post_not_editable'],
     handler: async ({ params, body, auth, em, deps }) => {
       const updated = await em.transactional(async (tx) => {
         const post = await lockedPostOr404(tx, params.id);
@@ -200,7 +200,7 @@ export const postRoutes = [
       'and its unpublished repost children are cancelled. A post being published answers 409. Any other post is removed with its repost children.',
     params: IdParams,
     responses: { 200: PostDeleted },
-    errors: [401, 404, 409, 500],
+    errors: [401, 404, 409, 500], errorCodes: ['post_publishing', 'conflict'],
     handler: async ({ params, auth, em, deps }) => {
       const post = await postOr404(em, params.id);
       if (post.status === 'publishing') throw conflict('The post is being published right now; try again in a moment', 'post_publishing');

@@ -151,7 +151,7 @@ export const publishingRoutes = [
     body: BulkScheduleBody,
     bodyLimit: 'bulk', // up to MAX_SCHEDULE_ROWS rows
     responses: { 200: MessageResponse },
-    errors: [400, 401, 409, 500],
+    errors: [400, 401, 409, 500], errorCodes: ['invalid_post_state'],
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
       const rows = await validateBulk(deps.pool, em, auth.workspaceId, body, new Date());
@@ -203,7 +203,7 @@ export const publishingRoutes = [
       'children become drafts. A repost child is cancelled. A post already publishing or published answers 409.',
     params: PostIdParams,
     responses: { 200: PostResponse },
-    errors: [401, 404, 409, 500],
+    errors: [401, 404, 409, 500], errorCodes: ['invalid_post_state'],
     handler: async ({ params, auth, em, deps }) => {
       const { post, cancelled } = await em.transactional(async (tx) => {
         const post = await lockedPostOr404(tx, params.postId);

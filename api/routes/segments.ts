@@ -49,8 +49,9 @@ function segmentJson(r: SegmentEntity): SegmentJson {
       clonedFrom: r.clonedFrom ?? null,
       segmentSources: r.segmentSources ?? [],
       isDefault: r.isDefault,
-      conditions: r.conditions ?? [],
-      groupedCondition: r.groupedCondition ?? null,
+      // Stored as the request schemas (Condition, GroupedCondition) accepted them.
+      conditions: (r.conditions ?? []) as SegmentJson['attributes']['conditions'],
+      groupedCondition: (r.groupedCondition ?? null) as SegmentJson['attributes']['groupedCondition'],
       workflows: (r.workflows ?? []) as SegmentJson['attributes']['workflows'],
       savedViewTemplates: (r.savedViewTemplates ?? []) as SegmentJson['attributes']['savedViewTemplates'],
       createdAt: r.createdAt.toISOString(),
@@ -139,7 +140,7 @@ export const segmentRoutes = [
     params: IdParams,
     body: CloneSegmentBody,
     responses: { 200: SegmentResponse },
-    errors: [400, 401, 404, 409, 500],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['default_segment_not_cloneable'],
     idempotent: true,
     handler: async ({ params, body, auth, em }) => {
       const origin = await loadSegment(em, params.id);
@@ -224,7 +225,7 @@ export const segmentRoutes = [
     description: 'Deletes the segment (its contacts and sources stay). The default segment cannot be deleted (409 `default_segment_protected`).',
     params: IdParams,
     responses: { 200: SegmentDeleted },
-    errors: [401, 404, 409, 500],
+    errors: [401, 404, 409, 500], errorCodes: ['default_segment_protected'],
     handler: async ({ params, em }) => {
       const seg = await loadSegment(em, params.id);
       if (seg.isDefault) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');

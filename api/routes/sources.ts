@@ -279,7 +279,7 @@ export const sourceRoutes = [
     description: 'Each item is a PATCH of one source (`sourceMeta` merge, `runFrequency` schedule). All items are checked before any change: an unknown id is a 404, an invalid item a 400 naming `/sources/<i>/…`.',
     body: BulkUpdateSourcesBody,
     responses: { 200: SourceList },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 500], errorCodes: ['source_exists'],
     handler: async ({ body, auth, deps, em }) => {
       const seen = new Set<string>();
       body.sources.forEach((s, i) => {
@@ -316,7 +316,7 @@ export const sourceRoutes = [
     params: IdParams,
     body: PullBody,
     responses: { 202: JobAccepted },
-    errors: [400, 401, 404, 409, 500],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['source_not_pullable', 'conflict'],
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {
       const row = await loadSource(em, params.id);
@@ -373,7 +373,7 @@ export const sourceRoutes = [
     params: IdParams,
     body: PatchSourceBody,
     responses: { 200: SourceResponse },
-    errors: [400, 401, 404, 409, 500],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['source_exists'],
     handler: async ({ params, body, auth, deps, em }) => {
       const catalog = body.sourceMeta !== undefined ? await loadContactCatalog(deps.pool, auth.workspaceId) : contactCatalog([]);
       // Planned and applied under the row lock: concurrent PATCHes of one source take turns, so none

@@ -192,7 +192,7 @@ const childCommon = {
   suggestionLink: Type.String(),
   hasMoreOptions: Type.Boolean(),
 };
-export const VerifiedChildItem = Type.Recursive((Self) => Type.Object({ ...childCommon, childFields: Type.Array(Self) }));
+export const VerifiedChildItem = Type.Recursive((Self) => Type.Object({ ...childCommon, childFields: Type.Array(Self) }), { $id: 'VerifiedSchemaChildField' });
 
 export const VerifiedSchemaItem = Type.Object({
   name: Type.String(),

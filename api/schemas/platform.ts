@@ -65,3 +65,17 @@ export const JobResponse = Type.Object({
     updatedAt: Type.String({ format: 'date-time' }),
   }),
 });
+
+/** The body of a job webhook (DESIGN §4; workflows/job.ts `webhookPayload`), published in the document's `webhooks`. */
+export const JobWebhookEvent = Type.Object(
+  {
+    type: Type.Union([Type.Literal('job.completed'), Type.Literal('job.failed')]),
+    jobId: Type.String(),
+    jobType: Type.String({ examples: ['bulk-upsert-contacts'] }),
+    jobStatus: Type.Union([Type.Literal('completed'), Type.Literal('failed')]),
+    jobResponsePayload: Type.Unknown({ description: 'The job\'s result, as `GET /jobs/{jobId}` answers it; shape depends on the job type' }),
+    error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { description: 'Why the job failed (`job.failed` only)' })),
+    timestamp: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'JobWebhookEvent' },
+);

@@ -53,6 +53,7 @@ describe('schemathesis', () => {
       workers: campaign ? 2 : 1,
       workDir: join(ROOT_DIR, '.test-data', `schemathesis-${process.pid}`),
       echo: campaign || process.env.FUZZ_ECHO === '1',
+      checks: process.env.FUZZ_CHECKS?.split(',').filter(Boolean),
     });
     const summary = `schemathesis seed ${seed}: ${result.cases} cases, ${result.findings.length} findings, exit ${result.exitCode}`;
     console.log([summary, ...result.findings.map((f) => `  ${f}`)].join('\n'));

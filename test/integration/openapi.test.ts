@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { startTestApp, type TestApp } from '../harness.js';
 import { routeGroups } from '../../api/routes/index.js';
+import { errorCodesOf } from '../../api/openapi.js';
+import type { RouteDef } from '../../api/route.js';
 
 let app: TestApp;
 
@@ -39,8 +41,13 @@ describe('OpenAPI document', () => {
         const statuses = Object.keys(op.responses).map(Number);
         const expected = [400, 414, 429, 500, ...(r.auth === false ? [] : [401, 503]), ...(r.body || r.query ? [422] : []), ...(r.idempotent ? [409, 422] : []), ...(/\{/.test(r.path) ? [404] : []), ...(r.body ? [413, 415] : []), ...(r.errors ?? [])];
         expect(statuses, `${r.method} ${r.path}`).toEqual(expect.arrayContaining(expected));
-        for (const s of statuses.filter((s) => s >= 400 && s !== 431 && !(s in r.responses))) {
-          expect(op.responses[s].content['application/json'].schema, `${r.method} ${r.path} ${s}`).toEqual({ $ref: '#/components/schemas/Error' });
+        for (const s of statuses.filter((s) => s >= 400 && !(s in r.responses))) {
+          const ref = op.responses[s].content['application/json'].schema.$ref as string;
+          const envelope = doc.components.schemas[ref.replace('#/components/schemas/', '')];
+          expect(envelope.properties.error.required, `${r.method} ${r.path} ${s}`).toEqual(['status', 'code', 'message', 'requestId']);
+          // Each status names the codes this operation answers with it (errorCodesOf, a route's `errorCodes`).
+          const codes = s === 408 ? ['request_timeout'] : s === 431 ? ['headers_too_large'] : errorCodesOf(r as RouteDef, s);
+          expect(envelope.properties.error.properties.code.enum, `${r.method} ${r.path} ${s}`).toEqual(codes.length ? codes : undefined);
         }
         expect(op.responses['429'].headers['Retry-After'].required).toBe(true);
         expect(Object.keys(op.responses['429'].headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
