@@ -64,8 +64,9 @@ describe('docker-compose.yml', () => {
     expectCompiledEntry(services.api!.command!);
     expectCompiledEntry(services.worker!.command!);
     expectCompiledEntry(services.migrate!.command!);
-    expect(services.api!.command!.at(-1)).toBe('dist/api/main.js');
-    expect(services.worker!.command!.at(-1)).toBe('dist/worker/main.js');
+    // dist/scripts/launch.js execs dist/<role>/main.js (test/integration/nodeVersions.test.ts).
+    expect(services.api!.command!.slice(1)).toEqual(['dist/scripts/launch.js', 'api']);
+    expect(services.worker!.command!.slice(1)).toEqual(['dist/scripts/launch.js', 'worker']);
     expect(services.migrate!.command).toEqual(['node', 'dist/scripts/migrate.js']);
     expect(read('docker-compose.yml')).not.toMatch(/\b(tsx|npx)\b/);
   });
@@ -188,8 +189,9 @@ describe('docker-compose.yml', () => {
       const options = services[name]!.environment!.NODE_OPTIONS;
       if (options) expect(() => nodeStarts([], { NODE_OPTIONS: String(options) }), `${name}: NODE_OPTIONS=${options}`).not.toThrow();
     }
-    expect(services.api!.command).toEqual(['node', ...PROCESS_NODE_FLAGS, 'dist/api/main.js']);
-    expect(services.worker!.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/worker/main.js']);
+    // The launcher picks the flags this Node supports (infra/nodeFlags.ts) and execs the entry.
+    expect(services.api!.command).toEqual(['node', 'dist/scripts/launch.js', 'api']);
+    expect(services.worker!.command).toEqual(['node', 'dist/scripts/launch.js', 'worker']);
     for (const flags of [PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS]) expect(() => nodeStarts(flags), flags.join(' ')).not.toThrow();
   });
 
@@ -280,8 +282,8 @@ describe('Dockerfile', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
     expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json && node dist/scripts/bundleWorkflows.js');
     // The README's production commands start them with the flags compose and npm start give them.
-    expect(pkg.scripts['start:api']).toBe(['node', ...PROCESS_NODE_FLAGS, 'dist/api/main.js'].join(' '));
-    expect(pkg.scripts['start:worker']).toBe(['node', ...WORKER_NODE_FLAGS, 'dist/worker/main.js'].join(' '));
+    expect(pkg.scripts['start:api']).toBe(services.api!.command!.join(' '));
+    expect(pkg.scripts['start:worker']).toBe(services.worker!.command!.join(' '));
     const tsconfig = JSON.parse(read('tsconfig.build.json')) as { compilerOptions: { outDir: string; noEmit: boolean } };
     expect(tsconfig.compilerOptions).toMatchObject({ outDir: 'dist', noEmit: false });
     expect(read('.gitignore')).toMatch(/^\/dist\/$/m);
