@@ -39,7 +39,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   // Asynchronous stdout: lines written while a write is in flight go out together, so the access
   // log at info costs the request path no synchronous write (pino flushes it when the process exits).
   const log = opts.log ?? createLogger({ svc: 'api', level: config.logLevel }, pino.destination({ dest: 1, sync: false }));
-  const stores = await openStores(config, { poolMax: 20, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
+  const stores = await openStores(config, { poolMax: config.dbPoolMax.api, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
   const apiKeys = new ApiKeyCache(stores.pool, () => listener.live);
   const listener = listen({
     databaseUrl: config.databaseUrl,

@@ -15,8 +15,14 @@ export interface Config {
   publicBaseUrl: string;
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string; uiUrl: string };
-  /** `publicEndpoint`: the object store as clients reach it, used only to presign `readUrl`s (default: `endpoint`). */
-  s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+  /**
+   * `publicEndpoint`: the object store as clients reach it, used only to presign `readUrl`s (default: `endpoint`).
+   * `pathStyle`: `https://host/bucket/key` (MinIO, most S3-compatible servers) or `https://bucket.host/key` (AWS S3's virtual hosts).
+   * Credentials: `S3_ACCESS_KEY`/`S3_SECRET_KEY`, else the AWS SDK's `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`.
+   */
+  s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string; region: string; pathStyle: boolean };
+  /** Connections at most in each process's one PostgreSQL pool (docs/DEPLOY.md "Connection arithmetic"). */
+  dbPoolMax: { api: number; worker: number };
   /** Secret for HMAC pagination tokens and other server-side signatures. */
   serverSecret: string;
   /** Current key of the keyring (`domain/keyring.ts`): 64 hex characters, or any string (stretched). */
@@ -207,11 +213,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     s3: {
       endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
       publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
-      accessKey: env.S3_ACCESS_KEY ?? e.minioUser,
-      secretKey: env.S3_SECRET_KEY ?? e.minioPassword,
+      accessKey: env.S3_ACCESS_KEY ?? env.AWS_ACCESS_KEY_ID ?? e.minioUser,
+      secretKey: env.S3_SECRET_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? e.minioPassword,
+      ...(env.S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN ? { sessionToken: env.S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN } : {}),
       bucket: env.S3_BUCKET ?? 'media',
-      region: env.S3_REGION ?? 'us-east-1',
+      region: env.S3_REGION ?? env.AWS_REGION ?? 'us-east-1',
+      pathStyle: bool('S3_PATH_STYLE', env.S3_PATH_STYLE, true),
     },
+    dbPoolMax: { api: int(env.API_DB_POOL_MAX, 20), worker: int(env.WORKER_DB_POOL_MAX, 20) },
     serverSecret: env.SERVER_SECRET ?? DEV_SECRETS.SERVER_SECRET,
     encryptionKey: env.ENCRYPTION_KEY ?? DEV_SECRETS.ENCRYPTION_KEY,
     previousEncryptionKeys: list(env.ENCRYPTION_PREVIOUS_KEYS),

@@ -105,11 +105,18 @@ describe('docker-compose.yml', () => {
     expect(temporal.healthcheck?.test).toBeDefined();
   });
 
-  it('publishes only the API port; Temporal, its UI, MinIO and PostgreSQL stay inside the network', () => {
+  it('publishes the API and the MinIO S3 API (readUrls); Temporal, its UI, the MinIO console and PostgreSQL stay inside', () => {
     const published = Object.entries(services).filter(([, s]) => s.ports?.length);
-    expect(published.map(([n]) => n)).toEqual(['api']);
+    expect(published.map(([n]) => n).sort()).toEqual(['api', 'minio']);
     expect(services.api!.ports).toEqual(['${API_PORT:-3000}:3000']);
     expect(services.api!.environment!.PORT).toBe('3000');
+    // Presigned readUrls name S3_PUBLIC_ENDPOINT: something must serve them (issue 31).
+    expect(services.minio!.ports).toEqual(['${MINIO_PUBLIC_PORT:-9000}:9000']);
+    expect(services.api!.environment!.S3_PUBLIC_ENDPOINT).toMatch(/^\$\{S3_PUBLIC_ENDPOINT:\?/);
+  });
+
+  it('pulls MinIO from a registry that still serves it (Docker Hub removed minio/minio and minio/mc)', () => {
+    for (const name of ['minio', 'minio-init']) expect(services[name]!.image, name).toMatch(/^quay\.io\/minio\/(minio|mc):RELEASE\./);
   });
 
   it('the override example opens Temporal frontend and UI and the MinIO console on loopback only', () => {
@@ -138,7 +145,7 @@ describe('docker-compose.yml', () => {
     expect(Object.values(env)).not.toContain(rootUser);
     expect(JSON.stringify(services.api)).not.toMatch(/MINIO_ROOT/);
     const init = services['minio-init']!;
-    expect(init.image).toMatch(/^minio\/mc:/);
+    expect(init.image).toMatch(/^quay\.io\/minio\/mc:/);
     expect(init.depends_on).toEqual({ minio: { condition: 'service_healthy' } });
     const script = mounted(init, init.entrypoint!.at(-1)!);
     expect(script).toContain('mc mb --ignore-existing "local/$S3_BUCKET"');
