@@ -90,6 +90,15 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     metricsUrl: metrics && `${metrics.url}/metrics`,
     codecUrl: codec?.url,
     async close() {
+      // Readiness first: the load balancer (a Kubernetes Service, whose endpoints follow the
+      // readiness probe) stops routing here while this process still accepts and serves; only
+      // then does it refuse new connections. Without it a rolling update sent requests for a
+      // few seconds to a process that refused them (502s).
+      deps.shuttingDown = true;
+      if (config.shutdownDelayMs > 0) {
+        log.info({ delayMs: config.shutdownDelayMs }, 'shutting down: /readyz fails, still serving until the delay ends, then draining');
+        await delay(config.shutdownDelayMs);
+      }
       // A drain, for rolling deploys: new connections are refused at once (safe for a client to
       // retry elsewhere), while open keep-alive connections answer what their clients send next
       // with `Connection: close`. Node's `server.close()` would close the idle ones at once,

@@ -23,6 +23,12 @@ export interface Config {
   s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string; region: string; pathStyle: boolean };
   /** Connections at most in each process's one PostgreSQL pool (docs/DEPLOY.md "Connection arithmetic"). */
   dbPoolMax: { api: number; worker: number };
+  /**
+   * On SIGTERM the API first fails readiness and keeps serving for this long (`SHUTDOWN_DELAY_MS`,
+   * 0 by default; the Helm chart sets it), so a load balancer stops sending it traffic before it
+   * refuses new connections; then it drains.
+   */
+  shutdownDelayMs: number;
   /** Secret for HMAC pagination tokens and other server-side signatures. */
   serverSecret: string;
   /** Current key of the keyring (`domain/keyring.ts`): 64 hex characters, or any string (stretched). */
@@ -221,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pathStyle: bool('S3_PATH_STYLE', env.S3_PATH_STYLE, true),
     },
     dbPoolMax: { api: int(env.API_DB_POOL_MAX, 20), worker: int(env.WORKER_DB_POOL_MAX, 20) },
+    shutdownDelayMs: int(env.SHUTDOWN_DELAY_MS, 0),
     serverSecret: env.SERVER_SECRET ?? DEV_SECRETS.SERVER_SECRET,
     encryptionKey: env.ENCRYPTION_KEY ?? DEV_SECRETS.ENCRYPTION_KEY,
     previousEncryptionKeys: list(env.ENCRYPTION_PREVIOUS_KEYS),
