@@ -38,11 +38,11 @@ ENV HOST=0.0.0.0 PORT=3000 WORKER_HEALTH_PORT=3001
 
 FROM runtime AS worker
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "dist/scripts/healthcheck.js", "worker"]
-# WORKER_NODE_FLAGS of domain/config.ts (V8 flags: NODE_OPTIONS would refuse them).
-CMD ["node", "--max-old-space-size=384", "--heap-growing-percent=75", "--max-semi-space-size=16", "--experimental-async-context-frame", "--single-threaded-gc", "dist/worker/main.js"]
+# The launcher adds WORKER_NODE_FLAGS (infra/nodeFlags.ts) as this Node supports them, then execs the worker.
+CMD ["node", "dist/scripts/launch.js", "worker"]
 
 FROM runtime AS api
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["node", "dist/scripts/healthcheck.js", "api"]
-# PROCESS_NODE_FLAGS of domain/config.ts (V8 flags: NODE_OPTIONS would refuse them).
-CMD ["node", "--max-old-space-size=384", "--heap-growing-percent=75", "--max-semi-space-size=16", "--experimental-async-context-frame", "dist/api/main.js"]
+# The launcher adds PROCESS_NODE_FLAGS (infra/nodeFlags.ts) as this Node supports them, then execs the API.
+CMD ["node", "dist/scripts/launch.js", "api"]

@@ -23,4 +23,6 @@ export interface AppDeps {
   readContact: ContactReader;
   /** GET /credits/balance: the reads of one event-loop turn batched into one statement. */
   readBalance: BalanceReader;
+  /** Set on SIGTERM: /readyz answers 503 while the process still serves (readiness-first shutdown). */
+  shuttingDown?: boolean;
 }

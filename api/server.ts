@@ -39,7 +39,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   // Asynchronous stdout: lines written while a write is in flight go out together, so the access
   // log at info costs the request path no synchronous write (pino flushes it when the process exits).
   const log = opts.log ?? createLogger({ svc: 'api', level: config.logLevel }, pino.destination({ dest: 1, sync: false }));
-  const stores = await openStores(config, { poolMax: 20, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
+  const stores = await openStores(config, { poolMax: config.dbPoolMax.api, role: 'api', onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost') });
   const apiKeys = new ApiKeyCache(stores.pool, () => listener.live);
   const listener = listen({
     databaseUrl: config.databaseUrl,
@@ -90,6 +90,15 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     metricsUrl: metrics && `${metrics.url}/metrics`,
     codecUrl: codec?.url,
     async close() {
+      // Readiness first: the load balancer (a Kubernetes Service, whose endpoints follow the
+      // readiness probe) stops routing here while this process still accepts and serves; only
+      // then does it refuse new connections. Without it a rolling update sent requests for a
+      // few seconds to a process that refused them (502s).
+      deps.shuttingDown = true;
+      if (config.shutdownDelayMs > 0) {
+        log.info({ delayMs: config.shutdownDelayMs }, 'shutting down: /readyz fails, still serving until the delay ends, then draining');
+        await delay(config.shutdownDelayMs);
+      }
       // A drain, for rolling deploys: new connections are refused at once (safe for a client to
       // retry elsewhere), while open keep-alive connections answer what their clients send next
       // with `Connection: close`. Node's `server.close()` would close the idle ones at once,

@@ -32,7 +32,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../infra/temporalConnection.js';
 import { loadConfig } from '../domain/config.js';
 import { jobWorkflowId } from '../api/jobs.js';
 import { openOrm } from '../db/orm.js';
@@ -145,7 +146,7 @@ interface Measured {
 }
 const cpuNow = () => cpuByProcess({ api: apiProc.pid, worker: workerProc.pid, bench: process.pid });
 
-const temporal = new Client({ connection: await Connection.connect({ address: loadConfig().temporal.address }) });
+const temporal = new Client({ connection: await connectTemporal(loadConfig()) });
 const ms = (t: any) => Number(t.seconds) * 1000 + Math.round((t.nanos ?? 0) / 1e6);
 
 /**

@@ -3,13 +3,14 @@
  * raw `pg` view of it), the object store and a Temporal client (connected lazily, so tools that
  * never start a workflow never dial Temporal).
  */
-import { Client, Connection, isGrpcDeadlineError, isGrpcServiceError } from '@temporalio/client';
+import { Client, isGrpcDeadlineError, isGrpcServiceError } from '@temporalio/client';
 import type { Config } from '../domain/config.js';
 import { openDatabase, type MikroORM } from './orm.js';
 import type { Pool } from './pool.js';
 import { createObjectStore, type ObjectStore } from '../infra/objectStore.js';
 import { dataConverterOf } from '../domain/payloadCodec.js';
 import { observePool } from '../telemetry/metrics.js';
+import { lazyTemporalConnection } from '../infra/temporalConnection.js';
 
 export interface Stores {
   orm: MikroORM;
@@ -33,7 +34,7 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
   const { orm, pool, close: closeDatabase } = await openDatabase(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError });
   const storage = createObjectStore(config.s3);
   const unobservePool = observePool(pool, opts.role ?? 'tool');
-  const connection = Connection.lazy({ address: config.temporal.address });
+  const connection = lazyTemporalConnection(config);
   // Payloads are sealed before they reach Temporal (domain/payloadCodec.ts); the worker uses the same codec.
   const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config) });
   return {

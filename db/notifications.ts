@@ -8,6 +8,7 @@
  * sent while it was away are lost).
  */
 import pg from 'pg';
+import { pgClientOptions } from './pgConnection.js';
 
 export interface ListenerOptions {
   databaseUrl: string;
@@ -54,7 +55,7 @@ export function listen(opts: ListenerOptions): Listener {
     reconnectTimer = undefined;
     if (closed) return;
     // keepAlive: a peer that vanished without a FIN is noticed by the kernel too, not only by the heartbeat.
-    const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: `listen:${opts.channel}`, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
+    const c = new pg.Client({ ...pgClientOptions(opts.databaseUrl), application_name: `listen:${opts.channel}`, keepAlive: true, keepAliveInitialDelayMillis: 1000 });
     client = c;
     c.on('error', (err) => lost(c, err));
     c.on('end', () => lost(c));

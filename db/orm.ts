@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { rawPool, reportConnectionErrors, type ConnectionErrorListener } from './pool.js';
+import { pgTls } from './pgConnection.js';
 
 export type { MikroORM } from '@mikro-orm/postgresql';
 
@@ -34,6 +35,8 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, po
     debug: false,
     pool: { min: 0, max: pool.max ?? 10, idleTimeoutMillis: 30_000 },
     driverOptions: {
+      // TLS as DATABASE_URL's sslmode/sslrootcert (or PGSSL*) say: the ORM reads only host, port, user and database from the URL.
+      ssl: pgTls(databaseUrl).ssl,
       // Passed to pg.Pool, which sends it in each connection's startup packet: the session's
       // default, which a `reset all` keeps.
       ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),

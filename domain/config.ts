@@ -15,8 +15,20 @@ export interface Config {
   publicBaseUrl: string;
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string; uiUrl: string };
-  /** `publicEndpoint`: the object store as clients reach it, used only to presign `readUrl`s (default: `endpoint`). */
-  s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; bucket: string; region: string };
+  /**
+   * `publicEndpoint`: the object store as clients reach it, used only to presign `readUrl`s (default: `endpoint`).
+   * `pathStyle`: `https://host/bucket/key` (MinIO, most S3-compatible servers) or `https://bucket.host/key` (AWS S3's virtual hosts).
+   * Credentials: `S3_ACCESS_KEY`/`S3_SECRET_KEY`, else the AWS SDK's `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`.
+   */
+  s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string; region: string; pathStyle: boolean };
+  /** Connections at most in each process's one PostgreSQL pool (docs/DEPLOY.md "Connection arithmetic"). */
+  dbPoolMax: { api: number; worker: number };
+  /**
+   * On SIGTERM the API first fails readiness and keeps serving for this long (`SHUTDOWN_DELAY_MS`,
+   * 0 by default; the Helm chart sets it), so a load balancer stops sending it traffic before it
+   * refuses new connections; then it drains.
+   */
+  shutdownDelayMs: number;
   /** Secret for HMAC pagination tokens and other server-side signatures. */
   serverSecret: string;
   /** Current key of the keyring (`domain/keyring.ts`): 64 hex characters, or any string (stretched). */
@@ -154,31 +166,8 @@ function originOf(url: string): string {
 const CODE_DIR = resolve(import.meta.dirname, '..');
 export const ROOT_DIR = basename(CODE_DIR) === 'dist' ? dirname(CODE_DIR) : CODE_DIR;
 
-/**
- * V8 flags of the API and worker processes (`npm start`, the benchmarks), to keep each under
- * 500 MB RSS during a 100,000-row import without spending its CPU on garbage collection:
- * - a capped old generation (384 MB). Under 2 GB V8 also shrinks its heap growing factor to
- *   ~1.3, which made the worker run a full collection every few dozen MB promoted (about a third
- *   of its CPU in bench/ingest-cpu.ts); `--heap-growing-percent=75` lets the heap grow by 75%
- *   between full collections instead (worker CPU ~25% lower, peak RSS ~420 MB);
- * - a 16 MB young generation, so the short-lived objects of a 10,000-row chunk die young instead
- *   of being promoted and collected again;
- * - `AsyncLocalStorage` (the log context, MikroORM's and Temporal's contexts) on V8's continuation
- *   frames instead of promise hooks, as Node 24 does by default: no hook runs per promise. The
- *   API spent 4–12% less CPU per request with it (docs/ARCHITECTURE.md "The hot path"); the tests
- *   run with it too (vitest.config.ts).
- */
-export const PROCESS_NODE_FLAGS = ['--max-old-space-size=384', '--heap-growing-percent=75', '--max-semi-space-size=16', '--experimental-async-context-frame'];
-
-/**
- * The worker's flags: PROCESS_NODE_FLAGS with garbage collection on the main thread only. The
- * worker is a batch process on a machine whose cores its PostgreSQL backends need: V8's parallel
- * and concurrent collector threads cost more CPU than they save it (bench/ingest-cpu.ts, 100k
- * rows, three alternated pairs: 3.80–3.92 s of worker CPU against 4.23–4.35 s for a first load,
- * 4.07–4.13 s against 4.53–4.60 s for a re-send, peak RSS unchanged). Its longer pauses are no
- * one's latency. The API keeps the parallel collector: its pauses are requests' latency.
- */
-export const WORKER_NODE_FLAGS = [...PROCESS_NODE_FLAGS, '--single-threaded-gc'];
+/** The API's and worker's Node flags, as the running Node supports them (infra/nodeFlags.ts). */
+export { PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS } from '../infra/nodeFlags.js';
 
 /** Ports of the embedded services when the environment names no external one. */
 export const EMBEDDED = {
@@ -230,11 +219,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     s3: {
       endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
       publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
-      accessKey: env.S3_ACCESS_KEY ?? e.minioUser,
-      secretKey: env.S3_SECRET_KEY ?? e.minioPassword,
+      accessKey: env.S3_ACCESS_KEY ?? env.AWS_ACCESS_KEY_ID ?? e.minioUser,
+      secretKey: env.S3_SECRET_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? e.minioPassword,
+      ...(env.S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN ? { sessionToken: env.S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN } : {}),
       bucket: env.S3_BUCKET ?? 'media',
-      region: env.S3_REGION ?? 'us-east-1',
+      region: env.S3_REGION ?? env.AWS_REGION ?? 'us-east-1',
+      pathStyle: bool('S3_PATH_STYLE', env.S3_PATH_STYLE, true),
     },
+    dbPoolMax: { api: int(env.API_DB_POOL_MAX, 20), worker: int(env.WORKER_DB_POOL_MAX, 20) },
+    shutdownDelayMs: int(env.SHUTDOWN_DELAY_MS, 0),
     serverSecret: env.SERVER_SECRET ?? DEV_SECRETS.SERVER_SECRET,
     encryptionKey: env.ENCRYPTION_KEY ?? DEV_SECRETS.ENCRYPTION_KEY,
     previousEncryptionKeys: list(env.ENCRYPTION_PREVIOUS_KEYS),

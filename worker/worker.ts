@@ -6,7 +6,8 @@
  * says so once per network queue at start ("No workflows registered, not polling for workflow
  * tasks"), which is expected.
  */
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { connectTemporalWorker } from '../infra/temporalConnection.js';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../domain/config.js';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
@@ -48,7 +49,7 @@ export async function createWorkers(
   deps: ActivityDeps,
   opts: { connection?: NativeConnection; workflowBundlePath?: string } = {},
 ): Promise<WorkerSet> {
-  const connection = opts.connection ?? (await NativeConnection.connect({ address: deps.config.temporal.address }));
+  const connection = opts.connection ?? (await connectTemporalWorker(deps.config));
   const activities = createActivities(deps);
   const dataConverter = dataConverterOf(deps.config);
   const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };

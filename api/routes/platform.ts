@@ -47,6 +47,7 @@ export const platformRoutes = [
     method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL (with every migration of this build applied), Temporal and the object store answer', auth: false, rateLimited: false,
     responses: { 200: Readiness, 503: Readiness },
     handler: async ({ deps }) => {
+      if (deps.shuttingDown) return reply(503, { status: 'degraded', checks: { shutdown: { ok: false, ms: 0, error: 'the process is shutting down: it serves what it gets until it drains' } } });
       const checks = {
         database: await timed(() => pingDatabase(deps.pool)),
         temporal: await timed(() => deps.temporal.workflowService.getSystemInfo({})),

@@ -64,8 +64,9 @@ describe('docker-compose.yml', () => {
     expectCompiledEntry(services.api!.command!);
     expectCompiledEntry(services.worker!.command!);
     expectCompiledEntry(services.migrate!.command!);
-    expect(services.api!.command!.at(-1)).toBe('dist/api/main.js');
-    expect(services.worker!.command!.at(-1)).toBe('dist/worker/main.js');
+    // dist/scripts/launch.js execs dist/<role>/main.js (test/integration/nodeVersions.test.ts).
+    expect(services.api!.command!.slice(1)).toEqual(['dist/scripts/launch.js', 'api']);
+    expect(services.worker!.command!.slice(1)).toEqual(['dist/scripts/launch.js', 'worker']);
     expect(services.migrate!.command).toEqual(['node', 'dist/scripts/migrate.js']);
     expect(read('docker-compose.yml')).not.toMatch(/\b(tsx|npx)\b/);
   });
@@ -104,11 +105,18 @@ describe('docker-compose.yml', () => {
     expect(temporal.healthcheck?.test).toBeDefined();
   });
 
-  it('publishes only the API port; Temporal, its UI, MinIO and PostgreSQL stay inside the network', () => {
+  it('publishes the API and the MinIO S3 API (readUrls); Temporal, its UI, the MinIO console and PostgreSQL stay inside', () => {
     const published = Object.entries(services).filter(([, s]) => s.ports?.length);
-    expect(published.map(([n]) => n)).toEqual(['api']);
+    expect(published.map(([n]) => n).sort()).toEqual(['api', 'minio']);
     expect(services.api!.ports).toEqual(['${API_PORT:-3000}:3000']);
     expect(services.api!.environment!.PORT).toBe('3000');
+    // Presigned readUrls name S3_PUBLIC_ENDPOINT: something must serve them (issue 31).
+    expect(services.minio!.ports).toEqual(['${MINIO_PUBLIC_PORT:-9000}:9000']);
+    expect(services.api!.environment!.S3_PUBLIC_ENDPOINT).toMatch(/^\$\{S3_PUBLIC_ENDPOINT:\?/);
+  });
+
+  it('pulls MinIO from a registry that still serves it (Docker Hub removed minio/minio and minio/mc)', () => {
+    for (const name of ['minio', 'minio-init']) expect(services[name]!.image, name).toMatch(/^quay\.io\/minio\/(minio|mc):RELEASE\./);
   });
 
   it('the override example opens Temporal frontend and UI and the MinIO console on loopback only', () => {
@@ -137,7 +145,7 @@ describe('docker-compose.yml', () => {
     expect(Object.values(env)).not.toContain(rootUser);
     expect(JSON.stringify(services.api)).not.toMatch(/MINIO_ROOT/);
     const init = services['minio-init']!;
-    expect(init.image).toMatch(/^minio\/mc:/);
+    expect(init.image).toMatch(/^quay\.io\/minio\/mc:/);
     expect(init.depends_on).toEqual({ minio: { condition: 'service_healthy' } });
     const script = mounted(init, init.entrypoint!.at(-1)!);
     expect(script).toContain('mc mb --ignore-existing "local/$S3_BUCKET"');
@@ -188,8 +196,9 @@ describe('docker-compose.yml', () => {
       const options = services[name]!.environment!.NODE_OPTIONS;
       if (options) expect(() => nodeStarts([], { NODE_OPTIONS: String(options) }), `${name}: NODE_OPTIONS=${options}`).not.toThrow();
     }
-    expect(services.api!.command).toEqual(['node', ...PROCESS_NODE_FLAGS, 'dist/api/main.js']);
-    expect(services.worker!.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/worker/main.js']);
+    // The launcher picks the flags this Node supports (infra/nodeFlags.ts) and execs the entry.
+    expect(services.api!.command).toEqual(['node', 'dist/scripts/launch.js', 'api']);
+    expect(services.worker!.command).toEqual(['node', 'dist/scripts/launch.js', 'worker']);
     for (const flags of [PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS]) expect(() => nodeStarts(flags), flags.join(' ')).not.toThrow();
   });
 
@@ -280,8 +289,8 @@ describe('Dockerfile', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
     expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json && node dist/scripts/bundleWorkflows.js');
     // The README's production commands start them with the flags compose and npm start give them.
-    expect(pkg.scripts['start:api']).toBe(['node', ...PROCESS_NODE_FLAGS, 'dist/api/main.js'].join(' '));
-    expect(pkg.scripts['start:worker']).toBe(['node', ...WORKER_NODE_FLAGS, 'dist/worker/main.js'].join(' '));
+    expect(pkg.scripts['start:api']).toBe(services.api!.command!.join(' '));
+    expect(pkg.scripts['start:worker']).toBe(services.worker!.command!.join(' '));
     const tsconfig = JSON.parse(read('tsconfig.build.json')) as { compilerOptions: { outDir: string; noEmit: boolean } };
     expect(tsconfig.compilerOptions).toMatchObject({ outDir: 'dist', noEmit: false });
     expect(read('.gitignore')).toMatch(/^\/dist\/$/m);
