@@ -19,6 +19,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { EnrichmentSlice } from '../domain/enrichment.js';
 import type { BulkEnrichmentSummary, BulkStop, RowLookupInput, RowSliceTrace, RowTrace } from '../domain/bulkEnrichment.js';
 import { ENRICHMENT_SLICES } from '../domain/pricing.js';
+import { COMPANY_JOIN, joinSql } from '../domain/contactCatalog.js';
 import { normalizeEmail } from '../domain/identity.js';
 import { workspaceId } from './platform.js';
 import { Contact } from './contacts.js';
@@ -139,7 +140,7 @@ export async function writeFreshnessDays(pool: Pool, workspaceId: string, days: 
 // ---------------------------------------------------------------------------------------------
 
 /** The contacts of a request, as a where-clause over `contacts c` (plus the joins it needs) or an id list. */
-export type Selection = { where: RawBuilder<unknown>; joins: string } | { contactIds: string[] };
+export type Selection = { where: RawBuilder<unknown>; joinKeys: Iterable<string> } | { contactIds: string[] };
 
 /** A contact row as the planner needs it. */
 export interface SelectedContact extends RowLookupInput {
@@ -159,8 +160,8 @@ function selectionSql(workspaceId: string, sel: Selection, columns: RawBuilder<u
       left join companies co on co.id = c.primary_company_id
       order by ids.ord`;
   }
-  return sql`select ${columns} from contacts c ${sql.raw(sel.joins)}
-    left join companies co on co.id = c.primary_company_id
+  // The company join (alias `co`) is one the conditions may need too: joined once.
+  return sql`select ${columns} from contacts c ${sql.raw(joinSql([...sel.joinKeys, COMPANY_JOIN]))}
     where c.workspace_id = ${workspaceId}::uuid and c.status = 'active' and (${sel.where})
     order by c.id`;
 }
