@@ -9,6 +9,7 @@ import { createDiscoveryActivities } from './dbDiscovery.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createSourceActivities } from './dbSources.js';
 import { createEnrichmentActivities } from './providers/enrichment.js';
+import { createBulkEnrichmentActivities } from './providers/bulkEnrichment.js';
 import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
 import { createMediaActivities } from './media.js';
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createSourceActivities(deps),
     ...createEnrichmentActivities(deps),
+    ...createBulkEnrichmentActivities(deps),
     ...createPostDbActivities(deps),
     ...createPublishingActivities(deps),
     ...createMediaActivities(deps),

@@ -8,6 +8,7 @@ import { platformRoutes } from './platform.js';
 import { discoveryRoutes } from './discovery.js';
 import { discoverySchemaRoutes } from './discoverySchema.js';
 import { enrichmentRoutes } from './enrichment.js';
+import { bulkEnrichmentRoutes } from './bulkEnrichment.js';
 import { integrationRoutes } from './integrations.js';
 import { mediaRoutes } from './media.js';
 import { publishingRoutes } from './publishing.js';
@@ -17,4 +18,4 @@ import { sourceRoutes } from './sources.js';
 import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes, contactSchemaRoutes, contactRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, bulkEnrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes, contactSchemaRoutes, contactRoutes];

@@ -36,7 +36,7 @@ const Fields = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
   maxItems: 200,
   description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
 });
-const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
+export const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
 const Sort = Type.Array(
   Type.Object(
     { field: Type.String({ minLength: 1, maxLength: 300 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },

@@ -32,6 +32,8 @@ export interface FakeEnrichmentProvider {
   setData(person: string, slice: EnrichmentSlice, data: AnySliceData): void;
   /** Responses for the next requests of a slice, in order, before normal answers resume. */
   script(slice: EnrichmentSlice, ...responses: ScriptedResponse[]): void;
+  /** Every normal answer waits this long first (a provider's own latency; default 0). */
+  setLatency(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startFakeEnrichmentProvider(name: string, opts: { apiKey?:
   const data = new Map<string, AnySliceData>();
   const scripted = new Map<EnrichmentSlice, ScriptedResponse[]>();
   const requests: RecordedRequest[] = [];
+  let latencyMs = 0;
 
   const server: Server = createServer(async (req, res) => {
     const raw = await readBody(req);
@@ -84,6 +87,7 @@ export async function startFakeEnrichmentProvider(name: string, opts: { apiKey?:
       const headers: Record<string, string> = next.retryAfter !== undefined ? { 'retry-after': next.retryAfter } : {};
       return send(next.status, next.body ?? { error: { code: `http_${next.status}`, message: `scripted ${next.status}` } }, headers);
     }
+    if (latencyMs) await new Promise((r) => setTimeout(r, latencyMs));
     for (const k of keysOf(body)) {
       const found = data.get(`${k}\0${body.slice}`);
       if (found) return send(200, { found: true, data: found });
@@ -101,6 +105,7 @@ export async function startFakeEnrichmentProvider(name: string, opts: { apiKey?:
     requestsFor: (person) => requests.filter((r) => keysOf(r.body).includes(personKey(person))),
     setData: (person, slice, d) => void data.set(`${personKey(person)}\0${slice}`, d),
     script: (slice, ...responses) => void scripted.set(slice, [...(scripted.get(slice) ?? []), ...responses]),
+    setLatency: (ms) => void (latencyMs = ms),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
