@@ -1,7 +1,7 @@
 /**
  * Every route group, in mount order. Order matters where a static path and a `{param}` path
  * share a prefix: `/contacts/unified-data-api` and `/contacts/bulk-fetch` must be mounted before
- * `/contacts/{sourceId}`.
+ * `/contacts/{sourceId}`; `/integrations/oauth/…` before `/integrations/{id}`.
  */
 import type { RouteDef } from '../route.js';
 import { platformRoutes } from './platform.js';
@@ -9,6 +9,7 @@ import { discoveryRoutes } from './discovery.js';
 import { discoverySchemaRoutes } from './discoverySchema.js';
 import { enrichmentRoutes } from './enrichment.js';
 import { integrationRoutes } from './integrations.js';
+import { oauthRoutes } from './oauth.js';
 import { mediaRoutes } from './media.js';
 import { publishingRoutes } from './publishing.js';
 import { postRoutes } from './posts.js';
@@ -17,4 +18,4 @@ import { sourceRoutes } from './sources.js';
 import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes, contactSchemaRoutes, contactRoutes];
+export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, oauthRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes, contactSchemaRoutes, contactRoutes];
