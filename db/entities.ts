@@ -5,6 +5,7 @@ import { Segment } from './segments.js';
 import { Source } from './sources.js';
 import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './social.js';
 import { BulkEnrichmentJob, BulkEnrichmentRow, ContactEnrichment, WorkspaceEnrichmentSettings } from './bulkEnrichment.js';
+import { OAuthAppRow, OAuthState } from './oauth.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
@@ -38,4 +39,6 @@ export const entities = [
   BulkEnrichmentRow,
   ContactEnrichment,
   WorkspaceEnrichmentSettings,
+  OAuthState,
+  OAuthAppRow,
 ];

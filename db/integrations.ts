@@ -6,7 +6,9 @@
 import type { InferEntity } from '@mikro-orm/core';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import type { Provider } from '../domain/social.js';
+import { LockMode } from '@mikro-orm/core';
 import { sql } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
@@ -46,21 +48,93 @@ export interface NewIntegration {
 }
 
 export async function insertIntegration(em: EntityManager, workspaceId: string, i: NewIntegration): Promise<IntegrationEntity> {
-  const row = em.create(Integration, { ...i, workspaceId, status: 'connected' });
+  // A raw-token connect knows nothing of a grant: no scopes, handle or expiry.
+  const row = em.create(Integration, { ...i, workspaceId, status: 'connected', scopes: [], handle: null, accessExpiresAt: null, grantExpiresAt: null });
   await em.flush();
   return row;
 }
 
-/** The connected integration of the workspace (`id` a lower-case uuid), or null. */
+/** The statuses of an integration a client sees (a disconnected one has left reads and lists). */
+export const VISIBLE_STATUSES = ['connected', 'reauth_required'] as const;
+
+/** The visible (connected or reauth_required) integration of the workspace (`id` a lower-case uuid), or null. */
 export async function findConnectedIntegration(em: EntityManager, id: string): Promise<IntegrationEntity | null> {
-  return em.findOne(Integration, { id, status: 'connected' });
+  return em.findOne(Integration, { id, status: { $in: [...VISIBLE_STATUSES] } });
 }
 
-/** Marks the connected integration disconnected and erases its credentials; false when there was none. */
+/** Marks the visible integration disconnected and erases its credentials; false when there was none. */
 export async function disconnectIntegration(em: EntityManager, id: string): Promise<boolean> {
   // One conditional update: a concurrent disconnect of the same account answers 404 exactly once.
-  const n = await em.nativeUpdate(Integration, { id, status: 'connected' }, { status: 'disconnected', credentialsEncrypted: '' });
+  const n = await em.nativeUpdate(Integration, { id, status: { $in: [...VISIBLE_STATUSES] } }, { status: 'disconnected', credentialsEncrypted: '' });
   return n > 0;
+}
+
+/** What an OAuth connect learnt of the account and its grant. */
+export interface OAuthConnection {
+  provider: Provider;
+  externalAccountId: string;
+  name: string;
+  handle: string | null;
+  scopes: string[];
+  accessExpiresAt: Date | null;
+  grantExpiresAt: Date | null;
+  apiBaseUrl: string | null;
+}
+
+/**
+ * Connects an account through OAuth: the workspace's existing integration of the same provider
+ * and external account is reconnected (same id, so posts keep their `providerId`; a connected
+ * one before a disconnected one, then the oldest), else a new one is created. `seal` encrypts
+ * the credentials for the row's id. The row is locked while it is rewritten, so a refresh in
+ * flight for the old grant cannot overwrite the new one (it re-reads after the lock).
+ */
+export async function connectOAuthIntegration(
+  em: EntityManager,
+  workspaceId: string,
+  c: OAuthConnection,
+  seal: (integrationId: string) => string,
+): Promise<{ integration: IntegrationEntity; reconnected: boolean }> {
+  return em.transactional(async (tx) => {
+    const existing = await tx.find(
+      Integration,
+      { provider: c.provider, externalAccountId: c.externalAccountId },
+      { orderBy: { createdAt: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    const row = existing.find((i) => i.status !== 'disconnected') ?? existing[0];
+    const fields = { ...c, status: 'connected' as const };
+    if (row) {
+      tx.assign(row, { ...fields, credentialsEncrypted: seal(row.id) });
+      await tx.flush();
+      return { integration: row, reconnected: true };
+    }
+    const id = uuidv7();
+    const created = tx.create(Integration, { id, workspaceId, ...fields, credentialsEncrypted: seal(id) });
+    await tx.flush();
+    return { integration: created, reconnected: false };
+  });
+}
+
+/**
+ * Runs `fn` with the integration's row locked (`select … for update`) in one transaction, so
+ * one token refresh at a time per account: a concurrent caller waits for the lock and then reads
+ * the pair the first one stored. `fn` returns the fields to write (or nothing), written in the
+ * same transaction before the lock is released.
+ */
+export async function withLockedIntegration<T>(
+  em: EntityManager,
+  id: string,
+  fn: (row: IntegrationEntity) => Promise<{ result: T; update?: Partial<Pick<IntegrationEntity, 'credentialsEncrypted' | 'status' | 'accessExpiresAt' | 'grantExpiresAt' | 'scopes'>> }>,
+): Promise<T | null> {
+  return em.transactional(async (tx) => {
+    const row = await tx.findOne(Integration, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['credentialsEncrypted'], refresh: true });
+    if (!row) return null;
+    const { result, update } = await fn(row);
+    if (update) {
+      tx.assign(row, update);
+      await tx.flush();
+    }
+    return result;
+  });
 }
 
 /** What a publish step needs of an integration of the workspace (credentials still encrypted), or null. */
@@ -101,7 +175,7 @@ export async function listConnectedIntegrations(
   workspaceId: string,
   query: IntegrationListQuery,
 ): Promise<{ rows: Array<{ integration: IntegrationEntity; k: string }>; total: number }> {
-  let filtered = integrations.selectFrom('integrations').where('workspace_id', '=', workspaceId).where('status', '=', sql.lit('connected' as const));
+  let filtered = integrations.selectFrom('integrations').where('workspace_id', '=', workspaceId).where('status', 'in', [sql.lit('connected' as const), sql.lit('reauth_required' as const)]);
   // the column comes from the fixed map, the values are bound
   for (const c of query.conditions) filtered = filtered.where(INTEGRATION_FILTER_COLUMN[c.field], '=', sql<string>`any(${textArray(c.values)})`);
   const from = query.after;

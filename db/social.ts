@@ -35,14 +35,23 @@ export const Integration = defineEntity({
     apiBaseUrl: p.text().nullable(),
     status: p.text().$type<IntegrationStatus>().default('connected'),
     createdAt: p.datetime().defaultRaw('now()'),
+    /** OAuth scopes granted (empty for a raw-token connect). */
+    scopes: p.array().columnType('text[]').default([]),
+    /** The account's handle on the network (X username), when known. */
+    handle: p.text().nullable(),
+    /** When the stored access token ends (it is refreshed before; null: unknown). */
+    accessExpiresAt: p.datetime().nullable(),
+    /** When the grant itself ends (refresh token expiry; null: until revoked or unknown). */
+    grantExpiresAt: p.datetime().nullable(),
   },
   indexes: [
     { name: 'integrations_ws_provider', properties: ['workspaceId', 'provider', 'createdAt', 'id'] },
     { name: 'integrations_ws_created', properties: ['workspaceId', 'createdAt', 'id'] },
+    { name: 'integrations_ws_account', properties: ['workspaceId', 'provider', 'externalAccountId'] },
   ],
   checks: [
     { name: 'integrations_provider_check', expression: `provider in ('microblog','pronet','pronetPage')` },
-    { name: 'integrations_status_check', expression: `status in ('connected','disconnected')` },
+    { name: 'integrations_status_check', expression: `status in ('connected','reauth_required','disconnected')` },
   ],
 });
 

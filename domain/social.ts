@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 export const PROVIDERS = ['microblog', 'pronet', 'pronetPage'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-export const INTEGRATION_STATUSES = ['connected', 'disconnected'] as const;
+export const INTEGRATION_STATUSES = ['connected', 'reauth_required', 'disconnected'] as const;
 export type IntegrationStatus = (typeof INTEGRATION_STATUSES)[number];
 
 export const POST_STATUSES = ['draft', 'scheduled', 'publishing', 'published', 'failed', 'cancelled'] as const;

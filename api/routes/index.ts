@@ -1,7 +1,7 @@
 /**
  * Every route group, in mount order. Order matters where a static path and a `{param}` path
  * share a prefix: `/contacts/unified-data-api` and `/contacts/bulk-fetch` must be mounted before
- * `/contacts/{sourceId}`.
+ * `/contacts/{sourceId}`; `/integrations/oauth/…` before `/integrations/{id}`.
  */
 import type { RouteDef } from '../route.js';
 import { platformRoutes } from './platform.js';
@@ -10,6 +10,7 @@ import { discoverySchemaRoutes } from './discoverySchema.js';
 import { enrichmentRoutes } from './enrichment.js';
 import { bulkEnrichmentRoutes } from './bulkEnrichment.js';
 import { integrationRoutes } from './integrations.js';
+import { oauthRoutes } from './oauth.js';
 import { mediaRoutes } from './media.js';
 import { publishingRoutes } from './publishing.js';
 import { postRoutes } from './posts.js';
@@ -18,4 +19,19 @@ import { sourceRoutes } from './sources.js';
 import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
 
-export const routeGroups: RouteDef[][] = [platformRoutes, discoverySchemaRoutes, discoveryRoutes, enrichmentRoutes, bulkEnrichmentRoutes, integrationRoutes, mediaRoutes, publishingRoutes, postRoutes, segmentRoutes, sourceRoutes, contactSchemaRoutes, contactRoutes];
+export const routeGroups: RouteDef[][] = [
+  platformRoutes,
+  discoverySchemaRoutes,
+  discoveryRoutes,
+  enrichmentRoutes,
+  bulkEnrichmentRoutes,
+  oauthRoutes,
+  integrationRoutes,
+  mediaRoutes,
+  publishingRoutes,
+  postRoutes,
+  segmentRoutes,
+  sourceRoutes,
+  contactSchemaRoutes,
+  contactRoutes,
+];

@@ -15,10 +15,20 @@ export const Integration = Type.Object(
     name: Type.String(),
     externalAccountId: Type.String({ description: 'Account id on the network (X user id, LinkedIn person or organization id/URN)' }),
     apiBaseUrl: Type.Union([Type.String(), Type.Null()], { description: "Override of the network's API base URL" }),
-    status: Type.Union(INTEGRATION_STATUSES.map((s) => Type.Literal(s))),
+    status: Type.Union(INTEGRATION_STATUSES.filter((s) => s !== 'disconnected').map((s) => Type.Literal(s)), {
+      description: '`connected`; `reauth_required`: the network ended the grant (revoked, expired), reconnect through OAuth (same `id`)',
+    }),
     createdAt: Type.String({ format: 'date-time' }),
+    scopes: Type.Array(Type.String(), { description: 'OAuth scopes granted (empty for an account connected with a raw token)' }),
+    handle: Type.Union([Type.String(), Type.Null()], { description: "The account's handle on the network (X username), when known" }),
+    accessExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the current access token ends; it is refreshed before (null: unknown or no expiry)',
+    }),
+    grantExpiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the grant itself ends and the account must be reconnected (LinkedIn: 365 days; null: until revoked)',
+    }),
   },
-  { description: 'Connected account. Credentials are stored encrypted and never returned.' },
+  { description: 'Connected account. Credentials are stored encrypted and never returned; nor is any token.' },
 );
 export type IntegrationJson = Static<typeof Integration>;
 

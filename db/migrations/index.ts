@@ -30,6 +30,37 @@ import { Migration20261126050000_people_country_id } from './Migration2026112605
 import { Migration20261126100000_idempotency_body_text } from './Migration20261126100000_idempotency_body_text.js';
 import { Migration20261126110000_credit_ledger_seq } from './Migration20261126110000_credit_ledger_seq.js';
 import { Migration20261126120000_idempotency_expiry_index } from './Migration20261126120000_idempotency_expiry_index.js';
+import { Migration20261128200000_oauth } from './Migration20261128200000_oauth.js';
 import { Migration20261128500000_bulk_enrichment } from './Migration20261128500000_bulk_enrichment.js';
 
-export const migrationsList = [Migration20261121000000_platform, Migration20261121010000_contacts, Migration20261121020000_dataset, Migration20261121020100_dataset_search, Migration20261121030000_social, Migration20261121060000_publishing, Migration20261121061000_publishing_dispatch, Migration20261121062000_publish_attempt_owner, Migration20261121070000_staging_text, Migration20261121071000_staging_blocks, Migration20261121080000_ingest_no_fk, Migration20261121081000_identity_log, Migration20261122090000_staging_logged, Migration20261124110000_auth_change_notify, Migration20261124120000_credit_kind, Migration20261124130000_api_key_expiry, Migration20261124131000_webhook_secret_encrypted, Migration20261124140000_discovery_plans, Migration20261124150500_discovery_arrays, Migration20261124152500_discovery_partner_keys, Migration20261125230000_people_by_skill, Migration20261126020000_companies_by_technology, Migration20261126030000_title_headcount, Migration20261126050000_people_country_id, Migration20261126100000_idempotency_body_text, Migration20261126110000_credit_ledger_seq, Migration20261126120000_idempotency_expiry_index, Migration20261128500000_bulk_enrichment];
+export const migrationsList = [
+  Migration20261121000000_platform,
+  Migration20261121010000_contacts,
+  Migration20261121020000_dataset,
+  Migration20261121020100_dataset_search,
+  Migration20261121030000_social,
+  Migration20261121060000_publishing,
+  Migration20261121061000_publishing_dispatch,
+  Migration20261121062000_publish_attempt_owner,
+  Migration20261121070000_staging_text,
+  Migration20261121071000_staging_blocks,
+  Migration20261121080000_ingest_no_fk,
+  Migration20261121081000_identity_log,
+  Migration20261122090000_staging_logged,
+  Migration20261124110000_auth_change_notify,
+  Migration20261124120000_credit_kind,
+  Migration20261124130000_api_key_expiry,
+  Migration20261124131000_webhook_secret_encrypted,
+  Migration20261124140000_discovery_plans,
+  Migration20261124150500_discovery_arrays,
+  Migration20261124152500_discovery_partner_keys,
+  Migration20261125230000_people_by_skill,
+  Migration20261126020000_companies_by_technology,
+  Migration20261126030000_title_headcount,
+  Migration20261126050000_people_country_id,
+  Migration20261126100000_idempotency_body_text,
+  Migration20261126110000_credit_ledger_seq,
+  Migration20261126120000_idempotency_expiry_index,
+  Migration20261128200000_oauth,
+  Migration20261128500000_bulk_enrichment,
+];

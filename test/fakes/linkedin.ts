@@ -9,7 +9,14 @@
  *   POST /rest/posts · GET /rest/posts?q=author · POST /rest/images|documents?action=initializeUpload
  *   POST /rest/videos?action=initializeUpload|finalizeUpload · PUT /upload/… (upload URLs)
  *   POST|GET /rest/socialActions/{urn}/comments
+ *
+ * and LinkedIn's 3-legged OAuth (`oauth` below): GET /oauth/v2/authorization (consent approves as
+ * `oauth.consentAs(...)`), POST /oauth/v2/accessToken (60-day access tokens, 365-day refresh
+ * tokens that do not rotate), POST /oauth/v2/revoke, OpenID GET /v2/userinfo, and the
+ * organizations a member administers: GET /rest/organizationAcls?q=roleAssignee,
+ * GET /rest/organizations/{id}.
  */
+import { OAuthGrants } from './oauthGrants.js';
 import { SocialFake, bearer, type FakeReply, type Received } from './socialFake.js';
 
 export interface FakeLiPost {
@@ -50,12 +57,15 @@ export class FakeLinkedIn extends SocialFake {
   private seq = 7_300_000_000_000_000_000n;
   /** Where the upload URLs it hands out point (default: its own URL). */
   uploadBaseUrl: string | null = null;
+  readonly oauth = new OAuthGrants({ accessTtlSecs: 60 * 86400, refreshTtlSecs: 365 * 86400, rotateRefresh: false, pkce: false, refreshScope: null });
+  /** Organizations by id, with the members (person ids) who administer them. */
+  readonly organizations = new Map<string, { name: string; vanityName: string; admins: string[] }>();
 
   constructor() {
     super();
     const rest = (m: string, p: RegExp, key: string, h: (req: Received, params: string[], actors: string[]) => FakeReply | Promise<FakeReply>) =>
       this.route(m, p, key, (req, params) => {
-        const actors = this.accounts.get(bearer(req) ?? '');
+        const actors = this.accounts.get(bearer(req) ?? '') ?? this.oauthActors(bearer(req));
         if (!actors) return { status: 401, body: { status: 401, serviceErrorCode: 65601, code: 'REVOKED_ACCESS_TOKEN', message: 'The token used in the request has been revoked by the user' } };
         if (!/^\d{6}$/.test(String(req.headers['linkedin-version'] ?? ''))) return err(400, 'A version must be present. Please specify a version by adding the LinkedIn-Version header.', 'VERSION_MISSING');
         if (req.headers['x-restli-protocol-version'] !== '2.0.0') return err(400, 'X-Restli-Protocol-Version 2.0.0 is required', 'ILLEGAL_ARGUMENT');
@@ -66,6 +76,12 @@ export class FakeLinkedIn extends SocialFake {
     rest('POST', /^\/rest\/(images|documents|videos)$/, 'POST /rest/{media}', (req, p, a) => this.mediaAction(req, p[0]!, a));
     rest('POST', /^\/rest\/socialActions\/([^/]+)\/comments$/, 'POST /rest/socialActions/{urn}/comments', (req, p, a) => this.createComment(req, decodeURIComponent(p[0]!), a));
     rest('GET', /^\/rest\/socialActions\/([^/]+)\/comments$/, 'GET /rest/socialActions/{urn}/comments', (_req, p) => this.listComments(decodeURIComponent(p[0]!)));
+    this.route('GET', /^\/oauth\/v2\/authorization$/, 'GET /oauth/v2/authorization', (req) => this.oauth.authorize(req));
+    this.route('POST', /^\/oauth\/v2\/accessToken$/, 'POST /oauth/v2/accessToken', (req) => this.oauth.token(req));
+    this.route('POST', /^\/oauth\/v2\/revoke$/, 'POST /oauth/v2/revoke', (req) => this.oauth.revokeRequest(req));
+    this.route('GET', /^\/v2\/userinfo$/, 'GET /v2/userinfo', (req) => this.userinfo(req));
+    rest('GET', /^\/rest\/organizationAcls$/, 'GET /rest/organizationAcls', (req) => this.organizationAcls(req));
+    rest('GET', /^\/rest\/organizations\/(\d+)$/, 'GET /rest/organizations/{id}', (_req, p) => this.organization(p[0]!));
     this.route('PUT', /^\/upload\/([^/]+)(?:\/part\/(\d+))?$/, 'PUT /upload', (req, p) => this.upload(req, decodeURIComponent(p[0]!), p[1]));
   }
 
@@ -76,6 +92,52 @@ export class FakeLinkedIn extends SocialFake {
 
   revoke(token: string): void {
     this.accounts.delete(token);
+  }
+
+  /** An organization page administered by the members `adminPersonIds`. */
+  addOrganization(id: string, name: string, adminPersonIds: string[]): void {
+    this.organizations.set(id, { name, vanityName: name.toLowerCase().replace(/\W+/g, '-'), admins: adminPersonIds });
+  }
+
+  /** What an OAuth access token may act as: the member, and with `w_organization_social` the pages they administer. */
+  private oauthActors(token: string | null): string[] | undefined {
+    const g = this.oauth.grantOf(token);
+    if (!g) return undefined;
+    const actors = [`urn:li:person:${g.user.id}`];
+    if (g.scopes.includes('w_organization_social')) {
+      for (const [id, o] of this.organizations) if (o.admins.includes(g.user.id)) actors.push(`urn:li:organization:${id}`);
+    }
+    return actors;
+  }
+
+  private userinfo(req: Received): FakeReply {
+    const g = this.oauth.grantOf(bearer(req));
+    if (!g) return { status: 401, body: { status: 401, serviceErrorCode: 65601, code: 'REVOKED_ACCESS_TOKEN', message: 'The token used in the request has been revoked by the user' } };
+    if (!g.scopes.includes('openid') || !g.scopes.includes('profile')) return err(403, 'Not enough permissions to access: userinfo.GET.NO_VERSION', 'ACCESS_DENIED');
+    const [given, ...family] = g.user.name.split(' ');
+    return {
+      status: 200,
+      body: { sub: g.user.id, name: g.user.name, given_name: given, family_name: family.join(' '), locale: { country: 'US', language: 'en' }, ...(g.scopes.includes('email') && g.user.email ? { email: g.user.email, email_verified: true } : {}) },
+    };
+  }
+
+  private organizationAcls(req: Received): FakeReply {
+    const g = this.oauth.grantOf(bearer(req));
+    if (!g || !g.scopes.includes('rw_organization_admin')) return err(403, 'Not enough permissions to access: organizationAcls.FINDER-roleAssignee', 'ACCESS_DENIED');
+    if (req.query.get('q') !== 'roleAssignee') return err(400, 'q must be roleAssignee', 'ILLEGAL_ARGUMENT');
+    const role = req.query.get('role');
+    const state = req.query.get('state');
+    const elements = [...this.organizations]
+      .filter(([, o]) => o.admins.includes(g.user.id))
+      .map(([id]) => ({ organization: `urn:li:organization:${id}`, role: 'ADMINISTRATOR', state: 'APPROVED', roleAssignee: `urn:li:person:${g.user.id}` }))
+      .filter((e) => (!role || e.role === role) && (!state || e.state === state));
+    return { status: 200, body: { paging: { start: 0, count: 10, total: elements.length }, elements } };
+  }
+
+  private organization(id: string): FakeReply {
+    const o = this.organizations.get(id);
+    if (!o) return err(404, `Organization ${id} does not exist`, 'NOT_FOUND');
+    return { status: 200, body: { id: Number(id), localizedName: o.name, vanityName: o.vanityName } };
   }
 
   /** Someone else's post (an external-reply target); `kind` picks the URN form. */

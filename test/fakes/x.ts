@@ -7,7 +7,13 @@
  *   POST /2/tweets · POST /2/media/upload · POST /2/media/upload/initialize
  *   POST /2/media/upload/{id}/append · POST /2/media/upload/{id}/finalize
  *   GET /2/media/upload?command=STATUS · GET /2/users/{id}/tweets · POST /2/users/{id}/retweets
+ *
+ * and X's OAuth 2.0 (authorization code with PKCE, `oauth` below): GET /i/oauth2/authorize
+ * (consent approves as `oauth.consentAs(...)`), POST /2/oauth2/token (2-hour access tokens,
+ * refresh tokens with `offline.access` that rotate on every use), POST /2/oauth2/revoke,
+ * GET /2/users/me.
  */
+import { OAuthGrants } from './oauthGrants.js';
 import { SocialFake, bearer, type FakeReply, type Received } from './socialFake.js';
 
 export interface FakeTweet {
@@ -48,14 +54,20 @@ export class FakeX extends SocialFake {
   readonly media = new Map<string, FakeMedia>();
   private users = new Map<string, string>();
   private nextId = 1_850_000_000_000_000_000n;
+  readonly oauth = new OAuthGrants({ accessTtlSecs: 7200, refreshTtlSecs: null, rotateRefresh: true, pkce: true, refreshScope: 'offline.access' });
 
   constructor() {
     super();
     const r = (m: string, p: RegExp, key: string, h: (req: Received, params: string[], userId: string) => FakeReply | Promise<FakeReply>) =>
       this.route(m, p, key, (req, params) => {
-        const userId = this.users.get(bearer(req) ?? '');
+        const t = bearer(req);
+        const userId = this.users.get(t ?? '') ?? this.oauth.grantOf(t)?.user.id;
         return userId ? h(req, params, userId) : unauthorized;
       });
+    this.route('GET', /^\/i\/oauth2\/authorize$/, 'GET /i/oauth2/authorize', (req) => this.oauth.authorize(req));
+    this.route('POST', /^\/2\/oauth2\/token$/, 'POST /2/oauth2/token', (req) => this.oauth.token(req));
+    this.route('POST', /^\/2\/oauth2\/revoke$/, 'POST /2/oauth2/revoke', (req) => this.oauth.revokeRequest(req));
+    r('GET', /^\/2\/users\/me$/, 'GET /2/users/me', (req, _p, u) => this.me(req, u));
     r('POST', /^\/2\/tweets$/, 'POST /2/tweets', (req, _p, u) => this.createTweet(req, u));
     r('POST', /^\/2\/media\/upload$/, 'POST /2/media/upload', (req, _p, u) => this.simpleUpload(req, u));
     r('GET', /^\/2\/media\/upload$/, 'GET /2/media/upload', (req, _p, u) => this.status(req, u));
@@ -81,6 +93,11 @@ export class FakeX extends SocialFake {
     const t: FakeTweet = { id: this.id(), text, authorId, replyTo: null, mediaIds: [], createdAt: new Date().toISOString() };
     this.tweets.push(t);
     return t;
+  }
+
+  private me(req: Received, userId: string): FakeReply {
+    const user = this.oauth.grantOf(bearer(req))?.user ?? { id: userId, name: `user ${userId}`, username: `user${userId}` };
+    return { status: 200, body: { data: { id: user.id, name: user.name, username: user.username } } };
   }
 
   private id(): string {

@@ -67,7 +67,7 @@ describe('integrations', () => {
     const all = await app.http('POST', '/integrations/filter-integrations', { apiKey: ws.apiKey, body: {} });
     expect(all.status).toBe(200);
     expect(all.body.meta.totalRecords).toBe(6);
-    expect(Object.keys(all.body.data[0]).sort()).toEqual(['apiBaseUrl', 'createdAt', 'externalAccountId', 'id', 'name', 'provider', 'status']);
+    expect(Object.keys(all.body.data[0]).sort()).toEqual(['accessExpiresAt', 'apiBaseUrl', 'createdAt', 'externalAccountId', 'grantExpiresAt', 'handle', 'id', 'name', 'provider', 'scopes', 'status']);
 
     const micro = await app.http('POST', '/integrations/filter-integrations', {
       apiKey: ws.apiKey,
