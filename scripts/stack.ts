@@ -114,6 +114,28 @@ export function pgUser(): { uid: number; gid: number } | undefined {
   return { uid: Number(r.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
+/**
+ * The embedded PostgreSQL's server settings. Durable by default: a commit is acknowledged once its
+ * WAL is on disk (`synchronous_commit=on`). `PG_SYNCHRONOUS_COMMIT=off` trades that for speed
+ * (a crash of PostgreSQL or the machine then loses the last acknowledged commits, up to ~0.6 s of
+ * them: contacts of a completed job, credit debits, idempotency records); only an operator who
+ * names it gets it.
+ */
+export function postgresSettings(env: NodeJS.ProcessEnv): string[] {
+  const syncCommit = env.PG_SYNCHRONOUS_COMMIT?.trim() || 'on';
+  if (!['on', 'off', 'local', 'remote_write', 'remote_apply'].includes(syncCommit)) {
+    throw new Error(`PG_SYNCHRONOUS_COMMIT must be on (the default) or off (loses the last acknowledged commits on a crash); got ${JSON.stringify(syncCommit)}`);
+  }
+  return [
+    'max_connections=300', 'shared_buffers=512MB', `synchronous_commit=${syncCommit}`,
+    // Bulk loads (dataset import, bulk upsert) write a lot of WAL: fewer checkpoints, compressed pages.
+    'max_wal_size=4GB', 'wal_compression=on', 'checkpoint_timeout=15min',
+    // Index builds after a bulk load (dataset import) sort in memory instead of on disk, and
+    // with no replica to feed, index builds and loads into new tables skip the WAL.
+    'maintenance_work_mem=1GB', 'wal_level=minimal', 'max_wal_senders=0',
+  ];
+}
+
 async function startPostgres(l: StackLayout): Promise<StackStatus> {
   const port = l.ports.postgres;
   const log = join(l.logs, 'postgres.log');
@@ -140,16 +162,13 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
     if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr || r.stdout}`);
   }
   if (ids) chownSync(dir, ids.uid, ids.gid);
+  const settings = postgresSettings(l.env);
+  if (!settings.includes('synchronous_commit=on')) say(`PostgreSQL runs with ${settings.find((x) => x.startsWith('synchronous_commit='))} (PG_SYNCHRONOUS_COMMIT): a crash loses the last acknowledged commits`);
   const pid = daemon(
     l,
     'postgres',
     bin.postgres,
-    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', '-c', 'max_connections=300', '-c', 'shared_buffers=512MB', '-c', `synchronous_commit=${l.env.PG_SYNCHRONOUS_COMMIT ?? 'off'}`,
-      // Bulk loads (dataset import, bulk upsert) write a lot of WAL: fewer checkpoints, compressed pages.
-      '-c', 'max_wal_size=4GB', '-c', 'wal_compression=on', '-c', 'checkpoint_timeout=15min',
-      // Index builds after a bulk load (dataset import) sort in memory instead of on disk, and
-      // with no replica to feed, index builds and loads into new tables skip the WAL.
-      '-c', 'maintenance_work_mem=1GB', '-c', 'wal_level=minimal', '-c', 'max_wal_senders=0'],
+    ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', '/tmp', ...settings.flatMap((s) => ['-c', s])],
     {},
     ids,
   );

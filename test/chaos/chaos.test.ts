@@ -225,6 +225,12 @@ const inFlight = {
  * the middle of their work (an ingest transaction open, the provider call and the network
  * call held by the fakes), down for a few seconds, then started again by the stack script.
  */
+it('the stack runs as npm start configures it: PostgreSQL commits synchronously', async () => {
+  // found by the review: with the dev default (off) a killed PostgreSQL lost acknowledged rows of a completed job
+  const { rows } = await stack.pool.query(`select current_setting('synchronous_commit') as v`);
+  expect(rows[0].v).toBe('on');
+});
+
 it.each(['postgres', 'temporal', 'minio'] as const)('%s SIGKILLed in the middle of a bulk upsert, an enrichment and a scheduled publish: each ends exactly once, no app process exits', { timeout: 300_000 }, async (service) => {
   const pids = { api: stack.api.pid, worker: stack.worker.pid };
   const tag = `${service}${stack.id}`;

@@ -4,8 +4,8 @@
  * way `npm start` runs them. Services are killed with SIGKILL and started again by the stack
  * script; the shared stack other test files use is never touched.
  *
- * PostgreSQL runs with `synchronous_commit=on` here: the dev stack's `off` may lose the last
- * commits of a killed server by design, which no application can make exactly-once.
+ * PostgreSQL runs with the settings `npm start` gives it (scripts/stack.ts postgresSettings,
+ * durable by default): an operator's `PG_SYNCHRONOUS_COMMIT` of the runner is not passed on.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -66,7 +66,7 @@ export async function startChaosStack(extraEnv: Record<string, string> = {}): Pr
   mkdirSync(data, { recursive: true });
   const env: NodeJS.ProcessEnv = { ...process.env };
   // This instance's services are always the embedded ones, never an external one of the runner.
-  for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'S3_ENDPOINT', 'PUBLIC_BASE_URL']) delete env[k];
+  for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'S3_ENDPOINT', 'PUBLIC_BASE_URL', 'PG_SYNCHRONOUS_COMMIT']) delete env[k];
   Object.assign(env, {
     DATA_DIR: data,
     PG_PORT: String(await freePort()),
@@ -74,7 +74,6 @@ export async function startChaosStack(extraEnv: Record<string, string> = {}): Pr
     TEMPORAL_UI_PORT: String(await freePort()),
     MINIO_PORT: String(await freePort()),
     MINIO_CONSOLE_PORT: String(await freePort()),
-    PG_SYNCHRONOUS_COMMIT: 'on',
     PORT: String(await freePort()),
     OUTBOUND_ALLOW_LIST: '127.0.0.1,::1',
     PROVIDER_BASE_URL_ALLOW_LIST: '127.0.0.1,::1',
