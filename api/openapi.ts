@@ -288,7 +288,7 @@ let cached: Record<string, unknown> | undefined;
 function addSampledExamples(doc: Record<string, unknown>): void {
   const media = (content: unknown) => (content as Record<string, { schema?: unknown; example?: unknown }> | undefined)?.['application/json'];
   const fill = (m: { schema?: unknown; example?: unknown } | undefined) => {
-    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true }, doc);
+    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true, enablePatterns: true }, doc);
   };
   for (const item of [...Object.values(doc.paths as object), ...Object.values(doc.webhooks as object)] as Record<string, Record<string, unknown>>[]) {
     for (const op of Object.values(item)) {
