@@ -48,7 +48,7 @@ export function errorStatuses(r: RouteDef): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-/** Whether a schema (or one it embeds) has a property of this name, or carries this `$id`. */
+/** Whether a schema, or any schema inside it, passes `test`. */
 function mentions(schema: unknown, test: (o: Record<string, unknown>) => boolean): boolean {
   if (Array.isArray(schema)) return schema.some((x) => mentions(x, test));
   if (!schema || typeof schema !== 'object') return false;
