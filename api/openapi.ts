@@ -48,7 +48,7 @@ export function errorStatuses(r: RouteDef): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-/** Whether a schema (or one it embeds) has a property of this name, or carries this `$id`. */
+/** Whether a schema, or any schema inside it, passes `test`. */
 function mentions(schema: unknown, test: (o: Record<string, unknown>) => boolean): boolean {
   if (Array.isArray(schema)) return schema.some((x) => mentions(x, test));
   if (!schema || typeof schema !== 'object') return false;
@@ -288,7 +288,7 @@ let cached: Record<string, unknown> | undefined;
 function addSampledExamples(doc: Record<string, unknown>): void {
   const media = (content: unknown) => (content as Record<string, { schema?: unknown; example?: unknown }> | undefined)?.['application/json'];
   const fill = (m: { schema?: unknown; example?: unknown } | undefined) => {
-    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true }, doc);
+    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true, enablePatterns: true }, doc);
   };
   for (const item of [...Object.values(doc.paths as object), ...Object.values(doc.webhooks as object)] as Record<string, Record<string, unknown>>[]) {
     for (const op of Object.values(item)) {

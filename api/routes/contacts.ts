@@ -117,6 +117,14 @@ export const contactRoutes = [
     body: FilterContactsBody,
     responses: { 200: ContactPage },
     errors: [400, 401, 500],
+    examples: {
+      request: {
+        fields: ['contact.fullName', 'contact.workEmail', 'company.companyName'],
+        conditions: [{ field: 'contact.workEmail', operator: 'IS NOT EMPTY' }],
+        groupedCondition: { operator: 'NOT', conditions: [{ field: 'company.companyName', operator: 'IN', value: ['Bletchley Park'] }] },
+        limit: 50,
+      },
+    },
     handler: async ({ body, auth, deps }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       return listContacts(deps.pool, body, { workspaceId: auth.workspaceId, catalog, secret: deps.config.serverSecret });
@@ -232,6 +240,7 @@ export const contactRoutes = [
     body: UpsertContactBody,
     responses: { 200: ContactResponse },
     errors: [400, 401, 404, 500],
+    examples: { request: { 'contact.firstName': 'Ada', 'contact.lastName': 'Lovelace', 'contact.workEmail': 'ada@analytical.example', 'company.companyName': 'Analytical Engines' } },
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {
       const source = await loadSource(em, params.sourceId);

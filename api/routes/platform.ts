@@ -90,6 +90,7 @@ export const platformRoutes = [
   defineRoute({
     method: 'get', path: '/credits/balance', tag: 'Credits', summary: 'Credit balance of the workspace',
     responses: { 200: CreditBalance }, errors: [401, 500],
+    examples: { response: { data: { balance: 975, updatedAt: '2026-11-28T09:30:00.000Z' } } },
     // A hot read through the pool, batched per event-loop turn: no entity manager.
     orm: false,
     handler: async ({ auth, deps }) => {

@@ -93,6 +93,13 @@ export const segmentRoutes = [
     body: CreateSegmentBody,
     responses: { 200: SegmentResponse },
     errors: [400, 401, 500],
+    examples: {
+      request: {
+        name: 'Analytical leads',
+        conditions: [{ field: 'company.companyName', operator: 'LIKE', value: 'Analytical%' }],
+        groupedCondition: { operator: 'OR', conditions: [{ field: 'contact.lastName', operator: '==', value: 'Lovelace' }, { field: 'contact.lastName', operator: '==', value: 'Babbage' }] },
+      },
+    },
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       await ensureDefaultSegment(em, auth.workspaceId);

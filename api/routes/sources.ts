@@ -182,6 +182,13 @@ export const sourceRoutes = [
     body: CreateSourceBody,
     responses: { 200: SourceResponse },
     errors: [400, 401, 404, 500],
+    examples: {
+      request: {
+        sourceType: 'importFromWebhook',
+        sourceIdentifier: 'crm-export',
+        sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'Email', targetFieldName: 'contact.workEmail' }, { sourceFieldName: 'Company', targetFieldName: 'company.companyName' }] } },
+      },
+    },
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);

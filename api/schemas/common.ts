@@ -67,7 +67,7 @@ export const GroupedCondition = Type.Recursive(
     Type.Object(
       {
         operator: Type.Union(GROUP_OPERATORS.map((o) => Type.Literal(o))),
-        conditions: Type.Array(Type.Union([Type.Ref(Condition), Self]), { maxItems: LIMITS.maxLeaves }),
+        conditions: Type.Array(Type.Union([Type.Ref(Condition), Self]), { minItems: 1, maxItems: LIMITS.maxLeaves }),
       },
       { additionalProperties: false },
     ),

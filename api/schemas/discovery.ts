@@ -192,7 +192,8 @@ const childCommon = {
   suggestionLink: Type.String(),
   hasMoreOptions: Type.Boolean(),
 };
-export const VerifiedChildItem = Type.Recursive((Self) => Type.Object({ ...childCommon, childFields: Type.Array(Self) }), { $id: 'VerifiedSchemaChildField' });
+// The example's empty `childFields` ends the recursion where the sampled example would stop at `{}`.
+export const VerifiedChildItem = Type.Recursive((Self) => Type.Object({ ...childCommon, childFields: Type.Array(Self, { examples: [[]] }) }), { $id: 'VerifiedSchemaChildField' });
 
 export const VerifiedSchemaItem = Type.Object({
   name: Type.String(),

@@ -40,7 +40,7 @@ export const AssembleChunksBody = Type.Object(
       ),
       { minItems: 1, maxItems: MAX_CHUNKS, description: 'In order; chunk numbers consecutive' },
     ),
-    fileExtension: Type.String({ maxLength: 11, pattern: '^\\.?[A-Za-z0-9]{1,10}$', description: 'Extension of the assembled file, e.g. `mp4`; must match its detected type' }),
+    fileExtension: Type.String({ maxLength: 11, examples: ['mp4'], pattern: '^\\.?[A-Za-z0-9]{1,10}$', description: 'Extension of the assembled file, e.g. `mp4`; must match its detected type' }),
   },
   { additionalProperties: false },
 );

@@ -35,7 +35,7 @@ export const PastDays = Type.Integer({
 
 export const RunFrequencySchema = Type.Object(
   {
-    numberOfPastDaysToSync: Type.String({ maxLength: 20, pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: a whole number "${PAST_DAYS_MIN}"–"${PAST_DAYS_MAX}"` }),
+    numberOfPastDaysToSync: Type.String({ maxLength: 20, examples: ['7'], pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: a whole number "${PAST_DAYS_MIN}"–"${PAST_DAYS_MAX}"` }),
     periodicInterval: Type.String({ minLength: 1, maxLength: 40, description: PERIODIC_INTERVAL_DESCRIPTION }),
   },
   { additionalProperties: false },

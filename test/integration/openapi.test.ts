@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { webhookPayload } from '../../workflows/job.js';
 import { startTestApp, type TestApp } from '../harness.js';
 import { routeGroups } from '../../api/routes/index.js';
 import { errorCodesOf } from '../../api/openapi.js';
@@ -84,5 +87,85 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/contacts/{id}'].post.parameters[0]).toMatchObject({ name: 'id', in: 'path' });
     const res = await app.http('OPTIONS', '/contacts/x');
     expect(res.headers.get('allow')?.split(/,\s*/).sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH', 'POST']);
+  });
+
+  it('names every schema, gives every JSON body and success response an example that its schema accepts', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const schemas = doc.components.schemas as Record<string, { title?: string }>;
+    for (const [name, schema] of Object.entries(schemas)) {
+      // TypeBox names an unnamed recursive schema `T0`, `T1`…: give it an `$id`.
+      expect(name, name).not.toMatch(/^T\d+$/);
+      expect(schema.title, name).toBe(name);
+    }
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(ajv);
+    ajv.addSchema({ $id: 'https://doc.local/openapi.json', components: doc.components });
+    const accepts = (schema: object, value: unknown) => {
+      const validate = ajv.compile({ $id: `https://doc.local/${Math.random()}`, ...JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"https://doc.local/openapi.json#/components')) });
+      return validate(value) ? [] : validate.errors;
+    };
+    let checked = 0;
+    const operations = [
+      ...Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item as object).map(([method, op]) => [`${method} ${path}`, op] as const)),
+      ...Object.entries(doc.webhooks).flatMap(([name, item]) => Object.entries(item as object).map(([method, op]) => [`webhook ${name} ${method}`, op] as const)),
+    ];
+    for (const [label, op] of operations) {
+      const body = op.requestBody?.content?.['application/json'];
+      if (body) {
+        expect(body.example, `${label} request example`).toBeDefined();
+        expect(accepts(body.schema, body.example), `${label} request example`).toEqual([]);
+        checked++;
+      }
+      for (const [status, res] of Object.entries(op.responses as Record<string, { content?: Record<string, { schema: object; example?: unknown }> }>)) {
+        const media = res.content?.['application/json'];
+        if (!status.startsWith('2') || !media) continue;
+        expect(media.example, `${label} ${status} example`).toBeDefined();
+        expect(accepts(media.schema, media.example), `${label} ${status} example`).toEqual([]);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(100);
+  });
+
+  it('types groupedCondition as the recursive schema ajv validates, in requests and in segment responses', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const grouped = doc.components.schemas.GroupedCondition;
+    expect(grouped.properties.conditions.items.anyOf).toEqual([{ $ref: '#/components/schemas/Condition' }, { $ref: '#/components/schemas/GroupedCondition' }]);
+    const attributes = doc.components.schemas.Segment.properties.attributes.properties;
+    expect(attributes.groupedCondition).toEqual({ anyOf: [{ $ref: '#/components/schemas/GroupedCondition' }, { type: 'null' }] });
+    expect(attributes.conditions.items).toEqual({ $ref: '#/components/schemas/Condition' });
+    expect(doc.paths['/contacts/filter-contacts'].post.requestBody.content['application/json'].schema.properties.groupedCondition).toEqual({ $ref: '#/components/schemas/GroupedCondition' });
+    // What the document says is what ajv says: a nested group with an unknown operator is a 400 naming it.
+    const ws = await app.createWorkspace();
+    const res = await app.http('POST', '/segments', { apiKey: ws.apiKey, body: { name: 'x', groupedCondition: { operator: 'AND', conditions: [{ operator: 'XOR', conditions: [] }] } } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain('/groupedCondition/conditions/0/operator');
+  });
+
+  it('publishes the job webhooks, whose payload is what the workflow sends', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    expect(Object.keys(doc.webhooks)).toEqual(['job.completed', 'job.failed']);
+    const schema = doc.components.schemas.JobWebhookEvent;
+    expect(doc.webhooks['job.failed'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobWebhookEvent' });
+    const ajv = new Ajv2020({ strict: false, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(ajv);
+    const validate = ajv.compile(schema);
+    const input = { jobId: 'j1', jobType: 'bulk-upsert', workspaceId: 'w' } as Parameters<typeof webhookPayload>[0];
+    const completed = webhookPayload(input, { jobStatus: 'completed', progress: { completed: 1, total: 1, percent: 100 }, jobResponsePayload: { created: 1 }, error: null });
+    const failed = webhookPayload(input, { jobStatus: 'failed', progress: null, jobResponsePayload: null, error: { code: 'x', message: 'y' } } as never);
+    expect(validate(completed), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(failed), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...completed, extra: 1 })).toBe(false);
+  });
+
+  it('answers only error codes the operation documents', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const ws = await app.createWorkspace();
+    const segments = (await app.http('GET', '/segments/search', { apiKey: ws.apiKey })).body.data as { id: string; attributes: { isDefault: boolean } }[];
+    const defaultSegment = segments.find((s) => s.attributes.isDefault)!;
+    const res = await app.http('DELETE', `/segments/${defaultSegment.id}`, { apiKey: ws.apiKey });
+    expect(res.status).toBe(409);
+    const ref = doc.paths['/segments/{id}'].delete.responses['409'].content['application/json'].schema.$ref as string;
+    expect(doc.components.schemas[ref.split('/').pop()!].properties.error.properties.code.enum).toEqual([res.body.error.code]);
   });
 });
