@@ -6,6 +6,7 @@
  * workflow and activity context loggers) reach the same logger through `temporalLogger`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 
@@ -19,8 +20,22 @@ export interface LogContext {
 
 export const logContext = new AsyncLocalStorage<LogContext>();
 
+/**
+ * Lines for a log pipeline that merges many pods: an ISO timestamp (`time`), the level by name
+ * (`level: "info"`), and which process wrote it (`svc`, `hostname` — the pod name in Kubernetes —
+ * and `pid`).
+ */
 export function createLogger(opts: { svc: string; level: string }, destination?: DestinationStream): Logger {
-  return pino({ level: opts.level, base: { svc: opts.svc }, mixin: () => ({ ...logContext.getStore() }) }, destination!);
+  return pino(
+    {
+      level: opts.level,
+      base: { svc: opts.svc, hostname: hostname(), pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      mixin: () => ({ ...logContext.getStore() }),
+    },
+    destination!,
+  );
 }
 
 const PINO_LEVEL = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;

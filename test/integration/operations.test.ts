@@ -10,6 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import protoPackage from '@temporalio/proto';
 import { ROOT_DIR } from '../../domain/config.js';
@@ -179,6 +180,9 @@ describe('a job with webhook headers', () => {
       sdkComponent: 'activity',
     });
     expect(delivery!.runId).toMatch(/^[0-9a-f-]{36}$/);
+    // For a pipeline merging many pods: ISO time, level by name, host and pid (issue 31).
+    expect(delivery).toMatchObject({ level: 'info', hostname: hostname(), pid: worker.pid });
+    expect(new Date(delivery!.time).toISOString()).toBe(delivery!.time);
     expect(JSON.stringify(delivery)).not.toContain(secretHeaderValue);
     // The SDK's own activity lifecycle lines go through the same logger, with the same context.
     const completed = workerLines.find((l) => l.msg === 'Activity completed' && l.workflowId === jobWorkflowId && l.workspaceId === workspaceId);
