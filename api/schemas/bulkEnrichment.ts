@@ -117,7 +117,7 @@ const SUMMARY_EXAMPLE = {
   state: 'finished',
 };
 
-export const BulkEnrichmentSummaryResponse = Type.Object({ data: Type.Ref(BulkEnrichmentSummarySchema) }, { $id: 'BulkEnrichmentSummaryResponse', examples: [{ data: SUMMARY_EXAMPLE }] });
+export const BulkEnrichmentSummaryResponse = Type.Object({ data: BulkEnrichmentSummarySchema }, { $id: 'BulkEnrichmentSummaryResponse', examples: [{ data: SUMMARY_EXAMPLE }] });
 
 export const BulkJobParams = Type.Object({ jobId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 export const BulkJobActionParams = Type.Object(
