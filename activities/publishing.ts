@@ -15,8 +15,6 @@ import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import pLimit from 'p-limit';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
-import { decryptCredentials } from '../domain/credentials.js';
-import { keyringOf } from '../domain/keyring.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
 import { externalReplyWorkflow } from '../workflows/externalReply.js';
 import { publishPostWorkflow } from '../workflows/publishPost.js';
@@ -31,6 +29,7 @@ import { findPublishAttempt, markPublishAttemptDone, markPublishAttemptFailed, m
 import { dispatchableRows, firstUndispatchedTime, markRowsDispatched, scheduleRowProviderId } from '../db/schedules.js';
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from '../infra/outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
+import { freshAccessToken, reauthRequired } from './oauthTokens.js';
 import { publishOutcomes } from '../telemetry/metrics.js';
 import { pronetAdapter } from './providers/pronet.js';
 import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
@@ -133,19 +132,21 @@ export function createPublishingActivities(deps: ActivityDeps) {
     });
   }
 
-  /** The integration (of the activity's workspace: the entity manager's filter) a step sends with. */
-  async function account(integrationId: string): Promise<SocialAccount> {
+  /**
+   * The integration (of the activity's workspace: the entity manager's filter) a step sends with,
+   * its access token refreshed first when it ends soon (activities/oauthTokens.ts).
+   */
+  async function account(workspaceId: string, integrationId: string): Promise<SocialAccount> {
     const i = await publishingAccount(deps.orm.em, integrationId);
-    if (!i || i.status !== 'connected' || !i.credentialsEncrypted) {
+    if (!i || i.status === 'disconnected' || !i.credentialsEncrypted) {
       throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     }
-    const creds = decryptCredentials(i.credentialsEncrypted, keyringOf(config), integrationId);
-    const token = creds.accessToken;
-    if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
+    if (i.status === 'reauth_required') throw reauthRequired(integrationId, 'the network ended its grant');
     // A base URL stored before the operator narrowed the allow-list is not called with the token.
     if (i.apiBaseUrl && !providerBaseUrlAllowed(i.apiBaseUrl, providerBaseUrlAllowList(config.env))) {
       throw new ProviderFailure('invalid_input', `integration ${integrationId}: its apiBaseUrl is not allowed by this service`, { code: 'provider_address_not_allowed' });
     }
+    const token = await freshAccessToken(deps.orm.em, config, workspaceId, integrationId);
     return { provider: i.provider, externalAccountId: i.externalAccountId, accessToken: token, apiBaseUrl: i.apiBaseUrl ?? null, allowList: config.outboundAllowList };
   }
 
@@ -156,13 +157,15 @@ export function createPublishingActivities(deps: ActivityDeps) {
     if (step.kind === 'reshare') {
       const par = await repostParent(pool, post.parent_post_id);
       if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
-      const acct = await account(post.provider_id);
+      const acct = await account(input.workspaceId, post.provider_id);
+      integrationOf.set(input, post.provider_id);
       if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
       return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
     }
     const rowProviderId = await scheduleRowProviderId(pool, step.scheduleId);
     if (!rowProviderId) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
-    const acct = await account(rowProviderId);
+    const acct = await account(input.workspaceId, rowProviderId);
+    integrationOf.set(input, rowProviderId);
     if (step.kind === 'main') {
       if (post.external_post) {
         const thread = parsePronetPostUrl(post.external_post_url ?? '');
@@ -178,6 +181,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
       op: { type: 'reply', text: item.content, media: await loadMedia(input.workspaceId, item.media ?? []), parentExternalId: step.parentExternalId },
     };
   }
+
+  /** The integration a step's input resolved to (for the refresh after a 401). */
+  const integrationOf = new WeakMap<PublishStepInput, string>();
 
   const stepKey = (input: PublishStepInput) =>
     input.step.kind === 'reshare' ? `${input.postId}:reshare` : input.step.kind === 'main' ? `${input.step.scheduleId}:main` : `${input.step.scheduleId}:thread:${input.step.index}`;
@@ -228,6 +234,13 @@ export function createPublishingActivities(deps: ActivityDeps) {
           // An answer from the network means nothing was created: a retry may send again.
           if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {
             await markPublishAttemptFailed(pool, key, attempt);
+          }
+          // 401 to a token believed valid (revoked or ended early): refresh it once; a grant that
+          // is gone turns into integration_reauth_required, a refreshed token is retried.
+          const integrationId = integrationOf.get(input);
+          if (e instanceof ProviderFailure && e.kind === 'credentials_revoked' && e.opts.status === 401 && integrationId) {
+            const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken });
+            if (now !== acct.accessToken) throw new ProviderFailure('transient', 'the access token was refreshed after a 401; retrying with it');
           }
           throw e;
         }

@@ -146,7 +146,7 @@ export async function postsForSchedule(em: EntityManager, workspaceId: string, p
     .getKysely<SchedulingDB>()
     .selectFrom('posts as p')
     .innerJoin('integrations as i', 'i.id', 'p.provider_id')
-    .select(['p.id', 'p.status', 'i.provider as kind', 'p.content', 'p.media', 'p.thread_items', 'p.external_post', 'p.parent_post_id'])
+    .select(['p.id', 'p.status', 'p.error', 'i.provider as kind', 'p.content', 'p.media', 'p.thread_items', 'p.external_post', 'p.parent_post_id'])
     .where('p.workspace_id', '=', workspaceId)
     .where((eb) => eb('p.id', '=', eb.fn.any(uuidArray(postIds))))
     .execute();

@@ -89,7 +89,10 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
     if (seen.has(id)) fail(`/posts/${i}/postId`, 'is listed twice; give one entry with several schedules');
     seen.add(id);
     if (post.parent_post_id) fail(`/posts/${i}/postId`, 'is a repost child; it publishes with its parent');
-    else if (post.status !== 'draft' && post.status !== 'scheduled') fail(`/posts/${i}/postId`, `is ${post.status}; only draft or scheduled posts can be scheduled`);
+    // A post that failed only because its account needed reconnecting is scheduled again after the reconnect.
+    else if (post.status !== 'draft' && post.status !== 'scheduled' && !(post.status === 'failed' && post.error?.code === 'integration_reauth_required')) {
+      fail(`/posts/${i}/postId`, `is ${post.status}; only draft or scheduled posts (or failed with integration_reauth_required) can be scheduled`);
+    }
     else if (publishing.has(id)) fail(`/posts/${i}/postId`, 'is already being published');
     const empty = emptyContentProblem({ content: post.content, media: post.media, threadItems: post.thread_items });
     if (empty) fail(`/posts/${i}/postId`, empty);

@@ -68,7 +68,8 @@ export class OAuthGrants {
   private access = new Map<string, { grant: Grant; expiresAt: number }>();
   private refresh = new Map<string, { grant: Grant; spent: boolean; expiresAt: number | null }>();
 
-  constructor(private readonly rules: OAuthRules) {}
+  /** Mutable: a test may shorten token lifetimes. */
+  constructor(readonly rules: OAuthRules) {}
 
   addClient(c: OAuthClient): void {
     this.clients.set(c.clientId, c);

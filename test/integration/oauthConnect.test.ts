@@ -9,6 +9,7 @@ import { FakeLinkedIn } from '../fakes/linkedin.js';
 import { FakeX } from '../fakes/x.js';
 import { decryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
+import { consent as browserConsent, oauthConnect } from '../oauthFlow.js';
 
 const REDIRECT = 'https://app.example.com/integrations/oauth/callback';
 let app: TestApp;
@@ -42,21 +43,7 @@ afterAll(async () => {
   await li.close();
 });
 
-/** The browser's trip: the consent page redirects to the callback URL; answers its query string. */
-async function consent(authorizationUrl: string): Promise<string> {
-  const res = await fetch(authorizationUrl, { redirect: 'manual' });
-  expect(res.status).toBe(302);
-  const back = new URL(res.headers.get('location')!);
-  expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
-  return back.search;
-}
-
-async function connect(apiKey: string, provider: string) {
-  const auth = await app.http('POST', '/integrations/oauth/authorize', { apiKey, body: { provider } });
-  expect(auth.status).toBe(200);
-  const query = await consent(auth.body.data.authorizationUrl);
-  return { auth, query, res: await app.http('GET', `/integrations/oauth/callback${query}`) };
-}
+const connect = (apiKey: string, provider: string) => oauthConnect(app, apiKey, provider, REDIRECT);
 
 describe('OAuth connect', () => {
   it('connects an X account with PKCE, shows its grant but no token, and reconnects it under the same id', async () => {
@@ -106,7 +93,7 @@ describe('OAuth connect', () => {
     expect(reused.body.error.code).toBe('oauth_state_invalid');
 
     const auth = await app.http('POST', '/integrations/oauth/authorize', { apiKey: ws.apiKey, body: { provider: 'microblog' } });
-    const q = new URLSearchParams((await consent(auth.body.data.authorizationUrl)).slice(1));
+    const q = new URLSearchParams((await browserConsent(auth.body.data.authorizationUrl, REDIRECT)).slice(1));
     const [payload, sig] = q.get('state')!.split('.');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     const other = await app.createWorkspace();

@@ -1,0 +1,87 @@
+/**
+ * The access token a publish step sends with, refreshed just in time (issue 29, token lifecycle).
+ *
+ * One refresh at a time per account: the integration's row is locked (`select … for update`) in
+ * one transaction around the token request, so 20 concurrent publishes on one account make one
+ * refresh, and the 19 others wait for the lock and read the pair it stored (X rotates refresh
+ * tokens: a second refresh with the same token would end the grant). Chosen over a
+ * per-integration workflow because the lock also covers the API's reconnect (same row) and needs
+ * no extra round trip through Temporal on the publish path; it holds a connection for at most
+ * the token request's deadline (15 s).
+ *
+ * The new pair replaces the old in the same transaction (never a moment without one), and an
+ * answer without `refresh_token` keeps the stored one. Failures are classified: network, 5xx and
+ * 429 throw `transient` (the activity retries with backoff; nothing visible changes);
+ * `invalid_grant` (revoked, spent, expired) commits status `reauth_required` and throws
+ * `credentials_revoked` with code `integration_reauth_required` (final for the post).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { withLockedIntegration } from '../db/integrations.js';
+import type { Config } from '../domain/config.js';
+import { decryptCredentials, encryptCredentials } from '../domain/credentials.js';
+import { keyringOf } from '../domain/keyring.js';
+import { OAuthError, oauthEndpoints, oauthNetworkOf, refreshGrant } from '../infra/oauth.js';
+import { resolveOAuthApp } from '../infra/oauthApps.js';
+import { ProviderFailure } from './providers/social.js';
+
+/** A token ending within this margin is refreshed before it is used: `OAUTH_REFRESH_MARGIN_SECS`, 5 minutes unless set. */
+export const refreshMarginMs = (env: NodeJS.ProcessEnv) => {
+  const secs = Number(env.OAUTH_REFRESH_MARGIN_SECS);
+  return (Number.isFinite(secs) && secs >= 0 && env.OAUTH_REFRESH_MARGIN_SECS !== '' && env.OAUTH_REFRESH_MARGIN_SECS !== undefined ? secs : 300) * 1000;
+};
+
+export const reauthRequired = (integrationId: string, why: string) =>
+  new ProviderFailure('credentials_revoked', `integration ${integrationId} must be reconnected: ${why}`, { code: 'integration_reauth_required' });
+
+/**
+ * The integration's access token, refreshed first when it ends within the refresh margin (or
+ * when the network answered 401 to the stored token, `opts.rejected`). Throws
+ * `integration_reauth_required` when the grant is gone.
+ */
+export async function freshAccessToken(
+  em: EntityManager,
+  config: Config,
+  workspaceId: string,
+  integrationId: string,
+  /** `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it. */
+  opts: { rejected?: string } = {},
+): Promise<string> {
+  const keyring = keyringOf(config);
+  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row) => {
+    if (row.status === 'reauth_required') return { result: { reauth: 'the network ended its grant' } };
+    if (row.status !== 'connected' || !row.credentialsEncrypted) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
+    const creds = decryptCredentials(row.credentialsEncrypted, keyring, integrationId);
+    const token = creds.accessToken;
+    if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
+    const refreshToken = typeof creds.refreshToken === 'string' && creds.refreshToken ? creds.refreshToken : null;
+    const endsSoon = row.accessExpiresAt ? row.accessExpiresAt.getTime() - Date.now() <= refreshMarginMs(config.env) : false;
+    // A raw-token integration (no refresh token) is used as it is.
+    const force = opts.rejected !== undefined && opts.rejected === token;
+    if (!refreshToken || (!endsSoon && !force)) return { result: { token } };
+    const network = oauthNetworkOf(row.provider);
+    const source = creds.app === 'workspace' ? 'workspace' : 'operator';
+    const app = await resolveOAuthApp(em, keyring, config.env, workspaceId, network, source);
+    if (!app) return { result: { reauth: `the ${source} OAuth app that issued its grant is no longer configured` }, update: { status: 'reauth_required' } };
+    try {
+      const fresh = await refreshGrant(network, app, oauthEndpoints(network, config.env), refreshToken, config.outboundAllowList);
+      const next = { ...creds, accessToken: fresh.accessToken, refreshToken: fresh.refreshToken ?? refreshToken };
+      return {
+        result: { token: fresh.accessToken },
+        update: {
+          credentialsEncrypted: encryptCredentials(next, keyring, integrationId),
+          accessExpiresAt: fresh.accessExpiresAt,
+          grantExpiresAt: fresh.grantExpiresAt ?? row.grantExpiresAt ?? null,
+          ...(fresh.scopes.length ? { scopes: fresh.scopes } : {}),
+        },
+      };
+    } catch (e) {
+      if (!(e instanceof OAuthError)) throw e;
+      if (e.kind === 'invalid_grant') return { result: { reauth: e.message }, update: { status: 'reauth_required' } };
+      // A transient failure leaves the stored pair (still the valid one) untouched.
+      throw new ProviderFailure('transient', `token refresh: ${e.message}`, e.opts.retryAfterMs ? { retryAfterMs: e.opts.retryAfterMs } : {});
+    }
+  });
+  if (!outcome) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} no longer exists`);
+  if ('reauth' in outcome) throw reauthRequired(integrationId, outcome.reauth);
+  return outcome.token;
+}

@@ -1,0 +1,108 @@
+/**
+ * The token lifecycle on the real stack (API, worker, Temporal) against the fake X OAuth server,
+ * with the fake's token lifetime shortened to seconds (and the refresh margin with it) so a
+ * token really ends between connect and publish: the token is refreshed just in time, once for
+ * 20 concurrent publishes; a revoked grant makes the integration `reauth_required` and the post
+ * fail with `integration_reauth_required`; reconnecting keeps the id and the rescheduled post
+ * publishes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../harness.js';
+import { FakeX } from '../fakes/x.js';
+import { oauthConnect } from '../oauthFlow.js';
+
+const REDIRECT = 'https://app.example.com/integrations/oauth/callback';
+const TTL_SECS = 10;
+let app: TestApp;
+const x = new FakeX();
+let ws: { workspaceId: string; apiKey: string };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const inSecs = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+beforeAll(async () => {
+  await x.listen();
+  x.oauth.addClient({ clientId: 'op-x', clientSecret: 'op-x-secret', redirectUris: [REDIRECT] });
+  x.oauth.rules.accessTtlSecs = TTL_SECS;
+  app = await startTestApp({
+    env: {
+      PROVIDER_TIMEOUT_MS: '3000',
+      OAUTH_REDIRECT_URL: REDIRECT,
+      OAUTH_REFRESH_MARGIN_SECS: String(TTL_SECS / 2),
+      X_CLIENT_ID: 'op-x',
+      X_CLIENT_SECRET: 'op-x-secret',
+      X_AUTHORIZE_URL: `${x.url}/i/oauth2/authorize`,
+      X_API_BASE_URL: x.url,
+    },
+  });
+  ws = await app.createWorkspace({ plan: 'enterprise' });
+});
+afterAll(async () => {
+  await app?.close();
+  await x.close();
+});
+
+async function draft(providerId: string, content: string): Promise<string> {
+  const r = await app.http('POST', '/v1/posts', { apiKey: ws.apiKey, body: { providerId, content } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data.id;
+}
+
+async function schedule(rows: Array<{ postId: string; providerId: string; at: string }>) {
+  const r = await app.http('POST', '/v1/posts/bulk-schedule', {
+    apiKey: ws.apiKey,
+    body: { posts: rows.map((row) => ({ postId: row.postId, schedules: [{ providerId: row.providerId, scheduledTime: row.at }] })) },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+}
+
+async function settled(id: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const p = (await app.http('GET', `/v1/posts/${id}`, { apiKey: ws.apiKey })).body.data;
+    if (!['draft', 'scheduled', 'publishing'].includes(p.status)) return p;
+    if (Date.now() > deadline) throw new Error(`post ${id} still ${p.status}`);
+    await sleep(200);
+  }
+}
+
+describe('token lifecycle', () => {
+  it('refreshes a token that ends before the publish, exactly once for 20 concurrent publishes', async () => {
+    x.oauth.consentAs({ id: '7001', name: 'Busy brand', username: 'busy' });
+    const { res } = await oauthConnect(app, ws.apiKey, 'microblog', REDIRECT);
+    const integration = res.body.data.integration;
+    const refreshesBefore = x.oauth.refreshes.length;
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => draft(integration.id, `concurrent ${i}`)));
+    // Due when the connect's token has less than the margin left (TTL 10 s, margin 5 s).
+    await schedule(ids.map((postId) => ({ postId, providerId: integration.id, at: inSecs(TTL_SECS / 2 + 1) })));
+    const posts = await Promise.all(ids.map((id) => settled(id)));
+    for (const p of posts) expect(p.status, JSON.stringify(p.error)).toBe('published');
+    expect(x.oauth.refreshes.length - refreshesBefore).toBe(1);
+    expect(x.tweets.filter((t) => t.authorId === '7001')).toHaveLength(20);
+    const got = (await app.http('GET', `/integrations/${integration.id}`, { apiKey: ws.apiKey })).body.data;
+    expect(Date.parse(got.accessExpiresAt)).toBeGreaterThan(Date.parse(integration.accessExpiresAt));
+    expect(got.status).toBe('connected');
+  });
+
+  it('a revoked grant: reauth_required, the post fails with integration_reauth_required; reconnect keeps the id and the rescheduled post publishes', async () => {
+    x.oauth.consentAs({ id: '7002', name: 'Revoked brand', username: 'revoked' });
+    const { res } = await oauthConnect(app, ws.apiKey, 'microblog', REDIRECT);
+    const id = res.body.data.integration.id;
+    x.oauth.revokeUser('7002');
+    const postId = await draft(id, 'after the revocation');
+    await schedule([{ postId, providerId: id, at: inSecs(1) }]);
+    const failed = await settled(postId);
+    expect(failed.status).toBe('failed');
+    expect(failed.error.code).toBe('integration_reauth_required');
+    const integ = (await app.http('GET', `/integrations/${id}`, { apiKey: ws.apiKey })).body.data;
+    expect(integ.status).toBe('reauth_required');
+    expect(x.tweets.filter((t) => t.authorId === '7002')).toHaveLength(0);
+
+    const again = await oauthConnect(app, ws.apiKey, 'microblog', REDIRECT);
+    expect(again.res.body.data).toMatchObject({ reconnected: true, integration: { id, status: 'connected' } });
+    await schedule([{ postId, providerId: id, at: inSecs(1) }]);
+    const published = await settled(postId);
+    expect(published.status, JSON.stringify(published.error)).toBe('published');
+    expect(x.tweets.filter((t) => t.authorId === '7002').map((t) => t.text)).toEqual(['after the revocation']);
+  });
+});
