@@ -5,35 +5,40 @@
  * never publishes (whatever signals a workflow did or did not receive).
  */
 import type { ActivityDeps } from './deps.js';
+import { withoutTenancy } from '../db/tenancy.js';
 import { claimRepostChild, dueRepostChildren, finishRepostChild, type RepostChild } from '../db/posts.js';
 import { claimScheduleRow, finishScheduleRow, type ClaimResult, type RowOutcome } from '../db/schedules.js';
 
 export type { ClaimResult, PublishPlan, RowOutcome } from '../db/schedules.js';
 export type { RepostChild } from '../db/posts.js';
 
+// The publish workflows address schedules and posts by the ids they hold; their recorded activity
+// inputs carry no workspace, so these run across workspaces, keyed by those (globally unique) ids.
+const BY_WORKFLOW_ID = 'publish workflow state by the ids the workflow holds (its inputs carry no workspace)';
+
 export function createPostDbActivities(deps: ActivityDeps) {
   const { pool } = deps;
   return {
     async claimSchedule(input: { scheduleId: string; postId: string; n: number }): Promise<ClaimResult> {
-      return claimScheduleRow(pool, input);
+      return withoutTenancy(BY_WORKFLOW_ID, () => claimScheduleRow(pool, input));
     },
 
     /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
     async finishSchedule(input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
-      return finishScheduleRow(pool, input);
+      return withoutTenancy(BY_WORKFLOW_ID, () => finishScheduleRow(pool, input));
     },
 
     /** Children still due to reshare the parent, earliest first. */
     async loadRepostChildren(input: { parentPostId: string }): Promise<RepostChild[]> {
-      return dueRepostChildren(pool, input.parentPostId);
+      return withoutTenancy(BY_WORKFLOW_ID, () => dueRepostChildren(pool, input.parentPostId));
     },
 
     async claimRepostChild(input: { postId: string }): Promise<{ status: 'claimed' | 'cancelled' } | { status: 'not_due'; scheduledTime: string }> {
-      return claimRepostChild(deps.orm.em, input.postId);
+      return withoutTenancy(BY_WORKFLOW_ID, () => claimRepostChild(deps.orm.em, input.postId));
     },
 
     async finishRepostChild(input: { postId: string; outcome: RowOutcome }): Promise<void> {
-      await finishRepostChild(deps.orm.em, input.postId, input.outcome);
+      await withoutTenancy(BY_WORKFLOW_ID, () => finishRepostChild(deps.orm.em, input.postId, input.outcome));
     },
   };
 }

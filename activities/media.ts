@@ -33,6 +33,7 @@ import {
 import type { ImportMediaInput } from '../workflows/mediaImport.js';
 import type { AssembleMediaInput } from '../workflows/mediaAssembly.js';
 import type { ActivityDeps } from './deps.js';
+import { withoutTenancy } from '../db/tenancy.js';
 import { checkOutboundUrl, OutboundBlockedError, OutboundTooLargeError, safeRequest } from '../infra/outbound.js';
 
 /** Runs `work`; a refusal (a domain error) leaves as the non-retryable failure the API maps back to it. */
@@ -111,10 +112,12 @@ export function createMediaActivities(deps: ActivityDeps) {
 
     /** The retention sweep (`mediaRetentionWorkflow`): every workspace, batch by batch. */
     async removeExpiredMedia(): Promise<ExpiredMediaCounts> {
-      return removeExpiredMedia(deps.orm.em, store, {
-        retentionHours: deps.config.media.retentionHours,
-        onBatch: (counts) => Context.current().heartbeat(counts),
-      });
+      return withoutTenancy('the media retention sweep covers every workspace', () =>
+        removeExpiredMedia(deps.orm.em, store, {
+          retentionHours: deps.config.media.retentionHours,
+          onBatch: (counts) => Context.current().heartbeat(counts),
+        }),
+      );
     },
   };
 }

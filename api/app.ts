@@ -22,7 +22,7 @@ import { SentJson, claimIdempotencyKey, completeIdempotencyKey, releaseIdempoten
 import { routeGroups } from './routes/index.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { requestContext } from './middleware/requestContext.js';
-import { useWorkspace } from '../db/tenancy.js';
+import { inWorkspaceScope, useWorkspace } from '../db/tenancy.js';
 import { logContext } from '../telemetry/log.js';
 import { uuidv7Pooled } from '../domain/ids.js';
 
@@ -146,6 +146,12 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     } else if (def.rateLimited !== false) {
       await enforceAnonymousLimit(limiters.anonymous, ctx);
     }
+    // Everything after authentication runs in the workspace's scope: the database admits its rows only (db/tenancy.ts).
+    if (auth) await inWorkspaceScope(auth.workspaceId, () => serve(ctx, auth));
+    else await serve(ctx, auth);
+  });
+
+  async function serve(ctx: Context, auth: AuthContext | undefined) {
     // Path params and query strings are checked as a whole before any schema sees them.
     assertSafeInput(ctx.params, 'params');
     assertUtf8Query(ctx.querystring);
@@ -194,7 +200,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       if (claimedKey) await releaseIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey).catch(() => {});
       throw e;
     }
-  });
+  }
 }
 
 /**

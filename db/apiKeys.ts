@@ -2,6 +2,7 @@
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { ApiKey, Workspace } from './platform.js';
 import type { Queryable } from './pool.js';
+import { withoutTenancy } from './tenancy.js';
 import { preparedQuery, typedQueries, type RowOf } from './sqlFragments.js';
 
 type AuthDB = InferKyselyDB<typeof ApiKey | typeof Workspace>;
@@ -24,6 +25,6 @@ export type ActiveApiKeyRow = RowOf<typeof keyLookup>;
 
 /** The unrevoked key with this SHA-256 hash and its workspace's plan, or null (expiry is the caller's check). */
 export async function findActiveApiKeyByHash(db: Queryable, keyHash: string): Promise<ActiveApiKeyRow | null> {
-  const [row] = await keyLookup(db, { keyHash });
+  const [row] = await withoutTenancy('API key look-up by hash: the workspace is not known yet', () => keyLookup(db, { keyHash }));
   return row ?? null;
 }

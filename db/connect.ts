@@ -31,7 +31,7 @@ export interface StoreOptions {
 
 export async function openStores(config: Config, opts: StoreOptions = {}): Promise<Stores> {
   const statementTimeoutMs = opts.role ? config.statementTimeoutMs[opts.role] : 0;
-  const { orm, pool, close: closeDatabase } = await openDatabase(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError });
+  const { orm, pool, close: closeDatabase } = await openDatabase(config.databaseUrl, { max: opts.poolMax, statementTimeoutMs, onConnectionError: opts.onConnectionError, tenancy: 'enforced' });
   const storage = createObjectStore(config.s3);
   const unobservePool = observePool(pool, opts.role ?? 'tool');
   const connection = lazyTemporalConnection(config);

@@ -595,8 +595,23 @@ function batchWrites(workspaceId: string, sourceId: string, live: Group[], links
   return w;
 }
 
+/**
+ * PostgreSQL refuses `COPY … FROM` into a table under row-level security (contacts): new contacts
+ * are COPYed into a per-session temp table of the same columns, then inserted in one statement,
+ * which the policy checks row by row. `on commit delete rows`; created as `ensureStage` is.
+ */
+async function insertNewContacts(client: PoolClient, w: BatchWrites): Promise<void> {
+  if (!w.created.rows) return;
+  const columns = `id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, ${w.createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids`;
+  // raw SQL: DDL of a per-session temp table (no entity) shaped like contacts.
+  await client.query(`create temp table if not exists contact_ingest_new (like contacts including defaults) on commit delete rows`);
+  await copyInto(client, `contact_ingest_new (${columns})`, w.created);
+  // raw SQL: it reads the session's temp table, which has no entity (so no Kysely type).
+  await client.query(`insert into contacts (${columns}) select ${columns} from contact_ingest_new`);
+}
+
 async function writeContacts(client: PoolClient, w: BatchWrites): Promise<void> {
-  await copyInto(client, `contacts (id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, ${w.createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids)`, w.created);
+  await insertNewContacts(client, w);
   if (!w.matched.rows) return;
   await ensureStage(client);
   await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id)', w.matched);

@@ -14,6 +14,7 @@ import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js
 import { isUuid } from '../domain/ids.js';
 import { CustomFieldDefinition } from './contacts.js';
 import type { Queryable } from './pool.js';
+import { inWorkspaceScope } from './tenancy.js';
 import { BATCH_PER_TURN, compileSql, runQuery, typedQueries } from './sqlFragments.js';
 
 export async function loadContactCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
@@ -98,7 +99,8 @@ export function createContactReader(q: Queryable): ContactReader {
       const byWorkspace = new Map<string, Map<string, ContactJson>>();
       await Promise.all(
         [...idsByWorkspace].map(async ([workspaceId, ids]) => {
-          const contacts = ids.length === 1 ? [await fetchContact(q, workspaceId, ids[0]!)] : await fetchContacts(q, workspaceId, ids);
+          // A batch holds the reads of several requests: each workspace's statement runs in that workspace's scope.
+          const contacts = await inWorkspaceScope(workspaceId, async () => (ids.length === 1 ? [await fetchContact(q, workspaceId, ids[0]!)] : await fetchContacts(q, workspaceId, ids)));
           byWorkspace.set(workspaceId, new Map(contacts.filter((c) => c !== undefined).map((c) => [c.id, c])));
         }),
       );

@@ -31,7 +31,7 @@ import { CreditAccount, CreditTransaction } from './platform.js';
 import { isLockTimeout, isUniqueViolation } from './pgErrors.js';
 import { sql } from 'kysely';
 import { BATCH_PER_TURN, preparedQuery, textArray, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
-import { inWorkspace, useWorkspace } from './tenancy.js';
+import { inWorkspace, inWorkspaceScope, useWorkspace, withoutTenancy } from './tenancy.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
 /** What a ledger row is (`kind` of `GET /credits/transactions`). */
@@ -409,7 +409,12 @@ export function createBalanceReader(db: Queryable): BalanceReader {
   const loader = new DataLoader<string, CreditAccountRead | null>(
     async (workspaceIds) => {
       const distinct = [...new Set(workspaceIds)];
-      const rows = distinct.length === 1 ? await creditBalance(db, { workspaceId: distinct[0]! }) : await creditBalances(db, { workspaceIds: distinct });
+      // A batch holds the reads of several requests: one workspace reads in its scope; several, in one
+      // statement keyed by their ids, across workspaces.
+      const rows =
+        distinct.length === 1
+          ? await inWorkspaceScope(distinct[0]!, () => creditBalance(db, { workspaceId: distinct[0]! }))
+          : await withoutTenancy('balances of the requests of one event-loop turn, each by its workspace id', () => creditBalances(db, { workspaceIds: distinct }));
       const byWorkspace = new Map(rows.map((r) => [r.workspace_id, accountOf(r)]));
       return workspaceIds.map((id) => byWorkspace.get(id) ?? null);
     },

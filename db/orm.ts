@@ -5,6 +5,7 @@ import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { rawPool, reportConnectionErrors, type ConnectionErrorListener } from './pool.js';
 import { pgTls } from './pgConnection.js';
+import { enforceTenancy } from './tenancy.js';
 
 export type { MikroORM } from '@mikro-orm/postgresql';
 
@@ -16,6 +17,13 @@ export interface PoolSettings {
   statementTimeoutMs?: number;
   /** Told about connections that died (a database restart, a failover); the process goes on. */
   onConnectionError?: ConnectionErrorListener;
+  /**
+   * 'enforced' (the API and the worker, `openStores`): every connection runs as `app_tenant` in the
+   * scope of the code that checks it out (`db/tenancy.ts`), bound by row-level security. Absent:
+   * the connecting role's own session, for the tools that own the schema (migrations, the admin
+   * CLI, the dataset import, test and bench fixtures).
+   */
+  tenancy?: 'enforced';
 }
 
 export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, pool: PoolSettings = {}): Options {
@@ -42,7 +50,10 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, po
       ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
       // The ORM already keeps a dying connection from ending the process (it logs at debug
       // level only); the process's own listener reports it.
-      onPoolCreated: (created: pg.Pool) => reportConnectionErrors(created, pool.onConnectionError),
+      onPoolCreated: (created: pg.Pool) => {
+        reportConnectionErrors(created, pool.onConnectionError);
+        if (pool.tenancy === 'enforced') enforceTenancy(created);
+      },
     },
     ...extra,
   };

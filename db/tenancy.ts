@@ -1,11 +1,22 @@
 /**
- * Tenancy by default: every workspace-owned entity carries the `workspace` filter, on by default,
- * so an entity-manager read, update or delete of one is restricted to the current workspace — and
- * one made where no workspace was set throws instead of reading across tenants. The API sets the
- * workspace on the request's context once the key is known (api/app.ts); the worker sets it from
- * the activity input's `workspaceId` (worker/ormContext.ts). Raw SQL and Kysely queries do not
- * see the filter: they keep their explicit `workspace_id` predicates.
+ * Tenancy, twice over.
+ *
+ * 1. PostgreSQL row-level security (migration `…_row_level_security`): every table with a
+ *    `workspace_id` admits, to the role `app_tenant`, only the rows of the session's
+ *    `app.workspace_id`, and none when it is unset. The API and the worker open their pool with
+ *    `tenancy: 'enforced'` (`db/connect.ts`): `enforceTenancy` then puts each connection, as it is
+ *    checked out, into the scope of the code that asked for it (`inWorkspaceScope`, set by the
+ *    request middleware in api/app.ts and the activity interceptor in worker/ormContext.ts), so the
+ *    entity manager, Kysely, raw SQL and COPY are all bound by it. A path that is global by design
+ *    says so: `withoutTenancy(reason, fn)` runs `fn` as `app_all_workspaces`. Code outside
+ *    both sees no workspace rows. Tools that own the schema (migrations, the admin CLI, the
+ *    dataset import, tests' fixtures) open the database without `tenancy: 'enforced'`.
+ * 2. The MikroORM `workspace` filter: every workspace-owned entity carries it, on by default, so an
+ *    entity-manager read, update or delete of one is restricted to the current workspace — and one
+ *    made where no workspace was set throws instead of returning nothing.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type pg from 'pg';
 import type { EntityManager } from '@mikro-orm/core';
 
 export const WORKSPACE_FILTER = 'workspace';
@@ -28,7 +39,7 @@ export const workspaceOwned = {
   },
 };
 
-/** Scopes the context's entity manager (the request's or the activity's fork) to one workspace. */
+/** Scopes the context's entity manager (the request's or the activity's fork) to one workspace (its filter; `inWorkspaceScope` scopes the database session). */
 export function useWorkspace(em: EntityManager, workspaceId: string): void {
   em.setFilterParams(WORKSPACE_FILTER, { workspaceId } satisfies WorkspaceFilterParams);
 }
@@ -44,3 +55,72 @@ export const acrossWorkspaces = { filters: { [WORKSPACE_FILTER]: false } } as co
  * workspace id as an argument and may run outside a request or activity context (tools, tests).
  */
 export const inWorkspace = (workspaceId: string) => ({ filters: { [WORKSPACE_FILTER]: { workspaceId } satisfies WorkspaceFilterParams } });
+
+// ---------- row-level security ----------
+
+/** The database roles of the policies (created by the migration). */
+export const TENANT_ROLE = 'app_tenant';
+export const ALL_WORKSPACES_ROLE = 'app_all_workspaces';
+
+type TenancyScope = { workspaceId: string } | { allWorkspaces: string };
+const scope = new AsyncLocalStorage<TenancyScope>();
+
+/** Runs `fn` (and everything it awaits) in one workspace's scope: the database admits that workspace's rows only. */
+export function inWorkspaceScope<T>(workspaceId: string, fn: () => T): T {
+  return scope.run({ workspaceId }, fn);
+}
+
+/**
+ * Runs `fn` across every workspace: the explicit opt-out of row-level security for the paths that
+ * are global by design (the API key look-up by hash, dispatchers that scan every workspace, test
+ * assertions). `reason` says why at the call, so each one can be found and reviewed.
+ */
+export function withoutTenancy<T>(reason: string, fn: () => T): T {
+  return scope.run({ allWorkspaces: reason }, fn);
+}
+
+/** The workspace of the current scope, if any. */
+export function scopedWorkspaceId(): string | undefined {
+  const s = scope.getStore();
+  return s && 'workspaceId' in s ? s.workspaceId : undefined;
+}
+
+const SESSION = Symbol('tenancySession');
+type ScopedClient = pg.PoolClient & { [SESSION]?: string };
+
+/**
+ * Makes every connection checked out of `pool` (pool.query, pool.connect: the ORM, Kysely, raw
+ * SQL and COPY all come through it) run as the current scope: `app_tenant` with the scope's
+ * workspace, `app_all_workspaces` under `withoutTenancy`, `app_tenant` with no workspace (no rows)
+ * elsewhere. The setting is session-level, made at checkout (never inside a transaction, so no
+ * rollback undoes it) and remembered on the client: a connection handed out again for the same
+ * scope costs no round trip.
+ */
+export function enforceTenancy(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const scoped = async (): Promise<pg.PoolClient> => {
+    const s = scope.getStore();
+    const role = s && 'allWorkspaces' in s ? ALL_WORKSPACES_ROLE : TENANT_ROLE;
+    const workspaceId = s && 'workspaceId' in s ? s.workspaceId : '';
+    const session = `${role}/${workspaceId}`;
+    const client = (await connect()) as ScopedClient;
+    if (client[SESSION] !== session) {
+      try {
+        // Raw SQL: the session's role and workspace, the keys of the row-level security policies.
+        await client.query('select set_config($1, $2, false), set_config($3, $4, false)', ['role', role, 'app.workspace_id', workspaceId]);
+      } catch (e) {
+        client.release(e as Error);
+        throw e;
+      }
+      client[SESSION] = session;
+    }
+    return client;
+  };
+  // pg-pool's own `query` checks out through `this.connect(callback)`.
+  pool.connect = ((cb?: (err: Error | undefined, client?: pg.PoolClient, done?: pg.PoolClient["release"]) => void) => {
+    const out = scoped();
+    if (!cb) return out;
+    out.then((c) => cb(undefined, c, c.release), (e) => cb(e as Error));
+    return undefined;
+  }) as pg.Pool['connect'];
+}

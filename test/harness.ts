@@ -29,6 +29,9 @@ import { createApiKey, createWorkspace, type NewWorkspace } from '../db/workspac
 import type { KeyKind, Plan } from '../db/platform.js';
 import type { AppDeps } from '../api/deps.js';
 import { currentHistoryFile } from './replay/historyVersions.js';
+import { withoutTenancy } from '../db/tenancy.js';
+
+const FIXTURES = 'test fixtures';
 
 export interface HttpResponse<T = any> {
   status: number;
@@ -42,7 +45,10 @@ export interface TestApp {
   url: string;
   config: Config;
   deps: AppDeps;
-  /** The API's pg pool, for assertions in SQL. */
+  /**
+   * A pool of the connecting (owning) role, for fixtures and assertions in SQL across workspaces and
+   * the dataset import (DDL): not the API's pool, whose connections are bound by row-level security.
+   */
   pool: pg.Pool;
   createWorkspace(opts?: { name?: string; plan?: Plan; credits?: number }): Promise<NewWorkspace>;
   createApiKey(workspaceId: string, kind: KeyKind): Promise<string>;
@@ -185,6 +191,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     ...opts.env,
   };
   const config = loadConfig(env);
+  const ownerPool = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
+  ownerPool.on('error', () => {}); // a connection the server drops fails its query, not the run
   const api: ApiServer = await startApiServer(config, { log: opts.apiLog ?? silent, port: 0 });
   config.publicBaseUrl = api.url;
 
@@ -241,9 +249,10 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     url: api.url,
     config,
     deps: api.deps,
-    pool: api.deps.pool,
-    createWorkspace: (o = {}) => createWorkspace(api.deps.orm.em, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits, keyring: keyringOf(config) }),
-    createApiKey: (workspaceId, kind) => createApiKey(api.deps.orm.em, workspaceId, kind),
+    pool: ownerPool,
+    // Workspaces are made by the admin CLI in production (an owner connection); here through the API's pool.
+    createWorkspace: (o = {}) => withoutTenancy(FIXTURES, () => createWorkspace(api.deps.orm.em, { name: o.name ?? 'Test workspace', plan: o.plan, credits: o.credits, keyring: keyringOf(config) })),
+    createApiKey: (workspaceId, kind) => withoutTenancy(FIXTURES, () => createApiKey(api.deps.orm.em, workspaceId, kind)),
     http,
     async waitForJob(jobId, apiKey, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
@@ -300,6 +309,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       await terminateLeftovers(api.deps.temporal, config.temporal.taskQueue);
       await stopWorker();
       await api.close();
+      await ownerPool.end();
       await dropTestDatabase(dbName);
     },
   };

@@ -1,12 +1,14 @@
 /**
  * One MikroORM `RequestContext` per activity execution: `deps.orm.em` inside an activity is the
  * activity's own fork, scoped by the `workspace` filter to the input's `workspaceId` when it has
- * one (an activity without one may still read global tables; a workspace-owned entity throws).
+ * one (an activity without one may still read global tables; a workspace-owned entity throws), and
+ * its database session scoped to that workspace by row-level security (`inWorkspaceScope`; without
+ * one, no workspace rows unless the activity says `withoutTenancy`).
  */
 import { RequestContext } from '@mikro-orm/core';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { MikroORM } from '../db/orm.js';
-import { useWorkspace } from '../db/tenancy.js';
+import { inWorkspaceScope, useWorkspace } from '../db/tenancy.js';
 import { inputWorkspaceId } from './telemetry.js';
 
 export function activityOrmContext(orm: MikroORM): ActivityInterceptorsFactory {
@@ -15,8 +17,9 @@ export function activityOrmContext(orm: MikroORM): ActivityInterceptorsFactory {
       execute(input, next) {
         return RequestContext.create(orm.em, () => {
           const workspaceId = inputWorkspaceId(input.args);
-          if (workspaceId) useWorkspace(orm.em, workspaceId);
-          return next(input);
+          if (!workspaceId) return next(input);
+          useWorkspace(orm.em, workspaceId);
+          return inWorkspaceScope(workspaceId, () => next(input));
         });
       },
     },

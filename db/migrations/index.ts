@@ -30,6 +30,7 @@ import { Migration20261126050000_people_country_id } from './Migration2026112605
 import { Migration20261126100000_idempotency_body_text } from './Migration20261126100000_idempotency_body_text.js';
 import { Migration20261126110000_credit_ledger_seq } from './Migration20261126110000_credit_ledger_seq.js';
 import { Migration20261126120000_idempotency_expiry_index } from './Migration20261126120000_idempotency_expiry_index.js';
+import { Migration20261128100000_row_level_security } from './Migration20261128100000_row_level_security.js';
 import { Migration20261128200000_oauth } from './Migration20261128200000_oauth.js';
 import { Migration20261128500000_bulk_enrichment } from './Migration20261128500000_bulk_enrichment.js';
 
@@ -61,6 +62,7 @@ export const migrationsList = [
   Migration20261126100000_idempotency_body_text,
   Migration20261126110000_credit_ledger_seq,
   Migration20261126120000_idempotency_expiry_index,
+  Migration20261128100000_row_level_security,
   Migration20261128200000_oauth,
   Migration20261128500000_bulk_enrichment,
 ];

@@ -11,6 +11,7 @@ import { expectOneValidationDetail, startTestApp, type TestApp } from '../harnes
 import { startJob } from '../../api/jobs.js';
 import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import { stageRows } from '../../db/contactStaging.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import { hash53, unpackHashes } from '../../domain/hash53.js';
 
 let app: TestApp;
@@ -577,12 +578,15 @@ describe('bulk upsert', () => {
     data[7] = { Email: 'broken' };
     const batchId = '01a1ff4e-c0b3-77cc-8dc5-' + Date.now().toString(16).padStart(12, '0').slice(-12);
     await stageRows(app.pool, batchId, data);
-    const accepted = await startJob(app.deps, {
-      workspaceId: ws.workspaceId,
-      type: 'bulk-upsert',
-      workflow: bulkUpsertContactsWorkflow,
-      args: { sourceId: src, batchId, totalRows: data.length, chunkSize: 2, chunksPerRun: 4 },
-    });
+    // As the route does it: in the workspace's scope (row-level security).
+    const accepted = await inWorkspaceScope(ws.workspaceId, () =>
+      startJob(app.deps, {
+        workspaceId: ws.workspaceId,
+        type: 'bulk-upsert',
+        workflow: bulkUpsertContactsWorkflow,
+        args: { sourceId: src, batchId, totalRows: data.length, chunkSize: 2, chunksPerRun: 4 },
+      }),
+    );
     const job = await app.waitForJob(accepted.jobId, ws.apiKey);
     expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
     expect(job.jobResponsePayload).toMatchObject({ totalRows: 25, processedRows: 25, created: 24, failed: 1 });

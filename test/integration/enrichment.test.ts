@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import pg from 'pg';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityInterceptors } from '../../worker/worker.js';
 import { v7 as uuidv7 } from 'uuid';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
@@ -406,8 +407,8 @@ describe('credits and webhooks', () => {
       expect(await balance(ws)).toBe(4);
       const tx = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data;
       expect(tx[0]).toMatchObject({ kind: 'hold', amount: -6, balanceAfter: 4, jobId });
-      await expect(debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
-      await debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
+      await expect(debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
+      await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
       expect(await balance(ws)).toBe(0);
     } finally {
       await app.startWorker();
@@ -511,7 +512,8 @@ describe('credits and webhooks', () => {
   it('settling twice (a retried activity) charges each slice once; a balance spent meanwhile withholds the data', async () => {
     const ws = await app.createWorkspace({ credits: 25 });
     const acts = createEnrichmentActivities(app.deps);
-    const env = new MockActivityEnvironment();
+    // As the worker runs it: through its interceptors (the input's workspace scopes the database).
+    const env = new MockActivityEnvironment(undefined, { interceptors: activityInterceptors({ orm: app.deps.orm }) });
     const jobId = uuidv7();
     const input = {
       workspaceId: ws.workspaceId,

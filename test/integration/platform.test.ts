@@ -6,12 +6,14 @@ import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../harness.js';
 import { ROOT_DIR } from '../../domain/config.js';
 import { debitCredits, debitEach, grantCredits, holdCredits, releaseHold, settleJobCredits } from '../../db/credits.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import { v7 as uuidv7 } from 'uuid';
 import { checkOutboundUrl, safeRequest } from '../../infra/outbound.js';
 import { assertOutboundUrl } from '../../api/outboundUrls.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
 import { createActivities } from '../../activities/index.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { activityInterceptors } from '../../worker/worker.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -97,7 +99,7 @@ describe('credits', () => {
   it('never overdraws under concurrent debits', async () => {
     const ws = await app.createWorkspace({ credits: 50 });
     const attempts = Array.from({ length: 40 }, (_, i) =>
-      debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
+      debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
         () => 'ok',
         (e) => (e instanceof InsufficientCreditsError ? 'insufficient_credits' : e),
       ),
@@ -114,7 +116,7 @@ describe('credits', () => {
     const reads = Array.from({ length: 30 }, (_, i) => workspaces[i % 3]!);
     const answers = await Promise.all(reads.map((ws) => app.http('GET', '/credits/balance', { apiKey: ws.apiKey })));
     expect(answers.map((a) => a.body.data.balance)).toEqual(reads.map((_, i) => [7, 11, 0][i % 3]));
-    await debitCredits(app.deps.pool, { workspaceId: workspaces[1]!.workspaceId, amount: 4, idempotencyKey: 'after-reads', reason: 'test' });
+    await debitCredits(app.pool, { workspaceId: workspaces[1]!.workspaceId, amount: 4, idempotencyKey: 'after-reads', reason: 'test' });
     const after = await Promise.all(workspaces.map((ws) => app.http('GET', '/credits/balance', { apiKey: ws.apiKey })));
     expect(after.map((a) => a.body.data.balance)).toEqual([7, 7, 0]);
   });
@@ -123,7 +125,7 @@ describe('credits', () => {
     const ws = await app.createWorkspace({ credits: 1 });
     const outcomes = await Promise.all(
       ['first', 'second'].map((key) =>
-        debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' }).then(
+        debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' }).then(
           (r) => `charged ${r.charged}, balance ${r.balance}`,
           (e) => (e instanceof InsufficientCreditsError ? `402 with balance ${e.balance}` : e),
         ),
@@ -135,7 +137,7 @@ describe('credits', () => {
 
   it('keeps the ledger exact under concurrent holds, settlements, releases and debits (each movement one statement)', async () => {
     const ws = await app.createWorkspace({ credits: 200 });
-    const pool = app.deps.pool;
+    const pool = app.pool;
     const jobs = Array.from({ length: 12 }, () => uuidv7());
     const job = async (jobId: string, i: number) => {
       await holdCredits(pool, { workspaceId: ws.workspaceId, jobId, amount: 6, reason: 'hold', billable: true });
@@ -163,7 +165,7 @@ describe('credits', () => {
   it('settles a job that holds nothing charge by charge: what the balance cannot cover is refused, the rest charged', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     const jobId = uuidv7();
-    const results = await settleJobCredits(app.deps.pool, {
+    const results = await settleJobCredits(app.pool, {
       workspaceId: ws.workspaceId,
       jobId,
       billable: true,
@@ -175,7 +177,7 @@ describe('credits', () => {
 
   it('charges a repeated idempotency key once, even concurrently', async () => {
     const ws = await app.createWorkspace({ credits: 100 });
-    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
     expect(results.filter((r) => r.charged === 10)).toHaveLength(1);
     expect(results.filter((r) => r.replayed)).toHaveLength(9);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(90);
@@ -183,15 +185,15 @@ describe('credits', () => {
 
   it('does not bill session keys', async () => {
     const ws = await app.createWorkspace({ credits: 5 });
-    const r = await debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
+    const r = await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
     expect(r.charged).toBe(0);
     expect(r.balance).toBe(5);
   });
 
   it('lists the ledger newest first with pagination covering every row once', async () => {
     const ws = await app.createWorkspace({ credits: 1000 });
-    for (let i = 0; i < 7; i++) await debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
-    await grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 3);
+    for (let i = 0; i < 7; i++) await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
+    await inWorkspaceScope(ws.workspaceId, () => grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 3));
     const seen: string[] = [];
     let token = '';
     for (let page = 0; page < 10; page++) {
@@ -214,11 +216,11 @@ describe('credits', () => {
 
   it('lists concurrent movements newest first in the order they were applied, walking forward and back without gaps', async () => {
     const ws = await app.createWorkspace({ credits: 60 });
-    const pool = app.deps.pool;
+    const pool = app.pool;
     await Promise.allSettled([
       ...Array.from({ length: 30 }, (_, i) => debitCredits(pool, { workspaceId: ws.workspaceId, amount: 1 + (i % 3), idempotencyKey: `c-${i}`, reason: 'test' })),
       ...Array.from({ length: 5 }, (_, i) => holdCredits(pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), amount: 2 + i, reason: 'test', billable: true })),
-      grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 7),
+      inWorkspaceScope(ws.workspaceId, () => grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 7)),
     ]);
     type Entry = { id: string; amount: number; balanceAfter: number; createdAt: string };
     const walk = async (from: string, dir: 'nextToken' | 'previousToken') => {
@@ -348,10 +350,12 @@ describe('webhooks', () => {
     });
     const port = (server.address() as { port: number }).port;
     const activities = createActivities({ ...app.deps });
-    const env = new MockActivityEnvironment({ attempt: 1 });
+    // As the worker runs it: through its interceptors (the input's workspace scopes the database).
+    const interceptors = activityInterceptors({ orm: app.deps.orm });
+    const env = new MockActivityEnvironment({ attempt: 1 }, { interceptors });
     const input = { workspaceId: ws.workspaceId, jobId: '01939b6e-0000-7000-8000-0000000000aa', messageId: 'msg_test', url: `http://127.0.0.1:${port}/hook`, headers: { 'X-Caller': 'abc', 'webhook-signature': 'forged' }, payload: { type: 'job.completed', jobId: 'j' } };
     await expect(env.run(activities.deliverWebhook, input)).rejects.toThrow(/500/);
-    await expect(new MockActivityEnvironment({ attempt: 2 }).run(activities.deliverWebhook, input)).resolves.toEqual({ statusCode: 204 });
+    await expect(new MockActivityEnvironment({ attempt: 2 }, { interceptors }).run(activities.deliverWebhook, input)).resolves.toEqual({ statusCode: 204 });
     server.close();
     const last = received[1]!;
     expect(last.headers['x-caller']).toBe('abc');
