@@ -12,6 +12,7 @@ import { createEnrichmentActivities } from './providers/enrichment.js';
 import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
 import { createMediaActivities } from './media.js';
+import { createPrivacyActivities } from './privacy.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPostDbActivities(deps),
     ...createPublishingActivities(deps),
     ...createMediaActivities(deps),
+    ...createPrivacyActivities(deps),
   };
 }
 

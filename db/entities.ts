@@ -4,6 +4,7 @@ import { DsCompany, DsCompanyTechnology, DsPeopleTitle, DsPerson, DsPersonSkill,
 import { Segment } from './segments.js';
 import { Source } from './sources.js';
 import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './social.js';
+import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
@@ -33,4 +34,6 @@ export const entities = [
   DsPersonSkill,
   DsCompanyTechnology,
   DsPost,
+  ErasureRequest,
+  SuppressionEntry,
 ];

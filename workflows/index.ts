@@ -10,3 +10,4 @@ export * from './scheduleBatch.js';
 export * from './mediaImport.js';
 export * from './mediaAssembly.js';
 export * from './mediaRetention.js';
+export * from './erasure.js';
