@@ -13,6 +13,7 @@ import { createBulkEnrichmentActivities } from './providers/bulkEnrichment.js';
 import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
 import { createMediaActivities } from './media.js';
+import { createPrivacyActivities } from './privacy.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -26,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPostDbActivities(deps),
     ...createPublishingActivities(deps),
     ...createMediaActivities(deps),
+    ...createPrivacyActivities(deps),
   };
 }
 

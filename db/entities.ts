@@ -6,6 +6,7 @@ import { Source } from './sources.js';
 import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './social.js';
 import { BulkEnrichmentJob, BulkEnrichmentRow, ContactEnrichment, WorkspaceEnrichmentSettings } from './bulkEnrichment.js';
 import { OAuthAppRow, OAuthState } from './oauth.js';
+import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
@@ -41,4 +42,6 @@ export const entities = [
   WorkspaceEnrichmentSettings,
   OAuthState,
   OAuthAppRow,
+  ErasureRequest,
+  SuppressionEntry,
 ];

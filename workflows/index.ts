@@ -11,3 +11,4 @@ export * from './mediaImport.js';
 export * from './mediaAssembly.js';
 export * from './mediaRetention.js';
 export * from './bulkEnrichment.js';
+export * from './erasure.js';

@@ -18,6 +18,7 @@ import { segmentRoutes } from './segments.js';
 import { sourceRoutes } from './sources.js';
 import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
+import { privacyRoutes } from './privacy.js';
 
 export const routeGroups: RouteDef[][] = [
   platformRoutes,
@@ -34,4 +35,5 @@ export const routeGroups: RouteDef[][] = [
   sourceRoutes,
   contactSchemaRoutes,
   contactRoutes,
+  privacyRoutes,
 ];

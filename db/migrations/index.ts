@@ -32,6 +32,7 @@ import { Migration20261126110000_credit_ledger_seq } from './Migration2026112611
 import { Migration20261126120000_idempotency_expiry_index } from './Migration20261126120000_idempotency_expiry_index.js';
 import { Migration20261128100000_row_level_security } from './Migration20261128100000_row_level_security.js';
 import { Migration20261128200000_oauth } from './Migration20261128200000_oauth.js';
+import { Migration20261128300000_privacy } from './Migration20261128300000_privacy.js';
 import { Migration20261128500000_bulk_enrichment } from './Migration20261128500000_bulk_enrichment.js';
 
 export const migrationsList = [
@@ -64,5 +65,6 @@ export const migrationsList = [
   Migration20261126120000_idempotency_expiry_index,
   Migration20261128100000_row_level_security,
   Migration20261128200000_oauth,
+  Migration20261128300000_privacy,
   Migration20261128500000_bulk_enrichment,
 ];

@@ -1,0 +1,135 @@
+/**
+ * `/privacy/…` (docs/PRIVACY.md): erasure requests start an erasure job (workflows/erasure.ts)
+ * whose identifiers wait, sealed, in `erasure_requests` (never in the workflow input); the
+ * suppression list (keyed hashes) can be added to, listed and removed from directly.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { assertWebhookConfiguration } from '../outboundUrls.js';
+import { startJob } from '../jobs.js';
+import { defineRoute, reply } from '../route.js';
+import { JobAccepted } from '../schemas/common.js';
+import { ErasureRequestBody, SuppressionAdded, SuppressionBody, SuppressionHashParams, SuppressionList, SuppressionListQuery, SuppressionRemoved } from '../schemas/privacy.js';
+import { InvalidInputError } from '../../domain/errors.js';
+import { keyringOf } from '../../domain/keyring.js';
+import { ERASURE_IDENTIFIERS_CONTEXT } from '../../activities/privacy.js';
+import {
+  addSuppressions,
+  inWorkspaceTransaction,
+  insertErasureRequest,
+  listSuppressions,
+  normalizeIdentifier,
+  removeSuppression,
+  suppressionHash,
+  suppressionKey,
+  type PersonIdentifiers,
+} from '../../db/privacy.js';
+import type { SuppressionKind } from '../../db/privacyEntities.js';
+import { erasureWorkflow } from '../../workflows/erasure.js';
+
+/** The normalised identifiers of a body; a value that is no email / profile URL is a 400 naming it. */
+function normalized(body: { emails?: string[]; profileUrls?: string[] }): { kind: SuppressionKind; value: string }[] {
+  const out: { kind: SuppressionKind; value: string }[] = [];
+  for (const [field, kind] of [['emails', 'email'], ['profileUrls', 'profileUrl']] as const) {
+    for (const [i, raw] of (body[field] ?? []).entries()) {
+      const value = normalizeIdentifier(kind, raw);
+      if (!value) throw new InvalidInputError([field, String(i)], kind === 'email' ? 'must be an email address' : 'must be a profile URL');
+      out.push({ kind, value });
+    }
+  }
+  return out;
+}
+
+export const privacyRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/privacy/erasure-requests',
+    tag: 'Privacy',
+    summary: 'Erase a person from every store of the workspace (asynchronous)',
+    description: [
+      'Starts an erasure job for one person named by contact ids, emails and/or profile URLs. The job hard-deletes the person\'s contacts',
+      'and everything on or linked to them (emails, phones, custom fields, company links, source links, segment membership), identity-log',
+      'entries, staged rows, stored idempotent responses, objects of the workspace that carry them, and Temporal executions whose history',
+      'carries them (with their job records); it puts the emails and profile URLs on the suppression list (keyed hashes). The result',
+      '(`jobResponsePayload` of GET /jobs/{jobId}) counts what was removed per store, never the data. Credit ledger entries stay.',
+    ].join(' '),
+    body: ErasureRequestBody,
+    responses: { 202: JobAccepted },
+    errors: [400, 401, 409, 422, 429, 500],
+    idempotent: true,
+    handler: async ({ body, auth, deps }) => {
+      const ids: PersonIdentifiers = {
+        contactIds: body.contactIds ?? [],
+        emails: normalized({ emails: body.emails }).map((x) => x.value),
+        profileUrls: body.profileUrls ?? [],
+      };
+      normalized({ profileUrls: body.profileUrls });
+      if (!ids.contactIds.length && !ids.emails.length && !ids.profileUrls.length) throw new InvalidInputError(['emails'], 'name the person: at least one contact id, email or profile URL');
+      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
+      const jobId = uuidv7();
+      const sealed = keyringOf(deps.config).encryptText(JSON.stringify(ids), ERASURE_IDENTIFIERS_CONTEXT);
+      await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => insertErasureRequest(client, jobId, auth.workspaceId, sealed));
+      const accepted = await startJob(deps, {
+        workspaceId: auth.workspaceId,
+        type: 'erasure',
+        workflow: erasureWorkflow,
+        jobId,
+        args: { requestId: jobId },
+        webhook: body.webhookConfiguration ?? null,
+        message: 'Erasure accepted; poll jobStatusEndpoint for the report per store',
+      });
+      return reply(202, accepted);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/privacy/suppressions',
+    tag: 'Privacy',
+    summary: 'Put identifiers on the do-not-contact list',
+    description: 'Adds emails and profile URLs to the workspace\'s suppression list as keyed hashes (no clear text is kept). Every import path then skips rows of these people and enrichment refuses them.',
+    body: SuppressionBody,
+    responses: { 201: SuppressionAdded },
+    errors: [400, 401, 429, 500],
+    orm: false,
+    handler: async ({ body, auth, deps }) => {
+      const key = suppressionKey(deps.config.serverSecret);
+      const entries = normalized(body).map((x) => ({ kind: x.kind, hash: suppressionHash(key, x.kind, x.value) }));
+      if (!entries.length) throw new InvalidInputError(['emails'], 'name at least one email or profile URL');
+      const added = await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => addSuppressions(client, auth.workspaceId, entries, 'doNotContact'));
+      const now = new Date().toISOString();
+      return reply(201, { data: { added, entries: entries.map((e) => ({ identifierHash: e.hash, kind: e.kind, reason: 'doNotContact' as const, createdAt: now })) } });
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/privacy/suppressions',
+    tag: 'Privacy',
+    summary: 'List the suppression list (hashes only)',
+    query: SuppressionListQuery,
+    responses: { 200: SuppressionList },
+    errors: [400, 401, 429, 500],
+    orm: false,
+    handler: async ({ query, auth, deps }) => {
+      const limit = query.limit ?? 100;
+      const rows = await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => listSuppressions(client, auth.workspaceId, limit + 1, query.cursor ?? null));
+      const page = rows.slice(0, limit);
+      return {
+        data: page.map((r) => ({ identifierHash: r.identifierHash, kind: r.kind, reason: r.reason, createdAt: r.createdAt.toISOString() })),
+        nextCursor: rows.length > limit ? page.at(-1)!.identifierHash : null,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/privacy/suppressions/{identifierHash}',
+    tag: 'Privacy',
+    summary: 'Remove one entry from the suppression list',
+    params: SuppressionHashParams,
+    responses: { 200: SuppressionRemoved },
+    errors: [400, 401, 429, 500],
+    orm: false,
+    handler: async ({ params, auth, deps }) => {
+      const removed = await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => removeSuppression(client, auth.workspaceId, params.identifierHash));
+      return { data: { removed } };
+    },
+  }),
+];

@@ -1,0 +1,76 @@
+/** Personal-data lifecycle endpoints (`/privacy/…`, docs/PRIVACY.md): erasure requests and the suppression list. */
+import { Type, type Static } from '@sinclair/typebox';
+import { WebhookConfiguration } from './common.js';
+
+const Emails = Type.Array(Type.String({ minLength: 3, maxLength: 320, description: 'Email address' }), { maxItems: 100 });
+const ProfileUrls = Type.Array(Type.String({ minLength: 1, maxLength: 2048, description: 'Profile URL (any form: it is normalised)' }), { maxItems: 100 });
+
+export const ErasureRequestBody = Type.Object(
+  {
+    contactIds: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100, description: 'Contacts of this workspace' })),
+    emails: Type.Optional(Emails),
+    profileUrls: Type.Optional(ProfileUrls),
+    webhookConfiguration: Type.Optional(WebhookConfiguration),
+  },
+  {
+    additionalProperties: false,
+    
+    description: 'Identifiers of one person: at least one contact id, email or profile URL',
+    examples: [{ emails: ['jane.doe@example.com'], profileUrls: ['https://www.pronet.example/in/jane-doe/'] }],
+  },
+);
+export type ErasureRequestBody = Static<typeof ErasureRequestBody>;
+
+export const SuppressionBody = Type.Object(
+  {
+    emails: Type.Optional(Emails),
+    profileUrls: Type.Optional(ProfileUrls),
+  },
+  {
+    additionalProperties: false,
+    
+    description: 'Identifiers to put on the do-not-contact list (stored as keyed hashes only)',
+    examples: [{ emails: ['jane.doe@example.com'] }],
+  },
+);
+
+export const SuppressionEntry = Type.Object(
+  {
+    identifierHash: Type.String({ description: 'HMAC-SHA256 (hex) of the normalised identifier under the server key' }),
+    kind: Type.Union([Type.Literal('email'), Type.Literal('profileUrl')]),
+    reason: Type.Union([Type.Literal('erasure'), Type.Literal('doNotContact')]),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { description: 'One entry of the suppression list' },
+);
+
+export const SuppressionAdded = Type.Object(
+  { data: Type.Object({ added: Type.Integer(), entries: Type.Array(SuppressionEntry) }) },
+  {
+    
+    examples: [{ data: { added: 1, entries: [{ identifierHash: '9f2c…', kind: 'email', reason: 'doNotContact', createdAt: '2026-11-28T12:00:00.000Z' }] } }],
+  },
+);
+
+export const SuppressionList = Type.Object(
+  {
+    data: Type.Array(SuppressionEntry),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last' }),
+  },
+  {
+    
+    examples: [{ data: [{ identifierHash: '9f2c…', kind: 'email', reason: 'erasure', createdAt: '2026-11-28T12:00:00.000Z' }], nextCursor: null }],
+  },
+);
+
+export const SuppressionListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+    cursor: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  },
+  { additionalProperties: false },
+);
+
+export const SuppressionHashParams = Type.Object({ identifierHash: Type.String({ pattern: '^[0-9a-f]{64}$' }) });
+
+export const SuppressionRemoved = Type.Object({ data: Type.Object({ removed: Type.Boolean() }) }, { examples: [{ data: { removed: true } }] });

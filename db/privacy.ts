@@ -1,0 +1,240 @@
+/**
+ * SQL of the personal-data lifecycle (docs/PRIVACY.md): erasure requests (their sealed
+ * identifiers, plan and report), the hard delete of a person from the workspace's tables, and the
+ * suppression list of keyed hashes.
+ *
+ * Every statement names the workspace and runs with `app.workspace_id` set for its transaction,
+ * so it keeps working under row-level security.
+ */
+import { createHmac, hkdfSync } from 'node:crypto';
+import type { Pool, PoolClient, Queryable } from './pool.js';
+import { withTransaction } from './pool.js';
+import { hash53, unpackHashes } from '../domain/hash53.js';
+import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
+import { lockForEmailWrite } from './contactIngest.js';
+import type { SuppressionKind, SuppressionReason } from './privacyEntities.js';
+
+/** What an erasure request names: any mix of contact ids, emails and profile URLs. */
+export interface PersonIdentifiers {
+  contactIds: string[];
+  emails: string[];
+  profileUrls: string[];
+}
+
+/** Rows removed per table by one erasure (counts only: never the data). */
+export interface DatabaseErasureReport {
+  contacts: number;
+  contactSources: number;
+  identityLogEntries: number;
+  stagedRows: number;
+  idempotencyRecords: number;
+  suppressionEntriesAdded: number;
+}
+
+/** Runs `fn` in a transaction scoped to the workspace (`app.workspace_id`, read by row-level security). */
+export async function inWorkspaceTransaction<T>(pool: Pool, workspaceId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (client) => {
+    await client.query(`select set_config('app.workspace_id', $1, true)`, [workspaceId]);
+    return fn(client);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suppression list
+
+/** The key of suppression hashes, derived from the server secret (SERVER_SECRET): the hashes cannot be recomputed without it. */
+export function suppressionKey(serverSecret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, 'suppression-list', 'hmac-sha256 v1', 32));
+}
+
+/** The normalised form of an identifier of `kind`, or null when it is not one. */
+export function normalizeIdentifier(kind: SuppressionKind, raw: string): string | null {
+  return kind === 'email' ? normalizeEmail(raw) : normalizeProfileUrl(raw);
+}
+
+/** Keyed hash of a normalised identifier: `kind` is part of it, so an email never matches a URL. */
+export function suppressionHash(key: Buffer, kind: SuppressionKind, normalized: string): string {
+  return createHmac('sha256', key).update(`${kind}\u0000${normalized}`).digest('hex');
+}
+
+export async function addSuppressions(db: Queryable, workspaceId: string, entries: { hash: string; kind: SuppressionKind }[], reason: SuppressionReason): Promise<number> {
+  if (!entries.length) return 0;
+  const r = await db.query(
+    `insert into suppression_entries (workspace_id, identifier_hash, kind, reason)
+     select $1, h, k, $4 from unnest($2::text[], $3::text[]) as t(h, k)
+     on conflict do nothing`,
+    [workspaceId, entries.map((e) => e.hash), entries.map((e) => e.kind), reason],
+  );
+  return r.rowCount ?? 0;
+}
+
+/** Which of `hashes` are on the workspace's suppression list. */
+export async function suppressedAmong(db: Queryable, workspaceId: string, hashes: string[]): Promise<Set<string>> {
+  if (!hashes.length) return new Set();
+  const r = await db.query<{ identifier_hash: string }>(`select identifier_hash from suppression_entries where workspace_id = $1 and identifier_hash = any($2::text[])`, [
+    workspaceId,
+    hashes,
+  ]);
+  return new Set(r.rows.map((x) => x.identifier_hash));
+}
+
+export interface SuppressionRow {
+  identifierHash: string;
+  kind: SuppressionKind;
+  reason: SuppressionReason;
+  createdAt: Date;
+}
+
+export async function listSuppressions(db: Queryable, workspaceId: string, limit: number, after: string | null): Promise<SuppressionRow[]> {
+  const r = await db.query<{ identifier_hash: string; kind: SuppressionKind; reason: SuppressionReason; created_at: Date }>(
+    `select identifier_hash, kind, reason, created_at from suppression_entries
+     where workspace_id = $1 and ($2::text is null or identifier_hash > $2) order by identifier_hash limit $3`,
+    [workspaceId, after, limit],
+  );
+  return r.rows.map((x) => ({ identifierHash: x.identifier_hash, kind: x.kind, reason: x.reason, createdAt: x.created_at }));
+}
+
+export async function removeSuppression(db: Queryable, workspaceId: string, hash: string): Promise<boolean> {
+  const r = await db.query(`delete from suppression_entries where workspace_id = $1 and identifier_hash = $2`, [workspaceId, hash]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Erasure requests
+
+export async function insertErasureRequest(db: Queryable, id: string, workspaceId: string, sealedIdentifiers: string): Promise<void> {
+  await db.query(`insert into erasure_requests (id, workspace_id, identifiers) values ($1, $2, $3)`, [id, workspaceId, sealedIdentifiers]);
+}
+
+export interface ErasureRequestRow {
+  identifiers: string | null;
+  plan: Record<string, unknown> | null;
+  report: Record<string, unknown> | null;
+}
+
+export async function findErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<ErasureRequestRow | null> {
+  const r = await db.query<ErasureRequestRow>(`select identifiers, plan, report from erasure_requests where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  return r.rows[0] ?? null;
+}
+
+/** Adds `part` to the request's plan or report (a jsonb merge: each step writes its own keys once). */
+export async function mergeErasureRequest(db: Queryable, workspaceId: string, id: string, column: 'plan' | 'report', part: Record<string, unknown>): Promise<void> {
+  await db.query(`update erasure_requests set ${column} = coalesce(${column}, '{}'::jsonb) || $3::jsonb where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(part)]);
+}
+
+/** The end of a request: its identifiers are dropped (only the report stays). */
+export async function completeErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<void> {
+  await db.query(`update erasure_requests set identifiers = null, completed_at = coalesce(completed_at, now()) where workspace_id = $1 and id = $2`, [workspaceId, id]);
+}
+
+/** Everything the workspace's contacts say identifies the person: the request's identifiers and those of every contact they match. */
+export async function expandIdentifiers(db: Queryable, workspaceId: string, ids: PersonIdentifiers): Promise<PersonIdentifiers> {
+  const emails = ids.emails.map((e) => normalizeEmail(e)).filter((e): e is string => !!e);
+  const keys = ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u);
+  const r = await db.query<{ id: string; emails: string[]; work_email: string | null; pronet: string | null; pronet_key: string | null }>(
+    `select id, emails, work_email, pronet, pronet_key from contacts
+     where workspace_id = $1 and (id = any($2::uuid[]) or emails && $3::text[] or lower(work_email) = any($3::text[]) or pronet_key = any($4::text[]))`,
+    [workspaceId, ids.contactIds, emails, keys],
+  );
+  const out = { contactIds: new Set(ids.contactIds), emails: new Set(emails), profileUrls: new Set([...ids.profileUrls, ...keys]) };
+  for (const c of r.rows) {
+    out.contactIds.add(c.id);
+    for (const e of [...c.emails, c.work_email]) if (e) out.emails.add(normalizeEmail(e) ?? e);
+    for (const u of [c.pronet, c.pronet_key]) if (u) out.profileUrls.add(u);
+  }
+  return { contactIds: [...out.contactIds], emails: [...out.emails], profileUrls: [...out.profileUrls] };
+}
+
+/** The strings whose presence in a stored value means it carries the person (case-insensitive matching). */
+export function needlesOf(ids: PersonIdentifiers): string[] {
+  const all = [...ids.contactIds, ...ids.emails, ...ids.profileUrls, ...ids.profileUrls.map((u) => normalizeProfileUrl(u) ?? u)];
+  return [...new Set(all.map((s) => s.toLowerCase()).filter((s) => s.length >= 5))];
+}
+
+/** `%needle%` patterns for `ilike any(...)`, with LIKE's wildcards escaped. */
+const likePatterns = (needles: string[]) => needles.map((n) => `%${n.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+
+/**
+ * Hard-deletes the person from the workspace's tables in one transaction and puts the person's
+ * emails and profile URLs on the suppression list, under the workspace's ingest lock (so no
+ * ingest in flight interleaves). Idempotent: a second run finds nothing left to delete.
+ */
+export async function eraseFromDatabase(pool: Pool, workspaceId: string, requestId: string, ids: PersonIdentifiers, key: Buffer): Promise<DatabaseErasureReport> {
+  return inWorkspaceTransaction(pool, workspaceId, async (client) => {
+    await lockForEmailWrite(client, workspaceId);
+    // A retry after a crash answers what the first run removed: the report commits with the deletes.
+    const done = (await client.query<{ r: DatabaseErasureReport | null }>(`select report->'database' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, requestId])).rows[0]?.r;
+    if (done) return done;
+    const needles = needlesOf(ids);
+    const patterns = likePatterns(needles);
+    const profileKeys = [...new Set(ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u))];
+
+    // Source links: by contact, and by row key (a source's key of the row may be the email or URL).
+    const links = await client.query(
+      `delete from contact_sources cs using sources s
+       where s.id = cs.source_id and s.workspace_id = $1 and (cs.contact_id = any($2::uuid[]) or lower(cs.row_key) = any($3::text[]))`,
+      [workspaceId, ids.contactIds, needles],
+    );
+    // The contact rows: emails, phones, custom fields, company links and segment membership live on them.
+    const contacts = await client.query(`delete from contacts where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids.contactIds]);
+
+    // The identity log holds 53-bit hashes of emails: entries with one of the person's go.
+    const emailHashes = new Set(ids.emails.map((e) => hash53(e)));
+    const log = await client.query<{ seq: string; email_hashes: Buffer }>(`select seq, email_hashes from contact_identity_log where workspace_id = $1`, [workspaceId]);
+    const logSeqs = log.rows.filter((r) => unpackHashes(r.email_hashes).some((h) => emailHashes.has(h))).map((r) => r.seq);
+    if (logSeqs.length) await client.query(`delete from contact_identity_log where workspace_id = $1 and seq = any($2::bigint[])`, [workspaceId, logSeqs]);
+
+    // Staged rows of the workspace's jobs still in flight: the person's rows are blanked in place
+    // (an empty row keeps the block's row numbering; it ends as a row error without data).
+    let stagedRows = 0;
+    const blocks = await client.query<{ batch_id: string; seq: number; data: string }>(
+      `select st.batch_id, st.seq, st.data from contact_ingest_staging st join jobs j on j.id = st.batch_id
+       where j.workspace_id = $1 and st.data ilike any($2::text[])`,
+      [workspaceId, patterns],
+    );
+    for (const b of blocks.rows) {
+      const rows = JSON.parse(b.data) as unknown[];
+      const kept = rows.map((row) => {
+        const text = JSON.stringify(row).toLowerCase();
+        if (!needles.some((n) => text.includes(n))) return row;
+        stagedRows++;
+        return {};
+      });
+      await client.query(`update contact_ingest_staging set data = $3 where batch_id = $1 and seq = $2`, [b.batch_id, b.seq, JSON.stringify(kept)]);
+    }
+
+    // Stored responses replayed for an Idempotency-Key (a contact's POST answer carries the contact).
+    const idem = await client.query(`delete from idempotency_records where workspace_id = $1 and response_body ilike any($2::text[])`, [workspaceId, patterns]);
+
+    const entries = [
+      ...ids.emails.map((e) => ({ kind: 'email' as const, hash: suppressionHash(key, 'email', e) })),
+      ...profileKeys.map((u) => ({ kind: 'profileUrl' as const, hash: suppressionHash(key, 'profileUrl', u) })),
+    ];
+    const added = await addSuppressions(client, workspaceId, entries, 'erasure');
+    const report: DatabaseErasureReport = {
+      contacts: contacts.rowCount ?? 0,
+      contactSources: links.rowCount ?? 0,
+      identityLogEntries: logSeqs.length,
+      stagedRows,
+      idempotencyRecords: idem.rowCount ?? 0,
+      suppressionEntriesAdded: added,
+    };
+    await mergeErasureRequest(client, workspaceId, requestId, 'report', { database: report });
+    return report;
+  });
+}
+
+/** The jobs rows (and their webhook delivery records) of workflows the erasure deleted from Temporal. */
+export async function deleteJobsByWorkflowIds(db: Queryable, workspaceId: string, workflowIds: string[]): Promise<number> {
+  if (!workflowIds.length) return 0;
+  await db.query(`delete from webhook_deliveries where workspace_id = $1 and job_id in (select id from jobs where workspace_id = $1 and workflow_id = any($2::text[]))`, [
+    workspaceId,
+    workflowIds,
+  ]);
+  const r = await db.query(`delete from jobs where workspace_id = $1 and workflow_id = any($2::text[])`, [workspaceId, workflowIds]);
+  return r.rowCount ?? 0;
+}
+
+export async function deleteMediaRows(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
+  if (fileNames.length) await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[])`, [workspaceId, fileNames]);
+}

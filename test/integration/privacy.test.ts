@@ -1,0 +1,246 @@
+/**
+ * Erasure end to end on the real stack (docs/PRIVACY.md): a person enters through a bulk upsert
+ * (with a webhook) and a contacts file in the object store; an erasure request by email removes
+ * them; then every table of the test's database, every object under the workspace's prefix and
+ * every workflow history of the workspace (fetched from Temporal, decoded through the project's
+ * payload codec) is scanned for the person's identifiers. A second test kills the worker (SIGKILL)
+ * mid-erasure and checks the job finishes with the same report as an uninterrupted one.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../harness.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhookReceiver.js';
+import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
+import { createPayloadCodec } from '../../domain/payloadCodec.js';
+import { SA } from '../../domain/searchAttributes.js';
+import type { NewWorkspace } from '../../db/workspaces.js';
+
+let app: TestApp;
+let hooks: WebhookReceiver;
+let alpha: FakeEnrichmentProvider;
+
+beforeAll(async () => {
+  alpha = await startFakeEnrichmentProvider('alpha');
+  const config = {
+    providers: { alpha: { type: 'http', baseUrl: alpha.baseUrl, apiKeyEnv: 'ENRICH_ALPHA_KEY', timeoutMs: 800 } },
+    waterfall: { emails: ['alpha'], phoneNumbers: ['alpha'], basic_contact_data: ['alpha'], basic_company_data: ['alpha'], pronetPosts: ['alpha'] },
+    retry: { maxAttempts: 2, initialIntervalMs: 100, maxIntervalMs: 1000, maxRetryAfterMs: 5000 },
+  };
+  app = await startTestApp({ workerMode: 'process', env: { ENRICH_ALPHA_KEY: alpha.apiKey, ENRICHMENT_CONFIG: JSON.stringify(config) } });
+  hooks = await startWebhookReceiver();
+}, 120_000);
+afterAll(async () => {
+  await app?.close();
+  await hooks?.close();
+  await alpha?.close();
+});
+
+/** An enrichment of the person's emails (the provider knows them): its input and result carry the person. */
+async function enrich(ws: NewWorkspace, p: { email: string; profile: string }, webhook?: string) {
+  alpha.setData(p.profile, 'emails', { emails: [{ email: p.email, status: 'valid' }] });
+  const r = await app.http('POST', '/contacts/unified-data-api', { apiKey: ws.apiKey, body: { fields: ['emails'], pronet: p.profile, ...(webhook ? { webhookConfiguration: { url: webhook } } : {}) } });
+  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  const job = await app.waitForJob(r.body.jobId, ws.apiKey);
+  expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+  expect(JSON.stringify(job.jobResponsePayload)).toContain(p.email);
+  return job;
+}
+
+const MAPPING = [
+  { sourceFieldName: 'First Name', targetFieldName: 'contact.firstName' },
+  { sourceFieldName: 'Last Name', targetFieldName: 'contact.lastName' },
+  { sourceFieldName: 'Email', targetFieldName: 'contact.workEmail' },
+  { sourceFieldName: 'Profile', targetFieldName: 'contact.pronet' },
+];
+
+function person() {
+  const tag = randomBytes(5).toString('hex');
+  return { first: `Zelda${tag}`, email: `zelda.${tag}@erase.example`, profile: `https://www.pronet.example/in/zelda-${tag}/` };
+}
+
+async function source(ws: NewWorkspace): Promise<string> {
+  const r = await app.http('POST', '/sources', { apiKey: ws.apiKey, body: { sourceType: 'importFromWebhook', sourceIdentifier: `privacy-${randomBytes(4).toString('hex')}`, sourceMeta: { config: { fieldMapping: MAPPING } } } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.data.id;
+}
+
+async function bulkUpsert(ws: NewWorkspace, sourceId: string, rows: Record<string, string>[], webhook?: string) {
+  const r = await app.http('POST', `/contacts/${sourceId}/bulk-upsert-contacts`, { apiKey: ws.apiKey, body: { contactsData: rows, ...(webhook ? { webhookConfiguration: { url: webhook } } : {}) } });
+  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  const job = await app.waitForJob(r.body.jobId, ws.apiKey);
+  expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+  return job;
+}
+
+async function fileImport(ws: NewWorkspace, sourceId: string, csv: string) {
+  const fd = new FormData();
+  fd.append('file', new Blob([new Uint8Array(Buffer.from(csv))], { type: 'text/csv' }), 'people.csv');
+  const up = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: fd });
+  expect(up.status, JSON.stringify(up.body)).toBe(200);
+  const r = await app.http('POST', `/contacts/${sourceId}/bulk-upsert-contacts`, { apiKey: ws.apiKey, body: { contactsData: [], contactsFile: { fileName: up.body.fileName } } });
+  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  const job = await app.waitForJob(r.body.jobId, ws.apiKey);
+  expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+  return up.body.fileName as string;
+}
+
+async function erase(ws: NewWorkspace, body: unknown) {
+  const r = await app.http('POST', '/privacy/erasure-requests', { apiKey: ws.apiKey, body });
+  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  return r.body.jobId as string;
+}
+
+/** Every row of every table of the test's own database whose text form holds one of `needles` (the global dataset aside). */
+async function tablesHolding(needles: string[]): Promise<string[]> {
+  const tables = await app.pool.query<{ table_name: string }>(
+    `select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name not like 'ds\\_%'`,
+  );
+  const hits: string[] = [];
+  for (const { table_name } of tables.rows) {
+    const r = await app.pool.query<{ row: string }>(`select t::text as row from "${table_name}" t`);
+    for (const { row } of r.rows) for (const n of needles) if (row.toLowerCase().includes(n.toLowerCase())) hits.push(`${table_name}: ${n}`);
+  }
+  return hits;
+}
+
+async function objectsHolding(workspaceId: string, needles: string[]): Promise<string[]> {
+  const { client, bucket } = app.deps.storage;
+  const hits: string[] = [];
+  for await (const o of client.listObjectsV2(bucket, `${workspaceId}/`, true) as AsyncIterable<{ name?: string }>) {
+    const chunks: Buffer[] = [];
+    for await (const c of await client.getObject(bucket, o.name!)) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8').toLowerCase();
+    for (const n of needles) if (text.includes(n.toLowerCase())) hits.push(`${o.name}: ${n}`);
+  }
+  return hits;
+}
+
+/** Histories of the workspace's executions whose decoded payloads hold one of `needles` (deleted ones read as NotFound: gone). */
+async function historiesHolding(workspaceId: string, needles: string[]): Promise<{ hits: string[]; scanned: number }> {
+  const codec = createPayloadCodec(app.config);
+  const hits: string[] = [];
+  let scanned = 0;
+  for await (const w of app.deps.temporal.workflow.list({ query: `${SA.WorkspaceId.name} = "${workspaceId}"` })) {
+    let history;
+    try {
+      history = await app.deps.temporal.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    } catch {
+      continue;
+    }
+    scanned++;
+    const stack: unknown[] = [history];
+    while (stack.length) {
+      const v = stack.pop();
+      if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
+      const o = v as Record<string, unknown>;
+      if (o.data instanceof Uint8Array && o.metadata) {
+        const [p] = await codec.decode([o as never]);
+        const text = Buffer.from(p!.data ?? new Uint8Array()).toString('utf8').toLowerCase();
+        for (const n of needles) if (text.includes(n.toLowerCase())) hits.push(`${w.workflowId}: ${n}`);
+        continue;
+      }
+      stack.push(...(Array.isArray(v) ? v : Object.values(o)));
+    }
+  }
+  return { hits, scanned };
+}
+
+async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('erasure', () => {
+  it('removes a person from every table, object and workflow history of the workspace, and suppresses them', async () => {
+    const ws = await app.createWorkspace({ credits: 100 });
+    const other = person();
+    const p = person();
+    const src1 = await source(ws);
+    const src2 = await source(ws);
+    await bulkUpsert(ws, src1, [
+      { 'First Name': p.first, 'Last Name': 'Doe', Email: p.email, Profile: p.profile },
+      { 'First Name': other.first, 'Last Name': 'Roe', Email: other.email, Profile: other.profile },
+    ], hooks.url);
+    await hooks.waitFor((b) => b.jobResponsePayload?.sourceId === src1);
+    const file = await fileImport(ws, src2, `First Name,Last Name,Email,Profile\r\n${p.first},Doe,${p.email},${p.profile}\r\n`);
+    const enrichment = await enrich(ws, p, hooks.url);
+    await hooks.waitFor((b) => b.jobId === enrichment.id);
+    const contact = await app.pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 and work_email = $2`, [ws.workspaceId, p.email]);
+    expect(contact.rows).toHaveLength(1);
+    const needles = [p.email, p.profile, p.profile.replace('https://www.', '').replace(/\/$/, ''), contact.rows[0]!.id];
+    // the person is everywhere before
+    expect(await tablesHolding(needles)).not.toEqual([]);
+    expect(await objectsHolding(ws.workspaceId, needles)).toEqual([`${file}: ${p.email}`, `${file}: ${p.profile}`, `${file}: ${needles[2]}`]);
+    expect((await historiesHolding(ws.workspaceId, needles)).hits).not.toEqual([]);
+
+    const jobId = await erase(ws, { emails: [p.email.toUpperCase()] });
+    const job = await app.waitForJob(jobId, ws.apiKey, 60_000);
+    expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+    expect(job.jobResponsePayload).toEqual({
+      database: { contacts: 1, contactSources: 2, identityLogEntries: expect.any(Number), stagedRows: 0, idempotencyRecords: 0, suppressionEntriesAdded: 2 },
+      objectStore: { objects: 1 },
+      temporal: { workflowExecutions: 1, jobs: 1 },
+    });
+    // the enrichment job is gone with its history
+    expect((await app.http('GET', `/jobs/${enrichment.id}`, { apiKey: ws.apiKey })).status).toBe(404);
+    // the report names no identifier
+    expect(JSON.stringify(job).toLowerCase()).not.toContain('zelda');
+
+    expect(await tablesHolding(needles)).toEqual([]);
+    expect(await objectsHolding(ws.workspaceId, needles)).toEqual([]);
+    const after = await until('deleted histories', () => historiesHolding(ws.workspaceId, needles), (r) => r.hits.length === 0);
+    expect(after.hits).toEqual([]);
+    // the erasure's own history was scanned too
+    expect(after.scanned).toBeGreaterThanOrEqual(1);
+    // the other person is untouched
+    expect((await app.pool.query(`select 1 from contacts where workspace_id = $1 and work_email = $2`, [ws.workspaceId, other.email])).rowCount).toBe(1);
+    // the suppression list holds hashes only
+    const list = await app.http('GET', '/privacy/suppressions', { apiKey: ws.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((e: any) => [e.kind, e.reason]).sort()).toEqual([
+      ['email', 'erasure'],
+      ['profileUrl', 'erasure'],
+    ]);
+    expect(JSON.stringify(list.body).toLowerCase()).not.toContain('zelda');
+
+    // a second erasure of the same person finds nothing left
+    const again = await app.waitForJob(await erase(ws, { emails: [p.email] }), ws.apiKey, 60_000);
+    expect(again.jobResponsePayload.database).toMatchObject({ contacts: 0, contactSources: 0, suppressionEntriesAdded: 0 });
+  }, 180_000);
+
+  it('finishes with the same report after the worker is killed mid-job', async () => {
+    const ws = await app.createWorkspace({ credits: 100 });
+    const p = person();
+    const src = await source(ws);
+    await enrich(ws, p);
+    await bulkUpsert(ws, src, [{ 'First Name': p.first, 'Last Name': 'Doe', Email: p.email, Profile: p.profile }]);
+    await fileImport(ws, src, `First Name,Last Name,Email,Profile\r\n${p.first},Doe,${p.email},${p.profile}\r\n`);
+    const jobId = await erase(ws, { profileUrls: [p.profile] });
+    // Kill as soon as the first step has committed its part of the request.
+    await until('a step to commit', () => app.pool.query(`select plan from erasure_requests where id = $1`, [jobId]), (r) => r.rows[0]?.plan != null, 30_000);
+    await app.killWorker();
+    await app.startWorker();
+    const job = await app.waitForJob(jobId, ws.apiKey, 90_000);
+    expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+    expect(job.jobResponsePayload).toEqual({
+      database: { contacts: 1, contactSources: 1, identityLogEntries: expect.any(Number), stagedRows: 0, idempotencyRecords: 0, suppressionEntriesAdded: 2 },
+      objectStore: { objects: 1 },
+      temporal: { workflowExecutions: 1, jobs: 1 },
+    });
+    const row = await app.pool.query(`select identifiers from erasure_requests where id = $1`, [jobId]);
+    expect(row.rows[0].identifiers).toBeNull();
+  }, 180_000);
+
+  it('refuses a request that names nobody, and a malformed email', async () => {
+    const ws = await app.createWorkspace();
+    const none = await app.http('POST', '/privacy/erasure-requests', { apiKey: ws.apiKey, body: {} });
+    expect(none.status).toBe(400);
+    const bad = await app.http('POST', '/privacy/erasure-requests', { apiKey: ws.apiKey, body: { emails: ['not-an-email'] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details?.[0]?.path ?? bad.body.error.message).toMatch(/emails/);
+  });
+});
