@@ -12,7 +12,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { connectOAuthIntegration, findConnectedIntegration, publishingAccount } from '../../db/integrations.js';
 import { consumeOAuthState, deleteOAuthApp, insertOAuthState, listOAuthApps, upsertOAuthApp } from '../../db/oauth.js';
-import { useWorkspace } from '../../db/tenancy.js';
+import { inWorkspaceScope, useWorkspace } from '../../db/tenancy.js';
 import { decryptCredentials, encryptCredentials } from '../../domain/credentials.js';
 import { badRequest } from '../../domain/errors.js';
 import { keyringOf } from '../../domain/keyring.js';
@@ -116,43 +116,46 @@ export const oauthRoutes = [
       if (!payload) throw stateInvalid();
       ctx.state.workspaceId = payload.workspaceId;
       useWorkspace(em, payload.workspaceId);
-      const pending = await consumeOAuthState(em, payload.id);
-      if (!pending || pending.provider !== payload.provider) throw stateInvalid();
-      if (query.error) throw badRequest('oauth_denied', `the network ended the authorization: ${query.error}${query.error_description ? ` (${query.error_description.slice(0, 200)})` : ''}`);
-      if (!query.code) throw badRequest('validation_failed', '/code: is required', [{ path: '/code', message: 'is required' }]);
-      const network = oauthNetworkOf(pending.provider);
-      const keyring = keyringOf(deps.config);
-      const app = await resolveOAuthApp(em, keyring, deps.config.env, payload.workspaceId, network, pending.appSource);
-      if (!app) throw badRequest('oauth_app_not_configured', `the OAuth app this authorization started with is no longer configured for ${pending.provider}`);
-      const endpoints = oauthEndpoints(network, deps.config.env);
-      const allowList = deps.config.outboundAllowList;
-      const verifier = keyring.decryptText(pending.codeVerifierEncrypted, `oauth-state:${pending.id}`) || null;
-      let tokens, who, organizations;
-      try {
-        tokens = await exchangeCode(network, app, endpoints, { code: query.code, redirectUri: pending.redirectUri, verifier }, allowList);
-        who = await fetchIdentity(network, endpoints, tokens.accessToken, allowList);
-        if (pending.provider === 'pronetPage') organizations = await administeredOrganizations(endpoints, tokens.accessToken, allowList);
-      } catch (e) {
-        throw connectFailure(e);
-      }
-      // pronetPage: the member's own account is connected first (as `pronet`); a page is picked next.
-      const provider = pending.provider === 'pronetPage' ? 'pronet' : pending.provider;
-      const { integration, reconnected } = await connectOAuthIntegration(
-        em,
-        payload.workspaceId,
-        {
-          provider,
-          externalAccountId: who.id,
-          name: who.name,
-          handle: who.handle,
-          scopes: tokens.scopes.length ? tokens.scopes : [],
-          accessExpiresAt: tokens.accessExpiresAt,
-          grantExpiresAt: tokens.grantExpiresAt,
-          apiBaseUrl: integrationBaseUrl(network, deps.config.env),
-        },
-        (integrationId) => encryptCredentials({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? null, app: app.source }, keyring, integrationId),
-      );
-      return { data: { integration: entityJson(Integration, integration), reconnected, ...(organizations ? { organizations } : {}) } };
+      // No API key here: the verified state names the workspace, and row-level security scopes to it.
+      return inWorkspaceScope(payload.workspaceId, async () => {
+        const pending = await consumeOAuthState(em, payload.id);
+        if (!pending || pending.provider !== payload.provider) throw stateInvalid();
+        if (query.error) throw badRequest('oauth_denied', `the network ended the authorization: ${query.error}${query.error_description ? ` (${query.error_description.slice(0, 200)})` : ''}`);
+        if (!query.code) throw badRequest('validation_failed', '/code: is required', [{ path: '/code', message: 'is required' }]);
+        const network = oauthNetworkOf(pending.provider);
+        const keyring = keyringOf(deps.config);
+        const app = await resolveOAuthApp(em, keyring, deps.config.env, payload.workspaceId, network, pending.appSource);
+        if (!app) throw badRequest('oauth_app_not_configured', `the OAuth app this authorization started with is no longer configured for ${pending.provider}`);
+        const endpoints = oauthEndpoints(network, deps.config.env);
+        const allowList = deps.config.outboundAllowList;
+        const verifier = keyring.decryptText(pending.codeVerifierEncrypted, `oauth-state:${pending.id}`) || null;
+        let tokens, who, organizations;
+        try {
+          tokens = await exchangeCode(network, app, endpoints, { code: query.code, redirectUri: pending.redirectUri, verifier }, allowList);
+          who = await fetchIdentity(network, endpoints, tokens.accessToken, allowList);
+          if (pending.provider === 'pronetPage') organizations = await administeredOrganizations(endpoints, tokens.accessToken, allowList);
+        } catch (e) {
+          throw connectFailure(e);
+        }
+        // pronetPage: the member's own account is connected first (as `pronet`); a page is picked next.
+        const provider = pending.provider === 'pronetPage' ? 'pronet' : pending.provider;
+        const { integration, reconnected } = await connectOAuthIntegration(
+          em,
+          payload.workspaceId,
+          {
+            provider,
+            externalAccountId: who.id,
+            name: who.name,
+            handle: who.handle,
+            scopes: tokens.scopes.length ? tokens.scopes : [],
+            accessExpiresAt: tokens.accessExpiresAt,
+            grantExpiresAt: tokens.grantExpiresAt,
+            apiBaseUrl: integrationBaseUrl(network, deps.config.env),
+          },
+          (integrationId) => encryptCredentials({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? null, app: app.source }, keyring, integrationId),
+        );
+        return { data: { integration: entityJson(Integration, integration), reconnected, ...(organizations ? { organizations } : {}) } };
+      });
     },
   }),
 

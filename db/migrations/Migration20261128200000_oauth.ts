@@ -36,6 +36,9 @@ export class Migration20261128200000_oauth extends Migration {
       client_secret_encrypted text not null,
       created_at timestamptz not null default now(),
       primary key (workspace_id, network))`);
+    // Tenancy enforced by PostgreSQL (Migration20261128100000_row_level_security).
+    this.addSql(`select app_enable_workspace_rls('oauth_states')`);
+    this.addSql(`select app_enable_workspace_rls('oauth_apps')`);
   }
 
   override down(): void {

@@ -25,5 +25,8 @@ export class Migration20261128300000_privacy extends Migration {
       reason text not null constraint suppression_entries_reason_check check (reason in ('erasure','doNotContact')),
       created_at timestamptz not null default now(),
       primary key (workspace_id, identifier_hash))`);
+    // Tenancy enforced by PostgreSQL (Migration20261128100000_row_level_security).
+    this.addSql(`select app_enable_workspace_rls('erasure_requests')`);
+    this.addSql(`select app_enable_workspace_rls('suppression_entries')`);
   }
 }

@@ -54,6 +54,11 @@ export class Migration20261128500000_bulk_enrichment extends Migration {
       workspace_id uuid primary key references workspaces(id) on update cascade on delete cascade,
       freshness_days int not null,
       updated_at timestamptz not null default now())`);
+    // Tenancy enforced by PostgreSQL (Migration20261128100000_row_level_security).
+    this.addSql(`select app_enable_workspace_rls('bulk_enrichment_jobs')`);
+    this.addSql(`select app_enable_workspace_rls('bulk_enrichment_rows')`);
+    this.addSql(`select app_enable_workspace_rls('contact_enrichments')`);
+    this.addSql(`select app_enable_workspace_rls('workspace_enrichment_settings')`);
   }
 
   override down(): void {

@@ -30,6 +30,9 @@ const VALID: Record<string, Record<string, string>> = {
   post_schedules: { status: 'scheduled' },
   publish_attempts: { state: 'pending' },
   credit_transactions: { kind: 'grant' },
+  oauth_states: { provider: 'microblog', app_source: 'operator' },
+  oauth_apps: { network: 'microblog' },
+  suppression_entries: { kind: 'email', reason: 'erasure' },
 };
 
 let owner: Database;
