@@ -120,7 +120,9 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
   const port = l.ports.postgres;
   const log = join(l.logs, 'postgres.log');
   if (await portOpen(port)) {
-    await ensureDatabase(port, l.secrets.postgresPassword);
+    // Only a server this data folder's stack started may have its password upgraded: never one
+    // of another checkout or installation that happens to answer on the port.
+    await ensureDatabase(port, l.secrets.postgresPassword, servicePid('postgres', l.env) !== undefined);
     return { service: 'postgres', external: false, running: true, startedNow: false, log };
   }
   const dir = join(l.data, 'postgres');
@@ -159,7 +161,7 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
     ids,
   );
   await waitFor(l, 'postgres', () => portOpen(port), pid, 30_000);
-  await ensureDatabase(port, l.secrets.postgresPassword);
+  await ensureDatabase(port, l.secrets.postgresPassword, true);
   return { service: 'postgres', external: false, running: true, startedNow: true, log };
 }
 
@@ -168,7 +170,7 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
  * has the published password: the role is given this installation's generated one (ALTER ROLE),
  * once, on the first start that finds it so.
  */
-async function ensureDatabase(port: number, password: string): Promise<void> {
+async function ensureDatabase(port: number, password: string, ours: boolean): Promise<void> {
   const pg = await import('pg');
   const client = (pw: string) => {
     const c = new pg.default.Client({ host: '127.0.0.1', port, user: EMBEDDED.postgresUser, password: pw, database: 'postgres' });
@@ -182,6 +184,7 @@ async function ensureDatabase(port: number, password: string): Promise<void> {
         await c.connect();
       } catch (e) {
         if ((e as { code?: string }).code !== '28P01') throw e; // not "password authentication failed"
+        if (!ours) throw new Error(`PostgreSQL on port ${port} refuses this installation's password (secrets.json) and was not started by this stack (DATA_DIR): set DATA_DIR to its data folder or DATABASE_URL`);
         await c.end().catch(() => {});
         c = client(LEGACY_EMBEDDED_PASSWORDS.postgres);
         await c.connect();
