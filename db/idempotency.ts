@@ -1,6 +1,7 @@
 /** The `idempotency_records` rows behind the `Idempotency-Key` middleware (api/middleware/idempotency.ts). */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException, type InferEntity } from '@mikro-orm/core';
+import type { InferEntity } from '@mikro-orm/core';
+import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { IdempotencyRecord } from './platform.js';
 import { inWorkspace } from './tenancy.js';
 
@@ -19,16 +20,19 @@ export async function deleteExpiredIdempotencyRecords(em: EntityManager, workspa
   await em.nativeDelete(IdempotencyRecord, { workspaceId, createdAt: { $lt: new Date(Date.now() - RECORD_TTL_MS) } }, inWorkspace(workspaceId));
 }
 
-/** True when this call created the record (the key was free); false when one already exists. */
+/**
+ * True when this call created the record (the key was free); false when one already exists.
+ * `on conflict do nothing`, not a caught unique violation: a replay is expected, and a failing
+ * statement would put an ERROR line with the key's values into PostgreSQL's log each time.
+ */
 export async function insertIdempotencyRecord(em: EntityManager, workspaceId: string, key: string, method: string, path: string, requestHash: string): Promise<boolean> {
-  try {
-    await em.insert(IdempotencyRecord, { workspaceId, idempotencyKey: key, method, path, requestHash, status: null, responseBody: null, responseHeaders: null, createdAt: new Date(), completedAt: null });
-    return true;
-  } catch (e) {
-    // A statement of its own (no transaction to abort): the key is taken.
-    if (e instanceof UniqueConstraintViolationException) return false;
-    throw e;
-  }
+  const inserted = await em
+    .getKysely<InferKyselyDB<typeof IdempotencyRecord>>()
+    .insertInto('idempotency_records')
+    .values({ workspace_id: workspaceId, idempotency_key: key, method, path, request_hash: requestHash, created_at: new Date() })
+    .onConflict((oc) => oc.columns(['workspace_id', 'idempotency_key']).doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
 export async function findIdempotencyRecord(em: EntityManager, workspaceId: string, key: string): Promise<IdempotencyRecordRow | null> {

@@ -15,6 +15,11 @@ export interface PoolSettings {
   max?: number;
   /** Server-side `statement_timeout` in ms of every connection (0 or absent: none). */
   statementTimeoutMs?: number;
+  /**
+   * How long getting a connection may take, opening one included (default 10 s): a database that
+   * accepts the TCP connection and then stalls fails requests and `/readyz` instead of hanging them.
+   */
+  connectionTimeoutMs?: number;
   /** Told about connections that died (a database restart, a failover); the process goes on. */
   onConnectionError?: ConnectionErrorListener;
   /**
@@ -25,6 +30,8 @@ export interface PoolSettings {
    */
   tenancy?: 'enforced';
 }
+
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
 
 export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, pool: PoolSettings = {}): Options {
   return {
@@ -48,6 +55,8 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, po
       // Passed to pg.Pool, which sends it in each connection's startup packet: the session's
       // default, which a `reset all` keeps.
       ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
+      // pg.Pool's acquire bound: waiting for a free connection or for a new one to be ready.
+      connectionTimeoutMillis: pool.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
       // The ORM already keeps a dying connection from ending the process (it logs at debug
       // level only); the process's own listener reports it.
       onPoolCreated: (created: pg.Pool) => {

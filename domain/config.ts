@@ -2,7 +2,9 @@
  * One place that reads the environment. Every process (API, worker, scripts, tests) builds its
  * configuration here, so a variable means the same thing everywhere.
  */
-import { basename, dirname, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 export interface Config {
   /** Root of the project checkout (tools and data folders live below it). */
@@ -102,7 +104,11 @@ function list(value: string | undefined): string[] {
     .filter(Boolean);
 }
 
-/** Fallbacks for local runs; with `NODE_ENV=production` API, worker and admin CLI refuse them. */
+/**
+ * Values earlier versions used as fallbacks, published in the source: never used any more (an
+ * installation generates its own, `installationSecrets`), refused in SERVER_SECRET and
+ * ENCRYPTION_KEY in every environment (`loadConfig`), and in production with more checks.
+ */
 export const DEV_SECRETS = { SERVER_SECRET: 'dev-server-secret-change-me', ENCRYPTION_KEY: 'dev-encryption-key-change-me' } as const;
 /** Shortest production secret: 32 characters (`openssl rand -hex 32` gives 64). */
 export const MIN_SECRET_LENGTH = 32;
@@ -125,6 +131,72 @@ export function productionSecretProblems(env: NodeJS.ProcessEnv = process.env): 
   }
   if (!problems.length && env.SERVER_SECRET === env.ENCRYPTION_KEY) problems.push('ENCRYPTION_KEY must differ from SERVER_SECRET');
   return problems;
+}
+
+/**
+ * Secrets of one installation outside production, generated on its first start and kept in
+ * `<DATA_DIR>/secrets.json` (mode 0600, owner only): each 32 random bytes, hex. Every process of
+ * the installation (stack, API, worker, admin CLI, tests) reads the same file. An installation
+ * from before this file (its PostgreSQL data folder exists) sealed its stored secrets and Temporal
+ * payloads with the published development key: that key is kept as a previous key (decrypt only)
+ * until `npm run admin -- secrets:reencrypt` has moved them (docs/ARCHITECTURE.md "Secrets").
+ */
+export interface InstallationSecrets {
+  serverSecret: string;
+  encryptionKey: string;
+  previousEncryptionKeys: string[];
+  postgresPassword: string;
+  minioPassword: string;
+}
+
+export const SECRETS_FILE = 'secrets.json';
+
+/** The data folder of this installation (`DATA_DIR`, default `.data/` in the checkout). */
+export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DATA_DIR ?? join(ROOT_DIR, '.data');
+}
+
+const randomSecret = () => randomBytes(32).toString('hex');
+
+export function installationSecrets(dir: string): InstallationSecrets {
+  const file = join(dir, SECRETS_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    const upgraded = existsSync(join(dir, 'postgres', 'PG_VERSION'));
+    const created: InstallationSecrets = {
+      serverSecret: randomSecret(),
+      encryptionKey: randomSecret(),
+      previousEncryptionKeys: upgraded ? [DEV_SECRETS.ENCRYPTION_KEY] : [],
+      postgresPassword: randomSecret(),
+      minioPassword: randomSecret(),
+    };
+    // Written aside then linked in place: processes starting together all read one complete file.
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(tmp, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 });
+    try {
+      linkSync(tmp, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  const read = JSON.parse(readFileSync(file, 'utf8')) as Partial<InstallationSecrets>;
+  for (const k of ['serverSecret', 'encryptionKey', 'postgresPassword', 'minioPassword'] as const) {
+    if (typeof read[k] !== 'string' || read[k]!.length < MIN_SECRET_LENGTH) throw new Error(`${file}: ${k} is missing or shorter than ${MIN_SECRET_LENGTH} characters`);
+  }
+  return { ...(read as InstallationSecrets), previousEncryptionKeys: read.previousEncryptionKeys ?? [] };
+}
+
+/** A published development value (any environment): refused by name. */
+function refusePublishedSecrets(env: NodeJS.ProcessEnv): void {
+  for (const name of ['SERVER_SECRET', 'ENCRYPTION_KEY'] as const) {
+    const value = env[name];
+    if (value && (KNOWN_DEV_SECRETS.has(value.trim().toLowerCase()) || /change-?me/i.test(value))) {
+      throw new Error(`${name} is a known development value, published in the source: unset it (a random one is generated in the data folder) or set a random value (openssl rand -hex 32)`);
+    }
+  }
 }
 
 /** Called first by every process entry point (API, worker, admin CLI): ends the process on unsafe production secrets. */
@@ -169,19 +241,20 @@ export const ROOT_DIR = basename(CODE_DIR) === 'dist' ? dirname(CODE_DIR) : CODE
 /** The API's and worker's Node flags, as the running Node supports them (infra/nodeFlags.ts). */
 export { PROCESS_NODE_FLAGS, WORKER_NODE_FLAGS } from '../infra/nodeFlags.js';
 
-/** Ports of the embedded services when the environment names no external one. */
+/** Ports and names of the embedded services when the environment names no external one (passwords: `installationSecrets`). */
 export const EMBEDDED = {
   postgresPort: 54329,
   postgresUser: 'app',
-  postgresPassword: 'app',
   postgresDb: 'app',
   temporalPort: 7233,
   temporalUiPort: 8233,
   minioPort: 9000,
   minioConsolePort: 9001,
   minioUser: 'minioadmin',
-  minioPassword: 'minioadmin-secret',
 } as const;
+
+/** The embedded services' passwords of earlier versions (published): replaced on the first start of this one (scripts/stack.ts). */
+export const LEGACY_EMBEDDED_PASSWORDS = { postgres: 'app', minio: 'minioadmin-secret' } as const;
 
 /** Ports of the embedded services, each overridable so a second stack can run beside the first. */
 export function stackPorts(env: NodeJS.ProcessEnv = process.env) {
@@ -196,6 +269,10 @@ export function stackPorts(env: NodeJS.ProcessEnv = process.env) {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  refusePublishedSecrets(env);
+  // Read (or created) only when a value is not in the environment.
+  let cached: InstallationSecrets | undefined;
+  const secrets = () => (cached ??= installationSecrets(dataDir(env)));
   const port = int(env.PORT, 3000);
   const host = env.HOST ?? '127.0.0.1';
   const e = EMBEDDED;
@@ -209,7 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`).replace(/\/$/, ''),
     databaseUrl:
       env.DATABASE_URL ??
-      `postgres://${e.postgresUser}:${e.postgresPassword}@127.0.0.1:${ports.postgres}/${e.postgresDb}`,
+      `postgres://${e.postgresUser}:${encodeURIComponent(secrets().postgresPassword)}@127.0.0.1:${ports.postgres}/${e.postgresDb}`,
     temporal: {
       address: env.TEMPORAL_ADDRESS ?? `127.0.0.1:${ports.temporal}`,
       namespace: env.TEMPORAL_NAMESPACE ?? 'default',
@@ -220,7 +297,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       endpoint: env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
       publicEndpoint: env.S3_PUBLIC_ENDPOINT ?? env.S3_ENDPOINT ?? `http://127.0.0.1:${ports.minio}`,
       accessKey: env.S3_ACCESS_KEY ?? env.AWS_ACCESS_KEY_ID ?? e.minioUser,
-      secretKey: env.S3_SECRET_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? e.minioPassword,
+      secretKey: env.S3_SECRET_KEY ?? env.AWS_SECRET_ACCESS_KEY ?? secrets().minioPassword,
       ...(env.S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN ? { sessionToken: env.S3_SESSION_TOKEN || env.AWS_SESSION_TOKEN } : {}),
       bucket: env.S3_BUCKET ?? 'media',
       region: env.S3_REGION ?? env.AWS_REGION ?? 'us-east-1',
@@ -228,9 +305,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     dbPoolMax: { api: int(env.API_DB_POOL_MAX, 20), worker: int(env.WORKER_DB_POOL_MAX, 20) },
     shutdownDelayMs: int(env.SHUTDOWN_DELAY_MS, 0),
-    serverSecret: env.SERVER_SECRET ?? DEV_SECRETS.SERVER_SECRET,
-    encryptionKey: env.ENCRYPTION_KEY ?? DEV_SECRETS.ENCRYPTION_KEY,
-    previousEncryptionKeys: list(env.ENCRYPTION_PREVIOUS_KEYS),
+    serverSecret: env.SERVER_SECRET ?? secrets().serverSecret,
+    encryptionKey: env.ENCRYPTION_KEY ?? secrets().encryptionKey,
+    // The generated key's predecessors (an upgraded installation) only when that key is in use.
+    previousEncryptionKeys: [...list(env.ENCRYPTION_PREVIOUS_KEYS), ...(env.ENCRYPTION_KEY ? [] : secrets().previousEncryptionKeys)],
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
     sessionKeyTtlSeconds: int(env.SESSION_KEY_TTL_SECONDS, 24 * 60 * 60),
     outboundAllowList: list(env.OUTBOUND_ALLOW_LIST),

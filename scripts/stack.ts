@@ -13,7 +13,7 @@ import { createConnection } from 'node:net';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, chownSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { EMBEDDED, ROOT_DIR, loadConfig, stackPorts } from '../domain/config.js';
+import { EMBEDDED, LEGACY_EMBEDDED_PASSWORDS, ROOT_DIR, dataDir, installationSecrets, loadConfig, stackPorts, type InstallationSecrets } from '../domain/config.js';
 
 const TOOLS = join(ROOT_DIR, '.tools', 'bin');
 
@@ -24,14 +24,16 @@ const TOOLS = join(ROOT_DIR, '.tools', 'bin');
  */
 export interface StackLayout {
   data: string;
+  /** This installation's generated secrets (`<data>/secrets.json`): the embedded services' passwords. */
+  secrets: InstallationSecrets;
   logs: string;
   env: NodeJS.ProcessEnv;
   ports: ReturnType<typeof stackPorts>;
 }
 
 export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
-  const data = env.DATA_DIR ?? join(ROOT_DIR, '.data');
-  return { data, logs: join(data, 'logs'), env, ports: stackPorts(env) };
+  const data = dataDir(env);
+  return { data, secrets: installationSecrets(data), logs: join(data, 'logs'), env, ports: stackPorts(env) };
 }
 
 import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
@@ -139,7 +141,12 @@ export function postgresSettings(env: NodeJS.ProcessEnv): string[] {
 async function startPostgres(l: StackLayout): Promise<StackStatus> {
   const port = l.ports.postgres;
   const log = join(l.logs, 'postgres.log');
-  if (await portOpen(port)) return { service: 'postgres', external: false, running: true, startedNow: false, log };
+  if (await portOpen(port)) {
+    // Only a server this data folder's stack started may have its password upgraded: never one
+    // of another checkout or installation that happens to answer on the port.
+    await ensureDatabase(port, l.secrets.postgresPassword, servicePid('postgres', l.env) !== undefined);
+    return { service: 'postgres', external: false, running: true, startedNow: false, log };
+  }
   const dir = join(l.data, 'postgres');
   const ids = pgUser();
   const bin = await pgBinaries();
@@ -149,7 +156,7 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const pwFile = join(l.data, 'pg-password');
-    writeFileSync(pwFile, EMBEDDED.postgresPassword);
+    writeFileSync(pwFile, l.secrets.postgresPassword, { mode: 0o600 });
     if (ids) {
       chownSync(dir, ids.uid, ids.gid);
       chownSync(pwFile, ids.uid, ids.gid);
@@ -173,18 +180,36 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
     ids,
   );
   await waitFor(l, 'postgres', () => portOpen(port), pid, 30_000);
-  await ensureDatabase(port);
+  await ensureDatabase(port, l.secrets.postgresPassword, true);
   return { service: 'postgres', external: false, running: true, startedNow: true, log };
 }
 
-async function ensureDatabase(port: number): Promise<void> {
+/**
+ * Creates the application database if missing. A data folder initialised by an earlier version
+ * has the published password: the role is given this installation's generated one (ALTER ROLE),
+ * once, on the first start that finds it so.
+ */
+async function ensureDatabase(port: number, password: string, ours: boolean): Promise<void> {
   const pg = await import('pg');
-  const base = `postgres://${EMBEDDED.postgresUser}:${EMBEDDED.postgresPassword}@127.0.0.1:${port}`;
-  for (let i = 0; i < 50; i++) {
-    const c = new pg.default.Client({ connectionString: `${base}/postgres` });
+  const client = (pw: string) => {
+    const c = new pg.default.Client({ host: '127.0.0.1', port, user: EMBEDDED.postgresUser, password: pw, database: 'postgres' });
     c.on('error', () => {}); // a server that goes away again fails the query below, not the process
+    return c;
+  };
+  for (let i = 0; i < 50; i++) {
+    let c = client(password);
     try {
-      await c.connect();
+      try {
+        await c.connect();
+      } catch (e) {
+        if ((e as { code?: string }).code !== '28P01') throw e; // not "password authentication failed"
+        if (!ours) throw new Error(`PostgreSQL on port ${port} refuses this installation's password (secrets.json) and was not started by this stack (DATA_DIR): set DATA_DIR to its data folder or DATABASE_URL`);
+        await c.end().catch(() => {});
+        c = client(LEGACY_EMBEDDED_PASSWORDS.postgres);
+        await c.connect();
+        await c.query(`alter role ${EMBEDDED.postgresUser} password '${password}'`); // hex: nothing to escape
+        say('PostgreSQL: the published password of earlier versions was replaced by this installation\'s (secrets.json)');
+      }
       const r = await c.query('select 1 from pg_database where datname = $1', [EMBEDDED.postgresDb]);
       if (r.rowCount === 0) await c.query(`create database ${EMBEDDED.postgresDb}`);
       await c.end();
@@ -206,7 +231,8 @@ async function startTemporal(l: StackLayout): Promise<StackStatus> {
   if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}: run node scripts/bootstrap.mjs`);
   mkdirSync(l.data, { recursive: true });
   const args = ['server', 'start-dev', '--db-filename', join(l.data, 'temporal.db'), '--ip', '127.0.0.1', '--port', String(port),
-    '--ui-port', String(l.ports.temporalUi), '--log-level', 'warn',
+    // The UI has no login: loopback only (its codec endpoint, if any, needs CODEC_AUTH_TOKEN).
+    '--ui-port', String(l.ports.temporalUi), '--ui-ip', '127.0.0.1', '--log-level', 'warn',
     // SQLite in WAL mode: starting a workflow takes ~8 ms instead of ~27 ms (bench/enrichment.ts).
     '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal',
     // Publishing and polling fire many short timers; a dev server's default limits are low.
@@ -235,17 +261,35 @@ async function minioReady(port: number): Promise<boolean> {
   }
 }
 
+/** Whether MinIO takes the root credentials of this installation (a signed request succeeds). */
+async function minioAccepts(port: number, password: string): Promise<boolean> {
+  const { Client } = await import('minio');
+  const c = new Client({ endPoint: '127.0.0.1', port, useSSL: false, accessKey: EMBEDDED.minioUser, secretKey: password });
+  try {
+    await c.listBuckets();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function startMinio(l: StackLayout): Promise<StackStatus> {
   const log = join(l.logs, 'minio.log');
   const port = l.ports.minio;
-  if (await minioReady(port)) return { service: 'minio', external: false, running: true, startedNow: false, log };
+  if (await minioReady(port)) {
+    if (await minioAccepts(port, l.secrets.minioPassword)) return { service: 'minio', external: false, running: true, startedNow: false, log };
+    // Started by an earlier version with its published password: restart ours with this installation's.
+    if (!servicePid('minio', l.env)) throw new Error(`MinIO on port ${port} refuses this installation's credentials (${join(l.data, 'secrets.json')}) and was not started by this stack`);
+    say('MinIO: restarting with this installation\'s password (secrets.json) in place of the published one');
+    await stopStack(['minio'], l.env);
+  }
   const bin = join(TOOLS, 'minio');
   if (!existsSync(bin)) throw new Error(`MinIO missing at ${bin}: run node scripts/bootstrap.mjs`);
   const dir = join(l.data, 'minio');
   mkdirSync(dir, { recursive: true });
   const pid = daemon(l, 'minio', bin, ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${l.ports.minioConsole}`, '--quiet'], {
     MINIO_ROOT_USER: EMBEDDED.minioUser,
-    MINIO_ROOT_PASSWORD: EMBEDDED.minioPassword,
+    MINIO_ROOT_PASSWORD: l.secrets.minioPassword,
     MINIO_BROWSER: 'on',
   });
   await waitFor(l, 'minio', () => minioReady(port), pid, 60_000);
@@ -306,7 +350,9 @@ async function main() {
   } else if (cmd === 'status') {
     const c = loadConfig();
     const p = stackPorts(process.env);
-    say(`postgres ${(await portOpen(p.postgres)) ? 'up' : 'down'}  ${c.databaseUrl}`);
+    const shown = new URL(c.databaseUrl);
+    if (shown.password) shown.password = '***'; // the password is in secrets.json, not for terminals
+    say(`postgres ${(await portOpen(p.postgres)) ? 'up' : 'down'}  ${shown}`);
     say(`temporal ${(await portOpen(p.temporal)) ? 'up' : 'down'}  ${c.temporal.address}  UI ${c.temporal.uiUrl}`);
     say(`minio    ${(await minioReady(p.minio)) ? 'up' : 'down'}  ${c.s3.endpoint}`);
   } else {
