@@ -64,7 +64,7 @@ describe('generated clients', () => {
       [
         "import type { components, operations, webhooks } from './schema';",
         "type Segment = components['schemas']['Segment'];",
-        "const grouped: Segment['attributes']['groupedCondition'] = { operator: 'AND', conditions: [{ field: 'contact.firstName', operator: '==', value: 'Ada' }, { operator: 'NOT', conditions: [] }] };",
+        "const grouped: Segment['attributes']['groupedCondition'] = { operator: 'AND', conditions: [{ field: 'contact.firstName', operator: '==', value: 'Ada' }, { operator: 'NOT', conditions: [{ field: 'contact.lastName', operator: '==', value: 'Babbage' }] }] };",
         "type DeleteConflict = operations['deleteSegmentsId']['responses'][409]['content']['application/json'];",
         "const code: DeleteConflict['error']['code'] = 'default_segment_protected';",
         "type Event = webhooks['job.completed']['post']['requestBody'];",
