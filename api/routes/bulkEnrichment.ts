@@ -5,7 +5,6 @@
  * default freshness window. Rows are planned with the single-row rules (domain/bulkEnrichment.ts).
  */
 import { v7 as uuidv7 } from 'uuid';
-import { sql } from 'kysely';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { conflict, notFound } from '../errors.js';
 import { badRequest } from '../../domain/errors.js';
@@ -71,7 +70,7 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
   }
   const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
   const where = compileWhere(catalog, body);
-  if (!body.segmentId) return { where: where.sql, joinKeys: where.joins };
+  if (!body.segmentId) return { wheres: [where.sql], joinKeys: where.joins };
   await ensureDefaultSegment(em, auth.workspaceId);
   const seg = isUuid(body.segmentId) ? await findSegment(em, body.segmentId) : null;
   if (!seg) throw notFound('Segment', body.segmentId);
@@ -80,7 +79,7 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
     catalog,
     { contactIdSql: 'c.id' },
   );
-  return { where: sql`(${scope.sql}) and (${where.sql})`, joinKeys: [...scope.joins, ...where.joins] };
+  return { wheres: [scope.sql, where.sql], joinKeys: [...scope.joins, ...where.joins] };
 }
 
 /** The configuration the job will use; every requested slice must have a provider. */
