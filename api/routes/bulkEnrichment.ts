@@ -59,11 +59,13 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
     if (body.segmentId || body.conditions || body.groupedCondition) {
       throw badRequest('selection_conflict', 'contactIds is sent alone: not with segmentId, conditions or groupedCondition', [{ path: '/contactIds', message: 'not with segmentId or conditions' }]);
     }
-    const missing = await missingContactIds(deps.pool, auth.workspaceId, body.contactIds);
+    // One row per contact: ids differing only in case name the same contact (first one kept).
+    const contactIds = [...new Set(body.contactIds.map((id) => id.toLowerCase()))];
+    const missing = await missingContactIds(deps.pool, auth.workspaceId, contactIds);
     if (missing.length) {
       throw badRequest('contacts_not_found', `No active contact ${missing.join(', ')} in this workspace`, [{ path: '/contactIds', message: `unknown: ${missing.join(', ')}` }]);
     }
-    return { contactIds: body.contactIds };
+    return { contactIds };
   }
   if (!body.segmentId && body.conditions === undefined && body.groupedCondition === undefined) {
     throw badRequest('selection_required', 'Name the contacts: segmentId, conditions / groupedCondition, or contactIds', [{ path: '/segmentId', message: 'or conditions, or contactIds' }]);
