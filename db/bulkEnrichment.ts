@@ -105,6 +105,7 @@ export const WorkspaceEnrichmentSettings = defineEntity({
 
 /** Scopes the transaction to the workspace (row-level security reads `app.workspace_id`). */
 async function scope(client: Queryable, workspaceId: string): Promise<void> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   await client.query(`select set_config('app.workspace_id', $1, true)`, [workspaceId]);
 }
 
@@ -121,12 +122,14 @@ export function inWorkspaceTransaction<T>(pool: Pool, workspaceId: string, fn: (
 // ---------------------------------------------------------------------------------------------
 
 export async function readFreshnessDays(db: Queryable, workspaceId: string): Promise<number | null> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<{ freshness_days: number }>(`select freshness_days from workspace_enrichment_settings where workspace_id = $1`, [workspaceId]);
   return r.rows[0]?.freshness_days ?? null;
 }
 
 export async function writeFreshnessDays(pool: Pool, workspaceId: string, days: number): Promise<void> {
   await inWorkspaceTransaction(pool, workspaceId, (c) =>
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     c.query(
       `insert into workspace_enrichment_settings (workspace_id, freshness_days) values ($1, $2)
        on conflict (workspace_id) do update set freshness_days = excluded.freshness_days, updated_at = now()`,
@@ -140,7 +143,7 @@ export async function writeFreshnessDays(pool: Pool, workspaceId: string, days: 
 // ---------------------------------------------------------------------------------------------
 
 /** The contacts of a request, as a where-clause over `contacts c` (plus the joins it needs) or an id list. */
-export type Selection = { where: RawBuilder<unknown>; joinKeys: Iterable<string> } | { contactIds: string[] };
+export type Selection = { wheres: RawBuilder<unknown>[]; joinKeys: Iterable<string> } | { contactIds: string[] };
 
 /** A contact row as the planner needs it. */
 export interface SelectedContact extends RowLookupInput {
@@ -162,12 +165,13 @@ function selectionSql(workspaceId: string, sel: Selection, columns: RawBuilder<u
   }
   // The company join (alias `co`) is one the conditions may need too: joined once.
   return sql`select ${columns} from contacts c ${sql.raw(joinSql([...sel.joinKeys, COMPANY_JOIN]))}
-    where c.workspace_id = ${workspaceId}::uuid and c.status = 'active' and (${sel.where})
+    where c.workspace_id = ${workspaceId}::uuid and c.status = 'active' and ${sql.join(sel.wheres.map((w) => sql`(${w})`), sql` and `)}
     order by c.id`;
 }
 
 /** Contact ids of a list that name no active contact of the workspace (first `limit`). */
 export async function missingContactIds(db: Queryable, workspaceId: string, ids: string[], limit = 10): Promise<string[]> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<{ id: string }>(
     `select ids.id from unnest($1::uuid[]) with ordinality as ids(id, ord)
      where not exists (select 1 from contacts c where c.id = ids.id and c.workspace_id = $2 and c.status = 'active')
@@ -180,6 +184,7 @@ export async function missingContactIds(db: Queryable, workspaceId: string, ids:
 /** Reads the selected contacts with their lookup columns and fresh slices (the dry run). */
 export async function readSelection(db: Queryable, workspaceId: string, sel: Selection, freshnessDays: number): Promise<SelectedContact[]> {
   const q = compileSql(selectionSql(workspaceId, sel, sql`c.id as "contactId", ${lookupColumns(freshnessDays)}`));
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<SelectedContact>(q.text, q.values);
   return r.rows;
 }
@@ -198,6 +203,7 @@ export interface NewBulkJob {
 /** Records the job and its rows (one per selected contact, in selection order); returns the row count. */
 export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection): Promise<number> {
   return inWorkspaceTransaction(pool, job.workspaceId, async (c) => {
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     await c.query(
       `insert into bulk_enrichment_jobs (job_id, workspace_id, slices, plan, max_credits, freshness_days, force, billable, total)
        values ($1, $2, $3, $4, $5, $6, $7, $8, 0)`,
@@ -207,8 +213,10 @@ export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection)
       sql`insert into bulk_enrichment_rows (job_id, seq, workspace_id, contact_id)
         select ${job.jobId}::uuid, (row_number() over ()) - 1, ${job.workspaceId}::uuid, s.id from (${selectionSql(job.workspaceId, sel, sql`c.id`)}) s`,
     );
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     const inserted = await c.query(q.text, q.values);
     const total = inserted.rowCount ?? 0;
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     await c.query(`update bulk_enrichment_jobs set total = $2 where job_id = $1`, [job.jobId, total]);
     return total;
   });
@@ -216,6 +224,7 @@ export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection)
 
 /** Drops a job whose workflow could not be started. */
 export async function deleteBulkJob(pool: Pool, workspaceId: string, jobId: string): Promise<void> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   await inWorkspaceTransaction(pool, workspaceId, (c) => c.query(`delete from bulk_enrichment_jobs where job_id = $1 and workspace_id = $2`, [jobId, workspaceId]));
 }
 
@@ -242,6 +251,7 @@ const JOB_COLUMNS = `job_id as "jobId", workspace_id as "workspaceId", state, ge
   credits_spent as "creditsSpent", freshness_days as "freshnessDays", force, billable, total`;
 
 export async function readBulkJob(db: Queryable, workspaceId: string, jobId: string): Promise<BulkJobSettings | null> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<BulkJobSettings>(`select ${JOB_COLUMNS} from bulk_enrichment_jobs where job_id = $1 and workspace_id = $2`, [jobId, workspaceId]);
   return r.rows[0] ?? null;
 }
@@ -258,6 +268,7 @@ export async function pendingRows(db: Queryable, job: BulkJobSettings, from: num
     left join companies co on co.id = c.primary_company_id
     where r.job_id = ${job.jobId}::uuid and r.seq >= ${from} and r.seq < ${to} and r.status = 'pending'
     order by r.seq`);
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<PendingRow>(q.text, q.values);
   return r.rows;
 }
@@ -320,6 +331,7 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
   let insufficient = false;
   for (;;) {
     const outcome: SettleOutcome | { redoBefore: number } = await inWorkspaceTransaction(pool, job.workspaceId, async (c): Promise<SettleOutcome> => {
+      // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
       const locked = (await c.query<{ state: BulkJobState; generation: number; credits_spent: number; max_credits: number | null }>(
         `select state, generation, credits_spent, max_credits from bulk_enrichment_jobs where job_id = $1 for update`,
         [job.jobId],
@@ -328,6 +340,7 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
       if (locked.state !== 'running') return { settled: 0, stoppedBy: locked.state === 'paused' ? 'paused' : 'cancelled', credits: 0 };
       if (locked.generation !== generation) return { settled: 0, stoppedBy: 'superseded', credits: 0 };
       const pending = new Set(
+        // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         (await c.query<{ seq: number }>(`select seq from bulk_enrichment_rows where job_id = $1 and seq = any($2::int[]) and status = 'pending'`, [job.jobId, rows.map((r) => r.seq)])).rows.map(
           (r) => r.seq,
         ),
@@ -355,6 +368,7 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
       const newEmails = contactUpdates.flatMap(({ w }) => w.emails);
       if (newEmails.length) await lockForEmailWrite(c, job.workspaceId);
       if (contactUpdates.length) {
+        // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         await c.query(
           `update contacts c set
              full_name = coalesce(x.full_name, c.full_name), first_name = coalesce(x.first_name, c.first_name),
@@ -370,6 +384,7 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
       if (newEmails.length) await logEmailWrite(c, job.workspaceId, newEmails);
       const enrichments = writes.flatMap(({ r, w }) => r.found.map((f) => ({ contact_id: r.contactId, slice: f.slice, provider: f.provider, fields: w.fields.get(f.slice) ?? [], data: f.data })));
       if (enrichments.length) {
+        // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         await c.query(
           `insert into contact_enrichments (contact_id, slice, workspace_id, provider, job_id, enriched_at, fields, data)
            select x.contact_id, x.slice, $1, x.provider, $2, $3, x.fields, x.data
@@ -381,6 +396,7 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
         );
       }
       if (accepted.length) {
+        // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         await c.query(
           `update bulk_enrichment_rows r set status = 'done', credits = x.credits, trace = x.trace, settled_at = $2
            from jsonb_to_recordset($3::jsonb) as x(seq int, credits int, trace jsonb)
@@ -389,10 +405,13 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
         );
       }
       if (stopSeq !== null) {
+        // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         await c.query(`update bulk_enrichment_rows set status = 'not_reached' where job_id = $1 and status = 'pending' and seq >= $2`, [job.jobId, stopSeq]);
+        // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         await c.query(`update bulk_enrichment_jobs set state = 'finished', stopped_by = $2 where job_id = $1`, [job.jobId, stoppedBy]);
       }
       const credits = spent - locked.credits_spent;
+      // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
       await c.query(`update bulk_enrichment_jobs set credits_spent = $2 where job_id = $1`, [job.jobId, spent]);
       const charges = accepted.flatMap((r) => r.charges);
       if (charges.length && job.billable) {
@@ -432,17 +451,20 @@ class Redo extends Error {
  */
 export async function setBulkJobState(pool: Pool, workspaceId: string, jobId: string, state: 'running' | 'paused' | 'cancelled' | 'finished'): Promise<number> {
   return inWorkspaceTransaction(pool, workspaceId, async (c) => {
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     const r = await c.query<{ generation: number; state: BulkJobState }>(`select generation, state from bulk_enrichment_jobs where job_id = $1 for update`, [jobId]);
     const cur = r.rows[0];
     if (!cur) return 0;
     // A job that stopped on its budget stays finished.
     if (cur.state === 'finished' || cur.state === 'cancelled') return cur.generation;
     const generation = cur.generation + 1;
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     await c.query(`update bulk_enrichment_jobs set state = $2, generation = $3, stopped_by = case when $2 = 'cancelled' then 'cancelled' else stopped_by end where job_id = $1`, [
       jobId,
       state,
       generation,
     ]);
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     if (state === 'cancelled') await c.query(`update bulk_enrichment_rows set status = 'cancelled' where job_id = $1 and status = 'pending'`, [jobId]);
     return generation;
   });
@@ -452,10 +474,12 @@ export async function setBulkJobState(pool: Pool, workspaceId: string, jobId: st
 export async function bulkJobSummary(db: Queryable, workspaceId: string, jobId: string): Promise<BulkEnrichmentSummary | null> {
   const job = await readBulkJob(db, workspaceId, jobId);
   if (!job) return null;
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const counts = await db.query<{ status: string; n: number; credits: number }>(
     `select status, count(*)::int as n, coalesce(sum(credits), 0)::int as credits from bulk_enrichment_rows where job_id = $1 and workspace_id = $2 group by status`,
     [jobId, workspaceId],
   );
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const slices = await db.query<{ slice: EnrichmentSlice; status: RowSliceTrace['status']; n: number }>(
     `select s.key as slice, s.value->>'status' as status, count(*)::int as n
      from bulk_enrichment_rows r, jsonb_each(r.trace->'slices') s
@@ -471,6 +495,7 @@ export async function bulkJobSummary(db: Queryable, workspaceId: string, jobId: 
     cancelled: by.get('cancelled')?.n ?? 0,
     creditsCharged: by.get('done')?.credits ?? 0,
     slices: {},
+    // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     stoppedBy: (await db.query<{ stopped_by: BulkStop | null }>(`select stopped_by from bulk_enrichment_jobs where job_id = $1`, [jobId])).rows[0]?.stopped_by ?? null,
     state: job.state,
   };
@@ -490,6 +515,7 @@ export interface BulkRowView {
 
 /** One page of the job's rows after `afterSeq`, in row order. */
 export async function bulkJobRows(db: Queryable, workspaceId: string, jobId: string, afterSeq: number, limit: number, status?: BulkRowStatus): Promise<BulkRowView[]> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<BulkRowView & { settledAt: Date | null }>(
     `select seq, contact_id as "contactId", status, credits, trace, settled_at as "settledAt" from bulk_enrichment_rows
      where job_id = $1 and workspace_id = $2 and seq > $3 and ($5::text is null or status = $5) order by seq limit $4`,
@@ -509,6 +535,7 @@ export interface ContactEnrichmentView {
 
 /** What enrichment wrote on a contact, per slice, with its provenance (slice order). */
 export async function contactEnrichments(db: Queryable, workspaceId: string, contactId: string): Promise<ContactEnrichmentView[]> {
+  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<Omit<ContactEnrichmentView, 'enrichedAt'> & { enrichedAt: Date }>(
     `select slice, provider, job_id as "jobId", enriched_at as "enrichedAt", fields, data from contact_enrichments where workspace_id = $1 and contact_id = $2`,
     [workspaceId, contactId],

@@ -5,7 +5,6 @@
  * default freshness window. Rows are planned with the single-row rules (domain/bulkEnrichment.ts).
  */
 import { v7 as uuidv7 } from 'uuid';
-import { sql } from 'kysely';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { conflict, notFound } from '../errors.js';
 import { badRequest } from '../../domain/errors.js';
@@ -60,18 +59,20 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
     if (body.segmentId || body.conditions || body.groupedCondition) {
       throw badRequest('selection_conflict', 'contactIds is sent alone: not with segmentId, conditions or groupedCondition', [{ path: '/contactIds', message: 'not with segmentId or conditions' }]);
     }
-    const missing = await missingContactIds(deps.pool, auth.workspaceId, body.contactIds);
+    // One row per contact: ids differing only in case name the same contact (first one kept).
+    const contactIds = [...new Set(body.contactIds.map((id) => id.toLowerCase()))];
+    const missing = await missingContactIds(deps.pool, auth.workspaceId, contactIds);
     if (missing.length) {
       throw badRequest('contacts_not_found', `No active contact ${missing.join(', ')} in this workspace`, [{ path: '/contactIds', message: `unknown: ${missing.join(', ')}` }]);
     }
-    return { contactIds: body.contactIds };
+    return { contactIds };
   }
   if (!body.segmentId && body.conditions === undefined && body.groupedCondition === undefined) {
     throw badRequest('selection_required', 'Name the contacts: segmentId, conditions / groupedCondition, or contactIds', [{ path: '/segmentId', message: 'or conditions, or contactIds' }]);
   }
   const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
   const where = compileWhere(catalog, body);
-  if (!body.segmentId) return { where: where.sql, joinKeys: where.joins };
+  if (!body.segmentId) return { wheres: [where.sql], joinKeys: where.joins };
   await ensureDefaultSegment(em, auth.workspaceId);
   const seg = isUuid(body.segmentId) ? await findSegment(em, body.segmentId) : null;
   if (!seg) throw notFound('Segment', body.segmentId);
@@ -80,7 +81,7 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
     catalog,
     { contactIdSql: 'c.id' },
   );
-  return { where: sql`(${scope.sql}) and (${where.sql})`, joinKeys: [...scope.joins, ...where.joins] };
+  return { wheres: [scope.sql, where.sql], joinKeys: [...scope.joins, ...where.joins] };
 }
 
 /** The configuration the job will use; every requested slice must have a provider. */
