@@ -222,6 +222,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
         op.beforeSend = async () => {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          // The token read before the wait may have ended during it: refreshed just in time.
+          const integrationId = integrationOf.get(input);
+          if (integrationId) acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId);
           if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
