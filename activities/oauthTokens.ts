@@ -16,7 +16,7 @@
  * `credentials_revoked` with code `integration_reauth_required` (final for the post).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { withLockedIntegration } from '../db/integrations.js';
+import { publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
 import type { Config } from '../domain/config.js';
 import { decryptCredentials, encryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
@@ -47,17 +47,29 @@ export async function freshAccessToken(
   opts: { rejected?: string } = {},
 ): Promise<string> {
   const keyring = keyringOf(config);
-  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row) => {
-    if (row.status === 'reauth_required') return { result: { reauth: 'the network ended its grant' } };
+  /** The stored token, and the refresh token to use when it must be refreshed first (else null). */
+  const read = (row: IntegrationEntity) => {
     if (row.status !== 'connected' || !row.credentialsEncrypted) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     const creds = decryptCredentials(row.credentialsEncrypted, keyring, integrationId);
     const token = creds.accessToken;
     if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
     const refreshToken = typeof creds.refreshToken === 'string' && creds.refreshToken ? creds.refreshToken : null;
     const endsSoon = row.accessExpiresAt ? row.accessExpiresAt.getTime() - Date.now() <= refreshMarginMs(config.env) : false;
-    // A raw-token integration (no refresh token) is used as it is.
     const force = opts.rejected !== undefined && opts.rejected === token;
-    if (!refreshToken || (!endsSoon && !force)) return { result: { token } };
+    // A raw-token integration (no refresh token) is used as it is.
+    return { creds, token, refreshToken: refreshToken && (endsSoon || force) ? refreshToken : null };
+  };
+  // Most calls need no refresh: answered from a plain read, without the lock.
+  const seen = await publishingAccount(em, integrationId);
+  if (!seen) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} no longer exists`);
+  if (seen.status === 'reauth_required') throw reauthRequired(integrationId, 'the network ended its grant');
+  const unlocked = read(seen);
+  if (!unlocked.refreshToken) return unlocked.token;
+  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row) => {
+    // Read again under the lock: another caller may have refreshed meanwhile.
+    if (row.status === 'reauth_required') return { result: { reauth: 'the network ended its grant' } };
+    const { creds, token, refreshToken } = read(row);
+    if (!refreshToken) return { result: { token } };
     const network = oauthNetworkOf(row.provider);
     const source = creds.app === 'workspace' ? 'workspace' : 'operator';
     const app = await resolveOAuthApp(em, keyring, config.env, workspaceId, network, source);

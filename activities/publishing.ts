@@ -102,6 +102,8 @@ function asActivityFailure(e: unknown, provider: Provider | null): unknown {
 interface StepContext {
   account: SocialAccount;
   op: CreateOp;
+  /** The integration `account` is (its token is refreshed again right before sending, and after a 401). */
+  integrationId: string;
 }
 
 export function createPublishingActivities(deps: ActivityDeps) {
@@ -158,32 +160,28 @@ export function createPublishingActivities(deps: ActivityDeps) {
       const par = await repostParent(pool, post.parent_post_id);
       if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
       const acct = await account(input.workspaceId, post.provider_id);
-      integrationOf.set(input, post.provider_id);
       if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
-      return { account: acct, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
+      return { account: acct, integrationId: post.provider_id, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
     }
     const rowProviderId = await scheduleRowProviderId(pool, step.scheduleId);
     if (!rowProviderId) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
     const acct = await account(input.workspaceId, rowProviderId);
-    integrationOf.set(input, rowProviderId);
     if (step.kind === 'main') {
       if (post.external_post) {
         const thread = parsePronetPostUrl(post.external_post_url ?? '');
         if (!thread) throw new ProviderFailure('invalid_input', `cannot resolve the thread of ${post.external_post_url}`);
-        return { account: acct, op: { type: 'comment', text: post.content, media: await loadMedia(input.workspaceId, post.media), parentExternalId: thread.urn } };
+        return { account: acct, integrationId: rowProviderId, op: { type: 'comment', text: post.content, media: await loadMedia(input.workspaceId, post.media), parentExternalId: thread.urn } };
       }
-      return { account: acct, op: { type: 'post', text: post.content, media: await loadMedia(input.workspaceId, post.media) } };
+      return { account: acct, integrationId: rowProviderId, op: { type: 'post', text: post.content, media: await loadMedia(input.workspaceId, post.media) } };
     }
     const item = post.thread_items[step.index];
     if (!item) throw new ProviderFailure('invalid_input', `thread item ${step.index} no longer exists`);
     return {
       account: acct,
+      integrationId: rowProviderId,
       op: { type: 'reply', text: item.content, media: await loadMedia(input.workspaceId, item.media ?? []), parentExternalId: step.parentExternalId },
     };
   }
-
-  /** The integration a step's input resolved to (for the refresh after a 401). */
-  const integrationOf = new WeakMap<PublishStepInput, string>();
 
   const stepKey = (input: PublishStepInput) =>
     input.step.kind === 'reshare' ? `${input.postId}:reshare` : input.step.kind === 'main' ? `${input.step.scheduleId}:main` : `${input.step.scheduleId}:thread:${input.step.index}`;
@@ -199,7 +197,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
       try {
         const rec = await findPublishAttempt(pool, key);
         if (rec?.state === 'done') return { externalId: rec.external_id!, externalUrl: rec.external_url! };
-        const { account: acct, op } = await stepContext(input);
+        const { account: acct, op, integrationId } = await stepContext(input);
         provider = acct.provider;
         const adapter = adapters[networkOf(acct.provider)];
         const attempt = ctx.info.attempt;
@@ -222,6 +220,8 @@ export function createPublishingActivities(deps: ActivityDeps) {
         op.beforeSend = async () => {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          // The token read before the wait may have ended during it: refreshed just in time.
+          acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId);
           if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
@@ -237,8 +237,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
           }
           // 401 to a token believed valid (revoked or ended early): refresh it once; a grant that
           // is gone turns into integration_reauth_required, a refreshed token is retried.
-          const integrationId = integrationOf.get(input);
-          if (e instanceof ProviderFailure && e.kind === 'credentials_revoked' && e.opts.status === 401 && integrationId) {
+          if (e instanceof ProviderFailure && e.kind === 'credentials_revoked' && e.opts.status === 401) {
             const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken });
             if (now !== acct.accessToken) throw new ProviderFailure('transient', 'the access token was refreshed after a 401; retrying with it');
           }

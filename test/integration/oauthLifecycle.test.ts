@@ -105,4 +105,19 @@ describe('token lifecycle', () => {
     expect(published.status, JSON.stringify(published.error)).toBe('published');
     expect(x.tweets.filter((t) => t.authorId === '7002').map((t) => t.text)).toEqual(['after the revocation']);
   });
+
+  it('a token endpoint answering 503 then 429 is retried: the post publishes, the integration stays connected', async () => {
+    x.oauth.consentAs({ id: '7003', name: 'Patient brand', username: 'patient' });
+    const { res } = await oauthConnect(app, ws.apiKey, 'microblog', REDIRECT);
+    const id = res.body.data.integration.id;
+    x.inject('POST /2/oauth2/token', { status: 503, body: { error: 'temporarily_unavailable' } });
+    x.inject('POST /2/oauth2/token', { status: 429, body: { title: 'Too Many Requests' }, headers: { 'retry-after': '1' } });
+    const tokenCalls = x.calls('POST /2/oauth2/token').length;
+    const postId = await draft(id, 'despite a flaky token endpoint');
+    await schedule([{ postId, providerId: id, at: inSecs(TTL_SECS / 2 + 1) }]);
+    const p = await settled(postId);
+    expect(p.status, JSON.stringify(p.error)).toBe('published');
+    expect(x.calls('POST /2/oauth2/token').length - tokenCalls).toBe(3);
+    expect((await app.http('GET', `/integrations/${id}`, { apiKey: ws.apiKey })).body.data.status).toBe('connected');
+  });
 });
