@@ -155,7 +155,7 @@ export function createDiscoveryActivities(deps: ActivityDeps) {
         { sourceType: 'importFromWebhook', sourceIdentifier: VERIFIED_IMPORT_SOURCE, identityKey: VERIFIED_IMPORT_SOURCE, sourceMeta },
         null,
       );
-      const ok = await attachSourceToSegment(deps.pool, input.workspaceId, input.segmentId, row.id);
+      const ok = await attachSourceToSegment(deps.pool, input.segmentId, row.id);
       if (!ok) throw ApplicationFailure.nonRetryable(`Segment ${input.segmentId} was not found`, 'segment_not_found');
       return { sourceId: row.id };
     },

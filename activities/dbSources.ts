@@ -130,7 +130,7 @@ export function createSourceActivities(deps: ActivityDeps) {
       if (!isListeningSourceType(src.sourceType)) {
         throw ApplicationFailure.create({ type: 'source_not_pullable', message: `${src.sourceType} sources have no audience to pull`, nonRetryable: true });
       }
-      if (input.segmentId && !(await attachSourceToSegment(deps.pool, input.workspaceId, input.segmentId, input.sourceId))) {
+      if (input.segmentId && !(await attachSourceToSegment(deps.pool, input.segmentId, input.sourceId))) {
         throw ApplicationFailure.create({ type: 'segment_not_found', message: `Segment ${input.segmentId} no longer exists`, nonRetryable: true });
       }
       const window = pullWindow(input.numberOfPastDaysToSync, new Date());
@@ -156,7 +156,7 @@ export function createSourceActivities(deps: ActivityDeps) {
       } catch (e) {
         throw providerFailure(e);
       }
-      if (page.subject) await learnSourceDisplay(deps.pool, input.workspaceId, input.sourceId, page.subject);
+      if (page.subject) await learnSourceDisplay(deps.pool, input.sourceId, page.subject);
       const origin = `pull:${provider.name}`;
       const inputs = page.people.map((p) => personToContactInput(p, origin)).filter((x): x is ContactInput => x !== null);
       const res = inputs.length

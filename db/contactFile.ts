@@ -48,13 +48,12 @@ export async function readCsvHeader(store: ObjectStore, fileName: string): Promi
 }
 
 /** A usable contacts file of the workspace (an uploaded or assembled media object, not a chunk). */
-export async function findContactFile(db: Queryable, workspaceId: string, fileName: string): Promise<{ contentType: string; sizeBytes: number } | undefined> {
+export async function findContactFile(db: Queryable, fileName: string): Promise<{ contentType: string; sizeBytes: number } | undefined> {
   const [row] = await runQuery(
     db,
     typedQueries<InferKyselyDB<typeof MediaObject>>()
       .selectFrom('media_objects')
       .select(['content_type', 'size_bytes'])
-      .where('workspace_id', '=', workspaceId)
       .where('file_name', '=', fileName)
       .where((eb) => eb.not(eb.ref('is_chunk'))),
   );

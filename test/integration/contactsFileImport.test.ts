@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { startJob } from '../../api/jobs.js';
 import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import { startTestApp, type TestApp } from '../harness.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 
 let app: TestApp;
 let hook: Server;
@@ -148,12 +149,15 @@ describe('bulk upsert from a contacts file', () => {
     const { rows } = await app.pool.query(`select content_type, size_bytes from media_objects where file_name = $1`, [up.body.fileName]);
     expect(rows[0]).toMatchObject({ content_type: 'application/x-ndjson' });
     const batchId = '01a1ff4e-c0b3-77cc-8dc5-' + Date.now().toString(16).padStart(12, '0').slice(-12);
-    const accepted = await startJob(app.deps, {
-      workspaceId: ws.workspaceId,
-      type: 'bulk-upsert',
-      workflow: bulkUpsertContactsWorkflow,
-      args: { sourceId, batchId, totalRows: 0, file: { fileName: up.body.fileName, format: 'jsonl', sizeBytes: file.length }, chunkSize: 100, chunksPerRun: 4 },
-    });
+    // As the route does it: in the workspace's scope (row-level security).
+    const accepted = await inWorkspaceScope(ws.workspaceId, () =>
+      startJob(app.deps, {
+        workspaceId: ws.workspaceId,
+        type: 'bulk-upsert',
+        workflow: bulkUpsertContactsWorkflow,
+        args: { sourceId, batchId, totalRows: 0, file: { fileName: up.body.fileName, format: 'jsonl', sizeBytes: file.length }, chunkSize: 100, chunksPerRun: 4 },
+      }),
+    );
     const seen: { status: string; completed: number; total: number; percent: number; complete: boolean }[] = [];
     let job: any;
     for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
