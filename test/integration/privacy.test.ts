@@ -264,12 +264,12 @@ describe('erasure', () => {
     const hash = added.body.data.entries[0].identifierHash;
     expect(hash).toMatch(/^[0-9a-f]{64}$/);
     expect((await app.pool.query(`select * from suppression_entries where workspace_id = $1`, [ws.workspaceId])).rows.map((r) => JSON.stringify(r)).join()).not.toContain(p.email);
-    const blocked = await bulkUpsert(ws, src, [{ 'First Name': p.first, Email: p.email.toUpperCase() }]);
+    const blocked = await bulkUpsert(ws, src, [{ 'First Name': p.first, 'Last Name': 'Doe', Email: p.email.toUpperCase(), Profile: p.profile }]);
     expect(blocked.jobResponsePayload).toMatchObject({ created: 0, suppressed: 1 });
     const list = await app.http('GET', '/privacy/suppressions?limit=1', { apiKey: ws.apiKey });
     expect(list.body).toEqual({ data: [{ identifierHash: hash, kind: 'email', reason: 'doNotContact', createdAt: expect.any(String) }], nextCursor: null });
     expect((await app.http('DELETE', `/privacy/suppressions/${hash}`, { apiKey: ws.apiKey })).body).toEqual({ data: { removed: true } });
-    const allowed = await bulkUpsert(ws, src, [{ 'First Name': p.first, Email: p.email }]);
+    const allowed = await bulkUpsert(ws, src, [{ 'First Name': p.first, 'Last Name': 'Doe', Email: p.email, Profile: p.profile }]);
     expect(allowed.jobResponsePayload).toMatchObject({ created: 1 });
     expect(allowed.jobResponsePayload.suppressed).toBeUndefined();
   });
