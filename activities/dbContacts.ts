@@ -12,6 +12,7 @@ import { loadContactCatalog } from '../db/contactRead.js';
 import { dropStaged, readMappedChunk, type RowError } from '../db/contactStaging.js';
 import { ContactFileUnreadable, stageFileSegment, type StageSegmentInput, type StageSegmentResult } from '../db/contactFile.js';
 import { findSource } from '../db/sources.js';
+import { dropSuppressed, suppressionKey } from '../db/privacy.js';
 import { planFor } from '../domain/contactMapping.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -37,6 +38,8 @@ export interface IngestChunkResult {
   skipped: number;
   failed: number;
   errors: RowError[];
+  /** Rows of people on the suppression list, not written (docs/PRIVACY.md). */
+  suppressed?: number;
 }
 
 export function createContactActivities(deps: ActivityDeps) {
@@ -84,7 +87,8 @@ export function createContactActivities(deps: ActivityDeps) {
     // Never a silent partial import: rows the stage no longer holds fail the job.
     if (rows !== input.to - input.from)
       throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, 'staged_rows_missing');
-    const r = await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
-    return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors };
+    const { kept, suppressed } = await dropSuppressed(deps.pool, input.workspaceId, inputs, suppressionKey(deps.config.serverSecret));
+    const r = await ingestContacts(deps.pool, kept, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
+    return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors, suppressed };
   }
 }

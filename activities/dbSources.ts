@@ -9,6 +9,7 @@
  * (`nextRetryDelay`), transient failures retry with the activity's backoff.
  */
 import { ApplicationFailure } from '@temporalio/activity';
+import { dropSuppressed, suppressionKey } from '../db/privacy.js';
 import { ingestContacts } from '../db/contactIngest.js';
 import { attachSourceToSegment } from '../db/segmentLinks.js';
 import { insertJob } from '../db/jobs.js';
@@ -53,6 +54,8 @@ export interface PullPageResult {
   updated: number;
   skipped: number;
   nextCursor: string | null;
+  /** People on the suppression list, not written (absent when none). */
+  suppressed?: number;
 }
 
 /** The provider a pull uses, from the worker's configuration (`LISTENING_*`). */
@@ -159,8 +162,9 @@ export function createSourceActivities(deps: ActivityDeps) {
       if (page.subject) await learnSourceDisplay(deps.pool, input.sourceId, page.subject);
       const origin = `pull:${provider.name}`;
       const inputs = page.people.map((p) => personToContactInput(p, origin)).filter((x): x is ContactInput => x !== null);
-      const res = inputs.length
-        ? await ingestContacts(deps.pool, inputs, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' })
+      const { kept, suppressed } = await dropSuppressed(deps.pool, input.workspaceId, inputs, suppressionKey(deps.config.serverSecret));
+      const res = kept.length
+        ? await ingestContacts(deps.pool, kept, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' })
         : { created: 0, updated: 0, skipped: 0 };
       return {
         fetched: page.people.length,
@@ -168,6 +172,7 @@ export function createSourceActivities(deps: ActivityDeps) {
         updated: res.updated,
         skipped: res.skipped + (page.people.length - inputs.length),
         nextCursor: page.nextCursor,
+        ...(suppressed ? { suppressed } : {}),
       };
     },
 

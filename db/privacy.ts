@@ -238,3 +238,34 @@ export async function deleteJobsByWorkflowIds(db: Queryable, workspaceId: string
 export async function deleteMediaRows(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
   if (fileNames.length) await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[])`, [workspaceId, fileNames]);
 }
+
+/**
+ * Splits ingest inputs into those to write and the count of suppressed ones (any of the row's
+ * emails or its profile URL on the workspace's suppression list): every import path calls this
+ * before db/contactIngest.ts, so a suppressed person is never written again.
+ */
+export async function dropSuppressed<T extends { emails?: string[]; workEmail?: string; pronetKey?: string }>(
+  db: Queryable,
+  workspaceId: string,
+  inputs: T[],
+  key: Buffer,
+): Promise<{ kept: T[]; suppressed: number }> {
+  if (!inputs.length) return { kept: inputs, suppressed: 0 };
+  const hashesOf = (i: T) => [
+    ...[...(i.emails ?? []), ...(i.workEmail ? [i.workEmail] : [])].map((e) => suppressionHash(key, 'email', normalizeEmail(e) ?? e)),
+    ...(i.pronetKey ? [suppressionHash(key, 'profileUrl', i.pronetKey)] : []),
+  ];
+  const per = inputs.map(hashesOf);
+  const hit = await suppressedAmong(db, workspaceId, [...new Set(per.flat())]);
+  if (!hit.size) return { kept: inputs, suppressed: 0 };
+  const kept = inputs.filter((_, i) => !per[i]!.some((h) => hit.has(h)));
+  return { kept, suppressed: inputs.length - kept.length };
+}
+
+/** Whether a person named by an email and/or profile URL is on the workspace's suppression list. */
+export async function isSuppressed(db: Queryable, workspaceId: string, who: { email?: string | null; profileUrl?: string | null }, key: Buffer): Promise<boolean> {
+  const email = normalizeEmail(who.email);
+  const profile = normalizeProfileUrl(who.profileUrl);
+  const hashes = [...(email ? [suppressionHash(key, 'email', email)] : []), ...(profile ? [suppressionHash(key, 'profileUrl', profile)] : [])];
+  return (await suppressedAmong(db, workspaceId, hashes)).size > 0;
+}

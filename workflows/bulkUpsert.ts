@@ -45,6 +45,8 @@ export interface BulkUpsertTotals {
   created: number;
   updated: number;
   skippedDeleted: number;
+  /** Rows of people on the workspace's suppression list, skipped (absent when none). */
+  suppressed?: number;
   failed: number;
   errors: RowError[];
 }
@@ -83,6 +85,7 @@ function addChunk(totals: BulkUpsertTotals, r: IngestChunkResult): void {
   totals.created += r.created;
   totals.updated += r.updated;
   totals.skippedDeleted += r.skipped;
+  if (r.suppressed) totals.suppressed = (totals.suppressed ?? 0) + r.suppressed;
   totals.failed += r.failed;
   totals.errors.push(...r.errors.slice(0, MAX_REPORTED_ERRORS - totals.errors.length));
 }

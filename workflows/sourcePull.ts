@@ -37,6 +37,8 @@ export interface SourcePullResult {
   created: number;
   updated: number;
   skipped: number;
+  /** People on the suppression list, not written (absent when none). */
+  suppressed?: number;
   truncated: boolean;
 }
 
@@ -60,7 +62,7 @@ const { pullSourcePage } = proxyActivities<Activities>({
 export async function sourcePullWorkflow(input: SourcePullInput & JobInput): Promise<JobResult<SourcePullResult>> {
   return runJob(input, async (job) => {
     const { workspaceId, sourceId } = input;
-    const totals = { pages: 0, fetched: 0, created: 0, updated: 0, skipped: 0 };
+    const totals: { pages: number; fetched: number; created: number; updated: number; skipped: number; suppressed?: number } = { pages: 0, fetched: 0, created: 0, updated: 0, skipped: 0 };
     try {
       const { query, provider } = await beginSourcePull({
         workspaceId,
@@ -77,6 +79,7 @@ export async function sourcePullWorkflow(input: SourcePullInput & JobInput): Pro
         totals.created += page.created;
         totals.updated += page.updated;
         totals.skipped += page.skipped;
+        if (page.suppressed) totals.suppressed = (totals.suppressed ?? 0) + page.suppressed;
         cursor = page.nextCursor;
         job.setProgress(totals.fetched, totals.fetched + (cursor ? PULL_PAGE_SIZE : 0));
         job.setPartial({ sourceId, ...totals });

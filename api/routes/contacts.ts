@@ -20,7 +20,8 @@ import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
 import { findSource, type SourceEntity } from '../../db/sources.js';
 import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
 import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
-import { notFound } from '../errors.js';
+import { notFound, unprocessable } from '../errors.js';
+import { dropSuppressed, suppressionKey } from '../../db/privacy.js';
 import { isUuid } from '../../domain/ids.js';
 import { addRowKeys, checkFieldMapping, mapRow, planFor } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
@@ -239,7 +240,7 @@ export const contactRoutes = [
     params: SourceIdParams,
     body: UpsertContactBody,
     responses: { 200: ContactResponse },
-    errors: [400, 401, 404, 500],
+    errors: [400, 401, 404, 422, 500],
     examples: { request: { 'contact.firstName': 'Ada', 'contact.lastName': 'Lovelace', 'contact.workEmail': 'ada@analytical.example', 'company.companyName': 'Analytical Engines' } },
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {
@@ -247,6 +248,8 @@ export const contactRoutes = [
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const mapped = mapRow(body, catalog, planFor(catalog, source.sourceMeta?.config?.fieldMapping), '');
       if (!mapped.input) throw validationFailed(mapped.errors);
+      const { suppressed } = await dropSuppressed(deps.pool, auth.workspaceId, [mapped.input], suppressionKey(deps.config.serverSecret));
+      if (suppressed) throw unprocessable('contact_suppressed', 'The contact is on the workspace suppression list (docs/PRIVACY.md): it was not written');
       const r = await ingestContacts(deps.pool, [mapped.input], { workspaceId: auth.workspaceId, sourceId: source.id, mode: 'explicit' });
       return { data: await oneContact(deps, auth.workspaceId, r.rows[0]!.contactId) };
     },

@@ -9,6 +9,8 @@ import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { holdCredits, releaseHold } from '../../db/credits.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { startJob } from '../jobs.js';
+import { unprocessable } from '../errors.js';
+import { isSuppressed, suppressionKey } from '../../db/privacy.js';
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { UnifiedDataBody } from '../schemas/enrichment.js';
@@ -39,6 +41,9 @@ export const enrichmentRoutes = [
     handler: async ({ body, auth, deps, em }) => {
       const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir, deps.config.env));
       await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
+      // A person on the suppression list is refused before any hold or provider call: it costs nothing.
+      if (await isSuppressed(deps.pool, auth.workspaceId, { profileUrl: plan.lookup.pronet }, suppressionKey(deps.config.serverSecret)))
+        throw unprocessable('person_suppressed', 'The person named by pronet is on the workspace suppression list (docs/PRIVACY.md); nothing was charged');
       const jobId = uuidv7();
       await holdCredits(deps.pool, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
       const args: EnrichmentWorkflowInput = { plan, billable: auth.billable };

@@ -192,7 +192,7 @@ describe('erasure', () => {
 
     expect(await tablesHolding(needles)).toEqual([]);
     expect(await objectsHolding(ws.workspaceId, needles)).toEqual([]);
-    const after = await until('deleted histories', () => historiesHolding(ws.workspaceId, needles), (r) => r.hits.length === 0);
+    const after = await until('deleted histories', () => historiesHolding(ws.workspaceId, needles), (r) => r.hits.length === 0, 60_000);
     expect(after.hits).toEqual([]);
     // the erasure's own history was scanned too
     expect(after.scanned).toBeGreaterThanOrEqual(1);
@@ -206,6 +206,25 @@ describe('erasure', () => {
       ['profileUrl', 'erasure'],
     ]);
     expect(JSON.stringify(list.body).toLowerCase()).not.toContain('zelda');
+
+    // every way in honours the suppression list: the re-import creates nothing and counts the row
+    const reimport = await bulkUpsert(ws, src1, [
+      { 'First Name': p.first, 'Last Name': 'Doe', Email: p.email, Profile: p.profile },
+      { 'First Name': other.first, 'Last Name': 'Roe', Email: other.email, Profile: other.profile },
+    ]);
+    expect(reimport.jobResponsePayload).toMatchObject({ created: 0, updated: 1, suppressed: 1, failed: 0 });
+    const single = await app.http('POST', `/contacts/${src1}`, { apiKey: ws.apiKey, body: { 'First Name': p.first, Email: p.email } });
+    expect(single.status, JSON.stringify(single.body)).toBe(422);
+    expect(single.body.error.code).toBe('contact_suppressed');
+    // enrichment is refused before any provider call, and charges nothing
+    const balanceBefore = (await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance;
+    const calls = alpha.requests.length;
+    const refused = await app.http('POST', '/contacts/unified-data-api', { apiKey: ws.apiKey, body: { fields: ['emails'], pronet: p.profile.toUpperCase() } });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    expect(refused.body.error.code).toBe('person_suppressed');
+    expect(alpha.requests.length).toBe(calls);
+    expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(balanceBefore);
+    expect((await app.pool.query(`select 1 from contacts where workspace_id = $1 and work_email = $2`, [ws.workspaceId, p.email])).rowCount).toBe(0);
 
     // a second erasure of the same person finds nothing left
     const again = await app.waitForJob(await erase(ws, { emails: [p.email] }), ws.apiKey, 60_000);
@@ -234,6 +253,26 @@ describe('erasure', () => {
     const row = await app.pool.query(`select identifiers from erasure_requests where id = $1`, [jobId]);
     expect(row.rows[0].identifiers).toBeNull();
   }, 180_000);
+
+  it('adds, lists and removes do-not-contact entries; an entry blocks an import until removed', async () => {
+    const ws = await app.createWorkspace();
+    const p = person();
+    const src = await source(ws);
+    const added = await app.http('POST', '/privacy/suppressions', { apiKey: ws.apiKey, body: { emails: [p.email] } });
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    expect(added.body.data.added).toBe(1);
+    const hash = added.body.data.entries[0].identifierHash;
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    expect((await app.pool.query(`select * from suppression_entries where workspace_id = $1`, [ws.workspaceId])).rows.map((r) => JSON.stringify(r)).join()).not.toContain(p.email);
+    const blocked = await bulkUpsert(ws, src, [{ 'First Name': p.first, 'Last Name': 'Doe', Email: p.email.toUpperCase(), Profile: p.profile }]);
+    expect(blocked.jobResponsePayload).toMatchObject({ created: 0, suppressed: 1 });
+    const list = await app.http('GET', '/privacy/suppressions?limit=1', { apiKey: ws.apiKey });
+    expect(list.body).toEqual({ data: [{ identifierHash: hash, kind: 'email', reason: 'doNotContact', createdAt: expect.any(String) }], nextCursor: null });
+    expect((await app.http('DELETE', `/privacy/suppressions/${hash}`, { apiKey: ws.apiKey })).body).toEqual({ data: { removed: true } });
+    const allowed = await bulkUpsert(ws, src, [{ 'First Name': p.first, 'Last Name': 'Doe', Email: p.email, Profile: p.profile }]);
+    expect(allowed.jobResponsePayload).toMatchObject({ created: 1 });
+    expect(allowed.jobResponsePayload.suppressed).toBeUndefined();
+  });
 
   it('refuses a request that names nobody, and a malformed email', async () => {
     const ws = await app.createWorkspace();
