@@ -18,7 +18,7 @@ import {
   updateSegment,
   type SegmentEntity,
 } from '../../db/segments.js';
-import { existingSourceIds } from '../../db/sources.js';
+import { allSourceIds, existingSourceIds } from '../../db/sources.js';
 import type { Queryable } from '../../db/pool.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
 import { isUuid } from '../../domain/ids.js';
@@ -139,7 +139,7 @@ export const segmentRoutes = [
     params: IdParams,
     body: CloneSegmentBody,
     responses: { 200: SegmentResponse },
-    errors: [400, 401, 404, 409, 500],
+    errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ params, body, auth, em }) => {
       const origin = await loadSegment(em, params.id);
@@ -155,6 +155,7 @@ export const segmentRoutes = [
         },
         body,
         new Date(),
+        origin.isDefault && body.workflowOnly !== true ? await allSourceIds(em) : [],
       );
       const row = await insertSegment(em, auth.workspaceId, {
         name: c.name,

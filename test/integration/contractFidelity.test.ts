@@ -26,16 +26,27 @@ afterAll(() => app?.close());
 const post = (path: string, body: unknown, k = key) => app.http('POST', path, { apiKey: k, body });
 const get = (path: string, k = key) => app.http('GET', path, { apiKey: k });
 
-describe('cloning the default segment (item 12)', () => {
-  it('is a 409 naming the reason; a workflowOnly clone copies its workflows', async () => {
-    const segments = (await get('/segments/search?q=')).body.data as { id: string; attributes: { isDefault: boolean } }[];
+describe('cloning the default segment (issue 12 item 12; issue 27 item 14)', () => {
+  it('answers 200 with a normal segment holding the same contacts (every source of the workspace); workflowOnly copies only the workflows', async () => {
+    // found by the contract review: it answered 409, which the contract does not list for clone
+    const ws = await app.createWorkspace();
+    const segments = (await get('/segments/search?q=', ws.apiKey)).body.data as { id: string; attributes: { isDefault: boolean } }[];
     const def = segments.find((s) => s.attributes.isDefault)!;
     expect(def).toBeTruthy();
-    const res = await post(`/segments/${def.id}/clone`, {});
-    expect(res.status, JSON.stringify(res.body)).toBe(409);
-    expect(res.body.error.code).toBe('default_segment_not_cloneable');
-    expect(res.body.error.message).toMatch(/every contact/);
-    const wf = await post(`/segments/${def.id}/clone`, { workflowOnly: true, name: 'Automations of all contacts' });
+    const sources: string[] = [];
+    for (const n of [1, 2]) {
+      const src = await post('/sources', { sourceType: 'importFromWebhook', sourceIdentifier: `clone-default-${n}`, sourceMeta: {} }, ws.apiKey);
+      sources.push(src.body.data.id);
+      expect((await post(`/contacts/${src.body.data.id}`, { 'contact.workEmail': `person${n}@clone-default.example` }, ws.apiKey)).status).toBe(200);
+    }
+    const res = await post(`/segments/${def.id}/clone`, {}, ws.apiKey);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.attributes).toMatchObject({ clonedFrom: def.id, isDefault: false, conditions: [] });
+    expect([...res.body.data.attributes.segmentSources].sort()).toEqual([...sources].sort());
+    const members = async (id: string) => ((await post(`/contacts/by-segment/${id}`, { fields: ['contact.workEmail'] }, ws.apiKey)).body.data as { id: string }[]).map((c) => c.id).sort();
+    expect(await members(res.body.data.id)).toEqual(await members(def.id));
+    expect((await members(def.id)).length).toBe(2);
+    const wf = await post(`/segments/${def.id}/clone`, { workflowOnly: true, name: 'Automations of all contacts' }, ws.apiKey);
     expect(wf.status, JSON.stringify(wf.body)).toBe(200);
     expect(wf.body.data.attributes).toMatchObject({ name: 'Automations of all contacts', clonedFrom: def.id, isDefault: false, segmentSources: [], conditions: [] });
   });
