@@ -20,7 +20,6 @@ import {
   reverseOrder,
   type ConditionNode,
   type Projection,
-  projectionOf,
   writeOutput,
   catalogOf,
 } from '../domain/conditions.js';
@@ -408,8 +407,6 @@ export interface Compiled {
   /** The WHERE. */
   where: Fragment;
   projection: Projection;
-  /** Company search with `dsContact.*` fields: the projection of each company's people. */
-  people: Projection | null;
   /** The WHERE as a UNION of ids (searches with an OR group, see unionOf), else null. */
   union: Fragment | null;
   /**
@@ -427,49 +424,20 @@ export interface Compiled {
   estimated: () => Fragment;
 }
 
-/** At most this many matching people are carried by a company item (`contacts`). */
-export const COMPANY_PEOPLE_LIMIT = 10;
-
-/** `fields` of a company search split into the company projection and the people projection (null without `dsContact.*`). */
-function peopleFields(fields: string[]): { companyProjection: Projection; people: Projection | null } {
-  const own = fields.map((f, i) => ({ f, i })).filter((x) => !x.f.startsWith(PERSON_PREFIX));
-  const persons = fields.map((f, i) => ({ f, i })).filter((x) => x.f.startsWith(PERSON_PREFIX));
-  if (!persons.length) return { companyProjection: compileFields(companySearchCatalog, fields), people: null };
-  const pick = (catalog: FieldCatalog, xs: { f: string; i: number }[]) =>
-    xs
-      .filter((x, k) => xs.findIndex((y) => y.f === x.f) === k)
-      .map(({ f, i }) => {
-        const field = catalog.get(f);
-        if (!field) throw new InvalidInputError(['fields', i], `unknown field ${f}`);
-        return field;
-      });
-  return { companyProjection: projectionOf(companySearchCatalog, pick(companySearchCatalog, own)), people: projectionOf(personCatalog, pick(personCatalog, persons)) };
-}
-
 /**
- * The person conditions AND-ed at the top of a company search (root `conditions` and nested
- * AND groups): the people a company item carries are those meeting all of them. Person
- * conditions under OR / NOT select companies only.
+ * `fields` of a company search: company paths only. Its items are company records (API-SPEC);
+ * person attributes filter them (conditions) and are never returned there, people being paid per
+ * row through find-contacts-v2.
  */
-function topLevelPersonConditions(node: unknown): unknown[] {
-  if (!isGroup(node)) return personOnly(node) ? [node] : [];
-  if (node.operator.toUpperCase() !== 'AND') return personOnly(node) ? [node] : [];
-  return node.conditions.flatMap(topLevelPersonConditions);
-}
-
-/** Up to COMPANY_PEOPLE_LIMIT people per company (id order) meeting the query's top-level person conditions. Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
-async function companyPeople(db: Queryable, input: V2SearchInput, people: Projection, companyIds: string[]): Promise<Map<string, Record<string, unknown>[]>> {
-  const byCompany = new Map<string, Record<string, unknown>[]>(companyIds.map((id) => [id, []]));
-  if (!companyIds.length) return byCompany;
-  const root = rootGroup(input);
-  const conds = root ? topLevelPersonConditions(root) : [];
-  const where = conds.length ? whereSql('contact', { operator: 'AND', conditions: conds }, false) : sql`true`;
-  const rows = await db.query<Record<string, unknown>>(
-    compileSql(sql`select cid.id as "companyId", x.* from unnest(${companyIds}::uuid[]) as cid(id)
-     cross join lateral (select ${people.select} from ds_people p where p.company_id = cid.id and (${where}) order by p.id limit ${sql.lit(COMPANY_PEOPLE_LIMIT)}) x`),
-  );
-  for (const r of rows.rows) byCompany.get(String(r.companyId))?.push(people.shape(r));
-  return byCompany;
+function companyFields(fields: string[]): Projection {
+  const person = fields.findIndex((f) => f.startsWith(PERSON_PREFIX));
+  if (person >= 0) {
+    throw new InvalidInputError(
+      ['fields', person],
+      `${fields[person]} is a person attribute: a company search returns company records only (person attributes filter them, in conditions); ask find-contacts-v2 for people`,
+    );
+  }
+  return compileFields(companySearchCatalog, fields);
 }
 
 /**
@@ -487,9 +455,7 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
   // Validation pass over the request as sent: 400s name the member by its JSON pointer.
   compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition });
   const fields = input.fields ?? DEFAULT_FIELDS[entity];
-  // In a company search, `dsContact.*` fields are values of the company's matching people (companyPeople).
-  const people = entity === 'company' ? peopleFields(fields) : null;
-  const projection = people ? people.companyProjection : compileFields(catalog, fields);
+  const projection = entity === 'company' ? companyFields(fields) : compileFields(catalog, fields);
   const root = rootGroup(input);
   const where = root ? whereSql(entity, root, false) : sql`true`;
   let from = 'ds_companies c';
@@ -512,7 +478,6 @@ export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compil
     pageFrom,
     where,
     projection,
-    people: people?.people ?? null,
     union: unionOf(entity, root),
     rows: side?.rows ?? complement?.rows ?? null,
     estimated: () =>
@@ -613,10 +578,6 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     if (entity === 'contact') withCompanyId(item, r.companyId);
     return item;
   });
-  if (c.people) {
-    const people = await companyPeople(pool, input, c.people, data.map((d) => String(d.id)));
-    for (const d of data) d.contacts = people.get(String(d.id)) ?? [];
-  }
   return { data, meta: { ...page.meta, totalRecordsEstimated: total.estimated } };
 }
 

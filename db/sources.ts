@@ -125,6 +125,11 @@ export async function existingSourceIds(em: EntityManager, ids: string[]): Promi
   return new Set(found.map((x) => x.id));
 }
 
+/** Every source id of the context's workspace, oldest first. */
+export async function allSourceIds(em: EntityManager): Promise<string[]> {
+  return (await em.find(Source, {}, { fields: ['id'], orderBy: { createdAt: 'asc', id: 'asc' } })).map((x) => x.id);
+}
+
 /** The sources of the context's workspace among `ids` (UUIDs), in no particular order. */
 export async function findSourcesByIds(em: EntityManager, ids: string[]): Promise<SourceEntity[]> {
   if (!ids.length) return [];

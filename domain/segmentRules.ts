@@ -7,11 +7,9 @@
  * start empty. A clone is never the default segment and records `clonedFrom`.
  *
  * The default segment holds every contact by being the default, not through sources or
- * conditions, so a full copy of it could not hold what it holds: cloning it is a 409
- * `default_segment_not_cloneable`. Its `workflowOnly` clone (workflows only, empty membership by
- * the contract's own definition) is allowed.
+ * conditions: its copy is a normal segment listing every source of the workspace at the time of
+ * the clone (so it holds the same contacts then). Its `workflowOnly` clone copies the workflows only.
  */
-import { ConflictError } from './errors.js';
 
 export interface SegmentContent {
   name: string;
@@ -42,21 +40,21 @@ function copy<T>(v: T): T {
 }
 
 export const DEFAULT_SEGMENT_CLONE_DOC =
-  'The default segment holds every contact by being the default (it has no sources or conditions), so a copy could not hold the same contacts: ' +
-  'cloning it is a 409 `default_segment_not_cloneable`, except with `workflowOnly: true`, which copies only its workflows.';
+  'The default segment holds every contact by being the default (it has no sources or conditions): its copy is a normal segment whose ' +
+  '`segmentSources` are all the sources of the workspace at the time of the clone, so it holds the same contacts then (a source created ' +
+  'later is not in it); with `workflowOnly: true` only its workflows are copied.';
 
-export function cloneSegmentContent(origin: CloneOrigin, opts: CloneOptions, now: Date): SegmentContent {
+/**
+ * The content of a clone. `workspaceSources`: every source id of the workspace, the sources of a
+ * copy of the default segment (which holds every contact by being the default, not by its sources).
+ */
+export function cloneSegmentContent(origin: CloneOrigin, opts: CloneOptions, now: Date, workspaceSources: readonly string[] = []): SegmentContent {
   const workflowOnly = opts.workflowOnly === true;
-  if (origin.isDefault && !workflowOnly)
-    throw new ConflictError(
-      'The default segment cannot be cloned: it holds every contact by being the default, which a copy is not; clone it with workflowOnly: true to copy its workflows',
-      'default_segment_not_cloneable',
-    );
   const name = opts.name?.trim() ? opts.name.trim() : defaultCloneName(origin.name, now);
   return {
     name,
     workflows: copy(origin.workflows ?? []),
-    segmentSources: workflowOnly ? [] : [...(origin.segmentSources ?? [])],
+    segmentSources: workflowOnly ? [] : [...(origin.isDefault ? workspaceSources : (origin.segmentSources ?? []))],
     conditions: workflowOnly ? null : copy(origin.conditions ?? null),
     groupedCondition: workflowOnly ? null : copy(origin.groupedCondition ?? null),
     savedViewTemplates: workflowOnly ? [] : copy(origin.savedViewTemplates ?? []),

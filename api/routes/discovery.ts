@@ -28,7 +28,7 @@ import {
 import { startJob } from '../jobs.js';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { debitCredits, findCreditAccount, getBalance } from '../../db/credits.js';
-import { COMPANY_PEOPLE_LIMIT, V2_DEFAULT_LIMIT, searchV2, searchVerified, verifiedPageRows, type SearchPage } from '../../db/discoverySearch.js';
+import { V2_DEFAULT_LIMIT, searchV2, searchVerified, verifiedPageRows, type SearchPage } from '../../db/discoverySearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
@@ -68,8 +68,8 @@ const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
     '(`meta.nextToken` / `previousToken`, bound to the query: a token used with other conditions or fields is a 400); `meta.totalRecords` is exact up to',
     'the exact-count limit (10,000 by default) and an estimate above it, flagged by `meta.totalRecordsEstimated: true`.',
     entity === 'company'
-      ? 'dsContact.* conditions keep companies having at least one matching person; the person conditions of one group are met by the same person. ' +
-        `dsContact.* fields put each company's matching people (at most ${COMPANY_PEOPLE_LIMIT}) in its \`contacts\`.`
+      ? 'Items are company records. dsContact.* conditions keep companies having at least one matching person (the person conditions of one group ' +
+        'are met by the same person); person attributes are filters only: a dsContact.* path in `fields` is a 400 (people come from find-contacts-v2, charged per person).'
       : 'Items follow the Contact shape: `dsContact.member_job_title` → `title`, `dsCompany.company_name` → `company.companyName` (with `company.id`); ' +
         '`emails` are strings, their statuses in `emailStatuses`.',
     'Profile URLs (`pronet`, `companyPronet`) are answered as `https://…` URLs; `==` / `IN` on them accept any form of the URL.',

@@ -18,7 +18,7 @@ import {
   updateSegment,
   type SegmentEntity,
 } from '../../db/segments.js';
-import { existingSourceIds } from '../../db/sources.js';
+import { allSourceIds, existingSourceIds } from '../../db/sources.js';
 import type { Queryable } from '../../db/pool.js';
 import { loadContactCatalog } from '../../db/contactRead.js';
 import { isUuid } from '../../domain/ids.js';
@@ -147,7 +147,7 @@ export const segmentRoutes = [
     params: IdParams,
     body: CloneSegmentBody,
     responses: { 200: SegmentResponse },
-    errors: [400, 401, 404, 409, 500], errorCodes: ['default_segment_not_cloneable'],
+    errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ params, body, auth, em }) => {
       const origin = await loadSegment(em, params.id);
@@ -163,6 +163,7 @@ export const segmentRoutes = [
         },
         body,
         new Date(),
+        origin.isDefault && body.workflowOnly !== true ? await allSourceIds(em) : [],
       );
       const row = await insertSegment(em, auth.workspaceId, {
         name: c.name,

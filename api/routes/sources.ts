@@ -60,6 +60,9 @@ import {
 } from '../schemas/sources.js';
 import { sourcePullWorkflow, type SourcePullInput } from '../../workflows/sourcePull.js';
 
+/** The display fields the contract names for social-listening sources: null while not known (e.g. an image no pull has learned yet). */
+const LISTENING_DISPLAY_UNKNOWN = { socialName: null, socialHandle: null, platformName: null, interactionType: null, profileImageUrl: null };
+
 export function sourceJson(r: SourceEntity): SourceJson {
   return {
     id: r.id,
@@ -67,7 +70,7 @@ export function sourceJson(r: SourceEntity): SourceJson {
     attributes: {
       sourceType: r.sourceType,
       sourceIdentifier: r.sourceIdentifier ?? null,
-      sourceMeta: r.sourceMeta ?? {},
+      sourceMeta: isListeningSourceType(r.sourceType) ? { ...LISTENING_DISPLAY_UNKNOWN, ...r.sourceMeta } : (r.sourceMeta ?? {}),
       refreshStatus: r.refreshStatus ?? null,
       createdAt: r.createdAt.toISOString(),
       runFrequency: r.runFrequency

@@ -3,7 +3,7 @@ import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
-import { COMPANY_PEOPLE_LIMIT, V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
+import { V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------
 // v2 search
@@ -60,15 +60,6 @@ const CompanyItem = Type.Object(
   {
     id: Type.String(),
     companyPronet: Type.Optional(ProfileUrl('Company')),
-    contacts: Type.Optional(
-      Type.Array(Type.Object(personProperties, { additionalProperties: true }), {
-        maxItems: COMPANY_PEOPLE_LIMIT,
-        description:
-          `Present when \`fields\` names \`dsContact.*\` paths: up to ${COMPANY_PEOPLE_LIMIT} of the company's people (in id order) meeting the person conditions ` +
-          'AND-ed at the top of the query (root `conditions`, nested AND groups; all people when there are none), each `id` plus those paths in the Contact shape. ' +
-          'Person conditions under OR / NOT select companies only. Charged per company, not per person.',
-      }),
-    ),
   },
   {
     additionalProperties: true,

@@ -24,7 +24,8 @@ export const SourceMeta = KeyedRecord(Type.Unknown(), {
     '`importFromWebhook` `{config?: {fieldMapping?: [{sourceFieldName, targetFieldName}]}}` (targets are paths of `GET /schema/contact`; without a mapping, pushed rows are keyed by those paths, nested objects flattened); ' +
     'social listening display fields `socialName`, `socialHandle`, `platformName`, `interactionType`, `profileImageUrl`: filled from the ' +
     'source type and URL / keyword when not sent (socialName defaults to sourceName, keyword, job title or the handle), then the first pull ' +
-    'replaces a placeholder name with the real one and sets profileImageUrl when the provider knows it; sent values always win.',
+    'replaces a placeholder name with the real one and sets profileImageUrl when the provider knows it; sent values always win. A listening ' +
+    "source's answers always carry all five (null while not known, e.g. profileImageUrl before a pull learns it).",
 });
 
 export const PastDays = Type.Integer({

@@ -160,16 +160,22 @@ describe('11: social-listening sources carry the display fields', () => {
     await app.pool.query(`insert into ds_people (id, member_pronet_url, member_full_name) values ($1, $2, $3)`, [uuidv7(), `pronet.com/in/owner-${tag}`, `Owen Owner ${tag}`]);
     const id = await createSource({ sourceType: 'pronetInbound', sourceIdentifier: `https://www.pronet.com/in/owner-${tag}/` });
     const read = async (sid: string) => (await app.http('GET', `/sources/${sid}`, { apiKey: ws.apiKey })).body.data.attributes.sourceMeta;
-    expect(await read(id)).toEqual({ platformName: 'pronet', interactionType: 'inbound engagement', socialHandle: `owner-${tag}`, socialName: `owner-${tag}` });
+    // issue 27 item 15: profileImageUrl is there too (null until a pull learns it)
+    expect(await read(id)).toEqual({ platformName: 'pronet', interactionType: 'inbound engagement', socialHandle: `owner-${tag}`, socialName: `owner-${tag}`, profileImageUrl: null });
     const pull = await post(`/sources/pull-contacts-from-source/${id}`, {});
     expect(pull.status).toBe(202);
     expect((await app.waitForJob(pull.body.jobId, ws.apiKey, 60_000)).jobStatus).toBe('completed');
     expect(await read(id)).toMatchObject({ socialName: `Owen Owner ${tag}`, socialHandle: `owner-${tag}` });
 
     const named = await createSource({ sourceType: 'pronetPost', sourceIdentifier: `https://www.pronet.com/posts/p-${tag}`, sourceMeta: { socialName: 'My post', platformName: 'LinkedIn' } });
-    expect(await read(named)).toEqual({ socialName: 'My post', platformName: 'LinkedIn', interactionType: 'post engagement', socialHandle: `p-${tag}` });
+    expect(await read(named)).toEqual({ socialName: 'My post', platformName: 'LinkedIn', interactionType: 'post engagement', socialHandle: `p-${tag}`, profileImageUrl: null });
     const kw = await createSource({ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: `series-a-${tag}` } });
-    expect(await read(kw)).toMatchObject({ keyword: `series-a-${tag}`, socialName: `series-a-${tag}`, socialHandle: `series-a-${tag}`, platformName: 'pronet', interactionType: 'keyword posts' });
+    expect(await read(kw)).toMatchObject({ keyword: `series-a-${tag}`, socialName: `series-a-${tag}`, socialHandle: `series-a-${tag}`, platformName: 'pronet', interactionType: 'keyword posts', profileImageUrl: null });
+    const withImage = await createSource({ sourceType: 'pronetPost', sourceIdentifier: `https://www.pronet.com/posts/q-${tag}`, sourceMeta: { profileImageUrl: 'https://img.example/q.png' } });
+    expect((await read(withImage)).profileImageUrl).toBe('https://img.example/q.png');
+    // and in lists, like every other display field
+    const listed = await post('/sources/filter-sources/pronetPost', {});
+    for (const src of listed.body.data) expect(Object.keys(src.attributes.sourceMeta)).toEqual(expect.arrayContaining(['socialName', 'socialHandle', 'platformName', 'interactionType', 'profileImageUrl']));
   });
 });
 

@@ -614,7 +614,7 @@ describe('find-companies-v2 against the oracle', () => {
       companyState: c.rec.hq_state,
       companyCountry: c.rec.hq_country,
     });
-    expect400(await post('/discovery-search/find-companies-v2', { fields: ['dsCompany.company_name', 'dsContact.nope'] }), '/fields/1', /unknown field/);
+    expect400(await post('/discovery-search/find-companies-v2', { fields: ['dsCompany.company_name', 'dsContact.nope'] }), '/fields/1', /person attribute/);
   });
 });
 

@@ -155,7 +155,7 @@ describe('GET and PATCH /sources/{id}', () => {
     expect(r.status).toBe(200);
     // the display fields filled at creation stay (socialName came from the sourceName)
     expect(r.body.data.attributes.sourceMeta).toEqual({
-      keyword: 'funding round', authorTitle: 'CEO', socialName: 'Funding', socialHandle: 'funding round', platformName: 'pronet', interactionType: 'keyword posts',
+      keyword: 'funding round', authorTitle: 'CEO', socialName: 'Funding', socialHandle: 'funding round', platformName: 'pronet', interactionType: 'keyword posts', profileImageUrl: null,
     });
     expect400(await patch(`/sources/${id}`, { sourceMeta: { keyword: 'no' } }), '/sourceMeta/keyword');
     expect400(await patch(`/sources/${id}`, { sourceIdentifier: 'x' }), '/sourceIdentifier');
@@ -290,7 +290,7 @@ describe('filter, bulk upsert, bulk fetch, bulk update', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.meta).toEqual({ created: 2, updated: 1 });
     expect(res.body.data[0].id).toBe(existing.body.data.id);
-    expect(res.body.data[0].attributes.sourceMeta).toEqual({ socialName: 'Zero', socialHandle: '@zero', platformName: 'pronet', interactionType: 'inbound engagement' });
+    expect(res.body.data[0].attributes.sourceMeta).toEqual({ socialName: 'Zero', socialHandle: '@zero', platformName: 'pronet', interactionType: 'inbound engagement', profileImageUrl: null });
     const before = (await post('/sources/filter-sources/pronetInbound', { limit: 100 })).body.meta.totalRecords;
     expect400(
       await post('/sources/bulk-upsert', {
