@@ -173,6 +173,8 @@ function ensureOpenApiGenerator() {
     `-Dartifact=org.openapitools:openapi-generator-cli:${OPENAPI_GENERATOR_VERSION}`, `-DoutputDirectory=${home}`, '-Dmdep.stripVersion=true'], { cwd: home });
   if (!existsSync(jar)) throw new Error(`openapi-generator-cli ${OPENAPI_GENERATOR_VERSION} not copied to ${jar}`);
   setStamp('openapi-generator', OPENAPI_GENERATOR_VERSION);
+}
+
 /** `npm pack node-<platform>-<arch>@<v>` unpacked to .tools/node/<v>/bin/node (linux and darwin builds only). */
 function ensureExtraNodes() {
   const pkg = `node-${process.platform}-${process.arch}`;
