@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { startJob } from '../../api/jobs.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
@@ -127,7 +128,8 @@ describe('job webhooks', () => {
   async function job(inst: Instance, url: string): Promise<string> {
     const plan = planEnrichment({ fields: ['emails'], pronet: `https://www.pronet.example/in/hook-${randomBytes(4).toString('hex')}/` } as never, loadEnrichmentConfig(inst.app.config.rootDir, inst.app.config.env));
     const args: EnrichmentWorkflowInput = { plan, billable: false };
-    return (await startJob(inst.app.deps, { workspaceId: inst.ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook: { url } })).jobId;
+    // As the route does it: in the workspace's scope (row-level security, db/tenancy.ts).
+    return (await inWorkspaceScope(inst.ws.workspaceId, () => startJob(inst.app.deps, { workspaceId: inst.ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook: { url } }))).jobId;
   }
   async function deliveries(inst: Instance, jobId: string) {
     const deadline = Date.now() + 20_000;
