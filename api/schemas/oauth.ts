@@ -14,7 +14,7 @@ export const Authorization = Type.Object(
     authorizationUrl: Type.String({ format: 'uri', description: "The network's consent page; send the member's browser there" }),
     expiresAt: Type.String({ format: 'date-time', description: 'The callback must arrive before this (10 minutes)' }),
   },
-  { examples: [{ authorizationUrl: 'https://x.com/i/oauth2/authorize?response_type=code&client_id=…&state=…', expiresAt: '2026-11-28T18:10:00.000Z' }] },
+  { examples: [{ authorizationUrl: 'https://x.com/i/oauth2/authorize?response_type=code&client_id=YOUR_CLIENT_ID&state=SIGNED_STATE', expiresAt: '2026-11-28T18:10:00.000Z' }] },
 );
 export const AuthorizationResponse = DataOf(Authorization);
 

@@ -49,7 +49,7 @@ describe('OpenAPI document', () => {
           const envelope = doc.components.schemas[ref.replace('#/components/schemas/', '')];
           expect(envelope.properties.error.required, `${r.method} ${r.path} ${s}`).toEqual(['status', 'code', 'message', 'requestId']);
           // Each status names the codes this operation answers with it (errorCodesOf, a route's `errorCodes`).
-          const codes = s === 408 ? ['request_timeout'] : s === 431 ? ['headers_too_large'] : errorCodesOf(r as RouteDef, s);
+          const codes = s === 408 ? ['request_timeout'] : s === 414 ? ['uri_too_long'] : s === 431 ? ['headers_too_large'] : errorCodesOf(r as RouteDef, s);
           expect(envelope.properties.error.properties.code.enum, `${r.method} ${r.path} ${s}`).toEqual(codes.length ? codes : undefined);
         }
         expect(op.responses['429'].headers['Retry-After'].required).toBe(true);

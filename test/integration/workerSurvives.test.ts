@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../api/jobs.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
@@ -98,7 +99,8 @@ async function enrichmentJob(webhook: { url: string; headers?: Record<string, st
     loadEnrichmentConfig(app.config.rootDir, app.config.env),
   );
   const args: EnrichmentWorkflowInput = { plan, billable: true };
-  const accepted = await startJob(app.deps, { workspaceId: ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook });
+  // As the route does it: in the workspace's scope (row-level security, db/tenancy.ts).
+  const accepted = await inWorkspaceScope(ws.workspaceId, () => startJob(app.deps, { workspaceId: ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook }));
   return accepted.jobId;
 }
 
