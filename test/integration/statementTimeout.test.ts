@@ -18,7 +18,8 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 it('sets the API timeout on the pg pool and on the ORM pool', async () => {
-  expect((await app.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe('700ms');
+  // app.pool is the harness's owner pool; the API's own pool is deps.pool.
+  expect((await app.deps.pool.query('show statement_timeout')).rows[0].statement_timeout).toBe('700ms');
   const orm = await app.deps.orm.em.fork().getConnection().execute<{ statement_timeout: string }[]>('show statement_timeout');
   expect(orm[0]!.statement_timeout).toBe('700ms');
 });

@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { loadConfig } from '../../domain/config.js';
+import { DEV_SECRETS, loadConfig } from '../../domain/config.js';
 import { dataConverterOf } from '../../domain/payloadCodec.js';
 import { jobSinks } from '../../worker/telemetry.js';
 import { CURRENT_HISTORY_VERSION, HISTORIES_DIR, historyFiles, historyVersions, versionNumber } from './historyVersions.js';
@@ -20,10 +20,17 @@ const versions = historyVersions();
 const isFolder = (v: string) => statSync(join(HISTORIES_DIR, v)).isDirectory();
 const byVersion = new Map(versions.filter(isFolder).map((v) => [v, historyFiles(join(HISTORIES_DIR, v))]));
 const histories = [...byVersion.values()].flat();
+/**
+ * The recorded histories were sealed with the development key every installation used before it
+ * generated its own (domain/config.ts installationSecrets): a fresh installation opens them with that
+ * key as a previous one, beside its own.
+ */
+const config = loadConfig();
+const recordingKeys = { encryptionKey: config.encryptionKey, previousEncryptionKeys: [...config.previousEncryptionKeys, DEV_SECRETS.ENCRYPTION_KEY] };
 const replayOptions = (replayName: string) => ({
   workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
   replayName,
-  dataConverter: dataConverterOf(loadConfig()),
+  dataConverter: dataConverterOf(recordingKeys),
   sinks: jobSinks,
 });
 
