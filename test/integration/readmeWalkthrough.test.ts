@@ -58,11 +58,15 @@ beforeAll(async () => {
   const port = await freePort();
   // A newcomer's environment: the defaults (no allow-lists, DEMO_DATASET unset), a database and
   // task queue of this test's own; the compiled worker loads the bundle the build wrote.
+  const stack = loadConfig();
   const { OUTBOUND_ALLOW_LIST, PROVIDER_BASE_URL_ALLOW_LIST, DEMO_DATASET, PUBLIC_BASE_URL, WORKFLOW_BUNDLE_PATH, ...inherited } = process.env;
   env = {
     ...inherited,
     DATABASE_URL: db.url,
     DATA_DIR: dataDir,
+    // The running stack's object store: its password is in the stack's own data folder (secrets.json), not in this one.
+    S3_ACCESS_KEY: stack.s3.accessKey,
+    S3_SECRET_KEY: stack.s3.secretKey,
     HOST: '127.0.0.1',
     PORT: String(port),
     TEMPORAL_TASK_QUEUE: `test-${dbName}`,
