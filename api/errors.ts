@@ -60,5 +60,15 @@ export const ROUTE_ERROR_CODES = {
   job_not_running: 409,
   credits_busy: 503,
   media_deadline_exceeded: 504,
+  oauth_state_invalid: 400,
+  oauth_denied: 400,
+  oauth_app_not_configured: 400,
+  oauth_scope_missing: 400,
+  selection_required: 400,
+  selection_conflict: 400,
+  contacts_not_found: 400,
+  company_conflict: 409,
+  contact_suppressed: 422,
+  person_suppressed: 422,
 } as const satisfies Record<string, number>;
 export type RouteErrorCode = keyof typeof ROUTE_ERROR_CODES;

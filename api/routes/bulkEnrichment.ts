@@ -121,7 +121,7 @@ export const bulkEnrichmentRoutes = [
     ].join(' '),
     body: BulkEnrichmentEstimateBody,
     responses: { 200: BulkEnrichmentEstimate },
-    errors: [400, 401, 404, 413, 500],
+    errors: [400, 401, 404, 413, 500], errorCodes: ['selection_required', 'selection_conflict', 'contacts_not_found'],
     bodyLimit: 'bulk',
     handler: async (input) => {
       const { body, auth, deps } = input;
@@ -153,7 +153,7 @@ export const bulkEnrichmentRoutes = [
     ].join(' '),
     body: BulkEnrichmentBody,
     responses: { 202: JobAccepted },
-    errors: [400, 401, 404, 409, 413, 422, 429, 500],
+    errors: [400, 401, 404, 409, 413, 422, 429, 500], errorCodes: ['selection_required', 'selection_conflict', 'contacts_not_found'],
     bodyLimit: 'bulk',
     idempotent: true,
     handler: async (input) => {

@@ -205,7 +205,7 @@ export const contactRoutes = [
     params: ContactIdParams,
     body: PatchContactBody,
     responses: { 200: ContactResponse },
-    errors: [400, 401, 404, 409, 500],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['conflict', 'company_conflict'],
     handler: async ({ params, body, auth, deps }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       await patchContact(deps.pool, auth.workspaceId, params.id, body, catalog);
@@ -240,7 +240,7 @@ export const contactRoutes = [
     params: SourceIdParams,
     body: UpsertContactBody,
     responses: { 200: ContactResponse },
-    errors: [400, 401, 404, 422, 500],
+    errors: [400, 401, 404, 422, 500], errorCodes: ['contact_suppressed'],
     examples: { request: { 'contact.firstName': 'Ada', 'contact.lastName': 'Lovelace', 'contact.workEmail': 'ada@analytical.example', 'company.companyName': 'Analytical Engines' } },
     idempotent: true,
     handler: async ({ params, body, auth, deps, em }) => {

@@ -149,7 +149,7 @@ export const discoveryRoutes = [
       '`insufficient_credits`, and `jobResponsePayload` holds what was imported and paid for. Session keys are not charged.',
       'Result: `{companies: {requested, imported, created, updated, notFound[]}, contacts: {imported, created, updated}, segmentId, sourceId, creditsCharged}`.',
     ].join(' '),
-    body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500],
+    body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500], errorCodes: ['url_not_allowed'],
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       if (body.segmentId) {

@@ -36,7 +36,7 @@ export const enrichmentRoutes = [
     ].join(' '),
     body: UnifiedDataBody,
     responses: { 202: JobAccepted },
-    errors: [400, 401, 402, 409, 422, 429, 500], errorCodes: ['pronet_required', 'slice_not_available'],
+    errors: [400, 401, 402, 409, 422, 429, 500], errorCodes: ['pronet_required', 'slice_not_available', 'person_suppressed'],
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir, deps.config.env));

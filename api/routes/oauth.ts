@@ -71,7 +71,7 @@ export const oauthRoutes = [
       "Answers the network's consent URL. Send the member's browser there; the network redirects it to the callback, which connects the account. `state` is signed, bound to this workspace, single-use and valid 10 minutes; the PKCE verifier (X) stays on the server.",
     body: AuthorizeBody,
     responses: { 200: AuthorizationResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 500], errorCodes: ['oauth_app_not_configured'],
     handler: async ({ body, auth, em, deps }) => {
       const network = oauthNetworkOf(body.provider);
       const keyring = keyringOf(deps.config);
@@ -110,7 +110,7 @@ export const oauthRoutes = [
     query: CallbackQuery,
     auth: false,
     responses: { 200: ConnectedResponse },
-    errors: [400, 502, 500],
+    errors: [400, 502, 500], errorCodes: ['oauth_state_invalid', 'oauth_denied', 'oauth_app_not_configured'],
     handler: async ({ query, em, deps, ctx }) => {
       const payload = query.state ? verifyOAuthState(deps.config.serverSecret, query.state) : null;
       if (!payload) throw stateInvalid();
@@ -169,7 +169,7 @@ export const oauthRoutes = [
     params: IdParams,
     body: ConnectPageBody,
     responses: { 200: IntegrationResponse },
-    errors: [400, 401, 404, 502, 500],
+    errors: [400, 401, 404, 502, 500], errorCodes: ['oauth_scope_missing'],
     handler: async ({ params, body, auth, em, deps }) => {
       const member = isUuid(params.id) ? await findConnectedIntegration(em, params.id) : null;
       if (!member || member.provider !== 'pronet') throw notFound('pronet integration', params.id);
