@@ -78,9 +78,6 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
     [
       '[auth.wfc]', `path = ${JSON.stringify(authFile)}`, 'user = "owner"', 'peers = ["owner", "peer"]', '',
       '[checks.negative_data_rejection]', `expected-statuses = ${JSON.stringify(rejections)}`, '',
-      // Connecting a LinkedIn page asks LinkedIn synchronously (organization ACLs); the network is
-      // out of reach here, and a 502 `provider_unavailable` is the right answer, not a server fault.
-      '[[operations]]', 'include-path = "/integrations/{id}/pages"', 'include-method = "POST"', 'checks.not_a_server_error.enabled = false', '',
     ].join('\n'),
   );
   const junit = join(o.workDir, 'junit.xml');
@@ -89,6 +86,11 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
     'run', `${o.baseUrl}/openapi.json`,
     '--url', o.baseUrl,
     ...(o.checks?.length ? ['--checks', o.checks.join(',')] : ['--checks', 'all', '--exclude-checks', EXCLUDED_CHECKS.join(',')]),
+    // Connecting a LinkedIn page asks LinkedIn synchronously (organization ACLs): with the network
+    // out of reach its answer is a 502 `provider_unavailable`, right for a gateway but a finding for
+    // not_a_server_error, which the CLI's --checks cannot lift for one operation. It is left out
+    // here; test/integration/oauthConnect.test.ts drives it against the fake LinkedIn.
+    '--exclude-path', '/integrations/{id}/pages',
     '--phases', (o.phases ?? ['examples', 'coverage', 'fuzzing', 'stateful']).join(','),
     '--max-examples', String(o.maxExamples),
     '--seed', String(o.seed),
