@@ -13,7 +13,10 @@ import { keyringOf } from '../domain/keyring.js';
 import { createPayloadCodec } from '../domain/payloadCodec.js';
 import { SA } from '../domain/searchAttributes.js';
 import {
+  ERASURE_IDENTIFIERS_CONTEXT,
   completeErasureRequest,
+  lockTemporalReport,
+  setErasureIdentifiers,
   deleteJobsByWorkflowIds,
   deleteMediaRows,
   eraseFromDatabase,
@@ -39,8 +42,6 @@ export interface ErasureReport {
   temporal: { workflowExecutions: number; jobs: number };
 }
 
-/** Keyring context of the identifiers column: a value sealed for another use never opens here. */
-export const ERASURE_IDENTIFIERS_CONTEXT = 'erasure-identifiers';
 
 interface ErasurePlan {
   expanded?: boolean;
@@ -97,11 +98,7 @@ export function createPrivacyActivities(deps: ActivityDeps) {
       if (plan.expanded) return;
       const all = await expandIdentifiers(deps.pool, input.workspaceId, ids);
       await inWorkspaceTransaction(deps.pool, input.workspaceId, async (client) => {
-        await client.query(`update erasure_requests set identifiers = $3 where workspace_id = $1 and id = $2`, [
-          input.workspaceId,
-          input.requestId,
-          keyring.encryptText(JSON.stringify(all), ERASURE_IDENTIFIERS_CONTEXT),
-        ]);
+        await setErasureIdentifiers(client, input.workspaceId, input.requestId, keyring.encryptText(JSON.stringify(all), ERASURE_IDENTIFIERS_CONTEXT));
         await mergeErasureRequest(client, input.workspaceId, input.requestId, 'plan', { expanded: true });
       });
     },
@@ -177,7 +174,7 @@ export function createPrivacyActivities(deps: ActivityDeps) {
       }
       const workflowIds = [...new Set(runs.map((r) => r.workflowId))];
       const result = await inWorkspaceTransaction(deps.pool, input.workspaceId, async (client) => {
-        const done = (await client.query<{ r: { workflowExecutions: number; jobs: number } | null }>(`select report->'temporal' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [input.workspaceId, input.requestId])).rows[0]?.r;
+        const done = await lockTemporalReport(client, input.workspaceId, input.requestId);
         if (done) return done;
         const temporal = { workflowExecutions: runs.length, jobs: await deleteJobsByWorkflowIds(client, input.workspaceId, workflowIds) };
         await mergeErasureRequest(client, input.workspaceId, input.requestId, 'report', { temporal });

@@ -31,9 +31,13 @@ export interface DatabaseErasureReport {
   suppressionEntriesAdded: number;
 }
 
+/** Keyring context of the identifiers column: a value sealed for another use never opens here. */
+export const ERASURE_IDENTIFIERS_CONTEXT = 'erasure-identifiers';
+
 /** Runs `fn` in a transaction scoped to the workspace (`app.workspace_id`, read by row-level security). */
 export async function inWorkspaceTransaction<T>(pool: Pool, workspaceId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   return withTransaction(pool, async (client) => {
+    // raw SQL: set_config, a function call on no table.
     await client.query(`select set_config('app.workspace_id', $1, true)`, [workspaceId]);
     return fn(client);
   });
@@ -59,6 +63,7 @@ export function suppressionHash(key: Buffer, kind: SuppressionKind, normalized: 
 
 export async function addSuppressions(db: Queryable, workspaceId: string, entries: { hash: string; kind: SuppressionKind }[], reason: SuppressionReason): Promise<number> {
   if (!entries.length) return 0;
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query(
     `insert into suppression_entries (workspace_id, identifier_hash, kind, reason)
      select $1, h, k, $4 from unnest($2::text[], $3::text[]) as t(h, k)
@@ -71,6 +76,7 @@ export async function addSuppressions(db: Queryable, workspaceId: string, entrie
 /** Which of `hashes` are on the workspace's suppression list. */
 export async function suppressedAmong(db: Queryable, workspaceId: string, hashes: string[]): Promise<Set<string>> {
   if (!hashes.length) return new Set();
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<{ identifier_hash: string }>(`select identifier_hash from suppression_entries where workspace_id = $1 and identifier_hash = any($2::text[])`, [
     workspaceId,
     hashes,
@@ -86,6 +92,7 @@ export interface SuppressionRow {
 }
 
 export async function listSuppressions(db: Queryable, workspaceId: string, limit: number, after: string | null): Promise<SuppressionRow[]> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<{ identifier_hash: string; kind: SuppressionKind; reason: SuppressionReason; created_at: Date }>(
     `select identifier_hash, kind, reason, created_at from suppression_entries
      where workspace_id = $1 and ($2::text is null or identifier_hash > $2) order by identifier_hash limit $3`,
@@ -95,6 +102,7 @@ export async function listSuppressions(db: Queryable, workspaceId: string, limit
 }
 
 export async function removeSuppression(db: Queryable, workspaceId: string, hash: string): Promise<boolean> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query(`delete from suppression_entries where workspace_id = $1 and identifier_hash = $2`, [workspaceId, hash]);
   return (r.rowCount ?? 0) > 0;
 }
@@ -103,6 +111,7 @@ export async function removeSuppression(db: Queryable, workspaceId: string, hash
 // Erasure requests
 
 export async function insertErasureRequest(db: Queryable, id: string, workspaceId: string, sealedIdentifiers: string): Promise<void> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   await db.query(`insert into erasure_requests (id, workspace_id, identifiers) values ($1, $2, $3)`, [id, workspaceId, sealedIdentifiers]);
 }
 
@@ -113,17 +122,33 @@ export interface ErasureRequestRow {
 }
 
 export async function findErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<ErasureRequestRow | null> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<ErasureRequestRow>(`select identifiers, plan, report from erasure_requests where workspace_id = $1 and id = $2`, [workspaceId, id]);
   return r.rows[0] ?? null;
 }
 
 /** Adds `part` to the request's plan or report (a jsonb merge: each step writes its own keys once). */
 export async function mergeErasureRequest(db: Queryable, workspaceId: string, id: string, column: 'plan' | 'report', part: Record<string, unknown>): Promise<void> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   await db.query(`update erasure_requests set ${column} = coalesce(${column}, '{}'::jsonb) || $3::jsonb where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(part)]);
+}
+
+/** Replaces the request's sealed identifiers (the widened set of erasureResolve). */
+export async function setErasureIdentifiers(db: Queryable, workspaceId: string, id: string, sealedIdentifiers: string): Promise<void> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  await db.query(`update erasure_requests set identifiers = $3 where workspace_id = $1 and id = $2`, [workspaceId, id, sealedIdentifiers]);
+}
+
+/** The Temporal part of the request's report, with the request row locked (one step writes it once). */
+export async function lockTemporalReport(db: Queryable, workspaceId: string, id: string): Promise<{ workflowExecutions: number; jobs: number } | null> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  const r = await db.query<{ r: { workflowExecutions: number; jobs: number } | null }>(`select report->'temporal' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, id]);
+  return r.rows[0]?.r ?? null;
 }
 
 /** The end of a request: its identifiers are dropped (only the report stays). */
 export async function completeErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<void> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   await db.query(`update erasure_requests set identifiers = null, completed_at = coalesce(completed_at, now()) where workspace_id = $1 and id = $2`, [workspaceId, id]);
 }
 
@@ -131,6 +156,7 @@ export async function completeErasureRequest(db: Queryable, workspaceId: string,
 export async function expandIdentifiers(db: Queryable, workspaceId: string, ids: PersonIdentifiers): Promise<PersonIdentifiers> {
   const emails = ids.emails.map((e) => normalizeEmail(e)).filter((e): e is string => !!e);
   const keys = ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u);
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<{ id: string; emails: string[]; work_email: string | null; pronet: string | null; pronet_key: string | null }>(
     `select id, emails, work_email, pronet, pronet_key from contacts
      where workspace_id = $1 and (id = any($2::uuid[]) or emails && $3::text[] or lower(work_email) = any($3::text[]) or pronet_key = any($4::text[]))`,
@@ -163,6 +189,7 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
   return inWorkspaceTransaction(pool, workspaceId, async (client) => {
     await lockForEmailWrite(client, workspaceId);
     // A retry after a crash answers what the first run removed: the report commits with the deletes.
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const done = (await client.query<{ r: DatabaseErasureReport | null }>(`select report->'database' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, requestId])).rows[0]?.r;
     if (done) return done;
     const needles = needlesOf(ids);
@@ -170,23 +197,28 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
     const profileKeys = [...new Set(ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u))];
 
     // Source links: by contact, and by row key (a source's key of the row may be the email or URL).
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const links = await client.query(
       `delete from contact_sources cs using sources s
        where s.id = cs.source_id and s.workspace_id = $1 and (cs.contact_id = any($2::uuid[]) or lower(cs.row_key) = any($3::text[]))`,
       [workspaceId, ids.contactIds, needles],
     );
     // The contact rows: emails, phones, custom fields, company links and segment membership live on them.
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const contacts = await client.query(`delete from contacts where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids.contactIds]);
 
     // The identity log holds 53-bit hashes of emails: entries with one of the person's go.
     const emailHashes = new Set(ids.emails.map((e) => hash53(e)));
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const log = await client.query<{ seq: string; email_hashes: Buffer }>(`select seq, email_hashes from contact_identity_log where workspace_id = $1`, [workspaceId]);
     const logSeqs = log.rows.filter((r) => unpackHashes(r.email_hashes).some((h) => emailHashes.has(h))).map((r) => r.seq);
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     if (logSeqs.length) await client.query(`delete from contact_identity_log where workspace_id = $1 and seq = any($2::bigint[])`, [workspaceId, logSeqs]);
 
     // Staged rows of the workspace's jobs still in flight: the person's rows are blanked in place
     // (an empty row keeps the block's row numbering; it ends as a row error without data).
     let stagedRows = 0;
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const blocks = await client.query<{ batch_id: string; seq: number; data: string }>(
       `select st.batch_id, st.seq, st.data from contact_ingest_staging st join jobs j on j.id = st.batch_id
        where j.workspace_id = $1 and st.data ilike any($2::text[])`,
@@ -200,10 +232,12 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
         stagedRows++;
         return {};
       });
+      // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
       await client.query(`update contact_ingest_staging set data = $3 where batch_id = $1 and seq = $2`, [b.batch_id, b.seq, JSON.stringify(kept)]);
     }
 
     // Stored responses replayed for an Idempotency-Key (a contact's POST answer carries the contact).
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const idem = await client.query(`delete from idempotency_records where workspace_id = $1 and response_body ilike any($2::text[])`, [workspaceId, patterns]);
 
     const entries = [
@@ -227,15 +261,18 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
 /** The jobs rows (and their webhook delivery records) of workflows the erasure deleted from Temporal. */
 export async function deleteJobsByWorkflowIds(db: Queryable, workspaceId: string, workflowIds: string[]): Promise<number> {
   if (!workflowIds.length) return 0;
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   await db.query(`delete from webhook_deliveries where workspace_id = $1 and job_id in (select id from jobs where workspace_id = $1 and workflow_id = any($2::text[]))`, [
     workspaceId,
     workflowIds,
   ]);
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query(`delete from jobs where workspace_id = $1 and workflow_id = any($2::text[])`, [workspaceId, workflowIds]);
   return r.rowCount ?? 0;
 }
 
 export async function deleteMediaRows(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   if (fileNames.length) await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[])`, [workspaceId, fileNames]);
 }
 

@@ -11,8 +11,8 @@ import { JobAccepted } from '../schemas/common.js';
 import { ErasureRequestBody, SuppressionAdded, SuppressionBody, SuppressionHashParams, SuppressionList, SuppressionListQuery, SuppressionRemoved } from '../schemas/privacy.js';
 import { InvalidInputError } from '../../domain/errors.js';
 import { keyringOf } from '../../domain/keyring.js';
-import { ERASURE_IDENTIFIERS_CONTEXT } from '../../activities/privacy.js';
 import {
+  ERASURE_IDENTIFIERS_CONTEXT,
   addSuppressions,
   inWorkspaceTransaction,
   insertErasureRequest,
