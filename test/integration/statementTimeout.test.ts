@@ -47,11 +47,13 @@ it('answers 422 query_too_expensive when a statement runs past it, and serves th
 });
 
 it('tells a statement timeout and a lost connection from other database errors', async () => {
-  const timeout = await app.pool.query('set local statement_timeout = 1; select pg_sleep(1)').catch((e) => e);
+  // The victims are the API's own pool (deps.pool, with its error listeners); the owner pool
+  // (app.pool) cancels and terminates them, which the tenant role may not do.
+  const timeout = await app.deps.pool.query('set local statement_timeout = 1; select pg_sleep(1)').catch((e) => e);
   expect(isStatementTimeout(timeout)).toBe(true);
   expect(isDatabaseUnavailable(timeout)).toBe(false);
   const cancelled = await (async () => {
-    const c = await app.pool.connect();
+    const c = await app.deps.pool.connect();
     try {
       const pid = (await c.query('select pg_backend_pid() as pid')).rows[0].pid;
       const q = c.query('select pg_sleep(5)').catch((e) => e);
@@ -65,7 +67,7 @@ it('tells a statement timeout and a lost connection from other database errors',
   expect(cancelled.code).toBe('57014');
   expect(isStatementTimeout(cancelled)).toBe(false);
   const terminated = await (async () => {
-    const c = await app.pool.connect();
+    const c = await app.deps.pool.connect();
     const pid = (await c.query('select pg_backend_pid() as pid')).rows[0].pid;
     const q = c.query('select pg_sleep(5)').catch((e) => e);
     await new Promise((r) => setTimeout(r, 200));
@@ -78,7 +80,7 @@ it('tells a statement timeout and a lost connection from other database errors',
   })();
   expect(isDatabaseUnavailable(terminated)).toBe(true);
   expect(isDatabaseUnavailable(new Error('duplicate key'))).toBe(false);
-  expect((await app.pool.query('select 1 as one')).rows[0].one).toBe(1);
+  expect((await app.deps.pool.query('select 1 as one')).rows[0].one).toBe(1);
 });
 
 it('tells an unreachable Temporal server from other errors', async () => {
