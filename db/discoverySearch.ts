@@ -7,22 +7,8 @@
  * Verified searches rank (see VERIFIED_RANKING_DOC) and page by page number.
  */
 import { sql } from 'kysely';
-import {
-  bound,
-  compileFields,
-  type Fragment,
-  joinedBy,
-  type Condition,
-  type FieldCatalog,
-  compileSort,
-  compileWhere,
-  keysetPredicate,
-  reverseOrder,
-  type ConditionNode,
-  type Projection,
-  writeOutput,
-  catalogOf,
-} from '../domain/conditions.js';
+import { type Condition, type FieldCatalog, type ConditionNode, writeOutput, catalogOf } from '../domain/conditions.js';
+import { bound, compileFields, type Fragment, joinedBy, compileSort, compileWhere, keysetPredicate, reverseOrder, type Projection } from './conditionSql.js';
 import {
   COMPANY_PREFIX,
   DEFAULT_FIELDS,

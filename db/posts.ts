@@ -14,7 +14,7 @@ import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
-import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from '../domain/conditions.js';
+import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from './conditionSql.js';
 import { preparedQuery, runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 import { postCatalog } from '../domain/postCatalog.js';
 import { Post, type SchedulingDB } from './social.js';

@@ -16,7 +16,8 @@ import type { RunFrequency } from '../domain/runFrequency.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { attachSourceToSegment } from './segmentLinks.js';
 import { sql, type Selectable, type SqlBool } from 'kysely';
-import { catalogOf, compileWhere, type CatalogField, type Condition } from '../domain/conditions.js';
+import { catalogOf, type CatalogField, type Condition } from '../domain/conditions.js';
+import { compileWhere } from './conditionSql.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.

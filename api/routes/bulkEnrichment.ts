@@ -41,8 +41,8 @@ import {
 } from '../../db/bulkEnrichment.js';
 import { loadContactCatalog, fetchContact } from '../../db/contactRead.js';
 import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
-import { compileWhere } from '../../domain/conditions.js';
-import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
+import { compileWhere } from '../../db/conditionSql.js';
+import { segmentMembershipWhere } from '../../db/segmentMembership.js';
 import { addToEstimate, DEFAULT_FRESHNESS_DAYS, emptyEstimate, planRow } from '../../domain/bulkEnrichment.js';
 import { loadEnrichmentConfig, type EnrichmentConfig } from '../../domain/enrichment.js';
 import { isUuid } from '../../domain/ids.js';

@@ -18,7 +18,7 @@ import type { AppDeps } from '../deps.js';
 import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
 import { findSource, type SourceEntity } from '../../db/sources.js';
-import { segmentMembershipWhere } from '../../domain/segmentMembership.js';
+import { segmentMembershipWhere } from '../../db/segmentMembership.js';
 import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
 import { notFound, unprocessable } from '../errors.js';
 import { dropSuppressed, suppressionKey } from '../../db/privacy.js';

@@ -25,7 +25,7 @@ import { isUuid } from '../../domain/ids.js';
 import { likeContains, likePrefix } from '../../domain/like.js';
 import { invalidField } from '../../domain/errors.js';
 import { conflict, notFound } from '../errors.js';
-import { validateSegmentConditions } from '../../domain/segmentMembership.js';
+import { validateSegmentConditions } from '../../db/segmentMembership.js';
 import { DEFAULT_SEGMENT_CLONE_DOC, cloneSegmentContent } from '../../domain/segmentRules.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from 'kysely';
 import { contactCatalog, joinSql } from '../../domain/contactCatalog.js';
-import { segmentMembershipWhere, type SegmentForMembership } from '../../domain/segmentMembership.js';
+import { segmentMembershipWhere, type SegmentForMembership } from '../../db/segmentMembership.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { startTestApp, type TestApp } from '../harness.js';
 

@@ -1,7 +1,7 @@
 /** The compiler's uuid type, NOT NULL columns and exact timestamp keys (used by the post catalog). */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
-import { compileSort, compileWhere, keysetPredicate } from '../../domain/conditions.js';
+import { compileSort, compileWhere, keysetPredicate } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { postCatalog } from '../../domain/postCatalog.js';
 

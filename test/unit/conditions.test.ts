@@ -1,15 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
-import {
-  catalogOf,
-  compileFields,
-  compileGroupBy,
-  compileSort,
-  compileWhere,
-  keysetPredicate,
-  type CatalogField,
-} from '../../domain/conditions.js';
+import { catalogOf, type CatalogField } from '../../domain/conditions.js';
+import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 
 const f = (path: string, type: CatalogField['type'], sql: string, output: string[], extra: Partial<CatalogField> = {}): CatalogField => ({

@@ -1,7 +1,7 @@
 /** Pure rules of the discovery search and the dataset tools. */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
-import { compileWhere, projectionOf } from '../../domain/conditions.js';
+import { compileWhere, projectionOf } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { CsvRecordReader, RecordError, copyLine, parseCsvRecord, parseRecord } from '../../domain/datasetRecords.js';
 import {

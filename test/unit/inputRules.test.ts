@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
-import { catalogOf, compileWhere, LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
+import { catalogOf, LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
+import { compileWhere } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { parseIsoDate } from '../../domain/dates.js';
 import { escapeLike, likeContains, likeHasWildcard, likePatternProblem, likePrefix } from '../../domain/like.js';

@@ -41,7 +41,7 @@ const REASON_LINES = 20;
 const where = (file: ts.SourceFile, node: ts.Node) => `${file.fileName}:${file.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
 
 /** A string that reads as a SQL statement (what a query would send), not prose that mentions a verb. */
-const SQL_TEXT = /^\s*(select\s[\s\S]*\sfrom\s|insert\s+into\s|update\s+\w+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|copy\s+\w+|begin\b|commit\b)/i;
+const SQL_TEXT = /^\s*(select\s[\s\S]*\sfrom\s|insert\s+into\s|update\s+\w+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|copy\s+\w+(\s*\([^)]*\))?\s+(from|to)\s|begin\b|commit\b)/i;
 
 describe('layering', () => {
   it('db/ imports nothing from api/ or activities/; api/ nothing from activities/', () => {
@@ -55,6 +55,18 @@ describe('layering', () => {
     const offenders: string[] = [];
     for (const f of sourceFiles('workflows'))
       for (const m of valueImports(f)) if (!(m === '@temporalio/workflow' || m.startsWith('./') || m.startsWith('../domain/'))) offenders.push(`${f.fileName} → ${m}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('domain/ is pure: it builds no SQL (no kysely or pg import, no sql`…`, no statement text)', () => {
+    const offenders: string[] = [];
+    for (const f of sourceFiles('domain')) {
+      for (const m of allImports(f)) if (/^(kysely|pg|pg-copy-streams|@mikro-orm\/)/.test(m)) offenders.push(`${f.fileName} → ${m}`);
+      walk(f, (n) => {
+        if (ts.isTaggedTemplateExpression(n) && n.tag.getText() === 'sql') offenders.push(`${where(f, n)} sql\`…\``);
+        if ((ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n)) && SQL_TEXT.test(n.text)) offenders.push(`${where(f, n)} ${n.text.slice(0, 40)}`);
+      });
+    }
     expect(offenders).toEqual([]);
   });
 

@@ -16,7 +16,8 @@
  * custom field) is reported as such.
  */
 import { sql } from 'kysely';
-import { compileWhere, type CompiledWhere, type FieldCatalog } from './conditions.js';
+import { compileWhere, type CompiledWhere } from './conditionSql.js';
+import type { FieldCatalog } from '../domain/conditions.js';
 
 export interface SegmentForMembership {
   isDefault: boolean;
