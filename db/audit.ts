@@ -6,6 +6,7 @@
  * row-level security admits it.
  */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
+import { v7 as uuidv7 } from 'uuid';
 import { preparedQuery, runQuery, typedQueries } from './sqlFragments.js';
 import type { Queryable } from './pool.js';
 import type { AuditActorKind } from './auditEntities.js';
@@ -48,14 +49,14 @@ export async function recordAuditEvent(db: Queryable, event: AuditEventInput): P
 }
 
 const INSERT_OUTCOME = preparedQuery(
-  (p: { eventId: string; workspaceId: string; status: number; resourceId: string | null }) =>
-    audit().insertInto('audit_outcomes').values({ event_id: p.eventId, workspace_id: p.workspaceId, status: p.status, resource_id: p.resourceId }),
+  (p: { id: string; eventId: string; workspaceId: string; status: number; resourceId: string | null }) =>
+    audit().insertInto('audit_outcomes').values({ id: p.id, event_id: p.eventId, workspace_id: p.workspaceId, status: p.status, resource_id: p.resourceId }),
   'audit-outcome',
 );
 
 /** Appends the status an audited request ended with (and the id of what it created, if any). */
 export async function recordAuditOutcome(db: Queryable, outcome: { eventId: string; workspaceId: string; status: number; resourceId: string | null }): Promise<void> {
-  await INSERT_OUTCOME(db, outcome);
+  await INSERT_OUTCOME(db, { id: uuidv7(), ...outcome });
 }
 
 export interface AuditFilters {

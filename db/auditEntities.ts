@@ -50,7 +50,9 @@ export const AuditOutcome = defineEntity({
   tableName: 'audit_outcomes',
   filters: workspaceOwned,
   properties: {
-    eventId: p.manyToOne(AuditEvent).mapToPk().fieldName('event_id').primary().foreignKeyName('audit_outcomes_event_id_fkey'),
+    id: p.uuid().primary(),
+    /** The `audit_events` row it completes. */
+    eventId: p.uuid().index('audit_outcomes_event'),
     workspaceId: p.uuid(),
     /** The HTTP status the request was answered with. */
     status: p.integer(),

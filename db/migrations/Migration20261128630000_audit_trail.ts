@@ -29,12 +29,15 @@ export class Migration20261128630000_audit_trail extends Migration {
     // Newest first per workspace (ids are UUIDv7: time order), and the filters' look-ups.
     this.addSql(`create index audit_events_ws_id on audit_events(workspace_id, id desc)`);
     this.addSql(`create index audit_events_ws_resource on audit_events(workspace_id, resource_type, resource_id)`);
+    // No foreign key to the event either: an outcome is looked up by its event, never the reverse.
     this.addSql(`create table audit_outcomes (
-      event_id uuid primary key references audit_events(id),
+      id uuid primary key,
+      event_id uuid not null,
       workspace_id uuid not null,
       status int not null,
       resource_id uuid,
       recorded_at timestamptz not null default now())`);
+    this.addSql(`create index audit_outcomes_event on audit_outcomes(event_id)`);
     this.addSql(`create function audit_append_only() returns trigger language plpgsql as $fn$
       begin
         raise exception 'the audit trail is append-only: % on % refused', tg_op, tg_table_name using errcode = 'insufficient_privilege';
