@@ -48,6 +48,28 @@ export async function recordAuditEvent(db: Queryable, event: AuditEventInput): P
   await INSERT_EVENT(db, event);
 }
 
+/** Appends several events in one statement (the retention purge's, in its own transaction). */
+export async function recordAuditEvents(db: Queryable, events: AuditEventInput[]): Promise<void> {
+  if (!events.length) return;
+  await runQuery(
+    db,
+    audit()
+      .insertInto('audit_events')
+      .values(
+        events.map((e) => ({
+          id: e.id,
+          workspace_id: e.workspaceId,
+          actor_key_id: e.actorKeyId,
+          actor_kind: e.actorKind,
+          action: e.action,
+          resource_type: e.resourceType,
+          resource_id: e.resourceId,
+          request_id: e.requestId,
+        })),
+      ),
+  );
+}
+
 const INSERT_OUTCOME = preparedQuery(
   (p: { id: string; eventId: string; workspaceId: string; status: number; resourceId: string | null }) =>
     audit().insertInto('audit_outcomes').values({ id: p.id, event_id: p.eventId, workspace_id: p.workspaceId, status: p.status, resource_id: p.resourceId }),

@@ -1,7 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The audit trail (docs/PRIVACY.md "Audit trail"): who (API key id and kind) did what (action)
+ * The audit trail (docs/PRIVACY.md "Audit trail"), and the indexes of the retention purge.
+ *
+ * The audit trail: who (API key id and kind) did what (action)
  * to which resource (type + UUID) and when. Two append-only tables: `audit_events`, written
  * before a write runs (so no committed write is missing from it), and `audit_outcomes`, the
  * status the request ended with. Neither holds a request body or personal data.
@@ -51,5 +53,8 @@ export class Migration20261128630000_audit_trail extends Migration {
       // Tenancy enforced by PostgreSQL (Migration20261128100000_row_level_security).
       this.addSql(`select app_enable_workspace_rls('${table}')`);
     }
+    // The retention purge (workflows/retention.ts) finds what has expired by these, oldest first.
+    this.addSql(`create index contacts_deleted_at on contacts(deleted_at) where status = 'deleted'`);
+    this.addSql(`create index webhook_deliveries_created on webhook_deliveries(created_at)`);
   }
 }
