@@ -68,6 +68,7 @@ describe('retention purge', () => {
     expect(report.deletedContacts).toMatchObject({ contacts: 1, contactSources: 1 });
     expect(report.webhookDeliveries).toBe(1);
     expect(report.jobResults).toEqual({ workflowExecutions: 1, jobs: 1 });
+    await app.recordHistory(`retention-test-${tag}-1`, 'retention/contact-job-delivery-purged');
 
     expect(await contactRow(ids.old)).toBeUndefined();
     expect((await app.pool.query(`select 1 from contact_sources where contact_id = $1`, [ids.old])).rowCount).toBe(0);
