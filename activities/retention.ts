@@ -10,8 +10,8 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { isGrpcServiceError } from '@temporalio/client';
 import { SA } from '../domain/searchAttributes.js';
 import { expiredDeletedContacts, jobWorkflowIdsAmong, purgeDeletedContacts, purgeWebhookDeliveries } from '../db/retention.js';
-import { deleteJobsByWorkflowIds, inWorkspaceTransaction, type PersonRowsRemoved } from '../db/privacy.js';
-import { inWorkspaceScope, withoutTenancy } from '../db/tenancy.js';
+import { deleteJobsByWorkflowIds, type PersonRowsRemoved } from '../db/privacy.js';
+import { inWorkspaceScope, inWorkspaceTransaction, withoutTenancy } from '../db/tenancy.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Contacts listed per batch (each workspace's share purged in one transaction). */
@@ -45,7 +45,7 @@ export function createRetentionActivities(deps: ActivityDeps) {
         for (const c of batch) byWorkspace.set(c.workspaceId, [...(byWorkspace.get(c.workspaceId) ?? []), c.id]);
         let purged = 0;
         for (const [workspaceId, ids] of byWorkspace) {
-          const removed = await inWorkspaceScope(workspaceId, () => purgeDeletedContacts(deps.pool, workspaceId, ids, cutoff));
+          const removed = await purgeDeletedContacts(deps.pool, workspaceId, ids, cutoff);
           for (const k of Object.keys(total) as (keyof PersonRowsRemoved)[]) total[k] += removed[k];
           purged += removed.contacts;
         }

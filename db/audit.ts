@@ -26,22 +26,19 @@ export type AuditEventInput = {
   requestId: string | null;
 };
 
-const INSERT_EVENT = preparedQuery(
-  (p: AuditEventInput) =>
-    audit()
-      .insertInto('audit_events')
-      .values({
-        id: p.id,
-        workspace_id: p.workspaceId,
-        actor_key_id: p.actorKeyId,
-        actor_kind: p.actorKind,
-        action: p.action,
-        resource_type: p.resourceType,
-        resource_id: p.resourceId,
-        request_id: p.requestId,
-      }),
-  'audit-event',
-);
+/** An event's row (also given the prepared statement's stand-ins: it only reads properties). */
+const eventRow = (e: AuditEventInput) => ({
+  id: e.id,
+  workspace_id: e.workspaceId,
+  actor_key_id: e.actorKeyId,
+  actor_kind: e.actorKind,
+  action: e.action,
+  resource_type: e.resourceType,
+  resource_id: e.resourceId,
+  request_id: e.requestId,
+});
+
+const INSERT_EVENT = preparedQuery((p: AuditEventInput) => audit().insertInto('audit_events').values(eventRow(p)), 'audit-event');
 
 /** Appends one event (its own statement: it commits before the write it announces runs). */
 export async function recordAuditEvent(db: Queryable, event: AuditEventInput): Promise<void> {
@@ -51,23 +48,7 @@ export async function recordAuditEvent(db: Queryable, event: AuditEventInput): P
 /** Appends several events in one statement (the retention purge's, in its own transaction). */
 export async function recordAuditEvents(db: Queryable, events: AuditEventInput[]): Promise<void> {
   if (!events.length) return;
-  await runQuery(
-    db,
-    audit()
-      .insertInto('audit_events')
-      .values(
-        events.map((e) => ({
-          id: e.id,
-          workspace_id: e.workspaceId,
-          actor_key_id: e.actorKeyId,
-          actor_kind: e.actorKind,
-          action: e.action,
-          resource_type: e.resourceType,
-          resource_id: e.resourceId,
-          request_id: e.requestId,
-        })),
-      ),
-  );
+  await runQuery(db, audit().insertInto('audit_events').values(events.map(eventRow)));
 }
 
 const INSERT_OUTCOME = preparedQuery(

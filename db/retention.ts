@@ -13,7 +13,8 @@ import { Contact } from './contacts.js';
 import { Job, WebhookDelivery } from './platform.js';
 import { recordAuditEvents } from './audit.js';
 import { lockForEmailWrite } from './contactIngest.js';
-import { deletePersonRows, inWorkspaceTransaction, type PersonRowsRemoved } from './privacy.js';
+import { deletePersonRows, type PersonRowsRemoved } from './privacy.js';
+import { inWorkspaceTransaction } from './tenancy.js';
 import { normalizeEmail } from '../domain/identity.js';
 
 type RetentionDB = InferKyselyDB<typeof Contact | typeof WebhookDelivery | typeof Job>;
