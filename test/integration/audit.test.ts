@@ -20,6 +20,7 @@ const person = { first: `Audra${tag}`, email: `audra.${tag}@audit.example`, prof
 let contactId: string;
 let erasureJobId: string;
 let sourceId: string;
+const ids = {} as { live: string };
 
 const keyId = async (key: string) => (await app.pool.query<{ id: string }>(`select id from api_keys where key_hash = $1`, [hashKey(key)])).rows[0]!.id;
 const trail = (query = '', key = keys.workspace.key) => app.http('GET', `/audit-events${query}`, { apiKey: key });
@@ -154,5 +155,35 @@ describe('audit trail', () => {
     // Its only entry would be its own; it has made no write.
     expect(r.body).toEqual({ data: [], meta: { totalRecords: 0, previousToken: '', nextToken: '' } });
     expect((await trail(`?resourceId=${contactId}`, other.apiKey)).body.data).toEqual([]);
+  });
+
+  // Last: these add events of their own.
+  it('a write whose outcome cannot be recorded still succeeds; one whose event cannot be recorded does not run', async () => {
+    const name = async () => (await app.pool.query<{ last_name: string }>(`select last_name from contacts where id = $1`, [ids.live])).rows[0]!.last_name;
+    const live = await app.http('POST', `/contacts/${sourceId}`, { apiKey: keys.user.key, body: { 'contact.pronet': `https://pronet.com/in/live-${tag}`, 'contact.firstName': 'Live' } });
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    ids.live = live.body.data.id;
+
+    // Outcomes refused by the database: the write is answered 200 and kept; its event says status null.
+    await app.pool.query(`alter table audit_outcomes add constraint refuse_all check (status < 0) not valid`);
+    try {
+      const r = await app.http('PATCH', `/contacts/${ids.live}`, { apiKey: keys.user.key, body: { lastName: 'Kept' } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    } finally {
+      await app.pool.query(`alter table audit_outcomes drop constraint refuse_all`);
+    }
+    expect(await name()).toBe('Kept');
+    const events = (await trail(`?resourceId=${ids.live}&action=contact.update`)).body.data;
+    expect(events.map((e: any) => e.status)).toEqual([null]);
+
+    // Events refused: the request fails before its handler, nothing is written.
+    await app.pool.query(`alter table audit_events add constraint refuse_all check (action = '') not valid`);
+    try {
+      const r = await app.http('PATCH', `/contacts/${ids.live}`, { apiKey: keys.user.key, body: { lastName: 'Lost' } });
+      expect(r.status).toBe(500);
+    } finally {
+      await app.pool.query(`alter table audit_events drop constraint refuse_all`);
+    }
+    expect(await name()).toBe('Kept');
   });
 });
