@@ -78,21 +78,30 @@ export function createRetentionActivities(deps: ActivityDeps) {
       const cutoff = cutoffOf(deps.config.retention.jobResultDays);
       const { namespace, taskQueue } = deps.config.temporal;
       const query = `TaskQueue = "${taskQueue}" AND ExecutionStatus != "Running" AND CloseTime < "${cutoff.toISOString()}"`;
-      // Candidates per workspace; only those whose jobs row is still there are purged, so a run
-      // after Temporal accepted a deletion (it deletes in the background) counts nothing twice.
-      const byWorkspace = new Map<string, Map<string, string>>();
+      // Every closed run per job workflow; a workflow counts only once its last run has closed (a
+      // chain that continued-as-new and still runs keeps its earlier runs and its jobs row).
+      // Only workflows whose jobs row is still there are purged, so a run after Temporal accepted
+      // a deletion (it deletes in the background) counts nothing twice.
+      const runsOf = new Map<string, { workspaceId: string; runIds: string[]; finished: boolean }>();
       for await (const w of deps.temporal.workflow.list({ query })) {
         const workspaceId = w.typedSearchAttributes.get(SA.WorkspaceId);
         if (!workspaceId || !w.typedSearchAttributes.get(SA.JobType)) continue;
-        byWorkspace.set(workspaceId, (byWorkspace.get(workspaceId) ?? new Map()).set(w.workflowId, w.runId));
+        const entry = runsOf.get(w.workflowId) ?? { workspaceId, runIds: [], finished: false };
+        entry.runIds.push(w.runId);
+        entry.finished ||= w.status.name !== 'CONTINUED_AS_NEW';
+        runsOf.set(w.workflowId, entry);
       }
-      for (const [workspaceId, runs] of byWorkspace) {
+      const byWorkspace = new Map<string, string[]>();
+      for (const [workflowId, e] of runsOf) if (e.finished) byWorkspace.set(e.workspaceId, [...(byWorkspace.get(e.workspaceId) ?? []), workflowId]);
+      for (const [workspaceId, workflowIds] of byWorkspace) {
         await inWorkspaceScope(workspaceId, async () => {
-          const live = await jobWorkflowIdsAmong(deps.pool, workspaceId, [...runs.keys()]);
+          const live = await jobWorkflowIdsAmong(deps.pool, workspaceId, workflowIds);
           for (const workflowId of live) {
-            await deps.temporal.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId: runs.get(workflowId) } }).catch((e) => {
-              if (!(isGrpcServiceError(e) && e.code === grpcStatus.NOT_FOUND)) throw e;
-            });
+            for (const runId of runsOf.get(workflowId)!.runIds) {
+              await deps.temporal.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } }).catch((e) => {
+                if (!(isGrpcServiceError(e) && e.code === grpcStatus.NOT_FOUND)) throw e;
+              });
+            }
             Context.current().heartbeat(total);
           }
           // The rows go once their executions are deleted: a retry in between finds them and deletes again.
