@@ -5,7 +5,10 @@
  * Schedule in production) refreshes a token that ends within its margin, and leaves a fresh one,
  * a token endpoint answering 503 (nothing visible changes) and turns a revoked grant into
  * `reauth_required`; a post scheduled 3 days ahead on a 2-hour token publishes with its token
- * refreshed on the way.
+ * refreshed on the way; a revoked grant fails the post with `integration_reauth_required`, and
+ * after the reconnect (same integration id) the rescheduled post publishes. (20 concurrent
+ * publishes making one refresh: test/integration/oauthLifecycle.test.ts, on the real stack; here
+ * 20 workflows with real activities on the test server took over 2 minutes.)
  *
  * Clocks: the test server skips its clock; this process's clock (the activities', the fake X's)
  * is moved with it (`vi.setSystemTime`, Date only, still advancing) before each activity of the
@@ -65,6 +68,49 @@ async function connect(user: { id: string; name: string; username: string }) {
   return res.body.data.integration as { id: string; accessExpiresAt: string };
 }
 
+/** Each activity of a publish runs on the skipped clock. */
+const onServerClock =
+  <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+  async (...a: A): Promise<R> => {
+    clockAt(await world.env.currentTimeMs());
+    return fn(...a);
+  };
+const onClock = (): Partial<Activities> => ({ claimSchedule: onServerClock(world.real.claimSchedule), publishStep: onServerClock(world.real.publishStep) });
+
+async function draft(providerId: string, content: string): Promise<string> {
+  const d = await app.http('POST', '/v1/posts', { apiKey: ws.apiKey, body: { providerId, content } });
+  expect(d.status, JSON.stringify(d.body)).toBe(200);
+  return d.body.data.id;
+}
+
+/** Schedules the posts (real bulk-schedule) at `at`; answers each post's row, as the dispatcher would hand it to its workflow. */
+async function schedule(postIds: string[], providerId: string, at: string) {
+  const b = await app.http('POST', '/v1/posts/bulk-schedule', { apiKey: ws.apiKey, body: { posts: postIds.map((postId) => ({ postId, schedules: [{ providerId, scheduledTime: at }] })) } });
+  expect(b.status, JSON.stringify(b.body)).toBe(200);
+  const rows = await app.pool.query<{ post_id: string; id: string; n: number; scheduled_time: Date }>(`select post_id, id, n, scheduled_time from post_schedules where post_id = any($1) and status = 'scheduled'`, [postIds]);
+  expect(rows.rows).toHaveLength(postIds.length);
+  return rows.rows;
+}
+
+/** Starts each row's publish workflow (update-with-start, as the dispatcher) and waits for the results (time skipped). */
+async function publish(rows: Awaited<ReturnType<typeof schedule>>) {
+  return world.withWorkers(onClock(), async () => {
+    const handles = await Promise.all(
+      rows.map(async (row) => {
+        const startWorkflowOperation = new WithStartWorkflowOperation(publishPostWorkflow, {
+          workflowId: publishWorkflowId(row.post_id, row.n),
+          taskQueue: world.taskQueue,
+          args: [{ workspaceId: ws.workspaceId, postId: row.post_id, n: row.n, taskQueue: world.taskQueue }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        });
+        await world.env.client.workflow.executeUpdateWithStart(rescheduleUpdate, { args: [{ scheduleId: row.id, scheduledTime: row.scheduled_time.toISOString() }], startWorkflowOperation });
+        return startWorkflowOperation.workflowHandle();
+      }),
+    );
+    return Promise.all(handles.map((h) => h.result()));
+  });
+}
+
 const integration = async (id: string) => (await app.http('GET', `/integrations/${id}`, { apiKey: ws.apiKey })).body.data;
 const refreshesOf = (userId: string) => x.oauth.refreshes.filter((r) => r.userId === userId).length;
 
@@ -101,32 +147,9 @@ describe('token lifecycle (time skipping)', () => {
     clockAt(await world.env.currentTimeMs());
     const account = await connect({ id: '8003', name: 'Patient', username: 'patient' });
     const before = refreshesOf('8003');
-    const d = await app.http('POST', '/v1/posts', { apiKey: ws.apiKey, body: { providerId: account.id, content: 'three days later' } });
-    expect(d.status, JSON.stringify(d.body)).toBe(200);
-    const postId: string = d.body.data.id;
+    const postId = await draft(account.id, 'three days later');
     const at = new Date(Date.now() + 3 * DAY).toISOString();
-    const b = await app.http('POST', '/v1/posts/bulk-schedule', { apiKey: ws.apiKey, body: { posts: [{ postId, schedules: [{ providerId: account.id, scheduledTime: at }] }] } });
-    expect(b.status, JSON.stringify(b.body)).toBe(200);
-    const row = (await app.pool.query<{ id: string; scheduled_time: Date }>(`select id, scheduled_time from post_schedules where post_id = $1`, [postId])).rows[0]!;
-
-    // Each activity runs on the skipped clock.
-    const onServerClock =
-      <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
-      async (...a: A): Promise<R> => {
-        clockAt(await world.env.currentTimeMs());
-        return fn(...a);
-      };
-    const activities: Partial<Activities> = { claimSchedule: onServerClock(world.real.claimSchedule), publishStep: onServerClock(world.real.publishStep) };
-    const result = await world.withWorkers(activities, async () => {
-      const startWorkflowOperation = new WithStartWorkflowOperation(publishPostWorkflow, {
-        workflowId: publishWorkflowId(postId, 0),
-        taskQueue: world.taskQueue,
-        args: [{ workspaceId: ws.workspaceId, postId, n: 0, taskQueue: world.taskQueue }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      });
-      await world.env.client.workflow.executeUpdateWithStart(rescheduleUpdate, { args: [{ scheduleId: row.id, scheduledTime: row.scheduled_time.toISOString() }], startWorkflowOperation });
-      return (await startWorkflowOperation.workflowHandle()).result();
-    });
+    const [result] = await publish(await schedule([postId], account.id, at));
     expect(result, JSON.stringify(result)).toMatchObject({ phase: 'published', error: null });
     expect(await world.env.currentTimeMs()).toBeGreaterThanOrEqual(Date.parse(at) - 15_000);
     // The connect's token had ended 2 days 22 hours before: one refresh, then the post.
@@ -137,4 +160,24 @@ describe('token lifecycle (time skipping)', () => {
     expect(post).toMatchObject({ status: 'published', externalId: tweet!.id, error: null });
     expect(Date.parse((await integration(account.id)).accessExpiresAt)).toBeGreaterThan(Date.parse(at));
   });
+
+  it('a revoked grant: reauth_required, the post fails with integration_reauth_required; the reconnect keeps the id and the rescheduled post publishes', async () => {
+    clockAt(await world.env.currentTimeMs());
+    const account = await connect({ id: '8005', name: 'Gone', username: 'gone' });
+    x.oauth.revokeUser('8005');
+    const postId = await draft(account.id, 'after the revocation');
+    const [failed] = await publish(await schedule([postId], account.id, new Date(Date.now() + 3 * HOUR).toISOString()));
+    expect(failed).toMatchObject({ phase: 'failed', error: { code: 'integration_reauth_required', provider: 'microblog' } });
+    expect((await integration(account.id)).status).toBe('reauth_required');
+    expect((await app.http('GET', `/v1/posts/${postId}`, { apiKey: ws.apiKey })).body.data).toMatchObject({ status: 'failed', error: { code: 'integration_reauth_required' } });
+    expect(x.tweets.filter((t) => t.authorId === '8005')).toHaveLength(0);
+
+    clockAt(await world.env.currentTimeMs());
+    x.oauth.consentAs({ id: '8005', name: 'Gone', username: 'gone' });
+    const again = await oauthConnect(app, ws.apiKey, 'microblog', REDIRECT);
+    expect(again.res.body.data).toMatchObject({ reconnected: true, integration: { id: account.id, status: 'connected' } });
+    const [published] = await publish(await schedule([postId], account.id, new Date(Date.now() + HOUR).toISOString()));
+    expect(published, JSON.stringify(published)).toMatchObject({ phase: 'published', error: null });
+    expect(x.tweets.filter((t) => t.authorId === '8005').map((t) => t.text)).toEqual(['after the revocation']);
+  }, 120_000);
 });
