@@ -15,6 +15,7 @@ import { createPublishingActivities } from './publishing.js';
 import { createTokenActivities } from './oauthTokens.js';
 import { createMediaActivities } from './media.js';
 import { createPrivacyActivities } from './privacy.js';
+import { createRetentionActivities } from './retention.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTokenActivities(deps),
     ...createMediaActivities(deps),
     ...createPrivacyActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

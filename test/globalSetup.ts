@@ -45,6 +45,7 @@ export default async function setup() {
   // into them (test/integration/media-retention.test.ts creates its own and deletes it).
   process.env.MEDIA_RETENTION_SCHEDULE = 'off';
   process.env.OAUTH_REFRESH_SCHEDULE = 'off';
+  process.env.RETENTION_SCHEDULE = 'off';
 
   return async () => {
     // Drop what this run created; files that crashed may have left their databases behind.

@@ -6,7 +6,7 @@ import { createLogger } from '../telemetry/log.js';
 import { scrapeText, startMetricsServer } from '../telemetry/metricsServer.js';
 import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
 import { startHealthServer } from './health.js';
-import { ensureMediaRetentionSchedule, ensureTokenRefreshSchedule } from './schedules.js';
+import { ensureMediaRetentionSchedule, ensureRetentionSchedule, ensureTokenRefreshSchedule } from './schedules.js';
 import { installRuntime } from './telemetry.js';
 
 refuseUnsafeProductionSecrets();
@@ -39,6 +39,9 @@ if (config.media.retentionSchedule) {
 }
 if (config.tokenRefreshSchedule) {
   await ensureTokenRefreshSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'OAuth token refresh schedule not created'));
+}
+if (config.retention.schedule) {
+  await ensureRetentionSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'retention schedule not created'));
 }
 const health = config.workerHealthPort ? await startHealthServer(set, config.workerHealthPort, config.host) : undefined;
 const stop = async () => {

@@ -13,3 +13,4 @@ export * from './mediaRetention.js';
 export * from './bulkEnrichment.js';
 export * from './erasure.js';
 export * from './tokenRefresh.js';
+export * from './retention.js';
