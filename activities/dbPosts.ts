@@ -7,7 +7,7 @@
 import type { ActivityDeps } from './deps.js';
 import { withoutTenancy } from '../db/tenancy.js';
 import { claimRepostChild, dueRepostChildren, finishRepostChild, type RepostChild } from '../db/posts.js';
-import { claimScheduleRow, finishScheduleRow, type ClaimResult, type RowOutcome } from '../db/schedules.js';
+import { claimScheduleRow, finishScheduleRow, recordPostRetryAt, type ClaimResult, type RowOutcome } from '../db/schedules.js';
 
 export type { ClaimResult, PublishPlan, RowOutcome } from '../db/schedules.js';
 export type { RepostChild } from '../db/posts.js';
@@ -26,6 +26,11 @@ export function createPostDbActivities(deps: ActivityDeps) {
     /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
     async finishSchedule(input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
       return withoutTenancy(BY_WORKFLOW_ID, () => finishScheduleRow(pool, input));
+    },
+
+    /** A 429: the post shows `retryAt` while the workflow waits for the network's reset. */
+    async recordRateLimitWait(input: { scheduleId: string; postId: string; retryAt: string }): Promise<void> {
+      await withoutTenancy(BY_WORKFLOW_ID, () => recordPostRetryAt(pool, input));
     },
 
     /** Children still due to reshare the parent, earliest first. */

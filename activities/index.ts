@@ -12,6 +12,7 @@ import { createEnrichmentActivities } from './providers/enrichment.js';
 import { createBulkEnrichmentActivities } from './providers/bulkEnrichment.js';
 import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
+import { createTokenActivities } from './oauthTokens.js';
 import { createMediaActivities } from './media.js';
 import { createPrivacyActivities } from './privacy.js';
 import { createRetentionActivities } from './retention.js';
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBulkEnrichmentActivities(deps),
     ...createPostDbActivities(deps),
     ...createPublishingActivities(deps),
+    ...createTokenActivities(deps),
     ...createMediaActivities(deps),
     ...createPrivacyActivities(deps),
     ...createRetentionActivities(deps),

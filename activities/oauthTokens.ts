@@ -15,8 +15,11 @@
  * `invalid_grant` (revoked, spent, expired) commits status `reauth_required` and throws
  * `credentials_revoked` with code `integration_reauth_required` (final for the post).
  */
+import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
+import { integrationsEndingBefore, publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
+import { inWorkspaceScope, useWorkspace, withoutTenancy } from '../db/tenancy.js';
+import type { ActivityDeps } from './deps.js';
 import type { Config } from '../domain/config.js';
 import { decryptCredentials, encryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
@@ -43,8 +46,11 @@ export async function freshAccessToken(
   config: Config,
   workspaceId: string,
   integrationId: string,
-  /** `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it. */
-  opts: { rejected?: string } = {},
+  /**
+   * `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it.
+   * `marginMs`: refresh when the token ends within this (the sweep's wider margin), instead of `OAUTH_REFRESH_MARGIN_SECS`.
+   */
+  opts: { rejected?: string; marginMs?: number } = {},
 ): Promise<string> {
   const keyring = keyringOf(config);
   /** The stored token, and the refresh token to use when it must be refreshed first (else null). */
@@ -54,7 +60,7 @@ export async function freshAccessToken(
     const token = creds.accessToken;
     if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
     const refreshToken = typeof creds.refreshToken === 'string' && creds.refreshToken ? creds.refreshToken : null;
-    const endsSoon = row.accessExpiresAt ? row.accessExpiresAt.getTime() - Date.now() <= refreshMarginMs(config.env) : false;
+    const endsSoon = row.accessExpiresAt ? row.accessExpiresAt.getTime() - Date.now() <= (opts.marginMs ?? refreshMarginMs(config.env)) : false;
     const force = opts.rejected !== undefined && opts.rejected === token;
     // A raw-token integration (no refresh token) is used as it is.
     return { creds, token, refreshToken: refreshToken && (endsSoon || force) ? refreshToken : null };
@@ -96,4 +102,54 @@ export async function freshAccessToken(
   if (!outcome) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} no longer exists`);
   if ('reauth' in outcome) throw reauthRequired(integrationId, outcome.reauth);
   return outcome.token;
+}
+
+/** How often the refresh-ahead sweep runs (the Schedule `oauth-token-refresh-<taskQueue>`, worker/schedules.ts). */
+export const TOKEN_REFRESH_EVERY_MS = 10 * 60_000;
+
+export interface TokenSweepCounts {
+  /** Integrations whose token ended within the sweep's margin. */
+  due: number;
+  refreshed: number;
+  /** The grant is gone: now `reauth_required`. */
+  reauthRequired: number;
+  /** A network error, 5xx or 429 at the token endpoint: nothing changed, the next sweep (or the publish) tries again. */
+  deferred: number;
+}
+
+export function createTokenActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * Refresh ahead of expiry (`tokenRefreshWorkflow`): every connected OAuth integration whose
+     * access token ends within the margin plus two sweep periods is refreshed now, each in its
+     * workspace's scope and under its row lock (`freshAccessToken`: a publish refreshing at the
+     * same moment waits and reads the new pair, one refresh). So a publish rarely needs its own.
+     */
+    async refreshExpiringTokens(): Promise<TokenSweepCounts> {
+      const marginMs = refreshMarginMs(deps.config.env) + 2 * TOKEN_REFRESH_EVERY_MS;
+      const due = await withoutTenancy('the token refresh sweep covers every workspace', () => integrationsEndingBefore(deps.orm.em.fork(), new Date(Date.now() + marginMs)));
+      const counts: TokenSweepCounts = { due: due.length, refreshed: 0, reauthRequired: 0, deferred: 0 };
+      for (const i of due) {
+        const outcome = await inWorkspaceScope(i.workspaceId, async () => {
+          const scoped = () => {
+            const em = deps.orm.em.fork();
+            useWorkspace(em, i.workspaceId);
+            return em;
+          };
+          const expiry = async () => (await publishingAccount(scoped(), i.id))?.accessExpiresAt?.getTime() ?? null;
+          const before = await expiry();
+          try {
+            await freshAccessToken(scoped(), deps.config, i.workspaceId, i.id, { marginMs });
+          } catch (e) {
+            if (!(e instanceof ProviderFailure)) throw e;
+            return e.kind === 'credentials_revoked' ? 'reauthRequired' : 'deferred';
+          }
+          return (await expiry()) !== before ? 'refreshed' : null;
+        });
+        if (outcome) counts[outcome]++;
+        Context.current().heartbeat(counts);
+      }
+      return counts;
+    },
+  };
 }

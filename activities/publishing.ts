@@ -15,7 +15,7 @@ import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import pLimit from 'p-limit';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
-import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
+import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId, rateLimitMaxWaitMs, rateLimitWait, type RateLimitWait } from '../domain/publishing.js';
 import { externalReplyWorkflow } from '../workflows/externalReply.js';
 import { publishPostWorkflow } from '../workflows/publishPost.js';
 import { rootCause } from '../workflows/failure.js';
@@ -48,6 +48,12 @@ export interface PublishStepInput {
   step: PublishStep;
   /** The creating request is held until this time (ISO 8601); media uploads happen before. */
   notBefore?: string;
+  /**
+   * Set by workflows that wait out a 429 on their own timer (patch `rate-limit-timer`): the 429
+   * fails the activity at once (non-retryable `rate_limited` carrying a `RateLimitWait`) instead
+   * of being retried by the activity retry policy.
+   */
+  rateLimitTimer?: boolean;
 }
 
 export interface DispatchInput {
@@ -86,10 +92,18 @@ class Limiter {
 }
 const PERMANENT = new Set(['invalid_input', 'credentials_revoked', 'outcome_unknown']);
 
-/** A typed provider failure as the Temporal failure the workflow decides on (by `type` alone). */
-function asActivityFailure(e: unknown, provider: Provider | null): unknown {
+/**
+ * A typed provider failure as the Temporal failure the workflow decides on (by `type` alone). A
+ * 429 for a workflow that waits on its own timer (`rateLimitTimer`) is final for the activity and
+ * carries the wait (`details[0].rateLimit`, a `RateLimitWait`).
+ */
+function asActivityFailure(e: unknown, provider: Provider | null, rateLimitTimer: { maxWaitMs: number } | null): unknown {
   if (!(e instanceof ProviderFailure)) return e;
   const code = e.opts.code ?? FAILURE_CODES[e.kind] ?? e.kind;
+  if (e.kind === 'rate_limited' && rateLimitTimer) {
+    const rateLimit: RateLimitWait = rateLimitWait(e.opts.rateLimitWaitMs ?? e.opts.retryAfterMs ?? 60_000, rateLimitTimer.maxWaitMs);
+    return ApplicationFailure.create({ type: e.kind, message: e.message, nonRetryable: true, details: [{ code, status: e.opts.status ?? null, provider, rateLimit }] });
+  }
   return ApplicationFailure.create({
     type: e.kind,
     message: e.message,
@@ -245,7 +259,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
         }
       } catch (e) {
         publishOutcomes.inc({ provider: provider ?? 'unknown', outcome: e instanceof ProviderFailure ? e.kind : 'error' });
-        throw asActivityFailure(e, provider);
+        throw asActivityFailure(e, provider, input.rateLimitTimer ? { maxWaitMs: rateLimitMaxWaitMs(config.env) } : null);
       } finally {
         clearInterval(beat);
       }

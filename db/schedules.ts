@@ -306,6 +306,7 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
       return { postStatus: cur?.status ?? 'gone' };
     }
     const status = await refreshPostStatus(tx, input.postId);
+    await clearPostRetryAt(tx, input);
     if (o.status === 'published') {
       await recordPostPublished(tx, { ...outcome, postId: input.postId });
     } else {
@@ -315,6 +316,22 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
     return { postStatus: status };
   });
 }
+
+const setPostRetryAt = preparedQuery((p: { postId: string; scheduleId: string; retryAt: string }) =>
+  workerQueries
+    .updateTable('posts')
+    .set({ retry_at: sql<Date>`${p.retryAt}::timestamptz`, updated_at: sql`now()` })
+    .where('id', '=', p.postId)
+    // Only while the rate-limited row is still the one publishing.
+    .where((eb) => eb.exists(eb.selectFrom('post_schedules').select(eb.lit(1).as('one')).where('id', '=', p.scheduleId).where('status', '=', sql.lit('publishing')))),
+);
+
+/** A 429: the post shows when its publish workflow's timer retries it (cleared with the row's outcome). */
+export async function recordPostRetryAt(db: Queryable, input: { postId: string; scheduleId: string; retryAt: string }): Promise<void> {
+  await setPostRetryAt(db, input);
+}
+
+const clearPostRetryAt = preparedQuery((p: { postId: string }) => workerQueries.updateTable('posts').set({ retry_at: null }).where('id', '=', p.postId).where('retry_at', 'is not', null));
 
 const rowStatuses = preparedQuery((p: { postId: string }) => workerQueries.selectFrom('post_schedules').select('status').where('post_id', '=', p.postId));
 const setPostStatus = preparedQuery((p: { postId: string; status: PostStatus }) =>

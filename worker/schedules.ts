@@ -2,7 +2,7 @@
  * Temporal Schedules the worker owns, created (or brought up to date) when it starts, so a fresh
  * deployment needs no extra step and a changed setting reaches the schedule with the next worker.
  *
- * Media retention and the personal-data retention purge are Schedules rather than cron workflows
+ * Media retention, the personal-data retention purge and the OAuth token refresh-ahead sweep are Schedules rather than cron workflows
  * or long-running loops with timers: a Schedule is Temporal's successor of cron workflows, each
  * run is a short workflow of its own (a small history, nothing to continue-as-new), overlapping
  * runs are skipped by policy, and an operator can pause it, trigger it or read its last runs in
@@ -12,6 +12,8 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@tem
 import type { Config } from '../domain/config.js';
 import { mediaRetentionWorkflow } from '../workflows/mediaRetention.js';
 import { retentionWorkflow } from '../workflows/retention.js';
+import { tokenRefreshWorkflow } from '../workflows/tokenRefresh.js';
+import { TOKEN_REFRESH_EVERY_MS } from '../activities/oauthTokens.js';
 
 /** One per task queue, so deployments (and test runs) sharing a namespace keep their own. */
 export const mediaRetentionScheduleId = (config: Config) => `media-retention-${config.temporal.taskQueue}`;
@@ -58,4 +60,19 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
   const r = config.retention;
   const note = `Purges contacts deleted over ${r.deletedContactDays} d ago, job results over ${r.jobResultDays} d, webhook deliveries over ${r.webhookDeliveryDays} d`;
   return ensureSchedule(client, config, retentionScheduleId(config), retentionWorkflow, RETENTION_EVERY, note);
+}
+
+/** One per task queue, like the others. */
+export const tokenRefreshScheduleId = (config: Config) => `oauth-token-refresh-${config.temporal.taskQueue}`;
+
+/** Creates the refresh-ahead Schedule of OAuth tokens (`tokenRefreshWorkflow` every 10 minutes), or updates an existing one. Idempotent. */
+export async function ensureTokenRefreshSchedule(client: Client, config: Config): Promise<string> {
+  return ensureSchedule(
+    client,
+    config,
+    tokenRefreshScheduleId(config),
+    tokenRefreshWorkflow,
+    `${TOKEN_REFRESH_EVERY_MS / 60_000} minutes`,
+    'Refreshes OAuth access tokens that end within the refresh margin plus two sweep periods',
+  );
 }
