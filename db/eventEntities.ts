@@ -3,8 +3,9 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 
-export const EVENT_TYPES = ['post.published', 'post.failed', 'integration.reauth_required', 'integration.expires_soon'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import type { EventType } from '../domain/events.js';
+
+export type { EventType };
 export type SubscriptionStatus = 'active' | 'disabled';
 export type EventDeliveryStatus = 'pending' | 'delivered' | 'failed';
 

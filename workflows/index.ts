@@ -12,3 +12,5 @@ export * from './mediaAssembly.js';
 export * from './mediaRetention.js';
 export * from './bulkEnrichment.js';
 export * from './erasure.js';
+export * from './webhookEventDelivery.js';
+export * from './workspaceEventsSweep.js';
