@@ -237,6 +237,18 @@ export async function rotateSubscriptionSecret(em: EntityManager, id: string, se
   return updated.length ? findSubscription(em, id) : null;
 }
 
+/** Resumes deliveries to a disabled subscription; null when there is none. */
+export async function enableSubscription(em: EntityManager, id: string): Promise<SubscriptionRow | null> {
+  const updated = await em
+    .getKysely<EventsDB>()
+    .updateTable('webhook_subscriptions')
+    .set({ status: 'active', disabled_reason: null, disabled_at: null, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .returning('id')
+    .execute();
+  return updated.length ? findSubscription(em, id) : null;
+}
+
 export interface DeliveryListRow {
   id: string;
   eventId: string;
