@@ -326,7 +326,7 @@ export async function finishScheduleRow(
 
 /** The event of a schedule row's end: ids and the failure's code only (the post's text and the provider's message stay on the post). */
 function postOutcomeEvent(
-  row: { workspace_id: string; provider_id: string; published_at: Date | null },
+  row: RowOf<typeof recordRowOutcome>,
   input: { scheduleId: string; postId: string; outcome: RowOutcome },
 ): NewEvent {
   const o = input.outcome;

@@ -8,6 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { startTestApp, type TestApp } from '../harness.js';
 import { FakeX } from '../fakes/x.js';
 import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '../fakes/webhookReceiver.js';
@@ -287,5 +289,20 @@ describe('event deliveries', () => {
     expect(() => verify(rotated.body.data.secret, got)).not.toThrow();
     expect(() => verify(sub.secret, got)).not.toThrow();
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
+  });
+
+  it('every body received matches its schema in the OpenAPI document\'s webhooks', async () => {
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(ajv);
+    const bodies = receivers.flatMap((r) => r.received.map((h) => h.body));
+    const types = new Set(bodies.map((b) => b.type));
+    expect([...types].sort()).toEqual(['integration.expires_soon', 'integration.reauth_required', 'post.failed', 'post.published']);
+    for (const body of bodies) {
+      const ref: string = doc.webhooks[body.type].post.requestBody.content['application/json'].schema.$ref;
+      const validate = ajv.getSchema(ref) ?? (ajv.addSchema(doc.components.schemas[ref.split('/').pop()!], ref), ajv.getSchema(ref)!);
+      expect(validate(body), `${body.type}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      expect(validate({ ...body, data: { ...body.data, extra: 1 } })).toBe(false);
+    }
   });
 });
