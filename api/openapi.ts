@@ -357,6 +357,12 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     }
   }
   const webhookEvent = toOpenApiSchema(closeResponseObjects(JobWebhookEvent));
+  /** The Standard Webhooks headers every webhook (job or event) carries. */
+  const signatureHeaders = (id: string, signature: string) => [
+    { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: id },
+    { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
+    { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: signature },
+  ];
   const webhook = (type: string, summary: string) => ({
     post: {
       operationId: `webhook${pascal(type.replace('.', '_'))}`,
@@ -367,11 +373,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         'Standard Webhooks signature headers (`webhook-id`, the same on every retry; `webhook-timestamp`; `webhook-signature`, HMAC-SHA256 with the ' +
         'workspace\'s webhook secret). Any 2xx acknowledges it; other answers and network errors are retried with backoff for 24 h, except 410 Gone ' +
         '(no retry). Every attempt is listed in the job\'s `webhookDeliveries`.',
-      parameters: [
-        { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'Message id (`msg_<job workflow id>`), the same on every retry: deduplicate on it' },
-        { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
-        { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`' },
-      ],
+      parameters: signatureHeaders('Message id (`msg_<job workflow id>`), the same on every retry: deduplicate on it', '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`'),
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/JobWebhookEvent' } } } },
       responses: { '200': { description: 'Any 2xx acknowledges the event' }, '410': { description: 'Gone: the receiver wants no more deliveries (not retried)' } },
     },
@@ -387,11 +389,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         'HMAC-SHA256 with the subscription\'s secret, two space-separated signatures during a secret rotation). Any 2xx acknowledges it; other answers ' +
         'and network errors are retried with backoff for 24 h; 410 Gone disables the subscription. Every delivery is listed under ' +
         '`GET /webhook-subscriptions/{id}/deliveries` and can be re-sent.',
-      parameters: [
-        { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: '`msg_<event id>`: deduplicate on it' },
-        { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
-        { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: 'One or more space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`' },
-      ],
+      parameters: signatureHeaders('`msg_<event id>`: deduplicate on it', 'One or more space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`'),
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.$id}` } } } },
       responses: { '200': { description: 'Any 2xx acknowledges the event' }, '410': { description: 'Gone: the subscription is disabled (`disabledReason` `receiver_gone`)' } },
     },
