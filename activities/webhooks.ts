@@ -1,8 +1,9 @@
 /**
  * Webhooks. The signed POST itself (`postSignedWebhook`) is shared with the workspace events'
- * deliveries (activities/eventDeliveries.ts). Job webhooks: a JSON POST signed with Standard Webhooks headers (`webhook-id`,
- * `webhook-timestamp`, `webhook-signature`) using the workspace's secret, plus the caller's own
- * headers. Every attempt is recorded in `webhook_deliveries` and shown on the job.
+ * deliveries (activities/eventDeliveries.ts). Job webhooks: a JSON POST signed with Standard
+ * Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) using the
+ * workspace's secret, plus the caller's own headers. Every attempt is recorded in
+ * `webhook_deliveries` and shown on the job.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Webhook } from 'standardwebhooks';
