@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../harness.js';
 import { FakeX } from '../fakes/x.js';
 import { startWebhookReceiver, type ReceivedHook, type WebhookReceiver } from '../fakes/webhookReceiver.js';
 import { oauthConnect } from '../oauthFlow.js';
+import { onClient, recordEvent } from '../../db/events.js';
 
 const REDIRECT = 'https://app.example.com/integrations/oauth/callback';
 let app: TestApp;
@@ -289,6 +290,19 @@ describe('event deliveries', () => {
     expect(() => verify(rotated.body.data.secret, got)).not.toThrow();
     expect(() => verify(sub.secret, got)).not.toThrow();
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
+  });
+
+  it('recording the same state change twice records one event and one delivery per subscription', async () => {
+    const ws = await app.createWorkspace();
+    const hook = await receiver();
+    const sub = await subscribe(ws.apiKey, hook.url, ['post.failed']);
+    const event = { workspaceId: ws.workspaceId, type: 'post.failed' as const, stateKey: `post.failed:${crypto.randomUUID()}`, data: { postId: crypto.randomUUID() } };
+    const first = await recordEvent(onClient(app.pool), event);
+    const second = await recordEvent(onClient(app.pool), event);
+    expect(first?.deliveries).toHaveLength(1);
+    expect(second).toBeNull();
+    const { rows } = await app.pool.query('select count(*)::int as n from webhook_event_deliveries where subscription_id = $1', [sub.id]);
+    expect(rows[0].n).toBe(1);
   });
 
   it('every body received matches its schema in the OpenAPI document\'s webhooks', async () => {
