@@ -15,6 +15,7 @@ import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
 import { createMediaActivities } from './media.js';
 import { createPrivacyActivities } from './privacy.js';
+import { createRetentionActivities } from './retention.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPublishingActivities(deps),
     ...createMediaActivities(deps),
     ...createPrivacyActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

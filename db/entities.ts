@@ -8,6 +8,7 @@ import { BulkEnrichmentJob, BulkEnrichmentRow, ContactEnrichment, WorkspaceEnric
 import { OAuthAppRow, OAuthState } from './oauth.js';
 import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
 import { WebhookEventDelivery, WebhookSubscription, WorkspaceEvent } from './eventEntities.js';
+import { AuditEvent, AuditOutcome } from './auditEntities.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
@@ -48,4 +49,6 @@ export const entities = [
   WebhookSubscription,
   WorkspaceEvent,
   WebhookEventDelivery,
+  AuditEvent,
+  AuditOutcome,
 ];

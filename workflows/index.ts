@@ -14,3 +14,4 @@ export * from './bulkEnrichment.js';
 export * from './erasure.js';
 export * from './webhookEventDelivery.js';
 export * from './workspaceEventsSweep.js';
+export * from './retention.js';

@@ -20,6 +20,7 @@ import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
 import { privacyRoutes } from './privacy.js';
 import { webhookSubscriptionRoutes } from './webhookSubscriptions.js';
+import { auditRoutes } from './audit.js';
 
 export const routeGroups: RouteDef[][] = [
   platformRoutes,
@@ -38,4 +39,5 @@ export const routeGroups: RouteDef[][] = [
   contactRoutes,
   privacyRoutes,
   webhookSubscriptionRoutes,
+  auditRoutes,
 ];

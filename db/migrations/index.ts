@@ -35,6 +35,7 @@ import { Migration20261128200000_oauth } from './Migration20261128200000_oauth.j
 import { Migration20261128300000_privacy } from './Migration20261128300000_privacy.js';
 import { Migration20261128500000_bulk_enrichment } from './Migration20261128500000_bulk_enrichment.js';
 import { Migration20261128600000_webhook_events } from './Migration20261128600000_webhook_events.js';
+import { Migration20261128630000_audit_trail } from './Migration20261128630000_audit_trail.js';
 
 export const migrationsList = [
   Migration20261121000000_platform,
@@ -69,4 +70,5 @@ export const migrationsList = [
   Migration20261128300000_privacy,
   Migration20261128500000_bulk_enrichment,
   Migration20261128600000_webhook_events,
+  Migration20261128630000_audit_trail,
 ];
