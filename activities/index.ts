@@ -7,6 +7,7 @@ import { createContactActivities } from './dbContacts.js';
 import { createCreditActivities } from './credits.js';
 import { createDiscoveryActivities } from './dbDiscovery.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createEventDeliveryActivities } from './eventDeliveries.js';
 import { createSourceActivities } from './dbSources.js';
 import { createEnrichmentActivities } from './providers/enrichment.js';
 import { createBulkEnrichmentActivities } from './providers/bulkEnrichment.js';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCreditActivities(deps),
     ...createDiscoveryActivities(deps),
     ...createWebhookActivities(deps),
+    ...createEventDeliveryActivities(deps),
     ...createSourceActivities(deps),
     ...createEnrichmentActivities(deps),
     ...createBulkEnrichmentActivities(deps),

@@ -20,6 +20,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { integrationsEndingBefore, publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
 import { inWorkspaceScope, useWorkspace, withoutTenancy } from '../db/tenancy.js';
 import type { ActivityDeps } from './deps.js';
+import { onEntityManager, recordEvent, type DeliveryRef } from '../db/events.js';
+import { eventStateKey } from '../domain/events.js';
 import type { Config } from '../domain/config.js';
 import { decryptCredentials, encryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
@@ -49,8 +51,9 @@ export async function freshAccessToken(
   /**
    * `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it.
    * `marginMs`: refresh when the token ends within this (the sweep's wider margin), instead of `OAUTH_REFRESH_MARGIN_SECS`.
+   * `dispatch`: starts the deliveries of the `integration.reauth_required` event this call may record.
    */
-  opts: { rejected?: string; marginMs?: number } = {},
+  opts: { rejected?: string; marginMs?: number; dispatch?: (deliveries: DeliveryRef[]) => Promise<void> } = {},
 ): Promise<string> {
   const keyring = keyringOf(config);
   /** The stored token, and the refresh token to use when it must be refreshed first (else null). */
@@ -71,7 +74,19 @@ export async function freshAccessToken(
   if (seen.status === 'reauth_required') throw reauthRequired(integrationId, 'the network ended its grant');
   const unlocked = read(seen);
   if (!unlocked.refreshToken) return unlocked.token;
-  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row) => {
+  let deliveries: DeliveryRef[] = [];
+  /** The move to reauth_required, and its event in the same transaction: one per ended grant, however many publishes hit it. */
+  const endGrant = async (tx: EntityManager, row: IntegrationEntity, why: string) => {
+    const event = await recordEvent(onEntityManager(tx), {
+      workspaceId,
+      type: 'integration.reauth_required',
+      stateKey: eventStateKey.reauthRequired(integrationId, row.credentialsEncrypted ?? ''),
+      data: { integrationId, provider: row.provider, status: 'reauth_required' },
+    });
+    deliveries = event?.deliveries ?? [];
+    return { result: { reauth: why }, update: { status: 'reauth_required' as const } };
+  };
+  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row, tx) => {
     // Read again under the lock: another caller may have refreshed meanwhile.
     if (row.status === 'reauth_required') return { result: { reauth: 'the network ended its grant' } };
     const { creds, token, refreshToken } = read(row);
@@ -79,7 +94,7 @@ export async function freshAccessToken(
     const network = oauthNetworkOf(row.provider);
     const source = creds.app === 'workspace' ? 'workspace' : 'operator';
     const app = await resolveOAuthApp(em, keyring, config.env, workspaceId, network, source);
-    if (!app) return { result: { reauth: `the ${source} OAuth app that issued its grant is no longer configured` }, update: { status: 'reauth_required' } };
+    if (!app) return endGrant(tx, row, `the ${source} OAuth app that issued its grant is no longer configured`);
     try {
       const fresh = await refreshGrant(network, app, oauthEndpoints(network, config.env), refreshToken, config.outboundAllowList);
       const next = { ...creds, accessToken: fresh.accessToken, refreshToken: fresh.refreshToken ?? refreshToken };
@@ -94,11 +109,12 @@ export async function freshAccessToken(
       };
     } catch (e) {
       if (!(e instanceof OAuthError)) throw e;
-      if (e.kind === 'invalid_grant') return { result: { reauth: e.message }, update: { status: 'reauth_required' } };
+      if (e.kind === 'invalid_grant') return endGrant(tx, row, e.message);
       // A transient failure leaves the stored pair (still the valid one) untouched.
       throw new ProviderFailure('transient', `token refresh: ${e.message}`, e.opts.retryAfterMs ? { retryAfterMs: e.opts.retryAfterMs } : {});
     }
   });
+  await opts.dispatch?.(deliveries);
   if (!outcome) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} no longer exists`);
   if ('reauth' in outcome) throw reauthRequired(integrationId, outcome.reauth);
   return outcome.token;

@@ -30,6 +30,8 @@ import { dispatchableRows, firstUndispatchedTime, markRowsDispatched, scheduleRo
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from '../infra/outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
 import { freshAccessToken, reauthRequired } from './oauthTokens.js';
+import { dispatchEventDeliveries } from './eventDeliveries.js';
+import type { DeliveryRef } from '../db/events.js';
 import { publishOutcomes } from '../telemetry/metrics.js';
 import { pronetAdapter } from './providers/pronet.js';
 import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
@@ -123,6 +125,8 @@ interface StepContext {
 export function createPublishingActivities(deps: ActivityDeps) {
   const { pool, storage, config } = deps;
   const limiters = { microblog: new Limiter(MAX_CALLS_PER_NETWORK), pronet: new Limiter(MAX_CALLS_PER_NETWORK) };
+  /** Starts the deliveries of an `integration.reauth_required` event a token refresh recorded. */
+  const dispatch = (deliveries: DeliveryRef[]) => dispatchEventDeliveries(deps, deliveries);
 
   function mediaSource(fileName: string, contentType: string, size: number): MediaSource {
     return {
@@ -162,7 +166,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
     if (i.apiBaseUrl && !providerBaseUrlAllowed(i.apiBaseUrl, providerBaseUrlAllowList(config.env))) {
       throw new ProviderFailure('invalid_input', `integration ${integrationId}: its apiBaseUrl is not allowed by this service`, { code: 'provider_address_not_allowed' });
     }
-    const token = await freshAccessToken(deps.orm.em, config, workspaceId, integrationId);
+    const token = await freshAccessToken(deps.orm.em, config, workspaceId, integrationId, { dispatch });
     return { provider: i.provider, externalAccountId: i.externalAccountId, accessToken: token, apiBaseUrl: i.apiBaseUrl ?? null, allowList: config.outboundAllowList };
   }
 
@@ -235,7 +239,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           // The token read before the wait may have ended during it: refreshed just in time.
-          acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId);
+          acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { dispatch });
           if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
@@ -252,7 +256,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
           // 401 to a token believed valid (revoked or ended early): refresh it once; a grant that
           // is gone turns into integration_reauth_required, a refreshed token is retried.
           if (e instanceof ProviderFailure && e.kind === 'credentials_revoked' && e.opts.status === 401) {
-            const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken });
+            const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken, dispatch });
             if (now !== acct.accessToken) throw new ProviderFailure('transient', 'the access token was refreshed after a 401; retrying with it');
           }
           throw e;

@@ -124,12 +124,13 @@ export async function connectOAuthIntegration(
 export async function withLockedIntegration<T>(
   em: EntityManager,
   id: string,
-  fn: (row: IntegrationEntity) => Promise<{ result: T; update?: Partial<Pick<IntegrationEntity, 'credentialsEncrypted' | 'status' | 'accessExpiresAt' | 'grantExpiresAt' | 'scopes'>> }>,
+  /** `tx`: the transaction's entity manager, for writes that must commit with the update (an event). */
+  fn: (row: IntegrationEntity, tx: EntityManager) => Promise<{ result: T; update?: Partial<Pick<IntegrationEntity, 'credentialsEncrypted' | 'status' | 'accessExpiresAt' | 'grantExpiresAt' | 'scopes'>> }>,
 ): Promise<T | null> {
   return em.transactional(async (tx) => {
     const row = await tx.findOne(Integration, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['credentialsEncrypted'], refresh: true });
     if (!row) return null;
-    const { result, update } = await fn(row);
+    const { result, update } = await fn(row, tx);
     if (update) {
       tx.assign(row, update);
       await tx.flush();

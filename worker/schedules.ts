@@ -14,15 +14,22 @@ import { mediaRetentionWorkflow } from '../workflows/mediaRetention.js';
 import { retentionWorkflow } from '../workflows/retention.js';
 import { tokenRefreshWorkflow } from '../workflows/tokenRefresh.js';
 import { TOKEN_REFRESH_EVERY_MS } from '../activities/oauthTokens.js';
+import { workspaceEventsSweepWorkflow } from '../workflows/workspaceEventsSweep.js';
 
 /** One per task queue, so deployments (and test runs) sharing a namespace keep their own. */
 export const mediaRetentionScheduleId = (config: Config) => `media-retention-${config.temporal.taskQueue}`;
 export const retentionScheduleId = (config: Config) => `retention-${config.temporal.taskQueue}`;
+export const workspaceEventsScheduleId = (config: Config) => `workspace-events-${config.temporal.taskQueue}`;
 
 /** How often the sweep runs; what it removes is decided by `MEDIA_RETENTION_HOURS`, read by the activity. */
 const MEDIA_RETENTION_EVERY = '1 hour';
 /** How often the personal-data purge runs; its periods (`RETENTION_*_DAYS`) are read by its activities. */
 const RETENTION_EVERY = '1 day';
+/**
+ * The workspace events sweep: a grant ending within `INTEGRATION_EXPIRY_NOTICE_DAYS` is announced
+ * (once per grant) well ahead, and a delivery left unstarted waits at most this long.
+ */
+const WORKSPACE_EVENTS_EVERY = '5 minutes';
 
 /** Creates the Schedule `scheduleId` starting `workflowType` every `every`, or updates an existing one. Idempotent. */
 async function ensureSchedule(client: Client, config: Config, scheduleId: string, workflowType: () => Promise<unknown>, every: string, note: string): Promise<string> {
@@ -75,4 +82,10 @@ export async function ensureTokenRefreshSchedule(client: Client, config: Config)
     `${TOKEN_REFRESH_EVERY_MS / 60_000} minutes`,
     'Refreshes OAuth access tokens that end within the refresh margin plus two sweep periods',
   );
+}
+
+/** Creates the workspace events sweep Schedule (docs/PUBLISHING.md "Events"), or updates it. Idempotent. */
+export async function ensureWorkspaceEventsSchedule(client: Client, config: Config): Promise<string> {
+  const note = 'Sends integration.expires_soon for grants ending soon and starts event deliveries left unstarted';
+  return ensureSchedule(client, config, workspaceEventsScheduleId(config), workspaceEventsSweepWorkflow, WORKSPACE_EVENTS_EVERY, note);
 }

@@ -40,6 +40,8 @@ const VALID: Record<string, Record<string, unknown>> = {
   SuppressionEntry: { kind: 'email', reason: 'erasure' },
   BulkEnrichmentJob: { state: 'running' },
   BulkEnrichmentRow: { status: 'pending' },
+  WebhookSubscription: { status: 'active' },
+  WebhookEventDelivery: { status: 'pending' },
 };
 
 let db: Database;
