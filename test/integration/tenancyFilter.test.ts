@@ -42,6 +42,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   BulkEnrichmentRow: { status: 'pending' },
   WebhookSubscription: { status: 'active' },
   WebhookEventDelivery: { status: 'pending' },
+  AuditEvent: { actorKind: 'workspace' },
 };
 
 let db: Database;
