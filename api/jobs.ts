@@ -199,8 +199,11 @@ export async function readJob(deps: AppDeps, workspaceId: string, jobId: string)
 export async function cancelJob(deps: AppDeps, workspaceId: string, jobId: string): Promise<JobRecord> {
   const row = await jobRow(deps, workspaceId, jobId);
   const handle = deps.temporal.workflow.getHandle<JobWorkflow>(row.workflowId);
-  const desc = await handle.describe();
-  if (desc.status.name !== 'RUNNING') throw conflict(`Job ${jobId} has already ended`, 'job_not_running');
+  // A job that has ended while its workflow still retries the webhook is ended too: cancelling it
+  // would neither change its outcome nor (the delivery is non-cancellable) stop the retries.
+  const { view } = await stateOf(deps, handle);
+  if (view.jobStatus !== 'running' && view.jobStatus !== 'queued')
+    throw conflict(`Job ${jobId} has already ended (${view.jobStatus}); its webhook notification, if any, is still delivered`, 'job_not_running');
   await handle.cancel();
   // Wait briefly so the answer shows the cancellation rather than a still-running job.
   await Promise.race([handle.result().catch(() => undefined), new Promise((r) => setTimeout(r, 3000))]);

@@ -22,7 +22,11 @@ export interface Config {
    * `pathStyle`: `https://host/bucket/key` (MinIO, most S3-compatible servers) or `https://bucket.host/key` (AWS S3's virtual hosts).
    * Credentials: `S3_ACCESS_KEY`/`S3_SECRET_KEY`, else the AWS SDK's `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`.
    */
-  s3: { endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string; region: string; pathStyle: boolean };
+  s3: {
+    endpoint: string; publicEndpoint: string; accessKey: string; secretKey: string; sessionToken?: string; bucket: string; region: string; pathStyle: boolean;
+    /** A request to the object store fails after this long without a byte either way (`S3_REQUEST_TIMEOUT_MS`, 10 s): a stalled store cannot hang /readyz or uploads. */
+    requestTimeoutMs: number;
+  };
   /** Connections at most in each process's one PostgreSQL pool (docs/DEPLOY.md "Connection arithmetic"). */
   dbPoolMax: { api: number; worker: number };
   /**
@@ -316,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bucket: env.S3_BUCKET ?? 'media',
       region: env.S3_REGION ?? env.AWS_REGION ?? 'us-east-1',
       pathStyle: bool('S3_PATH_STYLE', env.S3_PATH_STYLE, true),
+      requestTimeoutMs: int(env.S3_REQUEST_TIMEOUT_MS, 10_000),
     },
     dbPoolMax: { api: int(env.API_DB_POOL_MAX, 20), worker: int(env.WORKER_DB_POOL_MAX, 20) },
     shutdownDelayMs: int(env.SHUTDOWN_DELAY_MS, 0),

@@ -1,4 +1,7 @@
 /** The object store (MinIO or any S3): media objects and claim-check payloads. */
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { Client } from 'minio';
 import type { Config } from '../domain/config.js';
 
@@ -11,9 +14,28 @@ export interface ObjectStore {
   ping(): Promise<void>;
 }
 
+/**
+ * The MinIO client sets no timeout and ignores a socket's `timeout` event, so a store that accepts
+ * and never answers would hold the request for ever. This agent ends such a socket with an error,
+ * which the client's request rejects with. It bounds inactivity, not duration: a large upload that
+ * keeps moving is never cut.
+ */
+function stallBoundedAgent(https: boolean, timeoutMs: number): HttpAgent {
+  const Base = https ? HttpsAgent : HttpAgent;
+  const agent = new Base({ keepAlive: true, timeout: timeoutMs });
+  const create = agent.createConnection.bind(agent) as (...args: unknown[]) => Duplex;
+  agent.createConnection = ((...args: unknown[]) => {
+    const socket = create(...args);
+    socket.on('timeout', () => socket.destroy(new Error(`the object store did not answer within ${timeoutMs} ms`)));
+    return socket;
+  }) as HttpAgent['createConnection'];
+  return agent;
+}
+
 function clientFor(endpoint: string, cfg: Config['s3']): Client {
   const url = new URL(endpoint);
   return new Client({
+    transportAgent: stallBoundedAgent(url.protocol === 'https:', cfg.requestTimeoutMs),
     endPoint: url.hostname,
     port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80,
     useSSL: url.protocol === 'https:',

@@ -126,6 +126,9 @@ export const platformRoutes = [
   }),
   defineRoute({
     method: 'post', path: '/jobs/{jobId}/cancel', tag: 'Jobs', summary: 'Cancel a running job',
+    description:
+      'Stops a queued or running job. A job that has ended (`completed`, `failed`, `cancelled`) answers 409 `job_not_running`, ' +
+      'also while its webhook notification is still being retried: the notification reports the outcome and keeps its retry schedule.',
     params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 409, 500], errorCodes: ['job_not_running'],
     handler: async ({ auth, deps, params }) => ({ data: await cancelJob(deps, auth.workspaceId, params.jobId) }),
   }),

@@ -151,6 +151,28 @@ describe('jobs', () => {
     expect(new Webhook(ws.webhookSecret).verify(hook.raw, hook.headers as Record<string, string>)).toMatchObject({ jobId: accepted.body.jobId });
   });
 
+  // Issue 27 item 5: a finished job whose webhook was still being retried answered 200 to cancel,
+  // and the workflow went on retrying. The job has ended: cancel says so (409), like any ended job.
+  it('answers 409 job_not_running to cancelling a finished job whose webhook is being retried', async () => {
+    const failing = await startWebhookReceiver({ status: 503 });
+    try {
+      const ws = await app.createWorkspace({ credits: 10 });
+      slow.setData(profile(9), 'basic_contact_data', { contact: { firstName: 'Edsger', lastName: 'Dijkstra', fullName: 'Edsger Dijkstra' } });
+      const accepted = await enrich(ws.apiKey, 9, { webhookConfiguration: { url: failing.url } });
+      expect(accepted.status).toBe(202);
+      await app.waitForJob(accepted.body.jobId, ws.apiKey);
+      await failing.waitFor((b) => b.jobId === accepted.body.jobId);
+      const cancelled = await app.http('POST', `/jobs/${accepted.body.jobId}/cancel`, { apiKey: ws.apiKey });
+      expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(409);
+      expect(cancelled.body.error.code).toBe('job_not_running');
+      const after = await app.http('GET', `/jobs/${accepted.body.jobId}`, { apiKey: ws.apiKey });
+      expect(after.body.data.jobStatus).toBe('completed');
+      expect(after.body.data.webhookDeliveries[0]).toMatchObject({ statusCode: 503 });
+    } finally {
+      await failing.close();
+    }
+  });
+
   it('refuses a webhook URL on a private address unless allow-listed', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     const res = await enrich(ws.apiKey, 7, { webhookConfiguration: { url: 'http://10.0.0.5/hook' } });
