@@ -7,6 +7,7 @@ import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './
 import { BulkEnrichmentJob, BulkEnrichmentRow, ContactEnrichment, WorkspaceEnrichmentSettings } from './bulkEnrichment.js';
 import { OAuthAppRow, OAuthState } from './oauth.js';
 import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
+import { AccessRequest, DatasetOptOut } from './subjectAccessEntities.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
@@ -44,4 +45,6 @@ export const entities = [
   OAuthAppRow,
   ErasureRequest,
   SuppressionEntry,
+  DatasetOptOut,
+  AccessRequest,
 ];
