@@ -12,3 +12,4 @@ export * from './mediaAssembly.js';
 export * from './mediaRetention.js';
 export * from './bulkEnrichment.js';
 export * from './erasure.js';
+export * from './subjectAccess.js';

@@ -27,7 +27,7 @@ import type { SuppressionKind } from '../../db/privacyEntities.js';
 import { erasureWorkflow } from '../../workflows/erasure.js';
 
 /** The normalised identifiers of a body; a value that is no email / profile URL is a 400 naming it. */
-function normalized(body: { emails?: string[]; profileUrls?: string[] }): { kind: SuppressionKind; value: string }[] {
+export function normalized(body: { emails?: string[]; profileUrls?: string[] }): { kind: SuppressionKind; value: string }[] {
   const out: { kind: SuppressionKind; value: string }[] = [];
   for (const [field, kind] of [['emails', 'email'], ['profileUrls', 'profileUrl']] as const) {
     for (const [i, raw] of (body[field] ?? []).entries()) {
