@@ -43,7 +43,8 @@ export async function mergeAccessRequest(db: Queryable, workspaceId: string, id:
 
 /**
  * Records the link once (a retry answers the recorded one, so the job ends with the same result)
- * and drops the identifiers; returns the final result.
+ * and drops the identifiers and the contact ids (only counts and the object's name stay);
+ * returns the final result.
  */
 export async function completeAccessRequest(pool: Pool, workspaceId: string, id: string, link: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   return inWorkspaceTransaction(pool, workspaceId, async (client) => {
@@ -53,7 +54,7 @@ export async function completeAccessRequest(pool: Pool, workspaceId: string, id:
     if (row.result.downloadUrl) return row.result;
     const result = { ...row.result, ...(await link()) };
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    await client.query(`update access_requests set result = $3::jsonb, identifiers = null, completed_at = now() where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(result)]);
+    await client.query(`update access_requests set result = $3::jsonb, identifiers = null, plan = null, completed_at = now() where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(result)]);
     return result;
   });
 }

@@ -31,7 +31,7 @@ export const AccessRequest = defineEntity({
     workspaceId: workspaceId('access_requests'),
     /** The request's identifiers, sealed with the keyring; null once the job has ended. */
     identifiers: p.text().nullable(),
-    /** The contact ids the identifiers resolved to (no personal data), so a retry exports the same. */
+    /** The contact ids the identifiers resolved to, so a retry exports the same; null once the job has ended. */
     plan: p.json<Record<string, unknown>>().nullable(),
     /** The job's result once the document is written: object key, counts, link and its expiry. */
     result: p.json<Record<string, unknown>>().nullable(),

@@ -1,9 +1,11 @@
 /**
  * Erasure end to end on the real stack (docs/PRIVACY.md): a person enters through a bulk upsert
- * (with a webhook) and a contacts file in the object store; an erasure request by email removes
- * them; then every table of the test's database, every object under the workspace's prefix and
- * every workflow history of the workspace (fetched from Temporal, decoded through the project's
- * payload codec) is scanned for the person's identifiers. A second test kills the worker (SIGKILL)
+ * (with a webhook), a contacts file in the object store, a source pull (the dataset listening
+ * provider) and an enrichment job (with a webhook), and is exported by a subject-access request;
+ * an erasure request by email removes them; then every table of the test's database, every
+ * object under the workspace's prefix and every workflow history of the workspace (fetched from
+ * Temporal, decoded through the project's payload codec) is scanned for the person's identifiers;
+ * a re-import, a re-pull and an enrichment are turned away. A second test kills the worker (SIGKILL)
  * mid-erasure and checks the job finishes with the same report as an uninterrupted one.
  */
 import { randomBytes } from 'node:crypto';
@@ -14,6 +16,7 @@ import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fak
 import { createPayloadCodec } from '../../domain/payloadCodec.js';
 import { SA } from '../../domain/searchAttributes.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
+import { v7 as uuidv7 } from 'uuid';
 
 let app: TestApp;
 let hooks: WebhookReceiver;
@@ -82,6 +85,32 @@ async function fileImport(ws: NewWorkspace, sourceId: string, csv: string) {
   const job = await app.waitForJob(r.body.jobId, ws.apiKey);
   expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
   return up.body.fileName as string;
+}
+
+/**
+ * The person in the global dataset, liking a post of `owner` an hour ago: a `pronetInbound` pull
+ * of the owner's audience (dataset listening provider) brings them in.
+ */
+async function seedAudience(p: { first: string; profile: string }, owner: string) {
+  const key = p.profile.replace('https://www.', '').replace(/\/$/, '');
+  await app.pool.query(
+    `insert into ds_people (id, member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title, member_location_country)
+     values ($1, $2, $3, $4, 'Doe', 'Analyst', 'Germany')`,
+    [uuidv7(), key, `${p.first} Doe`, p.first],
+  );
+  await app.pool.query(
+    `insert into ds_posts (id, member_pronet_url, post_url, text, posted_at, likes, comments, interaction_type, author_pronet_url)
+     values ($1, $2, $3, 'Liked a post', now() - interval '1 hour', 0, 0, 'like', $4)`,
+    [uuidv7(), key, `${owner}/posts/1/reactions/${p.first}`, owner],
+  );
+}
+
+async function pull(ws: NewWorkspace, sourceId: string) {
+  const r = await app.http('POST', `/sources/pull-contacts-from-source/${sourceId}`, { apiKey: ws.apiKey, body: {} });
+  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  const job = await app.waitForJob(r.body.jobId, ws.apiKey, 60_000);
+  expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+  return job;
 }
 
 async function erase(ws: NewWorkspace, body: unknown) {
@@ -169,20 +198,33 @@ describe('erasure', () => {
     const file = await fileImport(ws, src2, `First Name,Last Name,Email,Profile\r\n${p.first},Doe,${p.email},${p.profile}\r\n`);
     const enrichment = await enrich(ws, p, hooks.url);
     await hooks.waitFor((b) => b.jobId === enrichment.id);
+    const owner = `pronet.example/in/owner-${randomBytes(4).toString('hex')}`;
+    await seedAudience(p, owner);
+    const audience = await app.http('POST', '/sources', { apiKey: ws.apiKey, body: { sourceType: 'pronetInbound', sourceIdentifier: `https://www.${owner}/` } });
+    expect(audience.status, JSON.stringify(audience.body)).toBe(200);
+    const pulled = await pull(ws, audience.body.data.id);
+    expect(pulled.jobResponsePayload).toMatchObject({ provider: 'dataset', fetched: 1, created: 0, updated: 1 });
     const contact = await app.pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 and work_email = $2`, [ws.workspaceId, p.email]);
     expect(contact.rows).toHaveLength(1);
-    const needles = [p.email, p.profile, p.profile.replace('https://www.', '').replace(/\/$/, ''), contact.rows[0]!.id];
+    // a subject-access export of the person sits in the object store until the erasure
+    const access = await app.http('POST', '/privacy/access-requests', { apiKey: ws.apiKey, body: { emails: [p.email] } });
+    expect(access.status, JSON.stringify(access.body)).toBe(202);
+    const exported = await app.waitForJob(access.body.jobId, ws.apiKey, 60_000);
+    expect(exported.jobResponsePayload).toMatchObject({ contacts: 1, sources: 3 });
+    const needles = [p.email, p.profile, p.profile.replace('https://www.', '').replace(/\/$/, ''), contact.rows[0]!.id, p.first];
     // the person is everywhere before
     expect(await tablesHolding(needles)).not.toEqual([]);
-    expect(await objectsHolding(ws.workspaceId, needles)).toEqual([`${file}: ${p.email}`, `${file}: ${p.profile}`, `${file}: ${needles[2]}`]);
+    const objectsBefore = await objectsHolding(ws.workspaceId, needles);
+    expect(new Set(objectsBefore.map((hit) => hit.split(': ')[0]))).toEqual(new Set([file, exported.jobResponsePayload.objectName]));
+    expect(objectsBefore).toEqual(expect.arrayContaining([`${file}: ${p.email}`, ...[p.email, p.first, contact.rows[0]!.id].map((n) => `${exported.jobResponsePayload.objectName}: ${n}`)]));
     expect((await historiesHolding(ws.workspaceId, needles)).hits).not.toEqual([]);
 
     const jobId = await erase(ws, { emails: [p.email.toUpperCase()] });
     const job = await app.waitForJob(jobId, ws.apiKey, 60_000);
     expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
     expect(job.jobResponsePayload).toEqual({
-      database: { contacts: 1, contactSources: 2, identityLogEntries: expect.any(Number), stagedRows: 0, idempotencyRecords: 0, suppressionEntriesAdded: 2 },
-      objectStore: { objects: 1 },
+      database: { contacts: 1, contactSources: 3, identityLogEntries: expect.any(Number), stagedRows: 0, idempotencyRecords: 0, suppressionEntriesAdded: 2 },
+      objectStore: { objects: 2 },
       temporal: { workflowExecutions: 1, jobs: 1 },
     });
     // the enrichment job is gone with its history
@@ -213,6 +255,9 @@ describe('erasure', () => {
       { 'First Name': other.first, 'Last Name': 'Roe', Email: other.email, Profile: other.profile },
     ]);
     expect(reimport.jobResponsePayload).toMatchObject({ created: 0, updated: 1, suppressed: 1, failed: 0 });
+    // a source pull skips them too
+    const repulled = await pull(ws, audience.body.data.id);
+    expect(repulled.jobResponsePayload).toMatchObject({ fetched: 1, created: 0, updated: 0, suppressed: 1 });
     const single = await app.http('POST', `/contacts/${src1}`, { apiKey: ws.apiKey, body: { 'First Name': p.first, Email: p.email } });
     expect(single.status, JSON.stringify(single.body)).toBe(422);
     expect(single.body.error.code).toBe('contact_suppressed');
