@@ -4,16 +4,10 @@
  * workflow input). The job writes one JSON document with everything the workspace holds about
  * the person to the object store and answers a short-lived presigned link to it.
  */
-import { v7 as uuidv7 } from 'uuid';
-import { assertWebhookConfiguration } from '../outboundUrls.js';
-import { startJob } from '../jobs.js';
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { AccessRequestBody } from '../schemas/subjectAccess.js';
-import { normalized } from './privacy.js';
-import { InvalidInputError } from '../../domain/errors.js';
-import { keyringOf } from '../../domain/keyring.js';
-import { inWorkspaceTransaction, type PersonIdentifiers } from '../../db/privacy.js';
+import { personOf, startSealedRequestJob } from './privacy.js';
 import { ACCESS_IDENTIFIERS_CONTEXT, insertAccessRequest } from '../../db/subjectAccess.js';
 import { subjectAccessWorkflow } from '../../workflows/subjectAccess.js';
 
@@ -36,23 +30,13 @@ export const subjectAccessRoutes = [
     errors: [400, 401, 409, 422, 429, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
-      const ids: PersonIdentifiers = {
-        contactIds: body.contactIds ?? [],
-        emails: normalized({ emails: body.emails }).map((x) => x.value),
-        profileUrls: normalized({ profileUrls: body.profileUrls }).map((x) => x.value),
-      };
-      if (!ids.contactIds.length && !ids.emails.length && !ids.profileUrls.length) throw new InvalidInputError(['emails'], 'name the person: at least one contact id, email or profile URL');
-      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      const jobId = uuidv7();
-      const sealed = keyringOf(deps.config).encryptText(JSON.stringify(ids), ACCESS_IDENTIFIERS_CONTEXT);
-      await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => insertAccessRequest(client, jobId, auth.workspaceId, sealed));
-      const accepted = await startJob(deps, {
-        workspaceId: auth.workspaceId,
+      const accepted = await startSealedRequestJob(deps, auth.workspaceId, {
+        ids: personOf(body),
+        context: ACCESS_IDENTIFIERS_CONTEXT,
+        insert: (client, jobId, sealed) => insertAccessRequest(client, jobId, auth.workspaceId, sealed),
         type: 'subject-access',
         workflow: subjectAccessWorkflow,
-        jobId,
-        args: { requestId: jobId },
-        webhook: body.webhookConfiguration ?? null,
+        webhook: body.webhookConfiguration,
         message: 'Subject access accepted; poll jobStatusEndpoint for the link to the document',
       });
       return reply(202, accepted);

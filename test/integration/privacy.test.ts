@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhookReceiver.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
-import { createPayloadCodec } from '../../domain/payloadCodec.js';
+import { decodedHistoryTexts } from '../historyPayloads.js';
 import { SA } from '../../domain/searchAttributes.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
 import { v7 as uuidv7 } from 'uuid';
@@ -146,30 +146,17 @@ async function objectsHolding(workspaceId: string, needles: string[]): Promise<s
 
 /** Histories of the workspace's executions whose decoded payloads hold one of `needles` (deleted ones read as NotFound: gone). */
 async function historiesHolding(workspaceId: string, needles: string[]): Promise<{ hits: string[]; scanned: number }> {
-  const codec = createPayloadCodec(app.config);
   const hits: string[] = [];
   let scanned = 0;
   for await (const w of app.deps.temporal.workflow.list({ query: `${SA.WorkspaceId.name} = "${workspaceId}"` })) {
-    let history;
+    let texts: string[];
     try {
-      history = await app.deps.temporal.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+      texts = await decodedHistoryTexts(app, w.workflowId, w.runId);
     } catch {
       continue;
     }
     scanned++;
-    const stack: unknown[] = [history];
-    while (stack.length) {
-      const v = stack.pop();
-      if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
-      const o = v as Record<string, unknown>;
-      if (o.data instanceof Uint8Array && o.metadata) {
-        const [p] = await codec.decode([o as never]);
-        const text = Buffer.from(p!.data ?? new Uint8Array()).toString('utf8').toLowerCase();
-        for (const n of needles) if (text.includes(n.toLowerCase())) hits.push(`${w.workflowId}: ${n}`);
-        continue;
-      }
-      stack.push(...(Array.isArray(v) ? v : Object.values(o)));
-    }
+    for (const text of texts) for (const n of needles) if (text.toLowerCase().includes(n.toLowerCase())) hits.push(`${w.workflowId}: ${n}`);
   }
   return { hits, scanned };
 }

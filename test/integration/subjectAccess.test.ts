@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
-import { createPayloadCodec } from '../../domain/payloadCodec.js';
+import { decodedHistoryTexts } from '../historyPayloads.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
 
 let app: TestApp;
@@ -57,26 +57,6 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs =
     if (ok(v) || Date.now() > deadline) return v;
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/** Decoded payloads of one workflow's history, as text. */
-async function historyText(workflowId: string): Promise<string> {
-  const codec = createPayloadCodec(app.config);
-  const history = await app.deps.temporal.workflow.getHandle(workflowId).fetchHistory();
-  const out: string[] = [];
-  const stack: unknown[] = [history];
-  while (stack.length) {
-    const v = stack.pop();
-    if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
-    const o = v as Record<string, unknown>;
-    if (o.data instanceof Uint8Array && o.metadata) {
-      const [p] = await codec.decode([o as never]);
-      out.push(Buffer.from(p!.data ?? new Uint8Array()).toString('utf8'));
-      continue;
-    }
-    stack.push(...(Array.isArray(v) ? v : Object.values(o)));
-  }
-  return out.join('\n');
 }
 
 describe('subject access', () => {
@@ -140,7 +120,7 @@ describe('subject access', () => {
 
     // the workflow carried ids and counts only; the request row keeps no identifier once done
     const wf = (await app.pool.query(`select workflow_id from jobs where id = $1`, [access.id])).rows[0].workflow_id as string;
-    const text = (await historyText(wf)).toLowerCase();
+    const text = (await decodedHistoryTexts(app, wf)).join('\n').toLowerCase();
     expect(text).toContain(access.id);
     for (const needle of [p.email, p.enrichedEmail, `ada-${tag}`, p.first.toLowerCase(), contactId]) expect(text, needle).not.toContain(needle);
     expect((await app.pool.query(`select identifiers from access_requests where id = $1`, [access.id])).rows[0].identifiers).toBeNull();
