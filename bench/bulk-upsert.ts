@@ -195,7 +195,7 @@ async function waitForJob(jobId: string): Promise<any> {
 /** One import of every row into an empty workspace: 202 → job completed → all rows queryable. */
 async function importAll(run: number): Promise<Measured> {
   // Every run starts from empty tables (TRUNCATE, so no dead index entries slow the next run).
-  await pool.query(`truncate contacts, contact_sources, companies`);
+  await pool.query(`truncate contacts, contact_sources, contact_enrichments, companies`);
   const cpu0 = cpuNow();
   const db0 = databaseCpu(DB);
   const t0 = performance.now();

@@ -172,7 +172,7 @@ let inlineMs = NaN;
 if (INLINE_ROWS > 0) {
   say(`inline bulk upsert: ${INLINE_ROWS} rows in one request`);
   // Into empty tables, as the file import started.
-  await pool.query(`truncate contacts, contact_sources, companies`);
+  await pool.query(`truncate contacts, contact_sources, contact_enrichments, companies`);
   const inlineWs = await createWorkspace(database.orm.em, { name: 'bench-inline' });
   const inlineSrc = await http('POST', '/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'bench-inline', sourceMeta: { config: { fieldMapping: BULK_MAPPING } } }, inlineWs.apiKey);
   // Serialised before the clock starts, as bench/bulk-upsert.ts does: the client's work is not the service's.

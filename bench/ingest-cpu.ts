@@ -99,7 +99,7 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.lengt
 
 const runs: Run[] = [];
 for (let run = 1; run <= Number(args.repeat); run++) {
-  await pool.query(`truncate contacts, contact_sources, companies`);
+  await pool.query(`truncate contacts, contact_sources, contact_enrichments, companies`);
   runs.push(await ingestAll());
   say(`run ${run}: ${show(runs.at(-1)!)}`);
 }
@@ -107,7 +107,7 @@ const resend = await ingestAll();
 say(`re-send: ${show(resend)}`);
 
 // The anchor: plain COPY of the same rows' contact columns, into an empty table like the first loads.
-await pool.query(`truncate contacts, contact_sources, companies`);
+await pool.query(`truncate contacts, contact_sources, contact_enrichments, companies`);
 const copyWs = await createWorkspace(setup.orm.em, { name: 'bench-copy' });
 const copyCpu0 = cpuByProcess({ bench: process.pid });
 const copyDb0 = databaseCpu(DB);

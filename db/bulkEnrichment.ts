@@ -23,9 +23,8 @@ import { COMPANY_JOIN, joinSql } from '../domain/contactCatalog.js';
 import { normalizeEmail } from '../domain/identity.js';
 import { workspaceId } from './platform.js';
 import { Contact } from './contacts.js';
-import { workspaceOwned } from './tenancy.js';
-import type { Pool, PoolClient, Queryable } from './pool.js';
-import { withTransaction } from './pool.js';
+import { inWorkspaceTransaction, workspaceOwned } from './tenancy.js';
+import type { Pool, Queryable } from './pool.js';
 import { compileSql } from './sqlFragments.js';
 import { lockForEmailWrite, logEmailWrite } from './contactIngest.js';
 import { settleJobCredits, type ChargeInput } from './credits.js';
@@ -102,20 +101,6 @@ export const WorkspaceEnrichmentSettings = defineEntity({
     updatedAt: p.datetime().defaultRaw('now()'),
   },
 });
-
-/** Scopes the transaction to the workspace (row-level security reads `app.workspace_id`). */
-async function scope(client: Queryable, workspaceId: string): Promise<void> {
-  // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
-  await client.query(`select set_config('app.workspace_id', $1, true)`, [workspaceId]);
-}
-
-/** Runs `fn` in a transaction scoped to the workspace. */
-export function inWorkspaceTransaction<T>(pool: Pool, workspaceId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(pool, async (client) => {
-    await scope(client, workspaceId);
-    return fn(client);
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Settings

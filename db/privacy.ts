@@ -7,8 +7,8 @@
  * so it keeps working under row-level security.
  */
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { Pool, PoolClient, Queryable } from './pool.js';
-import { withTransaction } from './pool.js';
+import type { Pool, Queryable } from './pool.js';
+import { inWorkspaceTransaction } from './tenancy.js';
 import { hash53, unpackHashes } from '../domain/hash53.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { lockForEmailWrite } from './contactIngest.js';
@@ -34,14 +34,7 @@ export interface DatabaseErasureReport {
 /** Keyring context of the identifiers column: a value sealed for another use never opens here. */
 export const ERASURE_IDENTIFIERS_CONTEXT = 'erasure-identifiers';
 
-/** Runs `fn` in a transaction scoped to the workspace (`app.workspace_id`, read by row-level security). */
-export async function inWorkspaceTransaction<T>(pool: Pool, workspaceId: string, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(pool, async (client) => {
-    // raw SQL: set_config, a function call on no table.
-    await client.query(`select set_config('app.workspace_id', $1, true)`, [workspaceId]);
-    return fn(client);
-  });
-}
+export { inWorkspaceTransaction };
 
 // ---------------------------------------------------------------------------------------------
 // Suppression list

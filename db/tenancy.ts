@@ -17,6 +17,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
+import { withTransaction } from './pool.js';
 import type { EntityManager } from '@mikro-orm/core';
 
 export const WORKSPACE_FILTER = 'workspace';
@@ -68,6 +69,11 @@ const scope = new AsyncLocalStorage<TenancyScope>();
 /** Runs `fn` (and everything it awaits) in one workspace's scope: the database admits that workspace's rows only. */
 export function inWorkspaceScope<T>(workspaceId: string, fn: () => T): T {
   return scope.run({ workspaceId }, fn);
+}
+
+/** Runs `fn` in a transaction in one workspace's scope (for callers with no request or activity scope, or another one). */
+export function inWorkspaceTransaction<T>(pool: pg.Pool, workspaceId: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inWorkspaceScope(workspaceId, () => withTransaction(pool, fn));
 }
 
 /**

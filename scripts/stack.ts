@@ -144,7 +144,7 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
   if (await portOpen(port)) {
     // Only a server this data folder's stack started may have its password upgraded: never one
     // of another checkout or installation that happens to answer on the port.
-    await ensureDatabase(port, l.secrets.postgresPassword, servicePid('postgres', l.env) !== undefined);
+    await ensureDatabase(port, l.secrets.postgresPassword, servicePid('postgres', l.env) !== undefined, l.env);
     return { service: 'postgres', external: false, running: true, startedNow: false, log };
   }
   const dir = join(l.data, 'postgres');
@@ -180,7 +180,7 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
     ids,
   );
   await waitFor(l, 'postgres', () => portOpen(port), pid, 30_000);
-  await ensureDatabase(port, l.secrets.postgresPassword, true);
+  await ensureDatabase(port, l.secrets.postgresPassword, true, l.env);
   return { service: 'postgres', external: false, running: true, startedNow: true, log };
 }
 
@@ -188,15 +188,22 @@ async function startPostgres(l: StackLayout): Promise<StackStatus> {
  * Creates the application database if missing. A data folder initialised by an earlier version
  * has the published password: the role is given this installation's generated one (ALTER ROLE),
  * once, on the first start that finds it so.
+ *
+ * A server that answers 57P03 ("not yet accepting connections") is replaying its WAL after an
+ * unclean shutdown: that takes as long as the WAL it has to replay (35 s for 3.7 GB here), so it
+ * is waited for up to `PG_RECOVERY_TIMEOUT_S` (default 15 min); any other failure gives up after 10 s.
  */
-async function ensureDatabase(port: number, password: string, ours: boolean): Promise<void> {
+export async function ensureDatabase(port: number, password: string, ours: boolean, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const pg = await import('pg');
   const client = (pw: string) => {
     const c = new pg.default.Client({ host: '127.0.0.1', port, user: EMBEDDED.postgresUser, password: pw, database: 'postgres' });
     c.on('error', () => {}); // a server that goes away again fails the query below, not the process
     return c;
   };
-  for (let i = 0; i < 50; i++) {
+  const start = Date.now();
+  const recoveryTimeoutMs = Number(env.PG_RECOVERY_TIMEOUT_S ?? 900) * 1000;
+  let saidRecovering = 0;
+  for (;;) {
     let c = client(password);
     try {
       try {
@@ -216,7 +223,13 @@ async function ensureDatabase(port: number, password: string, ours: boolean): Pr
       return;
     } catch (e) {
       await c.end().catch(() => {});
-      if (i === 49) throw e;
+      const elapsed = Date.now() - start;
+      const recovering = (e as { code?: string }).code === '57P03';
+      if (elapsed > (recovering ? recoveryTimeoutMs : 10_000)) throw e;
+      if (recovering && elapsed - saidRecovering >= 30_000) {
+        say(`PostgreSQL is not accepting connections yet (recovering after an unclean shutdown?): waiting, up to ${recoveryTimeoutMs / 1000} s (PG_RECOVERY_TIMEOUT_S)`);
+        saidRecovering = elapsed || 1;
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   }
