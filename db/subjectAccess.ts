@@ -9,7 +9,7 @@
  */
 import { sql } from 'kysely';
 import type { Pool, Queryable } from './pool.js';
-import { inWorkspaceTransaction } from './privacy.js';
+import { inWorkspaceTransaction } from './tenancy.js';
 import { loadContactCatalog } from './contactRead.js';
 import { segmentMembershipWhere } from './segmentMembership.js';
 import { compileSql } from './sqlFragments.js';
