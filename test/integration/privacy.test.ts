@@ -214,6 +214,7 @@ describe('erasure', () => {
       objectStore: { objects: 2 },
       temporal: { workflowExecutions: 1, jobs: 1 },
     });
+    await app.recordHistory((await app.pool.query(`select workflow_id from jobs where id = $1`, [jobId])).rows[0].workflow_id, 'erasure/by-email');
     // the enrichment job is gone with its history
     expect((await app.http('GET', `/jobs/${enrichment.id}`, { apiKey: ws.apiKey })).status).toBe(404);
     // the report names no identifier

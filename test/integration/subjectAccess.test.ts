@@ -124,6 +124,7 @@ describe('subject access', () => {
     expect(text).toContain(access.id);
     for (const needle of [p.email, p.enrichedEmail, `ada-${tag}`, p.first.toLowerCase(), contactId]) expect(text, needle).not.toContain(needle);
     expect((await app.pool.query(`select identifiers from access_requests where id = $1`, [access.id])).rows[0].identifiers).toBeNull();
+    await app.recordHistory(wf, 'subjectAccess/export');
 
     // a SIGKILL of the worker mid-job: the job finishes with the same result and document
     const second = await app.http('POST', '/privacy/access-requests', { apiKey: ws.apiKey, body: { profileUrls: [p.profile] } });
