@@ -14,6 +14,7 @@ import { createPostDbActivities } from './dbPosts.js';
 import { createPublishingActivities } from './publishing.js';
 import { createMediaActivities } from './media.js';
 import { createPrivacyActivities } from './privacy.js';
+import { createRetentionActivities } from './retention.js';
 import { createSubjectAccessActivities } from './subjectAccess.js';
 
 export function createActivities(deps: ActivityDeps) {
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPublishingActivities(deps),
     ...createMediaActivities(deps),
     ...createPrivacyActivities(deps),
+    ...createRetentionActivities(deps),
     ...createSubjectAccessActivities(deps),
   };
 }

@@ -25,6 +25,7 @@ import { requestContext } from './middleware/requestContext.js';
 import { inWorkspaceScope, useWorkspace } from '../db/tenancy.js';
 import { logContext } from '../telemetry/log.js';
 import { uuidv7Pooled } from '../domain/ids.js';
+import { audited, auditedAs, isAuditedRoute } from './audit.js';
 
 export function errorBody(status: number, code: string, message: string, requestId: string, details?: unknown) {
   return { error: { status, code, message, ...(details ? { details } : {}), requestId } };
@@ -127,6 +128,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
   const bodyLimit = Math.min(def.bodyLimit === 'bulk' ? Infinity : (def.bodyLimit ?? DEFAULT_BODY_LIMIT), deps.config.bodyLimitBytes);
   // The request's RequestContext fork, unless the route uses no entity manager.
   const routeMiddleware = def.orm === false ? [] : [requestContext(deps.orm)];
+  const audit = isAuditedRoute(def) ? auditedAs(def) : undefined;
   router[method](koaPath(def.path), ...routeMiddleware, async (ctx: Context) => {
     let auth: AuthContext | undefined;
     if (def.auth !== false) {
@@ -187,19 +189,25 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
         return;
       }
     }
-    try {
-      // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware, unless `orm: false`).
-      const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency } as never);
-      const status = isReply(result) ? result.status : 200;
-      const resBody = isReply(result) ? result.body : result;
-      const headers = isReply(result) ? (result.headers ?? {}) : {};
-      // With a key claimed, the body is sent as JSON text serialised once: what is stored is what was sent.
-      const sent = respond(ctx, status, claimedKey && resBody != null && !(resBody instanceof SentJson) ? new SentJson(JSON.stringify(resBody)) : resBody, headers);
-      if (claimedKey) await completeIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey, { status, body: sent, headers });
-    } catch (e) {
-      if (claimedKey) await releaseIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey).catch(() => {});
-      throw e;
-    }
+    const handle = async () => {
+      try {
+        // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware, unless `orm: false`).
+        const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency } as never);
+        const status = isReply(result) ? result.status : 200;
+        const resBody = isReply(result) ? result.body : result;
+        const headers = isReply(result) ? (result.headers ?? {}) : {};
+        // With a key claimed, the body is sent as JSON text serialised once: what is stored is what was sent.
+        const sent = respond(ctx, status, claimedKey && resBody != null && !(resBody instanceof SentJson) ? new SentJson(JSON.stringify(resBody)) : resBody, headers);
+        if (claimedKey) await completeIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey, { status, body: sent, headers });
+        return resBody;
+      } catch (e) {
+        if (claimedKey) await releaseIdempotencyKey(deps.orm.em, auth!.workspaceId, claimedKey).catch(() => {});
+        throw e;
+      }
+    };
+    // Every write is recorded in the audit trail (api/audit.ts), its event committed before it runs.
+    if (audit && auth) await audited(deps, ctx, auth, audit, params, handle, (e) => toApiError(e).status);
+    else await handle();
   }
 }
 

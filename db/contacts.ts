@@ -55,6 +55,8 @@ export const Contact = defineEntity({
   indexes: [
     // Keyset pagination and workspace scans of active contacts.
     { name: 'contacts_ws_active_id', properties: ['workspaceId', 'id'], where: `status = 'active'` },
+    // The retention purge of soft-deleted contacts (db/retention.ts).
+    { name: 'contacts_deleted_at', properties: ['deletedAt'], where: `status = 'deleted'` },
     { name: 'contacts_emails_gin', expression: 'create index contacts_emails_gin on contacts using gin (emails) with (fastupdate = off)' },
     { name: 'contacts_full_name_trgm', expression: 'create index contacts_full_name_trgm on contacts using gin (full_name gin_trgm_ops)' },
     { name: 'contacts_title_trgm', expression: 'create index contacts_title_trgm on contacts using gin (title gin_trgm_ops)' },

@@ -167,5 +167,9 @@ export const WebhookDelivery = defineEntity({
     durationMs: p.integer(),
     createdAt: p.datetime().defaultRaw('now()'),
   },
-  indexes: [{ name: 'webhook_deliveries_job', properties: ['jobId', 'createdAt'] }],
+  indexes: [
+    { name: 'webhook_deliveries_job', properties: ['jobId', 'createdAt'] },
+    // The retention purge (db/retention.ts).
+    { name: 'webhook_deliveries_created', properties: ['createdAt'] },
+  ],
 });

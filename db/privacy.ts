@@ -173,6 +173,72 @@ export function needlesOf(ids: PersonIdentifiers): string[] {
 /** `%needle%` patterns for `ilike any(...)`, with LIKE's wildcards escaped. */
 const likePatterns = (needles: string[]) => needles.map((n) => `%${n.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
 
+/** Rows removed with a person (or a purged contact): counts per table. */
+export type PersonRowsRemoved = Omit<DatabaseErasureReport, 'suppressionEntriesAdded'>;
+
+/**
+ * Deletes contacts `ids.contactIds` and everything hanging off them or carrying `ids`' emails and
+ * profile URLs: source links, identity-log entries, staged rows (blanked), stored idempotent
+ * responses. Runs in the caller's workspace transaction, which holds the ingest lock
+ * (`lockForEmailWrite`). Shared by the erasure and the retention purge (db/retention.ts).
+ */
+export async function deletePersonRows(client: Queryable, workspaceId: string, ids: PersonIdentifiers): Promise<PersonRowsRemoved> {
+  const needles = needlesOf(ids);
+  const patterns = likePatterns(needles);
+
+  // Source links: by contact, and by row key (a source's key of the row may be the email or URL).
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  const links = await client.query(
+    `delete from contact_sources cs using sources s
+     where s.id = cs.source_id and s.workspace_id = $1 and (cs.contact_id = any($2::uuid[]) or lower(cs.row_key) = any($3::text[]))`,
+    [workspaceId, ids.contactIds, needles],
+  );
+  // The contact rows: emails, phones, custom fields, company links and segment membership live on them.
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  const contacts = await client.query(`delete from contacts where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids.contactIds]);
+
+  // The identity log holds 53-bit hashes of emails: entries with one of the person's go.
+  const emailHashes = new Set(ids.emails.map((e) => hash53(e)));
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  const log = await client.query<{ seq: string; email_hashes: Buffer }>(`select seq, email_hashes from contact_identity_log where workspace_id = $1`, [workspaceId]);
+  const logSeqs = log.rows.filter((r) => unpackHashes(r.email_hashes).some((h) => emailHashes.has(h))).map((r) => r.seq);
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  if (logSeqs.length) await client.query(`delete from contact_identity_log where workspace_id = $1 and seq = any($2::bigint[])`, [workspaceId, logSeqs]);
+
+  // Staged rows of the workspace's jobs still in flight: the person's rows are blanked in place
+  // (an empty row keeps the block's row numbering; it ends as a row error without data).
+  let stagedRows = 0;
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  const blocks = await client.query<{ batch_id: string; seq: number; data: string }>(
+    `select st.batch_id, st.seq, st.data from contact_ingest_staging st join jobs j on j.id = st.batch_id
+     where j.workspace_id = $1 and st.data ilike any($2::text[])`,
+    [workspaceId, patterns],
+  );
+  for (const b of blocks.rows) {
+    const rows = JSON.parse(b.data) as unknown[];
+    const kept = rows.map((row) => {
+      const text = JSON.stringify(row).toLowerCase();
+      if (!needles.some((n) => text.includes(n))) return row;
+      stagedRows++;
+      return {};
+    });
+    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+    await client.query(`update contact_ingest_staging set data = $3 where batch_id = $1 and seq = $2`, [b.batch_id, b.seq, JSON.stringify(kept)]);
+  }
+
+  // Stored responses replayed for an Idempotency-Key (a contact's POST answer carries the contact).
+  // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
+  const idem = await client.query(`delete from idempotency_records where workspace_id = $1 and response_body ilike any($2::text[])`, [workspaceId, patterns]);
+
+  return {
+    contacts: contacts.rowCount ?? 0,
+    contactSources: links.rowCount ?? 0,
+    identityLogEntries: logSeqs.length,
+    stagedRows,
+    idempotencyRecords: idem.rowCount ?? 0,
+  };
+}
+
 /**
  * Hard-deletes the person from the workspace's tables in one transaction and puts the person's
  * emails and profile URLs on the suppression list, under the workspace's ingest lock (so no
@@ -185,67 +251,15 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const done = (await client.query<{ r: DatabaseErasureReport | null }>(`select report->'database' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, requestId])).rows[0]?.r;
     if (done) return done;
-    const needles = needlesOf(ids);
-    const patterns = likePatterns(needles);
+    const removed = await deletePersonRows(client, workspaceId, ids);
     const profileKeys = [...new Set(ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u))];
-
-    // Source links: by contact, and by row key (a source's key of the row may be the email or URL).
-    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const links = await client.query(
-      `delete from contact_sources cs using sources s
-       where s.id = cs.source_id and s.workspace_id = $1 and (cs.contact_id = any($2::uuid[]) or lower(cs.row_key) = any($3::text[]))`,
-      [workspaceId, ids.contactIds, needles],
-    );
-    // The contact rows: emails, phones, custom fields, company links and segment membership live on them.
-    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const contacts = await client.query(`delete from contacts where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids.contactIds]);
-
-    // The identity log holds 53-bit hashes of emails: entries with one of the person's go.
-    const emailHashes = new Set(ids.emails.map((e) => hash53(e)));
-    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const log = await client.query<{ seq: string; email_hashes: Buffer }>(`select seq, email_hashes from contact_identity_log where workspace_id = $1`, [workspaceId]);
-    const logSeqs = log.rows.filter((r) => unpackHashes(r.email_hashes).some((h) => emailHashes.has(h))).map((r) => r.seq);
-    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    if (logSeqs.length) await client.query(`delete from contact_identity_log where workspace_id = $1 and seq = any($2::bigint[])`, [workspaceId, logSeqs]);
-
-    // Staged rows of the workspace's jobs still in flight: the person's rows are blanked in place
-    // (an empty row keeps the block's row numbering; it ends as a row error without data).
-    let stagedRows = 0;
-    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const blocks = await client.query<{ batch_id: string; seq: number; data: string }>(
-      `select st.batch_id, st.seq, st.data from contact_ingest_staging st join jobs j on j.id = st.batch_id
-       where j.workspace_id = $1 and st.data ilike any($2::text[])`,
-      [workspaceId, patterns],
-    );
-    for (const b of blocks.rows) {
-      const rows = JSON.parse(b.data) as unknown[];
-      const kept = rows.map((row) => {
-        const text = JSON.stringify(row).toLowerCase();
-        if (!needles.some((n) => text.includes(n))) return row;
-        stagedRows++;
-        return {};
-      });
-      // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-      await client.query(`update contact_ingest_staging set data = $3 where batch_id = $1 and seq = $2`, [b.batch_id, b.seq, JSON.stringify(kept)]);
-    }
-
-    // Stored responses replayed for an Idempotency-Key (a contact's POST answer carries the contact).
-    // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const idem = await client.query(`delete from idempotency_records where workspace_id = $1 and response_body ilike any($2::text[])`, [workspaceId, patterns]);
 
     const entries = [
       ...ids.emails.map((e) => ({ kind: 'email' as const, hash: suppressionHash(key, 'email', e) })),
       ...profileKeys.map((u) => ({ kind: 'profileUrl' as const, hash: suppressionHash(key, 'profileUrl', u) })),
     ];
     const added = await addSuppressions(client, workspaceId, entries, 'erasure');
-    const report: DatabaseErasureReport = {
-      contacts: contacts.rowCount ?? 0,
-      contactSources: links.rowCount ?? 0,
-      identityLogEntries: logSeqs.length,
-      stagedRows,
-      idempotencyRecords: idem.rowCount ?? 0,
-      suppressionEntriesAdded: added,
-    };
+    const report: DatabaseErasureReport = { ...removed, suppressionEntriesAdded: added };
     await mergeErasureRequest(client, workspaceId, requestId, 'report', { database: report });
     return report;
   });

@@ -79,6 +79,14 @@ export interface Config {
    * worker create (or update) the hourly Temporal Schedule of that sweep when it starts.
    */
   media: { requestDeadlineMs: number; retentionHours: number; retentionSchedule: boolean };
+  /**
+   * Retention of personal data (docs/PRIVACY.md "Retention"), in days: soft-deleted contacts
+   * (`RETENTION_DELETED_CONTACT_DAYS`, default 30), the per-row results of finished bulk
+   * enrichment jobs (`RETENTION_JOB_RESULT_DAYS`, default 30), webhook delivery records
+   * (`RETENTION_WEBHOOK_DELIVERY_DAYS`, default 30). `schedule` (`RETENTION_SCHEDULE`, on by
+   * default) makes the worker create (or update) the daily Temporal Schedule of the purge.
+   */
+  retention: { deletedContactDays: number; jobResultDays: number; webhookDeliveryDays: number; schedule: boolean };
   /** The environment this configuration was read from; modules read their own settings here. */
   env: NodeJS.ProcessEnv;
 }
@@ -330,6 +338,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestDeadlineMs: int(env.MEDIA_REQUEST_DEADLINE_MS, 90_000),
       retentionHours: int(env.MEDIA_RETENTION_HOURS, 168),
       retentionSchedule: bool('MEDIA_RETENTION_SCHEDULE', env.MEDIA_RETENTION_SCHEDULE, true),
+    },
+    retention: {
+      deletedContactDays: int(env.RETENTION_DELETED_CONTACT_DAYS, 30),
+      jobResultDays: int(env.RETENTION_JOB_RESULT_DAYS, 30),
+      webhookDeliveryDays: int(env.RETENTION_WEBHOOK_DELIVERY_DAYS, 30),
+      schedule: bool('RETENTION_SCHEDULE', env.RETENTION_SCHEDULE, true),
     },
     env,
   };

@@ -6,7 +6,7 @@ import { createLogger } from '../telemetry/log.js';
 import { scrapeText, startMetricsServer } from '../telemetry/metricsServer.js';
 import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
 import { startHealthServer } from './health.js';
-import { ensureMediaRetentionSchedule } from './schedules.js';
+import { ensureMediaRetentionSchedule, ensureRetentionSchedule } from './schedules.js';
 import { installRuntime } from './telemetry.js';
 
 refuseUnsafeProductionSecrets();
@@ -36,6 +36,9 @@ const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath
 if (config.media.retentionSchedule) {
   // Not fatal: the worker serves without it, and the next start tries again.
   await ensureMediaRetentionSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'media retention schedule not created'));
+}
+if (config.retention.schedule) {
+  await ensureRetentionSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'retention schedule not created'));
 }
 const health = config.workerHealthPort ? await startHealthServer(set, config.workerHealthPort, config.host) : undefined;
 const stop = async () => {

@@ -2,39 +2,42 @@
  * Temporal Schedules the worker owns, created (or brought up to date) when it starts, so a fresh
  * deployment needs no extra step and a changed setting reaches the schedule with the next worker.
  *
- * Media retention is a Schedule rather than a cron workflow or a long-running loop with timers:
- * a Schedule is Temporal's successor of cron workflows, each run is a short workflow of its own
- * (a small history, nothing to continue-as-new), overlapping runs are skipped by policy, and an
- * operator can pause it, trigger it or read its last runs in the UI / `temporal schedule`.
+ * Media retention and the personal-data retention purge are Schedules rather than cron workflows
+ * or long-running loops with timers: a Schedule is Temporal's successor of cron workflows, each
+ * run is a short workflow of its own (a small history, nothing to continue-as-new), overlapping
+ * runs are skipped by policy, and an operator can pause it, trigger it or read its last runs in
+ * the UI / `temporal schedule`.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { Config } from '../domain/config.js';
 import { mediaRetentionWorkflow } from '../workflows/mediaRetention.js';
+import { retentionWorkflow } from '../workflows/retention.js';
 
 /** One per task queue, so deployments (and test runs) sharing a namespace keep their own. */
 export const mediaRetentionScheduleId = (config: Config) => `media-retention-${config.temporal.taskQueue}`;
+export const retentionScheduleId = (config: Config) => `retention-${config.temporal.taskQueue}`;
 
 /** How often the sweep runs; what it removes is decided by `MEDIA_RETENTION_HOURS`, read by the activity. */
 const MEDIA_RETENTION_EVERY = '1 hour';
+/** How often the personal-data purge runs; its periods (`RETENTION_*_DAYS`) are read by its activities. */
+const RETENTION_EVERY = '1 day';
 
-/** Creates the media retention Schedule, or updates an existing one to this worker's settings. Idempotent. */
-export async function ensureMediaRetentionSchedule(client: Client, config: Config): Promise<string> {
-  const scheduleId = mediaRetentionScheduleId(config);
+/** Creates the Schedule `scheduleId` starting `workflowType` every `every`, or updates an existing one. Idempotent. */
+async function ensureSchedule(client: Client, config: Config, scheduleId: string, workflowType: () => Promise<unknown>, every: string, note: string): Promise<string> {
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: mediaRetentionWorkflow,
+    workflowType,
     workflowId: scheduleId,
     taskQueue: config.temporal.taskQueue,
     args: [] as [],
   };
-  const spec = { intervals: [{ every: MEDIA_RETENTION_EVERY }] };
-  const note = `Removes media chunks never assembled and uploads no post references after ${config.media.retentionHours} h`;
+  const spec = { intervals: [{ every }] };
   try {
     await client.schedule.create({
       scheduleId,
       spec,
       action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: every },
       state: { note },
     });
   } catch (e) {
@@ -42,4 +45,17 @@ export async function ensureMediaRetentionSchedule(client: Client, config: Confi
     await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, state: { ...prev.state, note } }));
   }
   return scheduleId;
+}
+
+/** Creates the media retention Schedule, or updates an existing one to this worker's settings. Idempotent. */
+export async function ensureMediaRetentionSchedule(client: Client, config: Config): Promise<string> {
+  const note = `Removes media chunks never assembled and uploads no post references after ${config.media.retentionHours} h`;
+  return ensureSchedule(client, config, mediaRetentionScheduleId(config), mediaRetentionWorkflow, MEDIA_RETENTION_EVERY, note);
+}
+
+/** Creates the personal-data retention Schedule (docs/PRIVACY.md "Retention"), or updates it. Idempotent. */
+export async function ensureRetentionSchedule(client: Client, config: Config): Promise<string> {
+  const r = config.retention;
+  const note = `Purges contacts deleted over ${r.deletedContactDays} d ago, job results over ${r.jobResultDays} d, webhook deliveries over ${r.webhookDeliveryDays} d`;
+  return ensureSchedule(client, config, retentionScheduleId(config), retentionWorkflow, RETENTION_EVERY, note);
 }

@@ -12,4 +12,5 @@ export * from './mediaAssembly.js';
 export * from './mediaRetention.js';
 export * from './bulkEnrichment.js';
 export * from './erasure.js';
+export * from './retention.js';
 export * from './subjectAccess.js';

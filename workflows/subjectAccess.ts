@@ -17,6 +17,8 @@ export interface SubjectAccessWorkflowInput {
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',
+  // the activities heartbeat every 2 s: a step lost with its worker is retried within seconds
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 

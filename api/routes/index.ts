@@ -19,6 +19,7 @@ import { sourceRoutes } from './sources.js';
 import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
 import { privacyRoutes } from './privacy.js';
+import { auditRoutes } from './audit.js';
 import { subjectAccessRoutes } from './subjectAccess.js';
 
 export const routeGroups: RouteDef[][] = [
@@ -37,5 +38,6 @@ export const routeGroups: RouteDef[][] = [
   contactSchemaRoutes,
   contactRoutes,
   privacyRoutes,
+  auditRoutes,
   subjectAccessRoutes,
 ];
