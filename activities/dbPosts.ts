@@ -5,9 +5,10 @@
  * never publishes (whatever signals a workflow did or did not receive).
  */
 import type { ActivityDeps } from './deps.js';
+import { dispatchEventDeliveries } from './eventDeliveries.js';
 import { withoutTenancy } from '../db/tenancy.js';
 import { claimRepostChild, dueRepostChildren, finishRepostChild, type RepostChild } from '../db/posts.js';
-import { claimScheduleRow, finishScheduleRow, type ClaimResult, type RowOutcome } from '../db/schedules.js';
+import { claimScheduleRow, finishScheduleRow, recordPostRetryAt, type ClaimResult, type RowOutcome } from '../db/schedules.js';
 
 export type { ClaimResult, PublishPlan, RowOutcome } from '../db/schedules.js';
 export type { RepostChild } from '../db/posts.js';
@@ -25,7 +26,15 @@ export function createPostDbActivities(deps: ActivityDeps) {
 
     /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
     async finishSchedule(input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
-      return withoutTenancy(BY_WORKFLOW_ID, () => finishScheduleRow(pool, input));
+      const { postStatus, deliveries } = await withoutTenancy(BY_WORKFLOW_ID, () => finishScheduleRow(pool, input));
+      // The post.published / post.failed event was recorded with the outcome; its deliveries start now.
+      await dispatchEventDeliveries(deps, deliveries);
+      return { postStatus };
+    },
+
+    /** A 429: the post shows `retryAt` while the workflow waits for the network's reset. */
+    async recordRateLimitWait(input: { scheduleId: string; postId: string; retryAt: string }): Promise<void> {
+      await withoutTenancy(BY_WORKFLOW_ID, () => recordPostRetryAt(pool, input));
     },
 
     /** Children still due to reshare the parent, earliest first. */

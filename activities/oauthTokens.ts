@@ -15,8 +15,13 @@
  * `invalid_grant` (revoked, spent, expired) commits status `reauth_required` and throws
  * `credentials_revoked` with code `integration_reauth_required` (final for the post).
  */
+import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
+import { integrationsEndingBefore, publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
+import { inWorkspaceScope, useWorkspace, withoutTenancy } from '../db/tenancy.js';
+import type { ActivityDeps } from './deps.js';
+import { onEntityManager, recordEvent, type DeliveryRef } from '../db/events.js';
+import { eventStateKey } from '../domain/events.js';
 import type { Config } from '../domain/config.js';
 import { decryptCredentials, encryptCredentials } from '../domain/credentials.js';
 import { keyringOf } from '../domain/keyring.js';
@@ -43,8 +48,12 @@ export async function freshAccessToken(
   config: Config,
   workspaceId: string,
   integrationId: string,
-  /** `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it. */
-  opts: { rejected?: string } = {},
+  /**
+   * `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it.
+   * `marginMs`: refresh when the token ends within this (the sweep's wider margin), instead of `OAUTH_REFRESH_MARGIN_SECS`.
+   * `dispatch`: starts the deliveries of the `integration.reauth_required` event this call may record.
+   */
+  opts: { rejected?: string; marginMs?: number; dispatch?: (deliveries: DeliveryRef[]) => Promise<void> } = {},
 ): Promise<string> {
   const keyring = keyringOf(config);
   /** The stored token, and the refresh token to use when it must be refreshed first (else null). */
@@ -54,7 +63,7 @@ export async function freshAccessToken(
     const token = creds.accessToken;
     if (typeof token !== 'string' || !token) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} has no accessToken`);
     const refreshToken = typeof creds.refreshToken === 'string' && creds.refreshToken ? creds.refreshToken : null;
-    const endsSoon = row.accessExpiresAt ? row.accessExpiresAt.getTime() - Date.now() <= refreshMarginMs(config.env) : false;
+    const endsSoon = row.accessExpiresAt ? row.accessExpiresAt.getTime() - Date.now() <= (opts.marginMs ?? refreshMarginMs(config.env)) : false;
     const force = opts.rejected !== undefined && opts.rejected === token;
     // A raw-token integration (no refresh token) is used as it is.
     return { creds, token, refreshToken: refreshToken && (endsSoon || force) ? refreshToken : null };
@@ -65,7 +74,19 @@ export async function freshAccessToken(
   if (seen.status === 'reauth_required') throw reauthRequired(integrationId, 'the network ended its grant');
   const unlocked = read(seen);
   if (!unlocked.refreshToken) return unlocked.token;
-  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row) => {
+  let deliveries: DeliveryRef[] = [];
+  /** The move to reauth_required, and its event in the same transaction: one per ended grant, however many publishes hit it. */
+  const endGrant = async (tx: EntityManager, row: IntegrationEntity, why: string) => {
+    const event = await recordEvent(onEntityManager(tx), {
+      workspaceId,
+      type: 'integration.reauth_required',
+      stateKey: eventStateKey.reauthRequired(integrationId, row.credentialsEncrypted ?? ''),
+      data: { integrationId, provider: row.provider, status: 'reauth_required' },
+    });
+    deliveries = event?.deliveries ?? [];
+    return { result: { reauth: why }, update: { status: 'reauth_required' as const } };
+  };
+  const outcome = await withLockedIntegration<{ token: string } | { reauth: string }>(em, integrationId, async (row, tx) => {
     // Read again under the lock: another caller may have refreshed meanwhile.
     if (row.status === 'reauth_required') return { result: { reauth: 'the network ended its grant' } };
     const { creds, token, refreshToken } = read(row);
@@ -73,7 +94,7 @@ export async function freshAccessToken(
     const network = oauthNetworkOf(row.provider);
     const source = creds.app === 'workspace' ? 'workspace' : 'operator';
     const app = await resolveOAuthApp(em, keyring, config.env, workspaceId, network, source);
-    if (!app) return { result: { reauth: `the ${source} OAuth app that issued its grant is no longer configured` }, update: { status: 'reauth_required' } };
+    if (!app) return endGrant(tx, row, `the ${source} OAuth app that issued its grant is no longer configured`);
     try {
       const fresh = await refreshGrant(network, app, oauthEndpoints(network, config.env), refreshToken, config.outboundAllowList);
       const next = { ...creds, accessToken: fresh.accessToken, refreshToken: fresh.refreshToken ?? refreshToken };
@@ -88,12 +109,63 @@ export async function freshAccessToken(
       };
     } catch (e) {
       if (!(e instanceof OAuthError)) throw e;
-      if (e.kind === 'invalid_grant') return { result: { reauth: e.message }, update: { status: 'reauth_required' } };
+      if (e.kind === 'invalid_grant') return endGrant(tx, row, e.message);
       // A transient failure leaves the stored pair (still the valid one) untouched.
       throw new ProviderFailure('transient', `token refresh: ${e.message}`, e.opts.retryAfterMs ? { retryAfterMs: e.opts.retryAfterMs } : {});
     }
   });
+  await opts.dispatch?.(deliveries);
   if (!outcome) throw new ProviderFailure('credentials_revoked', `integration ${integrationId} no longer exists`);
   if ('reauth' in outcome) throw reauthRequired(integrationId, outcome.reauth);
   return outcome.token;
+}
+
+/** How often the refresh-ahead sweep runs (the Schedule `oauth-token-refresh-<taskQueue>`, worker/schedules.ts). */
+export const TOKEN_REFRESH_EVERY_MS = 10 * 60_000;
+
+export interface TokenSweepCounts {
+  /** Integrations whose token ended within the sweep's margin. */
+  due: number;
+  refreshed: number;
+  /** The grant is gone: now `reauth_required`. */
+  reauthRequired: number;
+  /** A network error, 5xx or 429 at the token endpoint: nothing changed, the next sweep (or the publish) tries again. */
+  deferred: number;
+}
+
+export function createTokenActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * Refresh ahead of expiry (`tokenRefreshWorkflow`): every connected OAuth integration whose
+     * access token ends within the margin plus two sweep periods is refreshed now, each in its
+     * workspace's scope and under its row lock (`freshAccessToken`: a publish refreshing at the
+     * same moment waits and reads the new pair, one refresh). So a publish rarely needs its own.
+     */
+    async refreshExpiringTokens(): Promise<TokenSweepCounts> {
+      const marginMs = refreshMarginMs(deps.config.env) + 2 * TOKEN_REFRESH_EVERY_MS;
+      const due = await withoutTenancy('the token refresh sweep covers every workspace', () => integrationsEndingBefore(deps.orm.em.fork(), new Date(Date.now() + marginMs)));
+      const counts: TokenSweepCounts = { due: due.length, refreshed: 0, reauthRequired: 0, deferred: 0 };
+      for (const i of due) {
+        const outcome = await inWorkspaceScope(i.workspaceId, async () => {
+          const scoped = () => {
+            const em = deps.orm.em.fork();
+            useWorkspace(em, i.workspaceId);
+            return em;
+          };
+          const expiry = async () => (await publishingAccount(scoped(), i.id))?.accessExpiresAt?.getTime() ?? null;
+          const before = await expiry();
+          try {
+            await freshAccessToken(scoped(), deps.config, i.workspaceId, i.id, { marginMs });
+          } catch (e) {
+            if (!(e instanceof ProviderFailure)) throw e;
+            return e.kind === 'credentials_revoked' ? 'reauthRequired' : 'deferred';
+          }
+          return (await expiry()) !== before ? 'refreshed' : null;
+        });
+        if (outcome) counts[outcome]++;
+        Context.current().heartbeat(counts);
+      }
+      return counts;
+    },
+  };
 }

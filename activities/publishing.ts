@@ -15,7 +15,7 @@ import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import pLimit from 'p-limit';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
-import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId } from '../domain/publishing.js';
+import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId, rateLimitMaxWaitMs, rateLimitWait, type RateLimitWait } from '../domain/publishing.js';
 import { externalReplyWorkflow } from '../workflows/externalReply.js';
 import { publishPostWorkflow } from '../workflows/publishPost.js';
 import { rootCause } from '../workflows/failure.js';
@@ -30,6 +30,8 @@ import { dispatchableRows, firstUndispatchedTime, markRowsDispatched, scheduleRo
 import { providerBaseUrlAllowed, providerBaseUrlAllowList } from '../infra/outbound.js';
 import { microblogAdapter } from './providers/microblog.js';
 import { freshAccessToken, reauthRequired } from './oauthTokens.js';
+import { dispatchEventDeliveries } from './eventDeliveries.js';
+import type { DeliveryRef } from '../db/events.js';
 import { publishOutcomes } from '../telemetry/metrics.js';
 import { pronetAdapter } from './providers/pronet.js';
 import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
@@ -48,6 +50,12 @@ export interface PublishStepInput {
   step: PublishStep;
   /** The creating request is held until this time (ISO 8601); media uploads happen before. */
   notBefore?: string;
+  /**
+   * Set by workflows that wait out a 429 on their own timer (patch `rate-limit-timer`): the 429
+   * fails the activity at once (non-retryable `rate_limited` carrying a `RateLimitWait`) instead
+   * of being retried by the activity retry policy.
+   */
+  rateLimitTimer?: boolean;
 }
 
 export interface DispatchInput {
@@ -86,10 +94,18 @@ class Limiter {
 }
 const PERMANENT = new Set(['invalid_input', 'credentials_revoked', 'outcome_unknown']);
 
-/** A typed provider failure as the Temporal failure the workflow decides on (by `type` alone). */
-function asActivityFailure(e: unknown, provider: Provider | null): unknown {
+/**
+ * A typed provider failure as the Temporal failure the workflow decides on (by `type` alone). A
+ * 429 for a workflow that waits on its own timer (`rateLimitTimer`) is final for the activity and
+ * carries the wait (`details[0].rateLimit`, a `RateLimitWait`).
+ */
+function asActivityFailure(e: unknown, provider: Provider | null, rateLimitTimer: { maxWaitMs: number } | null): unknown {
   if (!(e instanceof ProviderFailure)) return e;
   const code = e.opts.code ?? FAILURE_CODES[e.kind] ?? e.kind;
+  if (e.kind === 'rate_limited' && rateLimitTimer) {
+    const rateLimit: RateLimitWait = rateLimitWait(e.opts.rateLimitWaitMs ?? e.opts.retryAfterMs ?? 60_000, rateLimitTimer.maxWaitMs);
+    return ApplicationFailure.create({ type: e.kind, message: e.message, nonRetryable: true, details: [{ code, status: e.opts.status ?? null, provider, rateLimit }] });
+  }
   return ApplicationFailure.create({
     type: e.kind,
     message: e.message,
@@ -109,6 +125,8 @@ interface StepContext {
 export function createPublishingActivities(deps: ActivityDeps) {
   const { pool, storage, config } = deps;
   const limiters = { microblog: new Limiter(MAX_CALLS_PER_NETWORK), pronet: new Limiter(MAX_CALLS_PER_NETWORK) };
+  /** Starts the deliveries of an `integration.reauth_required` event a token refresh recorded. */
+  const dispatch = (deliveries: DeliveryRef[]) => dispatchEventDeliveries(deps, deliveries);
 
   function mediaSource(fileName: string, contentType: string, size: number): MediaSource {
     return {
@@ -148,7 +166,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
     if (i.apiBaseUrl && !providerBaseUrlAllowed(i.apiBaseUrl, providerBaseUrlAllowList(config.env))) {
       throw new ProviderFailure('invalid_input', `integration ${integrationId}: its apiBaseUrl is not allowed by this service`, { code: 'provider_address_not_allowed' });
     }
-    const token = await freshAccessToken(deps.orm.em, config, workspaceId, integrationId);
+    const token = await freshAccessToken(deps.orm.em, config, workspaceId, integrationId, { dispatch });
     return { provider: i.provider, externalAccountId: i.externalAccountId, accessToken: token, apiBaseUrl: i.apiBaseUrl ?? null, allowList: config.outboundAllowList };
   }
 
@@ -221,7 +239,7 @@ export function createPublishingActivities(deps: ActivityDeps) {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           // The token read before the wait may have ended during it: refreshed just in time.
-          acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId);
+          acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { dispatch });
           if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
@@ -238,14 +256,14 @@ export function createPublishingActivities(deps: ActivityDeps) {
           // 401 to a token believed valid (revoked or ended early): refresh it once; a grant that
           // is gone turns into integration_reauth_required, a refreshed token is retried.
           if (e instanceof ProviderFailure && e.kind === 'credentials_revoked' && e.opts.status === 401) {
-            const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken });
+            const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken, dispatch });
             if (now !== acct.accessToken) throw new ProviderFailure('transient', 'the access token was refreshed after a 401; retrying with it');
           }
           throw e;
         }
       } catch (e) {
         publishOutcomes.inc({ provider: provider ?? 'unknown', outcome: e instanceof ProviderFailure ? e.kind : 'error' });
-        throw asActivityFailure(e, provider);
+        throw asActivityFailure(e, provider, input.rateLimitTimer ? { maxWaitMs: rateLimitMaxWaitMs(config.env) } : null);
       } finally {
         clearInterval(beat);
       }

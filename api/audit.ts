@@ -91,6 +91,11 @@ export const AUDITED_ROUTES: Record<string, AuditedAs> = {
   'post /privacy/access-requests': on('accessRequest', 'access.request'),
   'post /privacy/suppressions': as('suppression.add'),
   'delete /privacy/suppressions/{identifierHash}': as('suppression.remove'),
+  'post /webhook-subscriptions': as('webhookSubscription.create'),
+  'delete /webhook-subscriptions/{id}': as('webhookSubscription.delete', 'id'),
+  'post /webhook-subscriptions/{id}/rotate-secret': as('webhookSubscription.rotateSecret', 'id'),
+  'post /webhook-subscriptions/{id}/enable': as('webhookSubscription.enable', 'id'),
+  'post /webhook-subscriptions/{id}/deliveries/{deliveryId}/redeliver': on('webhookDelivery', 'webhookDelivery.redeliver', 'deliveryId'),
 };
 
 const WRITE_METHODS: ReadonlySet<HttpMethod> = new Set(['post', 'patch', 'put', 'delete']);

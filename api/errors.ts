@@ -58,6 +58,7 @@ export const ROUTE_ERROR_CODES = {
   post_not_editable: 409,
   post_publishing: 409,
   job_not_running: 409,
+  subscription_disabled: 409,
   credits_busy: 503,
   media_deadline_exceeded: 504,
   oauth_state_invalid: 400,

@@ -4,6 +4,7 @@ import { sample } from 'openapi-sampler';
 import { routeGroups } from './routes/index.js';
 import { sharedSchemas } from './schemas/common.js';
 import { JobWebhookEvent } from './schemas/platform.js';
+import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
 import { refShared } from './validation.js';
 import { ROUTE_ERROR_CODES } from './errors.js';
 import type { RouteDef } from './route.js';
@@ -356,6 +357,12 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     }
   }
   const webhookEvent = toOpenApiSchema(closeResponseObjects(JobWebhookEvent));
+  /** The Standard Webhooks headers every webhook (job or event) carries. */
+  const signatureHeaders = (id: string, signature: string) => [
+    { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: id },
+    { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
+    { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: signature },
+  ];
   const webhook = (type: string, summary: string) => ({
     post: {
       operationId: `webhook${pascal(type.replace('.', '_'))}`,
@@ -366,18 +373,31 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         'Standard Webhooks signature headers (`webhook-id`, the same on every retry; `webhook-timestamp`; `webhook-signature`, HMAC-SHA256 with the ' +
         'workspace\'s webhook secret). Any 2xx acknowledges it; other answers and network errors are retried with backoff for 24 h, except 410 Gone ' +
         '(no retry). Every attempt is listed in the job\'s `webhookDeliveries`.',
-      parameters: [
-        { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'Message id (`msg_<job workflow id>`), the same on every retry: deduplicate on it' },
-        { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Unix seconds of this attempt' },
-        { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`' },
-      ],
+      parameters: signatureHeaders('Message id (`msg_<job workflow id>`), the same on every retry: deduplicate on it', '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`'),
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/JobWebhookEvent' } } } },
       responses: { '200': { description: 'Any 2xx acknowledges the event' }, '410': { description: 'Gone: the receiver wants no more deliveries (not retried)' } },
+    },
+  });
+  const eventWebhook = (schema: (typeof EVENT_BODIES)[number]) => ({
+    post: {
+      operationId: `event${pascal(String(schema.properties.type.const).replace('.', '_'))}`,
+      tags: ['Webhooks'],
+      summary: String(schema.description),
+      description:
+        'Sent to every active webhook subscription of the workspace that lists this event type (`POST /webhook-subscriptions`), as a JSON POST with the ' +
+        'Standard Webhooks headers (`webhook-id` `msg_<event id>`, the same on every attempt and redelivery; `webhook-timestamp`; `webhook-signature`, ' +
+        'HMAC-SHA256 with the subscription\'s secret, two space-separated signatures during a secret rotation). Any 2xx acknowledges it; other answers ' +
+        'and network errors are retried with backoff for 24 h; 410 Gone disables the subscription. Every delivery is listed under ' +
+        '`GET /webhook-subscriptions/{id}/deliveries` and can be re-sent.',
+      parameters: signatureHeaders('`msg_<event id>`: deduplicate on it', 'One or more space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`'),
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.$id}` } } } },
+      responses: { '200': { description: 'Any 2xx acknowledges the event' }, '410': { description: 'Gone: the subscription is disabled (`disabledReason` `receiver_gone`)' } },
     },
   });
   const webhooks = {
     'job.completed': webhook('job.completed', 'A job completed'),
     'job.failed': webhook('job.failed', 'A job failed'),
+    ...Object.fromEntries(EVENT_BODIES.map((schema) => [String(schema.properties.type.const), eventWebhook(schema)])),
   };
   cached = {
     openapi: '3.1.0',
@@ -396,6 +416,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         ...Object.fromEntries(extraComponents),
         ...Object.fromEntries(errorComponents),
         JobWebhookEvent: webhookEvent,
+        ...Object.fromEntries(EVENT_BODIES.map((schema) => [schema.$id!, toOpenApiSchema(closeResponseObjects({ ...schema, $id: undefined }))])),
       },
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },

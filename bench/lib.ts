@@ -186,7 +186,7 @@ export async function startService(entry: 'api' | 'worker' | string, env: NodeJS
   const file = entry === 'api' || entry === 'worker' ? join(ROOT_DIR, ...(opts.compiled ? ['dist', entry, 'main.js'] : [entry, 'main.ts'])) : entry;
   const execArgv = [...(opts.nodeFlags ?? nodeFlagsOf(entry === 'worker' ? 'worker' : 'api')), ...(file.endsWith('.ts') ? ['--import', 'tsx'] : [])];
   // Bench workers run on throwaway task queues: no media retention Schedule may outlive the run.
-  const child = fork(file, [], { execArgv, env: { MEDIA_RETENTION_SCHEDULE: 'off', ...env }, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
+  const child = fork(file, [], { execArgv, env: { MEDIA_RETENTION_SCHEDULE: 'off', OAUTH_REFRESH_SCHEDULE: 'off', ...env }, stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));

@@ -7,6 +7,7 @@ import { Integration, MediaObject, Post, PostSchedule, PublishAttempt } from './
 import { BulkEnrichmentJob, BulkEnrichmentRow, ContactEnrichment, WorkspaceEnrichmentSettings } from './bulkEnrichment.js';
 import { OAuthAppRow, OAuthState } from './oauth.js';
 import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
+import { WebhookEventDelivery, WebhookSubscription, WorkspaceEvent } from './eventEntities.js';
 import { AuditEvent, AuditOutcome } from './auditEntities.js';
 import { AccessRequest, DatasetOptOut } from './subjectAccessEntities.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
@@ -46,6 +47,9 @@ export const entities = [
   OAuthAppRow,
   ErasureRequest,
   SuppressionEntry,
+  WebhookSubscription,
+  WorkspaceEvent,
+  WebhookEventDelivery,
   AuditEvent,
   AuditOutcome,
   DatasetOptOut,

@@ -13,6 +13,7 @@ import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { Integration } from './social.js';
+import { acrossWorkspaces } from './tenancy.js';
 
 export type IntegrationEntity = InferEntity<typeof Integration>;
 
@@ -123,18 +124,33 @@ export async function connectOAuthIntegration(
 export async function withLockedIntegration<T>(
   em: EntityManager,
   id: string,
-  fn: (row: IntegrationEntity) => Promise<{ result: T; update?: Partial<Pick<IntegrationEntity, 'credentialsEncrypted' | 'status' | 'accessExpiresAt' | 'grantExpiresAt' | 'scopes'>> }>,
+  /** `tx`: the transaction's entity manager, for writes that must commit with the update (an event). */
+  fn: (row: IntegrationEntity, tx: EntityManager) => Promise<{ result: T; update?: Partial<Pick<IntegrationEntity, 'credentialsEncrypted' | 'status' | 'accessExpiresAt' | 'grantExpiresAt' | 'scopes'>> }>,
 ): Promise<T | null> {
   return em.transactional(async (tx) => {
     const row = await tx.findOne(Integration, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, populate: ['credentialsEncrypted'], refresh: true });
     if (!row) return null;
-    const { result, update } = await fn(row);
+    const { result, update } = await fn(row, tx);
     if (update) {
       tx.assign(row, update);
       await tx.flush();
     }
     return result;
   });
+}
+
+/**
+ * Connected integrations of every workspace whose access token ends before `before` (OAuth
+ * grants only: a raw token has no expiry), soonest first: the refresh-ahead sweep's work. Run
+ * under `withoutTenancy`.
+ */
+export async function integrationsEndingBefore(em: EntityManager, before: Date): Promise<Array<{ id: string; workspaceId: string }>> {
+  const rows = await em.find(
+    Integration,
+    { status: 'connected', accessExpiresAt: { $ne: null, $lte: before } },
+    { ...acrossWorkspaces, fields: ['id', 'workspaceId'], orderBy: { accessExpiresAt: 'asc' } },
+  );
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspaceId }));
 }
 
 /** What a publish step needs of an integration of the workspace (credentials still encrypted), or null. */

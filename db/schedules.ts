@@ -17,6 +17,8 @@ import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { cancelRepostChildrenQuery, syncRepostChildren } from './posts.js';
 import { preparedQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 import { Post, type SchedulingDB } from './social.js';
+import { onClient, recordEvent, type DeliveryRef, type NewEvent } from './events.js';
+import { eventStateKey } from '../domain/events.js';
 
 export interface NewScheduleRow {
   postId: string;
@@ -267,7 +269,7 @@ const recordRowOutcome = preparedQuery((p: OutcomeParams & { scheduleId: string 
     }))
     .where('id', '=', p.scheduleId)
     .where('status', '=', sql.lit('publishing'))
-    .returning('id'),
+    .returning(['id', 'workspace_id', 'provider_id', 'published_at']),
 );
 const selectPostStatus = preparedQuery((p: { postId: string }) => workerQueries.selectFrom('posts').select('status').where('id', '=', p.postId));
 // The post shows the first row that published (row order) and the latest error.
@@ -289,7 +291,10 @@ const recordPostError = preparedQuery((p: { postId: string; errorJson: string })
 const cancelChildren = preparedQuery((p: { parentId: string }) => cancelRepostChildrenQuery(workerQueries, p.parentId));
 
 /** Records a row's outcome, derives the post's status and, if row 0 failed, cancels the repost children. */
-export async function finishScheduleRow(pool: Pool, input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome }): Promise<{ postStatus: string }> {
+export async function finishScheduleRow(
+  pool: Pool,
+  input: { scheduleId: string; postId: string; n: number; outcome: RowOutcome },
+): Promise<{ postStatus: string; deliveries: DeliveryRef[] }> {
   const o = input.outcome;
   const outcome: OutcomeParams = {
     status: o.status,
@@ -301,19 +306,61 @@ export async function finishScheduleRow(pool: Pool, input: { scheduleId: string;
   return withTransaction(pool, async (tx) => {
     await lockPostToFinish(tx, input);
     const updated = await recordRowOutcome(tx, { ...outcome, scheduleId: input.scheduleId });
-    if (!updated.length) {
+    const [row] = updated;
+    if (!row) {
       const [cur] = await selectPostStatus(tx, input);
-      return { postStatus: cur?.status ?? 'gone' };
+      return { postStatus: cur?.status ?? 'gone', deliveries: [] };
     }
     const status = await refreshPostStatus(tx, input.postId);
+    await clearPostRetryAt(tx, input);
+    // The row's end is the event (post.published / post.failed), recorded once with it.
+    const event = await recordEvent(onClient(tx), postOutcomeEvent(row, input));
     if (o.status === 'published') {
       await recordPostPublished(tx, { ...outcome, postId: input.postId });
     } else {
       await recordPostError(tx, { postId: input.postId, errorJson: outcome.errorJson! }); // a failed outcome carries its error
       if (input.n === 0) await cancelChildren(tx, { parentId: input.postId });
     }
-    return { postStatus: status };
+    return { postStatus: status, deliveries: event?.deliveries ?? [] };
   });
+}
+
+const setPostRetryAt = preparedQuery((p: { postId: string; scheduleId: string; retryAt: string }) =>
+  workerQueries
+    .updateTable('posts')
+    .set({ retry_at: sql<Date>`${p.retryAt}::timestamptz`, updated_at: sql`now()` })
+    .where('id', '=', p.postId)
+    // Only while the rate-limited row is still the one publishing.
+    .where((eb) => eb.exists(eb.selectFrom('post_schedules').select(eb.lit(1).as('one')).where('id', '=', p.scheduleId).where('status', '=', sql.lit('publishing')))),
+);
+
+/** A 429: the post shows when its publish workflow's timer retries it (cleared with the row's outcome). */
+export async function recordPostRetryAt(db: Queryable, input: { postId: string; scheduleId: string; retryAt: string }): Promise<void> {
+  await setPostRetryAt(db, input);
+}
+
+const clearPostRetryAt = preparedQuery((p: { postId: string }) => workerQueries.updateTable('posts').set({ retry_at: null }).where('id', '=', p.postId).where('retry_at', 'is not', null));
+
+/** The event of a schedule row's end: ids and the failure's code only (the post's text and the provider's message stay on the post). */
+function postOutcomeEvent(
+  row: RowOf<typeof recordRowOutcome>,
+  input: { scheduleId: string; postId: string; outcome: RowOutcome },
+): NewEvent {
+  const o = input.outcome;
+  const ids = { postId: input.postId, scheduleId: input.scheduleId, integrationId: row.provider_id };
+  return o.status === 'published'
+    ? {
+        workspaceId: row.workspace_id,
+        type: 'post.published',
+        stateKey: eventStateKey.postOutcome('published', input.scheduleId),
+        data: { ...ids, externalId: o.externalId ?? null, externalUrl: o.externalUrl ?? null, publishedAt: row.published_at ? new Date(row.published_at).toISOString() : null },
+      }
+    : {
+        workspaceId: row.workspace_id,
+        type: 'post.failed',
+        stateKey: eventStateKey.postOutcome('failed', input.scheduleId),
+        data: { ...ids, error: { code: o.error?.code ?? 'publish_failed' } },
+      };
 }
 
 const rowStatuses = preparedQuery((p: { postId: string }) => workerQueries.selectFrom('post_schedules').select('status').where('post_id', '=', p.postId));

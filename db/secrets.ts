@@ -90,3 +90,14 @@ export async function reencryptSecrets(run: RunSql, keyring: Keyring, opts: { on
   }
   return report;
 }
+
+const subscriptionContext = (subscriptionId: string) => `webhook-subscription:${subscriptionId}`;
+
+/** A webhook subscription's signing secret, sealed for its row (db/events.ts). */
+export function sealSubscriptionSecret(keyring: Keyring, subscriptionId: string, secret: string): string {
+  return keyring.encryptText(secret, subscriptionContext(subscriptionId));
+}
+
+export function openSubscriptionSecret(keyring: Keyring, subscriptionId: string, sealed: string): string {
+  return keyring.decryptText(sealed, subscriptionContext(subscriptionId));
+}

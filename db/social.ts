@@ -83,6 +83,8 @@ export const Post = defineEntity({
     /** External ids of published thread items, in order. */
     threadExternalIds: p.json<string[]>().default([] as never),
     error: p.json<PostError>().nullable(),
+    /** Rate-limited by its network (429): when the publish workflow's timer retries it; null otherwise. */
+    retryAt: p.datetime().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()'),
   },

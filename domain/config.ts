@@ -38,6 +38,12 @@ export interface Config {
   /** Earlier keys, kept to decrypt what they encrypted until `secrets:reencrypt` ran. */
   previousEncryptionKeys: string[];
   rateLimitPerMinute: number;
+  /**
+   * Whether the worker creates (or updates) the Temporal Schedule `oauth-token-refresh-<taskQueue>`
+   * that refreshes OAuth tokens ahead of expiry every 10 minutes (`OAUTH_REFRESH_SCHEDULE`, on by
+   * default; tests turn it off).
+   */
+  tokenRefreshSchedule: boolean;
   /** Time to live of a new session key (`key:create --kind session`); 24 h unless set. */
   sessionKeyTtlSeconds: number;
   /** Hosts/CIDRs outbound requests may reach although private (tests, operators). */
@@ -318,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The generated key's predecessors (an upgraded installation) only when that key is in use.
     previousEncryptionKeys: [...list(env.ENCRYPTION_PREVIOUS_KEYS), ...(env.ENCRYPTION_KEY ? [] : secrets().previousEncryptionKeys)],
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
+    tokenRefreshSchedule: bool('OAUTH_REFRESH_SCHEDULE', env.OAUTH_REFRESH_SCHEDULE, true),
     sessionKeyTtlSeconds: int(env.SESSION_KEY_TTL_SECONDS, 24 * 60 * 60),
     outboundAllowList: list(env.OUTBOUND_ALLOW_LIST),
     logLevel: env.LOG_LEVEL ?? 'info',

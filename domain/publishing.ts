@@ -126,10 +126,11 @@ export function aggregatePostStatus(rows: ScheduleRowStatus[]): PostStatus {
 
 /**
  * Back-off hint of a 429/503 answer in milliseconds: `Retry-After` (seconds or HTTP date), else
- * X's `x-rate-limit-reset` (epoch seconds); clamped to 1 s … 15 min, default 60 s.
+ * X's `x-rate-limit-reset` (epoch seconds); clamped to 1 s … `maxMs` (15 min unless given: the
+ * activity retry hint of a 503), default 60 s.
  */
-export function retryAfterMs(retryAfter: string | null, rateLimitReset: string | null, now = Date.now()): number {
-  const clamp = (ms: number) => Math.min(Math.max(Math.round(ms), 1000), 15 * 60_000);
+export function retryAfterMs(retryAfter: string | null, rateLimitReset: string | null, now = Date.now(), maxMs = 15 * 60_000): number {
+  const clamp = (ms: number) => Math.min(Math.max(Math.round(ms), 1000), maxMs);
   const ra = retryAfter?.trim();
   if (ra) {
     if (/^\d+(\.\d+)?$/.test(ra)) return clamp(Number(ra) * 1000);
@@ -138,7 +139,31 @@ export function retryAfterMs(retryAfter: string | null, rateLimitReset: string |
   }
   const reset = rateLimitReset?.trim();
   if (reset && /^\d+$/.test(reset)) return clamp(Number(reset) * 1000 - now);
-  return 60_000;
+  return clamp(60_000);
+}
+
+/**
+ * What a 429 tells the publish workflow (the details of its `rate_limited` failure): wait
+ * `waitMs` on a workflow timer (the network's reset, unclamped above), show `retryAt` on the
+ * post, and fail instead once the waits of this step would pass `maxWaitMs`
+ * (`PROVIDER_RATE_LIMIT_MAX_WAIT_SECS`).
+ */
+export interface RateLimitWait {
+  waitMs: number;
+  retryAt: string;
+  maxWaitMs: number;
+}
+
+/** Longest a publish step waits out 429s in total before it fails with `provider_rate_limited`: `PROVIDER_RATE_LIMIT_MAX_WAIT_SECS`, 1 hour unless set. */
+export function rateLimitMaxWaitMs(env: Record<string, string | undefined>): number {
+  const raw = env.PROVIDER_RATE_LIMIT_MAX_WAIT_SECS;
+  const secs = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
+  return (Number.isFinite(secs) && secs >= 0 ? secs : 3600) * 1000;
+}
+
+/** The wait a 429 asked for (`retryAfterMs` unclamped above), as of `now`. */
+export function rateLimitWait(waitMs: number, maxWaitMs: number, now = Date.now()): RateLimitWait {
+  return { waitMs, retryAt: new Date(now + waitMs).toISOString(), maxWaitMs };
 }
 
 /** Error codes stored on a failed post, by failure kind. */

@@ -44,6 +44,7 @@ export default async function setup() {
   // Test workers run on throwaway task queues: no retention Schedule may outlive the run and fire
   // into them (test/integration/media-retention.test.ts creates its own and deletes it).
   process.env.MEDIA_RETENTION_SCHEDULE = 'off';
+  process.env.OAUTH_REFRESH_SCHEDULE = 'off';
   process.env.RETENTION_SCHEDULE = 'off';
 
   return async () => {

@@ -6,7 +6,7 @@ import { createLogger } from '../telemetry/log.js';
 import { scrapeText, startMetricsServer } from '../telemetry/metricsServer.js';
 import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
 import { startHealthServer } from './health.js';
-import { ensureMediaRetentionSchedule, ensureRetentionSchedule } from './schedules.js';
+import { ensureMediaRetentionSchedule, ensureRetentionSchedule, ensureTokenRefreshSchedule, ensureWorkspaceEventsSchedule } from './schedules.js';
 import { installRuntime } from './telemetry.js';
 
 refuseUnsafeProductionSecrets();
@@ -36,6 +36,10 @@ const set = await createWorkers({ config, log, ...stores }, { workflowBundlePath
 if (config.media.retentionSchedule) {
   // Not fatal: the worker serves without it, and the next start tries again.
   await ensureMediaRetentionSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'media retention schedule not created'));
+  await ensureWorkspaceEventsSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'workspace events schedule not created'));
+}
+if (config.tokenRefreshSchedule) {
+  await ensureTokenRefreshSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'OAuth token refresh schedule not created'));
 }
 if (config.retention.schedule) {
   await ensureRetentionSchedule(stores.temporal, config).catch((err) => log.warn({ err }, 'retention schedule not created'));

@@ -2,7 +2,7 @@
  * Temporal Schedules the worker owns, created (or brought up to date) when it starts, so a fresh
  * deployment needs no extra step and a changed setting reaches the schedule with the next worker.
  *
- * Media retention and the personal-data retention purge are Schedules rather than cron workflows
+ * Media retention, the personal-data retention purge and the OAuth token refresh-ahead sweep are Schedules rather than cron workflows
  * or long-running loops with timers: a Schedule is Temporal's successor of cron workflows, each
  * run is a short workflow of its own (a small history, nothing to continue-as-new), overlapping
  * runs are skipped by policy, and an operator can pause it, trigger it or read its last runs in
@@ -12,15 +12,24 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@tem
 import type { Config } from '../domain/config.js';
 import { mediaRetentionWorkflow } from '../workflows/mediaRetention.js';
 import { retentionWorkflow } from '../workflows/retention.js';
+import { tokenRefreshWorkflow } from '../workflows/tokenRefresh.js';
+import { TOKEN_REFRESH_EVERY_MS } from '../activities/oauthTokens.js';
+import { workspaceEventsSweepWorkflow } from '../workflows/workspaceEventsSweep.js';
 
 /** One per task queue, so deployments (and test runs) sharing a namespace keep their own. */
 export const mediaRetentionScheduleId = (config: Config) => `media-retention-${config.temporal.taskQueue}`;
 export const retentionScheduleId = (config: Config) => `retention-${config.temporal.taskQueue}`;
+export const workspaceEventsScheduleId = (config: Config) => `workspace-events-${config.temporal.taskQueue}`;
 
 /** How often the sweep runs; what it removes is decided by `MEDIA_RETENTION_HOURS`, read by the activity. */
 const MEDIA_RETENTION_EVERY = '1 hour';
 /** How often the personal-data purge runs; its periods (`RETENTION_*_DAYS`) are read by its activities. */
 const RETENTION_EVERY = '1 day';
+/**
+ * The workspace events sweep: a grant ending within `INTEGRATION_EXPIRY_NOTICE_DAYS` is announced
+ * (once per grant) well ahead, and a delivery left unstarted waits at most this long.
+ */
+const WORKSPACE_EVENTS_EVERY = '5 minutes';
 
 /** Creates the Schedule `scheduleId` starting `workflowType` every `every`, or updates an existing one. Idempotent. */
 async function ensureSchedule(client: Client, config: Config, scheduleId: string, workflowType: () => Promise<unknown>, every: string, note: string): Promise<string> {
@@ -58,4 +67,25 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
   const r = config.retention;
   const note = `Purges contacts deleted over ${r.deletedContactDays} d ago, job results over ${r.jobResultDays} d, webhook deliveries over ${r.webhookDeliveryDays} d`;
   return ensureSchedule(client, config, retentionScheduleId(config), retentionWorkflow, RETENTION_EVERY, note);
+}
+
+/** One per task queue, like the others. */
+export const tokenRefreshScheduleId = (config: Config) => `oauth-token-refresh-${config.temporal.taskQueue}`;
+
+/** Creates the refresh-ahead Schedule of OAuth tokens (`tokenRefreshWorkflow` every 10 minutes), or updates an existing one. Idempotent. */
+export async function ensureTokenRefreshSchedule(client: Client, config: Config): Promise<string> {
+  return ensureSchedule(
+    client,
+    config,
+    tokenRefreshScheduleId(config),
+    tokenRefreshWorkflow,
+    `${TOKEN_REFRESH_EVERY_MS / 60_000} minutes`,
+    'Refreshes OAuth access tokens that end within the refresh margin plus two sweep periods',
+  );
+}
+
+/** Creates the workspace events sweep Schedule (docs/PUBLISHING.md "Events"), or updates it. Idempotent. */
+export async function ensureWorkspaceEventsSchedule(client: Client, config: Config): Promise<string> {
+  const note = 'Sends integration.expires_soon for grants ending soon and starts event deliveries left unstarted';
+  return ensureSchedule(client, config, workspaceEventsScheduleId(config), workspaceEventsSweepWorkflow, WORKSPACE_EVENTS_EVERY, note);
 }

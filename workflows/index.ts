@@ -12,5 +12,8 @@ export * from './mediaAssembly.js';
 export * from './mediaRetention.js';
 export * from './bulkEnrichment.js';
 export * from './erasure.js';
+export * from './tokenRefresh.js';
+export * from './webhookEventDelivery.js';
+export * from './workspaceEventsSweep.js';
 export * from './retention.js';
 export * from './subjectAccess.js';

@@ -4,10 +4,22 @@
  * `unschedule` signal ends it), claims the row in the database (exactly once), publishes the
  * post, then its thread items spaced by `automation.threadDelay` (microblog: a reply chain;
  * pronet: comments on the post), records the outcome on the row and the post, and for row 0
- * of a post with reposting enabled starts the repost chain.
+ * of a post with reposting enabled starts the repost chain. A 429 on a step is waited out on a
+ * timer (`withRateLimitWaits`, patch `rate-limit-timer`), the post showing `retryAt`.
  */
-import { ParentClosePolicy, sleep, startChild } from '@temporalio/workflow';
-import { claimWhenDue, db, initialState, providerActivities, publishError, resultOf, type PublishResult, type PublishWorkflowInput } from './scheduling.js';
+import { ParentClosePolicy, patched, sleep, startChild } from '@temporalio/workflow';
+import {
+  RATE_LIMIT_TIMER_PATCH,
+  claimWhenDue,
+  db,
+  initialState,
+  providerActivities,
+  publishError,
+  resultOf,
+  withRateLimitWaits,
+  type PublishResult,
+  type PublishWorkflowInput,
+} from './scheduling.js';
 import { repostChainWorkflow } from './repostChain.js';
 
 export async function publishPostWorkflow(input: PublishWorkflowInput): Promise<PublishResult> {
@@ -16,9 +28,14 @@ export async function publishPostWorkflow(input: PublishWorkflowInput): Promise<
   if (!claimed) return resultOf(state);
   const { due, plan } = claimed;
   const provider = providerActivities(input.taskQueue, plan.provider);
+  const rateLimitTimer = patched(RATE_LIMIT_TIMER_PATCH);
+  const showRetryAt = (retryAt: string) => db.recordRateLimitWait({ scheduleId: due.scheduleId, postId: input.postId, retryAt });
+  /** A step; from the patch on, a 429 waits on a timer instead of spending activity attempts. */
+  const publishStep = (step: Parameters<typeof provider.publishStep>[0]) =>
+    rateLimitTimer ? withRateLimitWaits(() => provider.publishStep({ ...step, rateLimitTimer: true }), showRetryAt) : provider.publishStep(step);
   let main;
   try {
-    main = await provider.publishStep({ workspaceId: input.workspaceId, postId: input.postId, step: { kind: 'main', scheduleId: due.scheduleId }, notBefore: due.scheduledTime });
+    main = await publishStep({ workspaceId: input.workspaceId, postId: input.postId, step: { kind: 'main', scheduleId: due.scheduleId }, notBefore: due.scheduledTime });
   } catch (err) {
     state.phase = 'failed';
     state.error = publishError(err, plan.provider);
@@ -32,7 +49,7 @@ export async function publishPostWorkflow(input: PublishWorkflowInput): Promise<
   for (let i = 0; i < threadCount; i++) {
     if (plan.threadDelaySecs > 0) await sleep(plan.threadDelaySecs * 1000);
     try {
-      const item = await provider.publishStep({
+      const item = await publishStep({
         workspaceId: input.workspaceId,
         postId: input.postId,
         step: { kind: 'thread', scheduleId: due.scheduleId, index: i, parentExternalId: parent },

@@ -15,8 +15,10 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import type { RateLimitWait } from '../domain/publishing.js';
 import type { PostError, Provider } from '../domain/social.js';
 
 export interface PublishWorkflowInput {
@@ -105,6 +107,51 @@ export function providerActivities(taskQueue: string, provider: Provider) {
       nonRetryableErrorTypes: ['invalid_input', 'credentials_revoked', 'outcome_unknown'],
     },
   });
+}
+
+/**
+ * Patch id: provider steps wait out a 429 on a workflow timer (`withRateLimitWaits`) instead of
+ * the activity retry policy. Histories without its marker keep the old path.
+ */
+export const RATE_LIMIT_TIMER_PATCH = 'rate-limit-timer';
+
+/** The wait a failed provider step carries when the network answered 429 (see `asActivityFailure`). */
+function rateLimitWaitOf(err: unknown): RateLimitWait | null {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== 'rate_limited') return null;
+  const w = (cause.details?.[0] as { rateLimit?: RateLimitWait } | undefined)?.rateLimit;
+  return w && typeof w.waitMs === 'number' && typeof w.maxWaitMs === 'number' && typeof w.retryAt === 'string' ? w : null;
+}
+
+/**
+ * Runs a provider step that was started with `rateLimitTimer: true`. A 429 is not a failure: the
+ * post shows when it will be retried (`show(retryAt)`, the network's own reset time), the
+ * workflow waits that long on a durable timer and runs the step again (its exactly-once record
+ * lets it send: the 429 was an answer). Once this step's waits would pass the configured cap
+ * (`maxWaitMs`), the 429 becomes the step's failure, `provider_rate_limited`.
+ */
+export async function withRateLimitWaits<T>(run: () => Promise<T>, show: (retryAt: string) => Promise<void>): Promise<T> {
+  let waitedMs = 0;
+  for (;;) {
+    try {
+      return await run();
+    } catch (err) {
+      const wait = rateLimitWaitOf(err);
+      if (!wait) throw err;
+      if (waitedMs + wait.waitMs > wait.maxWaitMs) {
+        const why = err instanceof ActivityFailure && err.cause ? err.cause.message : 'rate limited';
+        throw ApplicationFailure.create({
+          type: 'rate_limited',
+          message: `${why}; the network asks to wait until ${wait.retryAt}, beyond the ${Math.round(wait.maxWaitMs / 1000)} s this publish may wait in total`,
+          nonRetryable: true,
+          details: [{ code: 'provider_rate_limited' }],
+        });
+      }
+      waitedMs += wait.waitMs;
+      await show(wait.retryAt);
+      await sleep(wait.waitMs);
+    }
+  }
 }
 
 /** The stored error of a failed provider step. */

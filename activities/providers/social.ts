@@ -5,7 +5,7 @@
  *
  *   invalid_input        the network refused the content (4xx): final, no retry
  *   credentials_revoked  401/403: final, no retry, the integration needs reconnecting
- *   rate_limited         429: retried after `Retry-After`
+ *   rate_limited         429: the publish workflow waits the network's reset on a timer
  *   transient            5xx, 408, connection refused: retried with backoff
  *   outcome_unknown      a create call timed out after the request was sent and a look-up could
  *                        not find the object: final (never blindly repeated)
@@ -24,7 +24,14 @@ export class ProviderFailure extends Error {
   constructor(
     readonly kind: ProviderFailureKind,
     message: string,
-    readonly opts: { status?: number; retryAfterMs?: number; code?: string } = {},
+    readonly opts: {
+      status?: number;
+      /** Activity retry hint (clamped to 15 min). */
+      retryAfterMs?: number;
+      /** 429: how long the network asks to wait, unclamped (the workflow's timer, capped by config). */
+      rateLimitWaitMs?: number;
+      code?: string;
+    } = {},
   ) {
     super(message);
     this.name = 'ProviderFailure';
@@ -162,9 +169,12 @@ export function failureFromStatus(res: Response, message: string): ProviderFailu
   const text = `${s} ${shortReason(message) ?? STATUS_CODES[s] ?? 'request failed'}`;
   if (s === 401 || s === 403) return new ProviderFailure('credentials_revoked', text, { status: s });
   if (s === 429) {
+    const retryAfter = res.headers.get('retry-after');
+    const reset = res.headers.get('x-rate-limit-reset');
     return new ProviderFailure('rate_limited', text, {
       status: s,
-      retryAfterMs: retryAfterMs(res.headers.get('retry-after'), res.headers.get('x-rate-limit-reset')),
+      retryAfterMs: retryAfterMs(retryAfter, reset),
+      rateLimitWaitMs: retryAfterMs(retryAfter, reset, Date.now(), Number.MAX_SAFE_INTEGER),
     });
   }
   if (s === 408 || s >= 500) {

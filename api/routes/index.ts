@@ -19,6 +19,7 @@ import { sourceRoutes } from './sources.js';
 import { contactRoutes } from './contacts.js';
 import { contactSchemaRoutes } from './schema.js';
 import { privacyRoutes } from './privacy.js';
+import { webhookSubscriptionRoutes } from './webhookSubscriptions.js';
 import { auditRoutes } from './audit.js';
 import { subjectAccessRoutes } from './subjectAccess.js';
 
@@ -38,6 +39,7 @@ export const routeGroups: RouteDef[][] = [
   contactSchemaRoutes,
   contactRoutes,
   privacyRoutes,
+  webhookSubscriptionRoutes,
   auditRoutes,
   subjectAccessRoutes,
 ];

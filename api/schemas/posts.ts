@@ -39,6 +39,13 @@ export const Post = Type.Object(
     externalId: Nullable(Type.String({ description: 'Id of the published object on the network (tweet id, LinkedIn URN)' })),
     externalUrl: Nullable(Type.String()),
     error: Type.Union([PostError, Type.Null()], { description: "A failed post carries the provider's error" }),
+    retryAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Set while the network rate-limits the publish (429): when it will be retried (the network’s own reset time). The post stays `publishing` and no failure is recorded; null otherwise.',
+      }),
+    ),
     createdAt: DateTime,
     updatedAt: DateTime,
   },

@@ -34,6 +34,8 @@ import { Migration20261128100000_row_level_security } from './Migration202611281
 import { Migration20261128200000_oauth } from './Migration20261128200000_oauth.js';
 import { Migration20261128300000_privacy } from './Migration20261128300000_privacy.js';
 import { Migration20261128500000_bulk_enrichment } from './Migration20261128500000_bulk_enrichment.js';
+import { Migration20261128600000_webhook_events } from './Migration20261128600000_webhook_events.js';
+import { Migration20261128610000_post_retry_at } from './Migration20261128610000_post_retry_at.js';
 import { Migration20261128630000_audit_trail } from './Migration20261128630000_audit_trail.js';
 import { Migration20261128640000_dataset_opt_outs_subject_access } from './Migration20261128640000_dataset_opt_outs_subject_access.js';
 
@@ -69,6 +71,8 @@ export const migrationsList = [
   Migration20261128200000_oauth,
   Migration20261128300000_privacy,
   Migration20261128500000_bulk_enrichment,
+  Migration20261128600000_webhook_events,
+  Migration20261128610000_post_retry_at,
   Migration20261128630000_audit_trail,
   Migration20261128640000_dataset_opt_outs_subject_access,
 ];

@@ -63,7 +63,7 @@ export class OAuthGrants {
   /** The fake's clock (ms); tests move it forward to expire tokens. */
   now: () => number = () => Date.now();
   /** What the token endpoint answered: refreshes counted per grant by tests. */
-  readonly refreshes: Array<{ grantId: string; at: number }> = [];
+  readonly refreshes: Array<{ grantId: string; userId: string; at: number }> = [];
   private codes = new Map<string, Code>();
   private access = new Map<string, { grant: Grant; expiresAt: number }>();
   private refresh = new Map<string, { grant: Grant; spent: boolean; expiresAt: number | null }>();
@@ -143,7 +143,7 @@ export class OAuthGrants {
       if (!r || r.spent || r.grant.revoked || r.grant.clientId !== client.clientId || (r.expiresAt !== null && r.expiresAt < this.now())) {
         return oauthError(400, 'invalid_grant', 'Value passed for the token was invalid.');
       }
-      this.refreshes.push({ grantId: r.grant.id, at: this.now() });
+      this.refreshes.push({ grantId: r.grant.id, userId: r.grant.user.id, at: this.now() });
       const keep = this.rules.rotateRefresh ? null : form.get('refresh_token')!;
       if (this.rules.rotateRefresh) r.spent = true;
       return { status: 200, body: this.issue(r.grant, keep) };

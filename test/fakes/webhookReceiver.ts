@@ -19,12 +19,20 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(opts: { status?: number } = {}): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  opts: {
+    status?: number;
+    /** The status of the `n`th request (0-based), e.g. a 500 then 204s; `status` when absent. */
+    answer?: (n: number, body: any) => number;
+  } = {},
+): Promise<WebhookReceiver> {
   const received: ReceivedHook[] = [];
   const server = createServer(async (req, res) => {
     const raw = await readBody(req);
-    received.push({ headers: req.headers, raw, body: JSON.parse(raw) });
-    res.writeHead(opts.status ?? 204).end();
+    const body = JSON.parse(raw);
+    const n = received.length;
+    received.push({ headers: req.headers, raw, body });
+    res.writeHead(opts.answer?.(n, body) ?? opts.status ?? 204).end();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {

@@ -144,7 +144,7 @@ describe('OpenAPI document', () => {
 
   it('publishes the job webhooks, whose payload is what the workflow sends', async () => {
     const doc = (await app.http('GET', '/openapi.json')).body;
-    expect(Object.keys(doc.webhooks)).toEqual(['job.completed', 'job.failed']);
+    expect(Object.keys(doc.webhooks)).toEqual(['job.completed', 'job.failed', 'post.published', 'post.failed', 'integration.reauth_required', 'integration.expires_soon']);
     const schema = doc.components.schemas.JobWebhookEvent;
     expect(doc.webhooks['job.failed'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobWebhookEvent' });
     const ajv = new Ajv2020({ strict: false, validateSchema: false });

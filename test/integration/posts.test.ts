@@ -52,7 +52,7 @@ describe('draft posts', () => {
     expect(Object.keys(post).sort()).toEqual(
       [
         'id', 'providerId', 'status', 'content', 'media', 'articles', 'threadItems', 'automation', 'externalPost', 'externalPostUrl', 'parentPostId',
-        'repostDelaySecs', 'scheduledTime', 'publishedAt', 'externalId', 'externalUrl', 'error', 'createdAt', 'updatedAt',
+        'repostDelaySecs', 'scheduledTime', 'publishedAt', 'externalId', 'externalUrl', 'error', 'retryAt', 'createdAt', 'updatedAt',
       ].sort(),
     );
     expect(post).toMatchObject({

@@ -251,7 +251,7 @@ describe('provider failures', () => {
     expect(x.calls('POST /2/tweets').filter((c) => (c.body as { text: string }).text === 'revoked post')).toHaveLength(1);
   });
 
-  it('429 with Retry-After and 500 are retried, honouring Retry-After', async () => {
+  it('429 with Retry-After (waited on a workflow timer) and 500 are retried, honouring Retry-After', async () => {
     const a = await draft({ providerId: liMember, content: 'rate limited once' });
     li.inject('POST /rest/posts', { status: 429, headers: { 'retry-after': '2' }, body: { status: 429, message: 'Resource level throttle limit' } });
     await bulk([{ postId: a, schedules: [{ providerId: liMember, scheduledTime: inSecs(1) }] }]);
@@ -261,6 +261,8 @@ describe('provider failures', () => {
     expect(calls).toHaveLength(2);
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1900);
     expect(li.posts.filter((p) => p.commentary === 'rate limited once')).toHaveLength(1);
+    // The workflow waited on a timer (patch rate-limit-timer); its history keeps replaying.
+    await app.recordHistory(`publish-${a}-0`, 'publishPost/rate-limit-timer');
 
     const b = await draft({ providerId: xAccount, content: 'server error once' });
     x.inject('POST /2/tweets', { status: 500, body: { title: 'Internal Server Error' } });

@@ -40,6 +40,9 @@ const VALID: Record<string, Record<string, unknown>> = {
   SuppressionEntry: { kind: 'email', reason: 'erasure' },
   BulkEnrichmentJob: { state: 'running' },
   BulkEnrichmentRow: { status: 'pending' },
+  WebhookSubscription: { status: 'active' },
+  WebhookEventDelivery: { status: 'pending' },
+  AuditEvent: { actorKind: 'workspace' },
 };
 
 let db: Database;

@@ -4,6 +4,8 @@ import {
   contentProblem,
   providerTaskQueue,
   publishWorkflowId,
+  rateLimitMaxWaitMs,
+  rateLimitWait,
   repostTime,
   retryAfterMs,
   scheduledTimeProblem,
@@ -83,5 +85,14 @@ describe('small rules', () => {
     expect(retryAfterMs(null, String(t / 1000 + 20), t)).toBe(20_000);
     expect(retryAfterMs(null, null, t)).toBe(60_000);
     expect(retryAfterMs('99999', null, t)).toBe(15 * 60_000);
+  });
+  it('a 429 wait: the reset unclamped above, the cap from PROVIDER_RATE_LIMIT_MAX_WAIT_SECS', () => {
+    const t = Date.parse('2026-11-21T18:00:00Z');
+    const twoHours = retryAfterMs(null, String(t / 1000 + 7200), t, Number.MAX_SAFE_INTEGER);
+    expect(twoHours).toBe(7_200_000);
+    expect(rateLimitWait(twoHours, 3_600_000, t)).toEqual({ waitMs: 7_200_000, retryAt: '2026-11-21T20:00:00.000Z', maxWaitMs: 3_600_000 });
+    expect(rateLimitMaxWaitMs({})).toBe(3_600_000);
+    expect(rateLimitMaxWaitMs({ PROVIDER_RATE_LIMIT_MAX_WAIT_SECS: '900' })).toBe(900_000);
+    expect(rateLimitMaxWaitMs({ PROVIDER_RATE_LIMIT_MAX_WAIT_SECS: 'soon' })).toBe(3_600_000);
   });
 });
