@@ -17,6 +17,7 @@ import { createTokenActivities } from './oauthTokens.js';
 import { createMediaActivities } from './media.js';
 import { createPrivacyActivities } from './privacy.js';
 import { createRetentionActivities } from './retention.js';
+import { createSubjectAccessActivities } from './subjectAccess.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -34,6 +35,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMediaActivities(deps),
     ...createPrivacyActivities(deps),
     ...createRetentionActivities(deps),
+    ...createSubjectAccessActivities(deps),
   };
 }
 

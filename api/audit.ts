@@ -88,6 +88,7 @@ export const AUDITED_ROUTES: Record<string, AuditedAs> = {
   'post /contacts/{sourceId}/bulk-upsert-contacts': on('job', 'contact.bulkUpsert'),
   // Privacy actions: the erasure's resource is the request (its job id), never the email or URL asked for.
   'post /privacy/erasure-requests': on('erasureRequest', 'erasure.request'),
+  'post /privacy/access-requests': on('accessRequest', 'access.request'),
   'post /privacy/suppressions': as('suppression.add'),
   'delete /privacy/suppressions/{identifierHash}': as('suppression.remove'),
   'post /webhook-subscriptions': as('webhookSubscription.create'),

@@ -34,6 +34,7 @@ import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { sideTableTriggerNames, type DsCompany, type DsPeopleTitle, type DsPerson, type DsPost } from './dataset.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 import type { Pool, PoolClient } from './pool.js';
+import { datasetOptOutHash, datasetOptOutHashes } from './datasetOptOuts.js';
 
 export interface ImportFiles {
   companies?: string;
@@ -58,7 +59,8 @@ export interface RecordFailure {
 
 export interface ImportReport {
   /** `indexSeconds`: rebuilding the indexes and foreign keys dropped for a load into an empty table. */
-  results: { kind: DatasetKind; file: string; loaded: number; rejected: number; seconds: number; indexSeconds: number }[];
+  /** `optedOut`: records skipped because they name a person on the dataset opt-out list (db/datasetOptOuts.ts). */
+  results: { kind: DatasetKind; file: string; loaded: number; rejected: number; optedOut: number; seconds: number; indexSeconds: number }[];
   /** Final VACUUM ANALYZE of the loaded tables. */
   vacuumSeconds: number;
   /** Up to `maxReportedErrors` failures, in file order. */
@@ -75,6 +77,11 @@ export interface ImportOptions {
   maxReportedErrors?: number;
   /** Force a format instead of guessing from the extension (`.csv` → CSV, else JSONL). */
   format?: 'jsonl' | 'csv';
+  /**
+   * The dataset opt-out key (`datasetOptOutKey(SERVER_SECRET)`): records of people on the opt-out
+   * list are skipped. Required once the list has entries (the import refuses to run without it).
+   */
+  optOutKey?: Buffer;
 }
 
 const TABLE = { companies: 'ds_companies', people: 'ds_people', posts: 'ds_posts' } as const satisfies Record<DatasetKind, string>;
@@ -240,6 +247,9 @@ interface KindImport {
   helper: PoolClient | null;
   loaded: number;
   rejected: number;
+  /** The opt-out list to test records against (null: the list is empty), and the records it kept out. */
+  optOuts: { key: Buffer; hashes: Set<string> } | null;
+  optedOut: number;
   /** What a load into an empty table dropped and must put back (also after a failure). */
   dropped: { indexes: { name: string; def: string }[]; fks: ConstraintDef[]; keys: ConstraintDef[]; keysRestored: boolean; sideKeys: ConstraintDef[] | null };
 }
@@ -532,9 +542,14 @@ async function loadRecords(run: KindImport, writer: Awaited<ReturnType<typeof cr
   let seq = 0;
   let batch: StagedRecord[] = [];
   let lastReport = 0;
+  const optedOut = optOutTest(run);
   const accept = (raw: unknown, line: number, fromCsv: boolean) => {
     try {
       const rec = parseRecord(kind, raw, fromCsv);
+      if (optedOut?.(rec.values)) {
+        run.optedOut++;
+        return;
+      }
       let first = false;
       if (direct) {
         const h = keyHash(rec.key);
@@ -568,6 +583,25 @@ async function loadRecords(run: KindImport, writer: Awaited<ReturnType<typeof cr
   return titles;
 }
 
+/**
+ * A test of a record's values against the opt-out list: a person by profile URL or any email, a
+ * post by its member's or author's profile URL; companies are no person (null: nothing to test).
+ */
+function optOutTest(run: KindImport): ((values: unknown[]) => boolean) | null {
+  const optOuts = run.optOuts;
+  if (!optOuts || run.kind === 'companies') return null;
+  const at = (key: string) => RECORD_COLUMNS[run.kind].findIndex((c) => c.key === key);
+  const listed = (kind: 'email' | 'profileUrl', v: unknown) => typeof v === 'string' && optOuts.hashes.has(datasetOptOutHash(optOuts.key, kind, v));
+  if (run.kind === 'people') {
+    const url = at('member_pronet_url');
+    const emails = at('member_emails');
+    return (values) => listed('profileUrl', values[url]) || (JSON.parse(String(values[emails] ?? '[]')) as { email: string }[]).some((e) => listed('email', e.email));
+  }
+  const member = at('member_pronet_url');
+  const author = at('author_pronet_url');
+  return (values) => listed('profileUrl', values[member]) || listed('profileUrl', values[author]);
+}
+
 /** The loader's typed statements, run on its own connections (`runQuery`). */
 const loaderQueries = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof DsPost | typeof DsPeopleTitle>>();
 
@@ -584,6 +618,7 @@ async function importKind(
   file: string,
   opts: ImportOptions,
   report: ImportReport,
+  optOuts: KindImport['optOuts'],
 ): Promise<void> {
   const started = Date.now();
   const run: KindImport = {
@@ -600,6 +635,8 @@ async function importKind(
     helper: null,
     loaded: 0,
     rejected: 0,
+    optOuts,
+    optedOut: 0,
     dropped: { indexes: [], fks: [], keys: [], keysRestored: false, sideKeys: null },
   };
   let indexStarted = 0;
@@ -636,7 +673,7 @@ async function importKind(
       run.helper?.release();
     }
   }
-  report.results.push({ kind, file, loaded: run.loaded, rejected: run.rejected, seconds: (Date.now() - started) / 1000, indexSeconds: indexStarted ? (Date.now() - indexStarted) / 1000 : 0 });
+  report.results.push({ kind, file, loaded: run.loaded, rejected: run.rejected, optedOut: run.optedOut, seconds: (Date.now() - started) / 1000, indexSeconds: indexStarted ? (Date.now() - indexStarted) / 1000 : 0 });
   report.rowsLoaded += run.loaded;
 }
 
@@ -646,9 +683,13 @@ export async function importDataset(pool: Pool, files: ImportFiles, opts: Import
   const started = Date.now();
   const report: ImportReport = { results: [], errors: [], errorCount: 0, rowsLoaded: 0, seconds: 0, vacuumSeconds: 0 };
   const order: DatasetKind[] = ['companies', 'people', 'posts'];
+  // Opted-out people stay out: without the key their records could not be recognised.
+  const hashes = await datasetOptOutHashes(pool);
+  if (hashes.size && !opts.optOutKey) throw new Error(`the dataset opt-out list has ${hashes.size} entries: the import needs its key (SERVER_SECRET) to keep those people out`);
+  const optOuts = hashes.size ? { key: opts.optOutKey!, hashes } : null;
   for (const kind of order) {
     const file = files[kind];
-    if (file) await importKind(pool, kind, file, opts, report);
+    if (file) await importKind(pool, kind, file, opts, report, optOuts);
   }
   // Fresh statistics (and a visibility map for index-only counts) for the planner.
   const vacuumStarted = Date.now();

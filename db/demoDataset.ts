@@ -41,7 +41,7 @@ async function datasetEmpty(pool: Pool): Promise<boolean> {
 }
 
 /** Loads the demo dataset when the ds_* tables are empty; otherwise leaves them alone. Raw SQL: a session advisory lock held on one pg connection across the load. */
-export async function ensureDemoDataset(pool: Pool, size: Omit<GenerateOptions, 'referenceTime'> = DEMO_DATASET): Promise<DemoDatasetOutcome> {
+export async function ensureDemoDataset(pool: Pool, size: Omit<GenerateOptions, 'referenceTime'> = DEMO_DATASET, optOutKey?: Buffer): Promise<DemoDatasetOutcome> {
   const lock = await pool.connect();
   const dir = mkdtempSync(join(tmpdir(), 'demo-dataset-'));
   try {
@@ -58,7 +58,7 @@ export async function ensureDemoDataset(pool: Pool, size: Omit<GenerateOptions, 
     }
     const files = { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl'), posts: join(dir, 'posts.jsonl') };
     for (const kind of ['companies', 'people', 'posts'] as const) writeFileSync(files[kind], lines[kind].join('\n') + '\n');
-    return { loaded: true, report: await importDataset(pool, files) };
+    return { loaded: true, report: await importDataset(pool, files, { optOutKey }) };
   } finally {
     await lock.query('select pg_advisory_unlock($1)', [DEMO_LOCK_KEY]).catch(() => {});
     lock.release();

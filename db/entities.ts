@@ -9,6 +9,7 @@ import { OAuthAppRow, OAuthState } from './oauth.js';
 import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
 import { WebhookEventDelivery, WebhookSubscription, WorkspaceEvent } from './eventEntities.js';
 import { AuditEvent, AuditOutcome } from './auditEntities.js';
+import { AccessRequest, DatasetOptOut } from './subjectAccessEntities.js';
 import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
@@ -51,4 +52,6 @@ export const entities = [
   WebhookEventDelivery,
   AuditEvent,
   AuditOutcome,
+  DatasetOptOut,
+  AccessRequest,
 ];

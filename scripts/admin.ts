@@ -9,11 +9,16 @@
  *   credits:grant --workspace ID --amount K                               → {balance}
  *   workspace:plan --workspace ID --plan free|pro|enterprise              → {workspaceId, plan}
  *   secrets:reencrypt                                                     → {webhookSecrets, integrationCredentials, alreadyCurrent}
+ *   dataset:opt-out [--file FILE] [--email E]… [--profile-url U]… [--person-id ID]…
+ *                                                                         → {entriesAdded, peopleRemoved, postsRemoved, unknownPersonIds}
  *
  * Session keys expire after --ttl seconds (default SESSION_KEY_TTL_SECONDS, 24 h); key:list shows
  * active keys unless --all. key:revoke sets the key's `revoked_at`: the next request with it is a
  * 401. secrets:reencrypt moves every stored secret onto the current ENCRYPTION_KEY (after a
- * rotation: old key in ENCRYPTION_PREVIOUS_KEYS). With --json the command prints exactly one JSON
+ * rotation: old key in ENCRYPTION_PREVIOUS_KEYS). dataset:opt-out puts people on the global dataset's
+ * opt-out list (keyed hashes, docs/PRIVACY.md) and removes them from the dataset; FILE holds one
+ * email, profile URL or dataset person id per line (`#` comments); a line that is none of these
+ * is an error naming it, and nothing is applied. With --json the command prints exactly one JSON
  * object; an error is `{"error": …}` and exit code 2. `--help` prints the usage (exit 0); an
  * unknown command or option prints it on stderr (exit 2), before any connection is opened.
  */
@@ -26,6 +31,9 @@ import { reencryptSecrets, runOn } from '../db/secrets.js';
 import { createWorkspace, issueApiKey, listApiKeys, listWorkspaces, revokeApiKey, setPlan } from '../db/workspaces.js';
 import { KEY_KINDS, PLANS, type KeyKind, type Plan } from '../db/platform.js';
 import { isUuid } from '../domain/ids.js';
+import { readFileSync } from 'node:fs';
+import { classifyOptOuts, parseOptOutFile } from '../domain/datasetOptOut.js';
+import { applyDatasetOptOuts, datasetOptOutKey } from '../db/datasetOptOuts.js';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
 
@@ -37,11 +45,12 @@ const USAGE = `usage: npm run admin -- <command> [options] [--json]
   key:revoke --key API_KEY_ID
   credits:grant --workspace ID --amount K
   secrets:reencrypt
+  dataset:opt-out [--file FILE] [--email E]... [--profile-url URL]... [--person-id ID]...
   help, --help, -h          this text
 
 With --json each command prints exactly one JSON object; errors exit with code 2.`;
 
-const COMMANDS = ['workspace:create', 'workspace:list', 'workspace:plan', 'key:create', 'key:list', 'key:revoke', 'credits:grant', 'secrets:reencrypt'];
+const COMMANDS = ['workspace:create', 'workspace:list', 'workspace:plan', 'key:create', 'key:list', 'key:revoke', 'credits:grant', 'secrets:reencrypt', 'dataset:opt-out'];
 
 /** A usage error: the message and the usage on stderr, exit code 2 (no stack trace). */
 function usageError(message: string): never {
@@ -62,6 +71,10 @@ try {
       amount: { type: 'string' },
       key: { type: 'string' },
       ttl: { type: 'string' },
+      file: { type: 'string' },
+      email: { type: 'string', multiple: true },
+      'profile-url': { type: 'string', multiple: true },
+      'person-id': { type: 'string', multiple: true },
       all: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -147,6 +160,21 @@ try {
     case 'credits:grant':
       out = { balance: await grantCredits(db.orm.em, need('workspace'), int('amount'), 'admin grant') };
       break;
+    case 'dataset:opt-out': {
+      const fromFile = values.file ? parseOptOutFile(readFileSync(values.file, 'utf8')) : null;
+      const named = [...(values.email ?? []), ...(values['profile-url'] ?? []), ...(values['person-id'] ?? [])].map((value, i) => ({ value, line: i + 1 }));
+      const fromArgs = classifyOptOuts(named);
+      const errors = [...(fromFile?.errors.map((e) => `${values.file}:${e.line}: ${e.message}`) ?? []), ...fromArgs.errors.map((e) => `argument ${JSON.stringify(named[e.line - 1]!.value)} ${e.message}`)];
+      if (errors.length) fail(`nothing applied: ${errors.slice(0, 20).join('; ')}${errors.length > 20 ? ` (and ${errors.length - 20} more)` : ''}`);
+      const list = {
+        emails: [...(fromFile?.list.emails ?? []), ...fromArgs.list.emails],
+        profileUrls: [...(fromFile?.list.profileUrls ?? []), ...fromArgs.list.profileUrls],
+        personIds: [...(fromFile?.list.personIds ?? []), ...fromArgs.list.personIds],
+      };
+      if (!list.emails.length && !list.profileUrls.length && !list.personIds.length) fail('name at least one identifier: --file, --email, --profile-url or --person-id');
+      out = { ...(await applyDatasetOptOuts(pool, datasetOptOutKey(config.serverSecret), list)) };
+      break;
+    }
     case 'workspace:plan': {
       const plan = oneOf<Plan>('plan', PLANS);
       await setPlan(db.orm.em, need('workspace'), plan);

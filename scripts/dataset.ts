@@ -5,7 +5,8 @@
  *       writes companies.jsonl, people.jsonl and posts.jsonl (deterministic for a seed)
  *   npm run dataset -- import --companies FILE --people FILE [--posts FILE] [--format jsonl|csv]
  *       upserts JSONL or CSV records into the ds_* tables of DATABASE_URL (migrating it first);
- *       bad records are reported with their line number, the rest still load.
+ *       bad records are reported with their line number, the rest still load; records of people
+ *       on the dataset opt-out list (`npm run admin -- dataset:opt-out`) are skipped and counted.
  */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
@@ -15,6 +16,7 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../domain/config.js';
 import { generateDataset } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from '../db/datasetImport.js';
+import { datasetOptOutKey } from '../db/datasetOptOuts.js';
 import { openDatabase, migrate, ormOptions } from '../db/orm.js';
 
 const USAGE = `usage:
@@ -83,7 +85,7 @@ export async function generateFiles(opts: { people: number; companies: number; s
 
 export function printReport(report: ImportReport): void {
   for (const r of report.results) {
-    console.log(`${r.kind}: ${r.loaded} loaded, ${r.rejected} rejected in ${r.seconds.toFixed(1)} s (${Math.round(r.loaded / Math.max(r.seconds, 0.001))} rows/s) from ${r.file}`);
+    console.log(`${r.kind}: ${r.loaded} loaded, ${r.rejected} rejected, ${r.optedOut} opted out (skipped) in ${r.seconds.toFixed(1)} s (${Math.round(r.loaded / Math.max(r.seconds, 0.001))} rows/s) from ${r.file}`);
   }
   for (const e of report.errors) console.log(`  ${e.file}:${e.line}: ${e.message}`);
   if (report.errorCount > report.errors.length) console.log(`  … and ${report.errorCount - report.errors.length} more rejected records`);
@@ -134,6 +136,7 @@ async function main() {
         { companies: values.companies, people: values.people, posts: values.posts },
         {
           format: values.format as 'jsonl' | 'csv' | undefined,
+          optOutKey: datasetOptOutKey(config.serverSecret),
           onProgress: (p) => {
             let bar = byKind.get(p.kind);
             if (!bar) byKind.set(p.kind, (bar = bars.create(p.totalBytes, 0, { rows: 0 }, { format: `${p.kind.padEnd(9)} [{bar}] {percentage}% | {rows} rows | ETA {eta}s` })));

@@ -16,3 +16,4 @@ export * from './tokenRefresh.js';
 export * from './webhookEventDelivery.js';
 export * from './workspaceEventsSweep.js';
 export * from './retention.js';
+export * from './subjectAccess.js';

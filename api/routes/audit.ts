@@ -18,7 +18,7 @@ export const auditRoutes = [
     summary: 'The audit trail of the workspace, newest first',
     description: [
       'Who (API key id and kind) did what (`action`) to which resource (type and UUID) and when, for every POST, PATCH, PUT and DELETE',
-      'made with a key of the workspace (privacy actions included: `erasure.request`, `suppression.add`, `suppression.remove`) and for',
+      'made with a key of the workspace (privacy actions included: `erasure.request`, `access.request`, `suppression.add`, `suppression.remove`) and for',
       'retention purges (`system`). The trail is append-only and holds no request body and no personal data: an erasure by email is',
       'recorded with the request\'s id. Filters combine with AND; `since` is inclusive, `until` exclusive.',
     ].join(' '),

@@ -21,6 +21,7 @@ import { contactSchemaRoutes } from './schema.js';
 import { privacyRoutes } from './privacy.js';
 import { webhookSubscriptionRoutes } from './webhookSubscriptions.js';
 import { auditRoutes } from './audit.js';
+import { subjectAccessRoutes } from './subjectAccess.js';
 
 export const routeGroups: RouteDef[][] = [
   platformRoutes,
@@ -40,4 +41,5 @@ export const routeGroups: RouteDef[][] = [
   privacyRoutes,
   webhookSubscriptionRoutes,
   auditRoutes,
+  subjectAccessRoutes,
 ];

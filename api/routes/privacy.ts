@@ -24,6 +24,9 @@ import {
   type PersonIdentifiers,
 } from '../../db/privacy.js';
 import type { SuppressionKind } from '../../db/privacyEntities.js';
+import type { PoolClient } from '../../db/pool.js';
+import type { AppDeps } from '../deps.js';
+import type { JobInput, JobResult, WebhookTarget } from '../../workflows/job.js';
 import { erasureWorkflow } from '../../workflows/erasure.js';
 
 /** The normalised identifiers of a body; a value that is no email / profile URL is a 400 naming it. */
@@ -37,6 +40,42 @@ function normalized(body: { emails?: string[]; profileUrls?: string[] }): { kind
     }
   }
   return out;
+}
+
+/** The person an erasure or access body names; a 400 naming the field when it names nobody. */
+export function personOf(body: ErasureRequestBody): PersonIdentifiers {
+  const ids: PersonIdentifiers = {
+    contactIds: body.contactIds ?? [],
+    emails: normalized({ emails: body.emails }).map((x) => x.value),
+    profileUrls: body.profileUrls ?? [],
+  };
+  normalized({ profileUrls: body.profileUrls });
+  if (!ids.contactIds.length && !ids.emails.length && !ids.profileUrls.length) throw new InvalidInputError(['emails'], 'name the person: at least one contact id, email or profile URL');
+  return ids;
+}
+
+/**
+ * Starts a privacy job on the claim-check pattern: the identifiers are sealed (keyring, `context`)
+ * into the job's request row by `insert`, and the workflow's input is the request id only.
+ */
+export async function startSealedRequestJob(
+  deps: AppDeps,
+  workspaceId: string,
+  o: {
+    ids: PersonIdentifiers;
+    context: string;
+    insert: (client: PoolClient, jobId: string, sealed: string) => Promise<void>;
+    type: string;
+    workflow: (input: { requestId: string } & JobInput) => Promise<JobResult<unknown>>;
+    webhook: WebhookTarget | null | undefined;
+    message: string;
+  },
+) {
+  await assertWebhookConfiguration(o.webhook ?? undefined, deps.config.outboundAllowList);
+  const jobId = uuidv7();
+  const sealed = keyringOf(deps.config).encryptText(JSON.stringify(o.ids), o.context);
+  await inWorkspaceTransaction(deps.pool, workspaceId, (client) => o.insert(client, jobId, sealed));
+  return startJob(deps, { workspaceId, type: o.type, workflow: o.workflow, jobId, args: { requestId: jobId }, webhook: o.webhook ?? null, message: o.message });
 }
 
 export const privacyRoutes = [
@@ -57,24 +96,13 @@ export const privacyRoutes = [
     errors: [400, 401, 409, 422, 429, 500],
     idempotent: true,
     handler: async ({ body, auth, deps }) => {
-      const ids: PersonIdentifiers = {
-        contactIds: body.contactIds ?? [],
-        emails: normalized({ emails: body.emails }).map((x) => x.value),
-        profileUrls: body.profileUrls ?? [],
-      };
-      normalized({ profileUrls: body.profileUrls });
-      if (!ids.contactIds.length && !ids.emails.length && !ids.profileUrls.length) throw new InvalidInputError(['emails'], 'name the person: at least one contact id, email or profile URL');
-      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      const jobId = uuidv7();
-      const sealed = keyringOf(deps.config).encryptText(JSON.stringify(ids), ERASURE_IDENTIFIERS_CONTEXT);
-      await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => insertErasureRequest(client, jobId, auth.workspaceId, sealed));
-      const accepted = await startJob(deps, {
-        workspaceId: auth.workspaceId,
+      const accepted = await startSealedRequestJob(deps, auth.workspaceId, {
+        ids: personOf(body),
+        context: ERASURE_IDENTIFIERS_CONTEXT,
+        insert: (client, jobId, sealed) => insertErasureRequest(client, jobId, auth.workspaceId, sealed),
         type: 'erasure',
         workflow: erasureWorkflow,
-        jobId,
-        args: { requestId: jobId },
-        webhook: body.webhookConfiguration ?? null,
+        webhook: body.webhookConfiguration,
         message: 'Erasure accepted; poll jobStatusEndpoint for the report per store',
       });
       return reply(202, accepted);

@@ -37,6 +37,7 @@ import { Migration20261128500000_bulk_enrichment } from './Migration202611285000
 import { Migration20261128600000_webhook_events } from './Migration20261128600000_webhook_events.js';
 import { Migration20261128610000_post_retry_at } from './Migration20261128610000_post_retry_at.js';
 import { Migration20261128630000_audit_trail } from './Migration20261128630000_audit_trail.js';
+import { Migration20261128640000_dataset_opt_outs_subject_access } from './Migration20261128640000_dataset_opt_outs_subject_access.js';
 
 export const migrationsList = [
   Migration20261121000000_platform,
@@ -73,4 +74,5 @@ export const migrationsList = [
   Migration20261128600000_webhook_events,
   Migration20261128610000_post_retry_at,
   Migration20261128630000_audit_trail,
+  Migration20261128640000_dataset_opt_outs_subject_access,
 ];

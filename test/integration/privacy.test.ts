@@ -1,9 +1,11 @@
 /**
  * Erasure end to end on the real stack (docs/PRIVACY.md): a person enters through a bulk upsert
- * (with a webhook) and a contacts file in the object store; an erasure request by email removes
- * them; then every table of the test's database, every object under the workspace's prefix and
- * every workflow history of the workspace (fetched from Temporal, decoded through the project's
- * payload codec) is scanned for the person's identifiers. A second test kills the worker (SIGKILL)
+ * (with a webhook), a contacts file in the object store, a source pull (the dataset listening
+ * provider) and an enrichment job (with a webhook), and is exported by a subject-access request;
+ * an erasure request by email removes them; then every table of the test's database, every
+ * object under the workspace's prefix and every workflow history of the workspace (fetched from
+ * Temporal, decoded through the project's payload codec) is scanned for the person's identifiers;
+ * a re-import, a re-pull and an enrichment are turned away. A second test kills the worker (SIGKILL)
  * mid-erasure and checks the job finishes with the same report as an uninterrupted one.
  */
 import { randomBytes } from 'node:crypto';
@@ -11,9 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhookReceiver.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
-import { createPayloadCodec } from '../../domain/payloadCodec.js';
+import { decodedHistoryTexts } from '../historyPayloads.js';
 import { SA } from '../../domain/searchAttributes.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
+import { v7 as uuidv7 } from 'uuid';
 
 let app: TestApp;
 let hooks: WebhookReceiver;
@@ -84,6 +87,32 @@ async function fileImport(ws: NewWorkspace, sourceId: string, csv: string) {
   return up.body.fileName as string;
 }
 
+/**
+ * The person in the global dataset, liking a post of `owner` an hour ago: a `pronetInbound` pull
+ * of the owner's audience (dataset listening provider) brings them in.
+ */
+async function seedAudience(p: { first: string; profile: string }, owner: string) {
+  const key = p.profile.replace('https://www.', '').replace(/\/$/, '');
+  await app.pool.query(
+    `insert into ds_people (id, member_pronet_url, member_full_name, member_first_name, member_last_name, member_job_title, member_location_country)
+     values ($1, $2, $3, $4, 'Doe', 'Analyst', 'Germany')`,
+    [uuidv7(), key, `${p.first} Doe`, p.first],
+  );
+  await app.pool.query(
+    `insert into ds_posts (id, member_pronet_url, post_url, text, posted_at, likes, comments, interaction_type, author_pronet_url)
+     values ($1, $2, $3, 'Liked a post', now() - interval '1 hour', 0, 0, 'like', $4)`,
+    [uuidv7(), key, `${owner}/posts/1/reactions/${p.first}`, owner],
+  );
+}
+
+async function pull(ws: NewWorkspace, sourceId: string) {
+  const r = await app.http('POST', `/sources/pull-contacts-from-source/${sourceId}`, { apiKey: ws.apiKey, body: {} });
+  expect(r.status, JSON.stringify(r.body)).toBe(202);
+  const job = await app.waitForJob(r.body.jobId, ws.apiKey, 60_000);
+  expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
+  return job;
+}
+
 async function erase(ws: NewWorkspace, body: unknown) {
   const r = await app.http('POST', '/privacy/erasure-requests', { apiKey: ws.apiKey, body });
   expect(r.status, JSON.stringify(r.body)).toBe(202);
@@ -117,30 +146,17 @@ async function objectsHolding(workspaceId: string, needles: string[]): Promise<s
 
 /** Histories of the workspace's executions whose decoded payloads hold one of `needles` (deleted ones read as NotFound: gone). */
 async function historiesHolding(workspaceId: string, needles: string[]): Promise<{ hits: string[]; scanned: number }> {
-  const codec = createPayloadCodec(app.config);
   const hits: string[] = [];
   let scanned = 0;
   for await (const w of app.deps.temporal.workflow.list({ query: `${SA.WorkspaceId.name} = "${workspaceId}"` })) {
-    let history;
+    let texts: string[];
     try {
-      history = await app.deps.temporal.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+      texts = await decodedHistoryTexts(app, w.workflowId, w.runId);
     } catch {
       continue;
     }
     scanned++;
-    const stack: unknown[] = [history];
-    while (stack.length) {
-      const v = stack.pop();
-      if (!v || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
-      const o = v as Record<string, unknown>;
-      if (o.data instanceof Uint8Array && o.metadata) {
-        const [p] = await codec.decode([o as never]);
-        const text = Buffer.from(p!.data ?? new Uint8Array()).toString('utf8').toLowerCase();
-        for (const n of needles) if (text.includes(n.toLowerCase())) hits.push(`${w.workflowId}: ${n}`);
-        continue;
-      }
-      stack.push(...(Array.isArray(v) ? v : Object.values(o)));
-    }
+    for (const text of texts) for (const n of needles) if (text.toLowerCase().includes(n.toLowerCase())) hits.push(`${w.workflowId}: ${n}`);
   }
   return { hits, scanned };
 }
@@ -169,22 +185,36 @@ describe('erasure', () => {
     const file = await fileImport(ws, src2, `First Name,Last Name,Email,Profile\r\n${p.first},Doe,${p.email},${p.profile}\r\n`);
     const enrichment = await enrich(ws, p, hooks.url);
     await hooks.waitFor((b) => b.jobId === enrichment.id);
+    const owner = `pronet.example/in/owner-${randomBytes(4).toString('hex')}`;
+    await seedAudience(p, owner);
+    const audience = await app.http('POST', '/sources', { apiKey: ws.apiKey, body: { sourceType: 'pronetInbound', sourceIdentifier: `https://www.${owner}/` } });
+    expect(audience.status, JSON.stringify(audience.body)).toBe(200);
+    const pulled = await pull(ws, audience.body.data.id);
+    expect(pulled.jobResponsePayload).toMatchObject({ provider: 'dataset', fetched: 1, created: 0, updated: 1 });
     const contact = await app.pool.query<{ id: string }>(`select id from contacts where workspace_id = $1 and work_email = $2`, [ws.workspaceId, p.email]);
     expect(contact.rows).toHaveLength(1);
-    const needles = [p.email, p.profile, p.profile.replace('https://www.', '').replace(/\/$/, ''), contact.rows[0]!.id];
+    // a subject-access export of the person sits in the object store until the erasure
+    const access = await app.http('POST', '/privacy/access-requests', { apiKey: ws.apiKey, body: { emails: [p.email] } });
+    expect(access.status, JSON.stringify(access.body)).toBe(202);
+    const exported = await app.waitForJob(access.body.jobId, ws.apiKey, 60_000);
+    expect(exported.jobResponsePayload).toMatchObject({ contacts: 1, sources: 3 });
+    const needles = [p.email, p.profile, p.profile.replace('https://www.', '').replace(/\/$/, ''), contact.rows[0]!.id, p.first];
     // the person is everywhere before
     expect(await tablesHolding(needles)).not.toEqual([]);
-    expect(await objectsHolding(ws.workspaceId, needles)).toEqual([`${file}: ${p.email}`, `${file}: ${p.profile}`, `${file}: ${needles[2]}`]);
+    const objectsBefore = await objectsHolding(ws.workspaceId, needles);
+    expect(new Set(objectsBefore.map((hit) => hit.split(': ')[0]))).toEqual(new Set([file, exported.jobResponsePayload.objectName]));
+    expect(objectsBefore).toEqual(expect.arrayContaining([`${file}: ${p.email}`, ...[p.email, p.first, contact.rows[0]!.id].map((n) => `${exported.jobResponsePayload.objectName}: ${n}`)]));
     expect((await historiesHolding(ws.workspaceId, needles)).hits).not.toEqual([]);
 
     const jobId = await erase(ws, { emails: [p.email.toUpperCase()] });
     const job = await app.waitForJob(jobId, ws.apiKey, 60_000);
     expect(job.jobStatus, JSON.stringify(job)).toBe('completed');
     expect(job.jobResponsePayload).toEqual({
-      database: { contacts: 1, contactSources: 2, identityLogEntries: expect.any(Number), stagedRows: 0, idempotencyRecords: 0, suppressionEntriesAdded: 2 },
-      objectStore: { objects: 1 },
+      database: { contacts: 1, contactSources: 3, identityLogEntries: expect.any(Number), stagedRows: 0, idempotencyRecords: 0, suppressionEntriesAdded: 2 },
+      objectStore: { objects: 2 },
       temporal: { workflowExecutions: 1, jobs: 1 },
     });
+    await app.recordHistory((await app.pool.query(`select workflow_id from jobs where id = $1`, [jobId])).rows[0].workflow_id, 'erasure/by-email');
     // the enrichment job is gone with its history
     expect((await app.http('GET', `/jobs/${enrichment.id}`, { apiKey: ws.apiKey })).status).toBe(404);
     // the report names no identifier
@@ -213,6 +243,9 @@ describe('erasure', () => {
       { 'First Name': other.first, 'Last Name': 'Roe', Email: other.email, Profile: other.profile },
     ]);
     expect(reimport.jobResponsePayload).toMatchObject({ created: 0, updated: 1, suppressed: 1, failed: 0 });
+    // a source pull skips them too
+    const repulled = await pull(ws, audience.body.data.id);
+    expect(repulled.jobResponsePayload).toMatchObject({ fetched: 1, created: 0, updated: 0, suppressed: 1 });
     const single = await app.http('POST', `/contacts/${src1}`, { apiKey: ws.apiKey, body: { 'First Name': p.first, Email: p.email } });
     expect(single.status, JSON.stringify(single.body)).toBe(422);
     expect(single.body.error.code).toBe('contact_suppressed');
