@@ -17,6 +17,7 @@ import { decodedHistoryTexts } from '../historyPayloads.js';
 import { SA } from '../../domain/searchAttributes.js';
 import type { NewWorkspace } from '../../db/workspaces.js';
 import { v7 as uuidv7 } from 'uuid';
+import { hashKey } from '../../infra/keyGeneration.js';
 
 let app: TestApp;
 let hooks: WebhookReceiver;
@@ -258,6 +259,28 @@ describe('erasure', () => {
     expect(alpha.requests.length).toBe(calls);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(balanceBefore);
     expect((await app.pool.query(`select 1 from contacts where workspace_id = $1 and work_email = $2`, [ws.workspaceId, p.email])).rowCount).toBe(0);
+
+    // the audit trail lists the test's writes under the workspace key (and, as the table scan above
+    // showed, holds none of the person's data)
+    const keyId = (await app.pool.query<{ id: string }>(`select id from api_keys where key_hash = $1`, [hashKey(ws.apiKey)])).rows[0]!.id;
+    const trail = await app.http('GET', '/audit-events?limit=1000', { apiKey: ws.apiKey });
+    expect(trail.status, JSON.stringify(trail.body)).toBe(200);
+    const events = trail.body.data as { action: string; actor: { apiKeyId: string | null; kind: string }; status: number | null }[];
+    const count = (action: string) => events.filter((e) => e.action === action && e.actor.apiKeyId === keyId && e.actor.kind === 'workspace').length;
+    // two sources, the pronetInbound one, three bulk upserts (the first, the file's, the re-import),
+    // one upload, one enrichment start and the refused one, two pulls, one access and one erasure request
+    expect({
+      'source.create': count('source.create'),
+      'contact.bulkUpsert': count('contact.bulkUpsert'),
+      'media.upload': count('media.upload'),
+      'enrichment.start': count('enrichment.start'),
+      'source.pull': count('source.pull'),
+      'access.request': count('access.request'),
+      'erasure.request': count('erasure.request'),
+    }).toEqual({ 'source.create': 3, 'contact.bulkUpsert': 3, 'media.upload': 1, 'enrichment.start': 2, 'source.pull': 2, 'access.request': 1, 'erasure.request': 1 });
+    expect(events.every((e) => e.actor.apiKeyId === keyId)).toBe(true);
+    expect(JSON.stringify(trail.body).toLowerCase()).not.toContain(p.email.toLowerCase());
+    expect(JSON.stringify(trail.body)).not.toContain(p.first);
 
     // a second erasure of the same person finds nothing left
     const again = await app.waitForJob(await erase(ws, { emails: [p.email] }), ws.apiKey, 60_000);
