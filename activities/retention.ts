@@ -9,7 +9,8 @@ import { Context } from '@temporalio/activity';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { isGrpcServiceError } from '@temporalio/client';
 import { SA } from '../domain/searchAttributes.js';
-import { expiredDeletedContacts, jobWorkflowIdsAmong, purgeDeletedContacts, purgeWebhookDeliveries } from '../db/retention.js';
+import { deleteAccessRequest, expiredAccessRequests, expiredDeletedContacts, jobWorkflowIdsAmong, purgeDeletedContacts, purgeWebhookDeliveries } from '../db/retention.js';
+import { accessObjectName } from './subjectAccess.js';
 import { deleteJobsByWorkflowIds, type PersonRowsRemoved } from '../db/privacy.js';
 import { inWorkspaceScope, inWorkspaceTransaction, withoutTenancy } from '../db/tenancy.js';
 import type { ActivityDeps } from './deps.js';
@@ -64,6 +65,25 @@ export function createRetentionActivities(deps: ActivityDeps) {
         total.webhookDeliveries += n;
         Context.current().heartbeat(total);
         if (n < DELIVERY_BATCH) return total;
+      }
+    },
+
+    /**
+     * Subject-access export documents of requests completed more than `RETENTION_ACCESS_EXPORT_DAYS`
+     * ago: the object goes first, then the request's row (a retry in between removes the
+     * already-missing object again: S3 answers a removal of a missing key with success).
+     */
+    async retentionPurgeAccessExports(): Promise<{ accessExports: number }> {
+      const total = resumed({ accessExports: 0 });
+      const cutoff = cutoffOf(deps.config.retention.accessExportDays);
+      for (;;) {
+        const batch = await withoutTenancy('the retention purge lists expired access exports of every workspace', () => expiredAccessRequests(deps.pool, cutoff, DELIVERY_BATCH));
+        for (const r of batch) {
+          await deps.storage.client.removeObject(deps.storage.bucket, accessObjectName(r.workspaceId, r.id));
+          total.accessExports += await inWorkspaceScope(r.workspaceId, () => deleteAccessRequest(deps.pool, r.id));
+          Context.current().heartbeat(total);
+        }
+        if (batch.length < DELIVERY_BATCH) return total;
       }
     },
 

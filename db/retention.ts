@@ -11,13 +11,14 @@ import type { Pool, Queryable } from './pool.js';
 import { runQuery, textArray, typedQueries, uuidArray } from './sqlFragments.js';
 import { Contact } from './contacts.js';
 import { Job, WebhookDelivery } from './platform.js';
+import { AccessRequest } from './subjectAccessEntities.js';
 import { recordAuditEvents } from './audit.js';
 import { lockForEmailWrite } from './contactIngest.js';
 import { deletePersonRows, type PersonRowsRemoved } from './privacy.js';
 import { inWorkspaceTransaction } from './tenancy.js';
 import { normalizeEmail } from '../domain/identity.js';
 
-type RetentionDB = InferKyselyDB<typeof Contact | typeof WebhookDelivery | typeof Job>;
+type RetentionDB = InferKyselyDB<typeof Contact | typeof WebhookDelivery | typeof Job | typeof AccessRequest>;
 const q = () => typedQueries<RetentionDB>();
 
 /**
@@ -107,4 +108,18 @@ export async function jobWorkflowIdsAmong(db: Queryable, workspaceId: string, wo
     q().selectFrom('jobs').select('workflow_id').where('workspace_id', '=', workspaceId).where('workflow_id', '=', sql<string>`any(${textArray(workflowIds)})`),
   );
   return rows.map((r) => r.workflow_id);
+}
+
+/**
+ * Subject-access requests completed before `cutoff`, oldest first, across workspaces (the caller
+ * runs it under `withoutTenancy`): their export documents are due for removal.
+ */
+export async function expiredAccessRequests(db: Queryable, cutoff: Date, limit: number): Promise<{ workspaceId: string; id: string }[]> {
+  const rows = await runQuery(db, q().selectFrom('access_requests').select(['workspace_id', 'id']).where('completed_at', '<', cutoff).orderBy('completed_at').limit(limit));
+  return rows.map((r) => ({ workspaceId: r.workspace_id, id: r.id }));
+}
+
+/** Forgets a subject-access request whose export document was removed (its job result, a link long expired, stays with the job). */
+export async function deleteAccessRequest(db: Queryable, id: string): Promise<number> {
+  return (await runQuery(db, q().deleteFrom('access_requests').where('id', '=', id).returning('id'))).length;
 }

@@ -96,7 +96,7 @@ export interface Config {
    * (`RETENTION_WEBHOOK_DELIVERY_DAYS`, default 30). `schedule` (`RETENTION_SCHEDULE`, on by
    * default) makes the worker create (or update) the daily Temporal Schedule of the purge.
    */
-  retention: { deletedContactDays: number; jobResultDays: number; webhookDeliveryDays: number; schedule: boolean };
+  retention: { deletedContactDays: number; jobResultDays: number; webhookDeliveryDays: number; accessExportDays: number; schedule: boolean };
   /** The environment this configuration was read from; modules read their own settings here. */
   env: NodeJS.ProcessEnv;
 }
@@ -355,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       deletedContactDays: int(env.RETENTION_DELETED_CONTACT_DAYS, 30),
       jobResultDays: int(env.RETENTION_JOB_RESULT_DAYS, 30),
       webhookDeliveryDays: int(env.RETENTION_WEBHOOK_DELIVERY_DAYS, 30),
+      accessExportDays: int(env.RETENTION_ACCESS_EXPORT_DAYS, 7),
       schedule: bool('RETENTION_SCHEDULE', env.RETENTION_SCHEDULE, true),
     },
     env,

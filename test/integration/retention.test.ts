@@ -3,7 +3,8 @@
  * a contact soft-deleted 31 days ago goes with its source link and is recorded in the audit
  * trail as `contact.purge` by `system`; one deleted today and an active one stay; old webhook
  * delivery records go, recent ones stay; with `RETENTION_JOB_RESULT_DAYS=0` a finished job's
- * execution is deleted from Temporal with its jobs row. A second run removes nothing more. The
+ * execution is deleted from Temporal with its jobs row; a subject-access export completed 8 days
+ * ago is removed from the object store, one made today stays. A second run removes nothing more. The
  * Schedule is created idempotently.
  */
 import { randomBytes } from 'node:crypto';
@@ -17,6 +18,7 @@ let app: TestApp;
 let ws: NewWorkspace;
 const tag = randomBytes(4).toString('hex');
 const ids = {} as Record<'old' | 'recent' | 'active' | 'source' | 'job', string>;
+const accessExportObjects = {} as Record<'old' | 'recent', string>;
 
 const run = async (n: number): Promise<RetentionReport> =>
   app.deps.temporal.workflow.execute(retentionWorkflow, { taskQueue: app.config.temporal.taskQueue, workflowId: `retention-test-${tag}-${n}` });
@@ -44,6 +46,16 @@ beforeAll(async () => {
     );
   }
 
+  // Two subject-access exports of the active contact; the older completed 8 days ago (period: 7).
+  for (const age of ['old', 'recent'] as const) {
+    const r = await app.http('POST', '/privacy/access-requests', { apiKey: ws.apiKey, body: { emails: [`active.${tag}@retention.example`] } });
+    expect(r.status, JSON.stringify(r.body)).toBe(202);
+    const done = await app.waitForJob(r.body.jobId, ws.apiKey, 60_000);
+    expect(done.jobResponsePayload.contacts).toBe(1);
+    accessExportObjects[age] = done.jobResponsePayload.objectName;
+  }
+  await app.pool.query(`update access_requests set completed_at = now() - interval '8 days' where $1 like '%' || id || '.json'`, [accessExportObjects.old]);
+
   // A finished job: its result lives in its (closed) execution.
   const job = await app.http('POST', `/contacts/${ids.source}/bulk-upsert-contacts`, { apiKey: ws.apiKey, body: { contactsData: [{ 'contact.firstName': `Jobbed${tag}` }] } });
   expect(job.status, JSON.stringify(job.body)).toBe(202);
@@ -67,8 +79,13 @@ describe('retention purge', () => {
     const report = await run(1);
     expect(report.deletedContacts).toMatchObject({ contacts: 1, contactSources: 1 });
     expect(report.webhookDeliveries).toBe(1);
-    expect(report.jobResults).toEqual({ workflowExecutions: 1, jobs: 1 });
-    await app.recordHistory(`retention-test-${tag}-1`, 'retention/contact-job-delivery-purged');
+    // the bulk upsert and the two access jobs (RETENTION_JOB_RESULT_DAYS=0)
+    expect(report.jobResults).toEqual({ workflowExecutions: 3, jobs: 3 });
+    expect(report.accessExports).toBe(1);
+    await app.recordHistory(`retention-test-${tag}-1`, 'retention/access-exports-purged');
+    const stored = (name: string) => app.deps.storage.client.statObject(app.deps.storage.bucket, name).then(() => true, () => false);
+    expect(await stored(accessExportObjects.old)).toBe(false);
+    expect(await stored(accessExportObjects.recent)).toBe(true);
 
     expect(await contactRow(ids.old)).toBeUndefined();
     expect((await app.pool.query(`select 1 from contact_sources where contact_id = $1`, [ids.old])).rowCount).toBe(0);
@@ -90,6 +107,7 @@ describe('retention purge', () => {
       deletedContacts: { contacts: 0, contactSources: 0, identityLogEntries: 0, stagedRows: 0, idempotencyRecords: 0 },
       jobResults: { workflowExecutions: 0, jobs: 0 },
       webhookDeliveries: 0,
+      accessExports: 0,
     });
     expect(await contactRow(ids.recent)).toEqual({ status: 'deleted' });
     expect((await app.http('GET', '/audit-events?action=contact.purge', { apiKey: ws.apiKey })).body.data).toHaveLength(1);
