@@ -10,11 +10,11 @@ import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
 import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, type InputField } from '../domain/errors.js';
-import { ApiError, conflict, insufficientCredits, notFound } from './errors.js';
+import { ApiError, conflict, insufficientCredits, notFound, sessionKeyNotAllowed } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
-import { DEFAULT_BODY_LIMIT, isReply, reply, type RouteDef } from './route.js';
+import { DEFAULT_BODY_LIMIT, isReply, reply, startsJob, type RouteDef } from './route.js';
 import { STRICT_UTF8, assertSafeInput, assertUncompressedBody, assertUtf8Query, validate } from './validation.js';
 import { readKey, type AuthContext } from './middleware/auth.js';
 import { createAnonymousLimiter, createKeyLimiter, enforceAnonymousLimit, enforceRateLimit, type AnonymousLimiter, type KeyLimiter } from './middleware/rateLimit.js';
@@ -145,6 +145,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
       ctx.state.workspaceId = auth.workspaceId;
       if (def.orm !== false) useWorkspace(deps.orm.em, auth.workspaceId);
       await enforceRateLimit(limiters.keys, ctx, auth.apiKeyId);
+      if (auth.keyKind === 'session' && startsJob(def)) throw sessionKeyNotAllowed(def.path);
     } else if (def.rateLimited !== false) {
       await enforceAnonymousLimit(limiters.anonymous, ctx);
     }

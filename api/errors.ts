@@ -25,6 +25,9 @@ export const insufficientCredits = (needed: number, balance: number) =>
 
 export const featureNotAvailable = (message: string) => new ApiError(403, 'feature_not_available', message);
 
+export const sessionKeyNotAllowed = (path: string) =>
+  new ApiError(403, 'session_key_not_allowed', `${path} starts a job: session keys preview data only; use a workspace or user API key`);
+
 /** Foreign and missing resources look the same: 404, never 403. */
 export const notFound = (what: string, id?: string) => new ApiError(404, 'not_found', id ? `${what} ${id} was not found` : `${what} was not found`);
 
@@ -41,6 +44,7 @@ export const unprocessable = (code: string, message: string) => new ApiError(422
 export const ROUTE_ERROR_CODES = {
   insufficient_credits: 402,
   feature_not_available: 403,
+  session_key_not_allowed: 403,
   invalid_pagination_token: 400,
   pronet_required: 400,
   slice_not_available: 400,

@@ -7,11 +7,11 @@ import { JobWebhookEvent } from './schemas/platform.js';
 import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
 import { refShared } from './validation.js';
 import { ROUTE_ERROR_CODES } from './errors.js';
-import type { RouteDef } from './route.js';
+import { startsJob, type RouteDef } from './route.js';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Validation failure (or `malformed_request`: not valid HTTP/1.1 framing; or malformed JSON, a JSON body or query parameter that is not UTF-8, or a value the store refuses)', 401: 'Missing or invalid API key',
-  402: 'Insufficient credits', 403: 'Feature not available on this plan', 404: 'Not found or not visible to the workspace',
+  402: 'Insufficient credits', 403: 'Forbidden: a feature not on the plan, or a session key starting a job', 404: 'Not found or not visible to the workspace',
   409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
   415: '`unsupported_media_type`: the body is not of the operation\'s content type (`application/json` in UTF-8, no `charset` but `utf-8`; `multipart/form-data` for uploads; either uncompressed: no `Content-Encoding` but `identity`)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
   429: 'Rate limited', 500: 'Server error', 503: 'Not ready, the database is unreachable, or (`credits_busy`) the workspace\'s credit account stayed locked by concurrent credit movements; nothing changed, retry after `Retry-After`',
@@ -37,6 +37,8 @@ export function errorStatuses(r: RouteDef): number[] {
   const statuses = new Set<number>([400, 429, 500, ...(r.errors ?? []), ...(r.errorCodes ?? []).map((c) => ROUTE_ERROR_CODES[c])]);
   // Authenticated routes need the database: 503 while it is unreachable.
   if (r.auth !== false) statuses.add(401).add(503);
+  // A session key starting a job: 403 `session_key_not_allowed`.
+  if (startsJob(r)) statuses.add(403);
   // A request whose query outlives the API's statement_timeout is a 422 `query_too_expensive`.
   if (r.body || r.query) statuses.add(422);
   if (readsJsonBody(r)) {
@@ -78,7 +80,10 @@ export function errorCodesOf(r: RouteDef, status: number): string[] {
       break;
     case 401: codes.add('unauthorized'); break;
     case 402: codes.add('insufficient_credits'); break;
-    case 403: codes.add('feature_not_available'); break;
+    case 403:
+      if ((r.errors ?? []).includes(403)) codes.add('feature_not_available');
+      if (startsJob(r)) codes.add('session_key_not_allowed');
+      break;
     case 404: codes.add('not_found'); if (/\{\w+\}/.test(r.path)) codes.add('empty_path_parameter'); break;
     case 409:
       if (r.idempotent) codes.add('idempotency_request_in_progress');

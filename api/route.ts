@@ -100,6 +100,9 @@ export function defineRoute<B extends TSchema | undefined = undefined, P extends
 }
 
 /** Handlers return `reply(202, body)` to pick a status other than 200. */
+/** A route that answers 202 starts a job: session keys (unbilled previews) may not (api/app.ts). */
+export const startsJob = (def: Pick<RouteDef, 'responses' | 'auth'>) => def.auth !== false && 202 in def.responses;
+
 export function reply(status: number, body: unknown, headers?: Record<string, string>) {
   return { [REPLY]: true, status, body, headers } as const;
 }

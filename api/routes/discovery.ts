@@ -33,6 +33,7 @@ import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
 import { insufficientCredits, notFound } from '../errors.js';
+import { SESSION_PREVIEW_ROWS, previewPage } from '../../domain/sessionPreview.js';
 import { importVerifiedCompaniesWorkflow, type ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
 
 /**
@@ -60,6 +61,11 @@ async function charge(db: Queryable, auth: AuthContext, op: DiscoveryOperation, 
   });
 }
 
+/** A session key (unbilled preview) searches at most SESSION_PREVIEW_ROWS rows (domain/sessionPreview.ts). */
+const previewLimit = (auth: AuthContext, limit: number) => (auth.keyKind === 'session' ? Math.min(limit, SESSION_PREVIEW_ROWS) : limit);
+const asSeenBy = <P extends SearchPage>(auth: AuthContext, page: P): P => (auth.keyKind === 'session' ? previewPage(page) : page);
+const SESSION_NOTE = `Session keys (unbilled in-app previews) get the first ${SESSION_PREVIEW_ROWS} rows only, no page tokens, and emails and phone numbers masked (\`j***@acme.com\`).`;
+
 const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
   [
     `Searches the ${entity === 'contact' ? 'people' : 'companies'} of the discovery dataset. \`conditions\` (root, AND-ed) and/or \`groupedCondition\``,
@@ -74,6 +80,7 @@ const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
         '`emails` are strings, their statuses in `emailStatuses`.',
     'Profile URLs (`pronet`, `companyPronet`) are answered as `https://…` URLs; `==` / `IN` on them accept any form of the URL.',
     'Charged 1 credit per row returned in `data`; 402 `insufficient_credits` (nothing charged, decided before searching) when the balance cannot cover a full page (1 credit × `limit`).',
+    SESSION_NOTE,
   ].join(' ');
 
 const verifiedDescription = (entity: DiscoveryEntity) =>
@@ -83,6 +90,7 @@ const verifiedDescription = (entity: DiscoveryEntity) =>
     `company name and website lists ≤ 500 entries each and 500 combined (else 400). \`${entity === 'company' ? 'numberOfCompaniesToPull' : 'numberOfContactsToPull'}\``,
     'caps the ranked rows over all pages (and `meta.totalRecords`). No cursor: `previousToken` and `nextToken` are empty.',
     'Charged 4 credits per row returned in `data`; 402 (nothing charged, decided before searching) when the balance cannot cover a full page (4 credits × `limit`, capped by the pull number).',
+    SESSION_NOTE,
   ].join(' ');
 
 function verifiedRoute(entity: DiscoveryEntity) {
@@ -98,11 +106,11 @@ function verifiedRoute(entity: DiscoveryEntity) {
       const b = body as VerifiedBody;
       const filters = parseVerifiedInput(entity, b.inputFieldMapping);
       const pageNumber = b.page ?? 1;
-      const limit = b.limit ?? VERIFIED_MAX_LIMIT;
+      const limit = previewLimit(auth, b.limit ?? VERIFIED_MAX_LIMIT);
       await assertCanPay(deps.pool, auth, op, verifiedPageRows(pageNumber, limit, filters.pull));
       const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters });
       await charge(deps.pool, auth, op, page);
-      return { data: page.data, meta: page.meta };
+      return asSeenBy(auth, { data: page.data, meta: page.meta });
     },
   });
 }
@@ -115,10 +123,11 @@ export const discoveryRoutes = [
     // the search and the debit go through the pool: no entity manager fork per request
     orm: false,
     handler: async ({ body, auth, deps }) => {
-      await assertCanPay(deps.pool, auth, 'find-contacts-v2', body.limit ?? V2_DEFAULT_LIMIT);
-      const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', body, deps.config.discovery);
+      const limit = previewLimit(auth, body.limit ?? V2_DEFAULT_LIMIT);
+      await assertCanPay(deps.pool, auth, 'find-contacts-v2', limit);
+      const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', { ...body, limit }, deps.config.discovery);
       await charge(deps.pool, auth, 'find-contacts-v2', page);
-      return page;
+      return asSeenBy(auth, page);
     },
   }),
   defineRoute({
@@ -127,10 +136,11 @@ export const discoveryRoutes = [
     body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500],
     orm: false,
     handler: async ({ body, auth, deps }) => {
-      await assertCanPay(deps.pool, auth, 'find-companies-v2', body.limit ?? V2_DEFAULT_LIMIT);
-      const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', body, deps.config.discovery);
+      const limit = previewLimit(auth, body.limit ?? V2_DEFAULT_LIMIT);
+      await assertCanPay(deps.pool, auth, 'find-companies-v2', limit);
+      const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', { ...body, limit }, deps.config.discovery);
       await charge(deps.pool, auth, 'find-companies-v2', page);
-      return page;
+      return asSeenBy(auth, page);
     },
   }),
   verifiedRoute('company'),

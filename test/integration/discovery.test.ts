@@ -642,12 +642,33 @@ describe('credits', () => {
     const none = await post('/discovery-search/find-contacts-v2', { conditions: [{ field: 'dsContact.member_full_name', operator: '==', value: 'Nobody Here' }] }, ws.apiKey);
     expect(none.body.data).toHaveLength(0);
     expect(await balance(ws.apiKey)).toBe(before);
+    // A session key previews for free: the first 10 rows only (before: all 25, every page).
     const session = await app.createApiKey(ws.workspaceId, 'session');
     const free = await post('/discovery-search/find-verified-companies', { limit: 25 }, session);
-    expect(free.body.data).toHaveLength(25);
+    expect(free.body.data).toHaveLength(10);
+    expect(free.body.meta.nextToken).toBe('');
+    expect(await balance(ws.apiKey)).toBe(before);
+    // ... and sees contact points masked: the same v2 page as the workspace key, cut to 10 rows
+    const withEmails = { limit: 50, fields: ['dsContact.member_full_name', 'dsContact.member_emails', 'dsContact.member_phones'], conditions: [{ field: 'dsContact.member_emails', operator: 'IS NOT EMPTY' }] };
+    const paid = await post('/discovery-search/find-contacts-v2', withEmails, ws.apiKey);
+    expect(paid.body.data.length).toBeGreaterThan(10);
+    before -= paid.body.data.length;
+    const preview = await post('/discovery-search/find-contacts-v2', withEmails, session);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body.meta.nextToken).toBe('');
+    expect(preview.body.data).toEqual(
+      paid.body.data.slice(0, 10).map((p: any) => ({
+        ...p,
+        emails: p.emails.map((e: string) => `${e[0]}***${e.slice(e.lastIndexOf('@'))}`),
+        emailStatuses: p.emailStatuses.map((s: any) => ({ ...s, email: `${s.email[0]}***${s.email.slice(s.email.lastIndexOf('@'))}` })),
+        phoneNumbers: p.phoneNumbers.map((n: any) => ({ ...n, number: expect.stringMatching(/^[^0-9]*(\*[^0-9]*)*\d{2}$|^$/) })),
+      })),
+    );
+    expect(JSON.stringify(preview.body)).not.toContain(paid.body.data[0].emails[0]);
     expect(await balance(ws.apiKey)).toBe(before);
     const ledger = await get('/credits/transactions', ws.apiKey);
     expect(ledger.body.data.filter((t: { amount: number }) => t.amount < 0).map((t: { amount: number; reason: string }) => [t.reason, t.amount])).toEqual([
+      ['find-contacts-v2', -paid.body.data.length],
       ['find-verified-contacts', -8],
       ['find-verified-companies', -20],
       ['find-companies-v2', -3],
@@ -1026,12 +1047,11 @@ describe('import-verified-companies', () => {
     const debits = await app.pool.query(`select count(*)::int as n from credit_transactions where job_id = $1 and amount = -4`, [res.body.jobId]);
     expect(debits.rows[0].n).toBe(3);
 
-    // A session key imports everyone and pays nothing.
+    // A session key starts no job (before: it imported everyone and paid nothing).
     const session = await app.createApiKey(short.workspaceId, 'session');
     const free = await post('/discovery-search/import-verified-companies', { companyIds: chosen.map((c) => c.id), segmentId: shortSeg, contactsPerCompany: 2 }, session);
-    expect(free.status).toBe(202);
-    const freeJob = await app.waitForJob(free.body.jobId, session);
-    expect(freeJob.jobResponsePayload).toMatchObject({ contacts: { imported: 8 }, creditsCharged: 0 });
+    expect(free.status).toBe(403);
+    expect(free.body.error.code).toBe('session_key_not_allowed');
     expect(await balance(short.apiKey)).toBe(2);
   });
 });

@@ -123,13 +123,13 @@ describe('POST /contacts/unified-data-api validation', () => {
     expect(r.body.error).toMatchObject({ code: 'insufficient_credits', message: 'This request needs 36 credits; the balance is 35' });
     expect(await balance(ws)).toBe(35);
     expect(alpha.requestsFor(who)).toHaveLength(0);
-    // A session key is not billed: accepted whatever the balance.
+    // A session key (an unbilled preview) starts no job: before, it enriched for free whatever the balance.
     const session = await app.createApiKey(ws.workspaceId, 'session');
     alpha.setData(who, 'emails', { emails: [{ email: 'poor@acme.com', status: 'valid' }] });
     const s = await app.http('POST', '/contacts/unified-data-api', { apiKey: session, body: { fields: ['emails'], pronet: who } });
-    expect(s.status).toBe(202);
-    const job = await app.waitForJob(s.body.jobId, session);
-    expect(job.jobResponsePayload).toMatchObject({ creditsCharged: 0, slices: { emails: { status: 'found', credits: 0 } } });
+    expect(s.status, JSON.stringify(s.body)).toBe(403);
+    expect(s.body.error.code).toBe('session_key_not_allowed');
+    expect(alpha.requestsFor(who)).toHaveLength(0);
     expect(await balance(ws)).toBe(35);
   });
 });
