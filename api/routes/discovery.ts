@@ -156,7 +156,7 @@ export const discoveryRoutes = [
       `Credits: the companies are free (find-verified-companies charged for them); each verified person imported as a contact costs ${VERIFIED_IMPORT_PERSON_PRICE}`,
       '(the find-verified-contacts price), debited once per (job, person). With `segmentId`, a balance that cannot cover one person is a 402',
       '`insufficient_credits` up front; when the balance runs out during the job, it stops: `jobStatus` `failed`, `error.code`',
-      '`insufficient_credits`, and `jobResponsePayload` holds what was imported and paid for. Session keys are not charged.',
+      '`insufficient_credits`, and `jobResponsePayload` holds what was imported and paid for. Session keys start no job (403 `session_key_not_allowed`).',
       'Result: `{companies: {requested, imported, created, updated, notFound[]}, contacts: {imported, created, updated}, segmentId, sourceId, creditsCharged}`.',
     ].join(' '),
     body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500], errorCodes: ['url_not_allowed'],
