@@ -30,6 +30,7 @@ import type { KeyKind, Plan } from '../db/platform.js';
 import type { AppDeps } from '../api/deps.js';
 import { currentHistoryFile } from './replay/historyVersions.js';
 import { withoutTenancy } from '../db/tenancy.js';
+import { resealedForReplay } from './historyPayloads.js';
 
 const FIXTURES = 'test fixtures';
 
@@ -302,7 +303,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       );
       if (out.status !== 0) throw new Error(`temporal workflow show failed: ${out.stderr}`);
       mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, out.stdout, { flag: 'wx' }); // never over an existing file
+      // Sealed under the development key, so every installation's replay test opens it.
+      writeFileSync(file, await resealedForReplay(out.stdout, config), { flag: 'wx' }); // never over an existing file
     },
     async close() {
       for (const proc of apiProcesses) proc.kill('SIGKILL');
