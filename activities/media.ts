@@ -17,7 +17,7 @@ import {
   claimChunks,
   composeObjects,
   deleteChunkRecords,
-  detectMediaType,
+  detectFileType,
   findMedia,
   NOT_A_CHUNK,
   objectName,
@@ -26,7 +26,7 @@ import {
   removeExpiredMedia,
   storeBuffer,
   tooLarge,
-  UPLOAD_TYPES,
+  ALLOWED_TYPES,
   type ExpiredMediaCounts,
   type StoredMedia,
 } from '../db/media.js';
@@ -72,7 +72,7 @@ export function createMediaActivities(deps: ActivityDeps) {
       if (earlier) return earlier;
       return refusing(async () => {
         const body = await download(input.url, deps.config.outboundAllowList);
-        const { sha256: _, ...o } = await storeBuffer(store, body, { workspaceId: input.workspaceId, maxBytes: MAX_IMPORT_BYTES, field: ['url'], id: input.id });
+        const { sha256: _, ...o } = await storeBuffer(store, body, { workspaceId: input.workspaceId, maxBytes: MAX_IMPORT_BYTES, kind: 'media', field: ['url'], id: input.id });
         await recordMedia(em, input.workspaceId, o);
         return o;
       });
@@ -96,8 +96,10 @@ export function createMediaActivities(deps: ActivityDeps) {
           const sizeOf = await claimChunks(tx, input.chunks);
           const gone = input.chunks.findIndex((c) => !sizeOf.has(c));
           if (gone >= 0) throw new InvalidInputError(['chunks', gone, 'fileName'], NOT_A_CHUNK);
-          const type = await detectMediaType(await readHead(store, input.chunks[0]!), ['chunks', 0, 'fileName']);
-          if (UPLOAD_TYPES[type] !== input.ext) throw new ExtensionMismatchError(['fileExtension'], type, UPLOAD_TYPES[type]!, input.ext);
+          const kind = input.kind ?? 'media';
+          const type = await detectFileType(await readHead(store, input.chunks[0]!), kind, ['chunks', 0, 'fileName']);
+          const storedAs = ALLOWED_TYPES[kind][type]!;
+          if (storedAs !== input.ext) throw new ExtensionMismatchError(['fileExtension'], type, storedAs, input.ext);
           const total = input.chunks.reduce((n, c) => n + sizeOf.get(c)!, 0);
           const o: StoredMedia = { id: input.id, fileName: objectName(input.workspaceId, input.ext, input.id), contentType: type, sizeBytes: total };
           await composeObjects(store, input.chunks, o.fileName, type, total);

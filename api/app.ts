@@ -9,7 +9,7 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
-import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, type InputField } from '../domain/errors.js';
+import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, TypeMismatchError, type InputField } from '../domain/errors.js';
 import { ApiError, conflict, insufficientCredits, notFound, sessionKeyNotAllowed } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
@@ -405,6 +405,7 @@ function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof ConflictError) return conflict(err.message, err.code);
   if (err instanceof InsufficientCreditsError) return insufficientCredits(err.needed, err.balance);
   if (err instanceof UnsupportedMediaTypeError) return fieldError('file_type_not_allowed', err.field, `${err.message}; allowed types are ${err.allowed.join(', ')}`, err.message);
+  if (err instanceof TypeMismatchError) return fieldError('file_type_mismatch', err.field, err.message, `is ${err.detected}, not ${err.declared} as declared`);
   if (err instanceof TooLargeError) return new ApiError(413, 'payload_too_large', err.message);
   if (err instanceof UrlNotAllowedError) return fieldError('url_not_allowed', err.field, err.reason);
   if (err instanceof ImportFailedError) return fieldError('import_failed', err.field, err.reason);

@@ -58,6 +58,8 @@ export const AUDITED_ROUTES: Record<string, AuditedAs> = {
   'post /v1/media/upload': as('media.upload'),
   'post /v1/media/assemble-chunks': as('media.assemble'),
   'post /v1/media/import-from-url': as('media.import'),
+  'post /contact-files': as('contactFile.upload'),
+  'post /contact-files/assemble-chunks': as('contactFile.assemble'),
   'post /v1/posts/bulk-schedule': as('post.bulkSchedule'),
   'post /v1/posts/external-linkedin-reply': as('post.externalReply'),
   'post /v1/posts/{postId}/unschedule': as('post.unschedule', 'postId'),

@@ -51,6 +51,7 @@ export const ROUTE_ERROR_CODES = {
   invalid_multipart: 400,
   file_type_not_allowed: 400,
   file_extension_mismatch: 400,
+  file_type_mismatch: 400,
   url_not_allowed: 400,
   import_failed: 400,
   source_not_pullable: 400,

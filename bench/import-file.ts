@@ -1,7 +1,7 @@
 /**
  * File-import benchmark on the local stack (issue 14 item 4): a generated contacts file of
  * `--rows` rows (CSV, or JSON Lines with `--format jsonl`) is uploaded in 8 MiB chunks through
- * `POST /v1/media/upload?chunk=true` + `POST /v1/media/assemble-chunks`, imported with
+ * `POST /contact-files?chunk=true` + `POST /contact-files/assemble-chunks`, imported with
  * `POST /contacts/{sourceId}/bulk-upsert-contacts {contactsData: [], contactsFile: {fileName}}`
  * (202 → job completed → every row queryable), beside an inline bulk upsert of the first
  * `--inline-rows` rows (≤ 100,000, one request, into another workspace: the rate to match) and plain
@@ -133,13 +133,13 @@ const chunks: { fileName: string; chunkNumber: number }[] = [];
     const len = readSync(fd, buf, 0, CHUNK_BYTES, pos);
     const form = new FormData();
     form.append('file', new Blob([buf.subarray(0, len)]), `part${n}`);
-    const r = await http('POST', '/v1/media/upload?chunk=true', form);
+    const r = await http('POST', '/contact-files?chunk=true', form);
     if (r.status !== 200) throw new Error(`chunk ${n}: ${JSON.stringify(r.body)}`);
     chunks.push({ fileName: r.body.fileName, chunkNumber: n });
   }
   closeSync(fd);
 }
-const assembled = await http('POST', '/v1/media/assemble-chunks', { chunks, fileExtension: FORMAT });
+const assembled = await http('POST', '/contact-files/assemble-chunks', { chunks, fileExtension: FORMAT });
 if (assembled.status !== 200) throw new Error(JSON.stringify(assembled.body));
 const tUploaded = performance.now();
 say(`uploaded in ${chunks.length} chunks and assembled in ${Math.round(tUploaded - t0)} ms: ${assembled.body.contentType}`);

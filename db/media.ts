@@ -12,7 +12,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import { CopyDestinationOptions, CopySourceOptions } from 'minio';
 import { v7 as uuidv7 } from 'uuid';
 import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
-import { DomainError, InvalidInputError, TooLargeError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
+import { DomainError, InvalidInputError, TooLargeError, TypeMismatchError, UnsupportedMediaTypeError, type InputField } from '../domain/errors.js';
 import { MEDIA_TYPES } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from '../infra/objectStore.js';
@@ -21,8 +21,38 @@ import { MediaObject, Post } from './social.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { acrossWorkspaces } from './tenancy.js';
 
-/** What may be uploaded: media for posts and contacts files for bulk upserts (type → extension). */
+/**
+ * The two kinds of upload, each with its own way in: media for posts (`/v1/media/…`) and contacts
+ * files for bulk upserts (`/contact-files…`). Each takes only its own types (type → extension).
+ */
+export type FileKind = 'media' | 'contactsFile';
+export const ALLOWED_TYPES: Readonly<Record<FileKind, Readonly<Record<string, string>>>> = { media: MEDIA_TYPES, contactsFile: CONTACT_FILE_TYPES };
+/** Every stored type's extension. */
 export const UPLOAD_TYPES: Readonly<Record<string, string>> = { ...MEDIA_TYPES, ...CONTACT_FILE_TYPES };
+/** Declared part types that name an allowed type under another spelling. */
+const DECLARED_ALIASES: Readonly<Record<string, string>> = {
+  'image/jpg': 'image/jpeg',
+  'image/pjpeg': 'image/jpeg',
+  'application/csv': 'text/csv',
+  'text/x-csv': 'text/csv',
+  'application/jsonl': 'application/x-ndjson',
+  'application/x-jsonlines': 'application/x-ndjson',
+  'application/jsonlines': 'application/x-ndjson',
+};
+/** What a chunk of a chunked upload may declare: a piece of a file has no type of its own. */
+const CHUNK_DECLARED = 'application/octet-stream';
+
+/**
+ * The allowed type a multipart part declares (its `Content-Type`, parameters and case ignored),
+ * or a 400 `file_type_not_allowed`: the contract refuses a part whose MIME type is not an
+ * allowed upload type, whatever its bytes. A chunk may also declare `application/octet-stream`.
+ */
+export function declaredType(declared: string | null | undefined, kind: FileKind, chunk: boolean, field: InputField = ['file']): string {
+  const bare = (declared ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = DECLARED_ALIASES[bare] ?? bare;
+  if (ALLOWED_TYPES[kind][type] || (chunk && type === CHUNK_DECLARED)) return type;
+  throw new UnsupportedMediaTypeError(field, undefined, Object.keys(ALLOWED_TYPES[kind]), declared ? `the part declares ${bare}` : 'the part declares no type');
+}
 
 /** Bytes file-type needs to recognise every supported format. */
 const SNIFF_BYTES = 4100;
@@ -41,23 +71,20 @@ export interface StoredObject {
 /** What the media workflows answer. */
 export type StoredMedia = Omit<StoredObject, 'sha256'>;
 
-const unsupportedMediaType = (detected: string | undefined, field: InputField) => new UnsupportedMediaTypeError(field, detected, Object.keys(UPLOAD_TYPES));
+const unsupportedType = (kind: FileKind, detected: string | undefined, field: InputField) => new UnsupportedMediaTypeError(field, detected, Object.keys(ALLOWED_TYPES[kind]));
 
 export const tooLarge = (maxBytes: number, what = 'File') => new TooLargeError(maxBytes, what);
 
 /**
- * The allowed MIME type of these leading bytes (the whole file when shorter than SNIFF_BYTES), or
- * a 400 naming what was detected.
+ * The MIME type of these leading bytes (the whole file when shorter than SNIFF_BYTES) if `kind`
+ * allows it, else a 400 naming what was detected: binary formats by their magic numbers, contacts
+ * files by the text check.
  */
-export async function detectMediaType(head: Uint8Array, field: InputField = ['file']): Promise<string> {
+export async function detectFileType(head: Uint8Array, kind: FileKind, field: InputField = ['file']): Promise<string> {
   const ft = await fileTypeFromBuffer(head);
-  if (ft) {
-    if (!MEDIA_TYPES[ft.mime]) throw unsupportedMediaType(ft.mime, field);
-    return ft.mime;
-  }
-  const text = sniffContactFile(head, head.length < SNIFF_BYTES);
-  if (!text) throw unsupportedMediaType(undefined, field);
-  return text;
+  const type = ft ? ft.mime : sniffContactFile(head, head.length < SNIFF_BYTES);
+  if (!type || !ALLOWED_TYPES[kind][type]) throw unsupportedType(kind, type ?? undefined, field);
+  return type;
 }
 
 /**
@@ -75,7 +102,8 @@ class Sniffer extends Transform {
 
   constructor(
     private readonly maxBytes: number,
-    private readonly sniff: boolean,
+    /** Decides the type from the leading bytes (or refuses them). */
+    private readonly typeOf: (head: Buffer) => Promise<string>,
     private readonly field: InputField,
   ) {
     super();
@@ -105,8 +133,7 @@ class Sniffer extends Transform {
   private decide(cb: TransformCallback): void {
     const head = Buffer.concat(this.head);
     this.head = [];
-    const detected = this.sniff ? detectMediaType(head, this.field) : Promise.resolve(CHUNK_CONTENT_TYPE);
-    detected.then(
+    this.typeOf(head).then(
       (type) => {
         this.decided = true;
         this.settle.resolve(type);
@@ -134,6 +161,10 @@ class Sniffer extends Transform {
 export interface StoreOptions {
   workspaceId: string;
   maxBytes: number;
+  /** Which types the bytes may be (media for posts, or a contacts file). */
+  kind: FileKind;
+  /** The type the client declared (checked with `declaredType`): the bytes must be of that type. */
+  declared?: string;
   /** Store as an untyped chunk of a chunked upload. */
   chunk?: boolean;
   /** The input field errors name (default `file`). */
@@ -147,7 +178,14 @@ export interface StoreOptions {
  * nothing behind) for a type not allowed or a body over `maxBytes`; the caller drains `source`.
  */
 export async function storeStream(store: ObjectStore, source: Readable, opts: StoreOptions): Promise<StoredObject> {
-  const sniffer = new Sniffer(opts.maxBytes, !opts.chunk, opts.field ?? ['file']);
+  const field = opts.field ?? ['file'];
+  const typeOf = async (head: Buffer) => {
+    if (opts.chunk) return CHUNK_CONTENT_TYPE;
+    const type = await detectFileType(head, opts.kind, field);
+    if (opts.declared && opts.declared !== type) throw new TypeMismatchError(field, opts.declared, type);
+    return type;
+  };
+  const sniffer = new Sniffer(opts.maxBytes, typeOf, field);
   source.on('error', (e) => sniffer.destroy(e));
   // A source torn down before its end (client gone, multipart limit hit) must not leave the upload waiting.
   source.on('close', () => {
@@ -180,7 +218,7 @@ export async function storeStream(store: ObjectStore, source: Readable, opts: St
 export async function storeBuffer(store: ObjectStore, body: Buffer, opts: StoreOptions): Promise<StoredObject> {
   if (body.length > opts.maxBytes) throw tooLarge(opts.maxBytes);
   if (body.length === 0) throw new InvalidInputError(opts.field ?? ['file'], 'is empty');
-  const type = await detectMediaType(body.subarray(0, SNIFF_BYTES), opts.field);
+  const type = await detectFileType(body.subarray(0, SNIFF_BYTES), opts.kind, opts.field);
   const id = opts.id ?? uuidv7();
   const fileName = objectName(opts.workspaceId, UPLOAD_TYPES[type]!, id);
   await store.client.putObject(store.bucket, fileName, body, body.length, { 'Content-Type': type });

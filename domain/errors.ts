@@ -87,8 +87,21 @@ export class UnsupportedMediaTypeError extends DomainError {
     readonly field: InputField,
     readonly detected: string | undefined,
     readonly allowed: readonly string[],
+    /** Why, when the refusal is of the declared type rather than of the bytes. */
+    reason?: string,
   ) {
-    super(detected ? `detected type ${detected}` : 'the content type could not be recognised');
+    super(reason ?? (detected ? `detected type ${detected}` : 'the content type could not be recognised'));
+  }
+}
+
+/** A file's bytes are of another type than the one its part declares. */
+export class TypeMismatchError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly declared: string,
+    readonly detected: string,
+  ) {
+    super(`the part declares ${declared} but its bytes are ${detected}`);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/media/assemble-chunks`: server-side concatenation of uploaded chunks in the object
+ * `POST /v1/media/assemble-chunks` and `POST /contact-files/assemble-chunks`: server-side concatenation of uploaded chunks in the object
  * store, on the worker; the API checked the chunks, starts this workflow and waits for its
  * result within the request's deadline. The activity claims the chunks in the transaction that
  * records the result, so concurrent assemblies of the same chunks build one file. A refusal (type
@@ -8,7 +8,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { StoredMedia } from '../db/media.js';
+import type { FileKind, StoredMedia } from '../db/media.js';
 
 export interface AssembleMediaInput {
   workspaceId: string;
@@ -16,6 +16,8 @@ export interface AssembleMediaInput {
   chunks: string[];
   /** Extension of the result, normalised (`mp4`, `jpg` …). */
   ext: string;
+  /** Which types the result may be (absent in histories from before contacts files had their own way in: media). */
+  kind?: FileKind;
   /** Id of the media row and object to create (chosen by the API, the same on every attempt). */
   id: string;
 }

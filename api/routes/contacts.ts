@@ -76,7 +76,7 @@ async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: s
   const path = '/contactsFile/fileName';
   if (inlineRows) throw invalidField('/contactsData', 'must be empty ([]) when contactsFile is given: the rows come from the file');
   const found = await findContactFile(deps.pool, fileName);
-  if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /v1/media/upload or POST /v1/media/assemble-chunks and send the fileName returned');
+  if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /contact-files (or its chunks and POST /contact-files/assemble-chunks) and send the fileName returned');
   const format = formatOf(found.contentType);
   if (!format)
     throw badRequest('file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
@@ -265,8 +265,8 @@ export const contactRoutes = [
       'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). The rows are staged and processed by a job; ' +
       'per-row errors are reported in `jobResponsePayload.errors` while good rows are saved. `segmentId` attaches the source to that ' +
       'segment; `webhookConfiguration` is notified when the job ends. ' +
-      'Instead of inline rows, `contactsFile.fileName` may name a CSV or JSON Lines file uploaded through `/v1/media/upload` or ' +
-      '`/v1/media/assemble-chunks` (send `contactsData: []`): the same job imports it, streamed from storage. A file whose detected type is ' +
+      'Instead of inline rows, `contactsFile.fileName` may name a CSV or JSON Lines file uploaded through `POST /contact-files` or ' +
+      '`POST /contact-files/assemble-chunks` (send `contactsData: []`): the same job imports it, streamed from storage. A file whose detected type is ' +
       'not `text/csv` / `application/x-ndjson`, or a CSV header that lacks a mapped column (or, without a mapping, names a column that is no ' +
       'writable path), is a 400 naming `/contactsFile/fileName`. A malformed record (CSV quoting, wrong field count, a line that is not a ' +
       'JSON object, bytes that are not UTF-8) is a row error (`path` `/contactsFile/rows/<row>`, `row` counting data records from 0, blank lines not counted); ' +

@@ -12,6 +12,7 @@ import { bulkEnrichmentRoutes } from './bulkEnrichment.js';
 import { integrationRoutes } from './integrations.js';
 import { oauthRoutes } from './oauth.js';
 import { mediaRoutes } from './media.js';
+import { contactFileRoutes } from './contactFiles.js';
 import { publishingRoutes } from './publishing.js';
 import { postRoutes } from './posts.js';
 import { segmentRoutes } from './segments.js';
@@ -32,6 +33,7 @@ export const routeGroups: RouteDef[][] = [
   oauthRoutes,
   integrationRoutes,
   mediaRoutes,
+  contactFileRoutes,
   publishingRoutes,
   postRoutes,
   segmentRoutes,

@@ -1,4 +1,4 @@
-/** Media upload, chunk assembly and import: request and response shapes. */
+/** Uploads (media and contacts files), chunk assembly and media import: request and response shapes. */
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_CHUNKS, MEDIA_TYPES } from '../../domain/social.js';
 import { CONTACT_FILE_TYPES } from '../../domain/contactFile.js';
@@ -7,7 +7,9 @@ const allowed = [...Object.keys(MEDIA_TYPES), ...Object.keys(CONTACT_FILE_TYPES)
 
 export const MediaObject = Type.Object(
   {
-    fileName: Type.String({ description: 'Storage path `<workspaceId>/<id>.<ext>`; reference it in post `media[]` / `articles[]`' }),
+    fileName: Type.String({
+      description: 'Storage path `<workspaceId>/<id>.<ext>`; reference a media file in post `media[]` / `articles[]`, a contacts file in `contactsFile.fileName` of a bulk upsert',
+    }),
     fileSizeInBytes: Type.Integer(),
     contentType: Type.String({ description: `Detected from the bytes: ${allowed} (\`application/octet-stream\` for an unassembled chunk)` }),
     readUrl: Type.String({ format: 'uri', description: 'Presigned GET URL, valid for 15 minutes' }),
@@ -33,7 +35,7 @@ export const AssembleChunksBody = Type.Object(
     chunks: Type.Array(
       Type.Object(
         {
-          fileName: Type.String({ minLength: 1, maxLength: 300, description: 'A `fileName` returned by `POST /v1/media/upload?chunk=true`' }),
+          fileName: Type.String({ minLength: 1, maxLength: 300, description: 'A `fileName` returned by an upload with `?chunk=true` (`POST /v1/media/upload` or `POST /contact-files`)' }),
           chunkNumber: Type.Integer({ minimum: 0, maximum: MAX_CHUNKS }),
         },
         { additionalProperties: false },

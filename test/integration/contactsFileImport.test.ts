@@ -52,10 +52,10 @@ async function setup() {
   return { ws, sourceId: src.body.data.id as string };
 }
 
-function uploadPart(apiKey: string, body: Buffer, query = '', declared = 'application/octet-stream') {
+function uploadPart(apiKey: string, body: Buffer, query = '', declared = query ? 'application/octet-stream' : 'text/csv', path = '/contact-files') {
   const fd = new FormData();
   fd.append('file', new Blob([new Uint8Array(body)], { type: declared }), 'contacts.bin');
-  return app.http('POST', `/v1/media/upload${query}`, { apiKey, rawBody: fd });
+  return app.http('POST', `${path}${query}`, { apiKey, rawBody: fd });
 }
 
 /** Uploads `body` in chunks of `chunkBytes` and assembles them. */
@@ -66,7 +66,7 @@ async function uploadChunked(apiKey: string, body: Buffer, fileExtension: string
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     chunks.push({ fileName: r.body.fileName, chunkNumber: n });
   }
-  return post('/v1/media/assemble-chunks', { chunks, fileExtension }, apiKey);
+  return post('/contact-files/assemble-chunks', { chunks, fileExtension }, apiKey);
 }
 
 const csvCell = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
@@ -140,7 +140,7 @@ describe('bulk upsert from a contacts file', () => {
     lines[7] = JSON.stringify({ 'First Name': 'Bad', Email: 'nope' });
     lines[8] = JSON.stringify({ 'First Name': 'Nul\u0000', Email: 'nul@lines.example.com' });
     const file = Buffer.from('\uFEFF' + [...lines.slice(0, 100), '   ', ...lines.slice(100)].join('\n') + '\n');
-    const up = await uploadPart(ws.apiKey, file, '', 'text/plain');
+    const up = await uploadPart(ws.apiKey, file, '', 'application/x-ndjson');
     expect(up.status, JSON.stringify(up.body)).toBe(200);
     expect(up.body.contentType).toBe('application/x-ndjson');
     expect(up.body.fileName).toMatch(/\.jsonl$/);
@@ -202,11 +202,13 @@ describe('bulk upsert from a contacts file', () => {
     // Binary bytes declared as CSV are refused at upload, whole or chunked.
     expect400(await uploadPart(ws.apiKey, randomBytes(3000), '', 'text/csv'), '/file', 'file_type_not_allowed');
     const part = await uploadPart(ws.apiKey, Buffer.concat([Buffer.from('a,b\n'), randomBytes(3000)]), '?chunk=true');
-    expect400(await post('/v1/media/assemble-chunks', { chunks: [{ fileName: part.body.fileName, chunkNumber: 1 }], fileExtension: 'csv' }, ws.apiKey), '/chunks/0/fileName', 'file_type_not_allowed');
+    expect400(await post('/contact-files/assemble-chunks', { chunks: [{ fileName: part.body.fileName, chunkNumber: 1 }], fileExtension: 'csv' }, ws.apiKey), '/chunks/0/fileName', 'file_type_not_allowed');
     // A pretty-printed JSON document is neither CSV nor JSON Lines.
     expect400(await uploadPart(ws.apiKey, Buffer.from('{\n  "a": 1\n}\n')), '/file', 'file_type_not_allowed');
-    // A real media file (GIF) is stored, but is no contacts file.
-    const gif = await uploadPart(ws.apiKey, Buffer.from('GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;', 'latin1'));
+    // A real media file (GIF) is no contacts file: refused here, and as media it cannot be imported.
+    const gifBytes = Buffer.from('GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;', 'latin1');
+    expect400(await uploadPart(ws.apiKey, gifBytes, '', 'image/gif'), '/file', 'file_type_not_allowed');
+    const gif = await uploadPart(ws.apiKey, gifBytes, '', 'image/gif', '/v1/media/upload');
     expect(gif.status, JSON.stringify(gif.body)).toBe(200);
     const bulk = (body: unknown) => post(`/contacts/${sourceId}/bulk-upsert-contacts`, body, ws.apiKey);
     expect400(await bulk({ contactsData: [], contactsFile: { fileName: gif.body.fileName } }), '/contactsFile/fileName', 'file_type_not_allowed');

@@ -183,7 +183,7 @@ describe('13: Idempotency-Key on media upload and reposting', () => {
   const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
   const upload = (bytes: Buffer, key: string, boundaryName = 'a.gif') => {
     const fd = new FormData();
-    fd.append('file', new Blob([new Uint8Array(bytes)]), boundaryName);
+    fd.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/gif' }), boundaryName);
     return app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: fd, headers: { 'idempotency-key': key } });
   };
 

@@ -102,30 +102,69 @@ describe('media upload', () => {
     expect(row).toEqual({ content_type: 'image/png', size_bytes: bytes.length, is_chunk: false });
   });
 
-  it('decides the type by content, not by the declared type or name', async () => {
+  it('takes media types only, declared and sniffed alike (issue 27 item 11)', async () => {
     const ws = await app.createWorkspace();
-    const jpg = await upload(ws.apiKey, jpeg(), { name: 'photo.png', declared: 'image/png' });
-    expect(jpg.status).toBe(200);
-    expect(jpg.body.contentType).toBe('image/jpeg');
-    expect(jpg.body.fileName).toMatch(/\.jpg$/);
-
+    const refused = async (body: Buffer, declared: string, code: string, message: RegExp) => {
+      const r = await upload(ws.apiKey, body, { name: 'x.png', declared });
+      expect(r.status, `${declared}: ${JSON.stringify(r.body)}`).toBe(400);
+      expect(r.body.error.code).toBe(code);
+      expect(r.body.error.details[0].path).toBe('/file');
+      expect(r.body.error.message).toMatch(message);
+    };
+    // A shell script is line-structured text: it was stored as text/csv whatever it declared.
+    const script = Buffer.from('#!/bin/sh\necho one two\nrm -rf x y\n');
+    await refused(script, 'image/png', 'file_type_not_allowed', /could not be recognised|detected type text\/csv/);
+    await refused(script, 'application/x-sh', 'file_type_not_allowed', /declares application\/x-sh/);
+    await refused(script, 'text/plain', 'file_type_not_allowed', /declares text\/plain/);
+    // Contacts files have their own way in (POST /contact-files): not media, however declared.
+    const csv = Buffer.from('First Name,Email\nA,a@x.com\n');
+    await refused(csv, 'text/csv', 'file_type_not_allowed', /declares text\/csv/);
+    await refused(csv, 'image/png', 'file_type_not_allowed', /detected type text\/csv/);
+    // A media file declared as something else, or as nothing useful.
+    await refused(png(), 'text/plain', 'file_type_not_allowed', /declares text\/plain/);
+    await refused(png(), 'application/octet-stream', 'file_type_not_allowed', /declares application\/octet-stream/);
+    await refused(jpeg(), 'image/png', 'file_type_mismatch', /declares image\/png but its bytes are image\/jpeg/);
     const exe = Buffer.concat([Buffer.from('MZ'), randomBytes(5000)]);
     exe.write('PE\0\0', 0x80, 'latin1');
     exe.writeUInt32LE(0x80, 0x3c);
-    const bad = await upload(ws.apiKey, exe, { name: 'cat.jpg', declared: 'image/jpeg' });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.code).toBe('file_type_not_allowed');
-    expect(bad.body.error.message).toMatch(/detected type application\/x-msdownload/);
-    expect(bad.body.error.details[0].path).toBe('/file');
+    await refused(exe, 'image/jpeg', 'file_type_not_allowed', /detected type application\/x-msdownload/);
 
-    const text = await upload(ws.apiKey, Buffer.from('just some text, not an image'.repeat(10)), { name: 'a.gif', declared: 'image/gif' });
-    expect(text.status).toBe(400);
-    expect(text.body.error.code).toBe('file_type_not_allowed');
-    expect(text.body.error.message).toMatch(/could not be recognised/);
-
+    // Declared and detected agree (parameters, case and the image/jpg alias aside).
+    const jpg = await upload(ws.apiKey, jpeg(), { name: 'photo.jpg', declared: 'Image/JPG' });
+    expect(jpg.status).toBe(200);
+    expect(jpg.body.contentType).toBe('image/jpeg');
+    expect(jpg.body.fileName).toMatch(/\.jpg$/);
     // Refused uploads leave nothing behind.
     expect(await objectsOf(ws.workspaceId)).toEqual([jpg.body.fileName]);
     expect((await app.pool.query(`select count(*)::int as n from media_objects where workspace_id = $1`, [ws.workspaceId])).rows[0].n).toBe(1);
+  });
+
+  it('takes contacts files through POST /contact-files only, declared and sniffed alike', async () => {
+    const ws = await app.createWorkspace();
+    const post = (body: Buffer, declared: string) => {
+      const fd = new FormData();
+      fd.append('file', new Blob([new Uint8Array(body)], { type: declared }), 'people.csv');
+      return app.http('POST', '/contact-files', { apiKey: ws.apiKey, rawBody: fd });
+    };
+    const csv = await post(Buffer.from('First Name,Email\nA,a@x.com\n'), 'text/csv');
+    expect(csv.status).toBe(200);
+    expect(csv.body).toMatchObject({ contentType: 'text/csv' });
+    expect(csv.body.fileName).toMatch(/\.csv$/);
+    const jsonl = await post(Buffer.from('{"First Name":"A"}\n{"First Name":"B"}\n'), 'application/jsonl');
+    expect(jsonl.status).toBe(200);
+    expect(jsonl.body.contentType).toBe('application/x-ndjson');
+    for (const [body, declared, code] of [
+      [png(), 'image/png', 'file_type_not_allowed'],
+      [png(), 'text/csv', 'file_type_not_allowed'],
+      [Buffer.from('First Name,Email\nA,a@x.com\n'), 'application/x-sh', 'file_type_not_allowed'],
+      [Buffer.from('First Name,Email\nA,a@x.com\n'), 'application/x-ndjson', 'file_type_mismatch'],
+    ] as const) {
+      const r = await post(body, declared);
+      expect(r.status, declared).toBe(400);
+      expect(r.body.error.code).toBe(code);
+      expect(r.body.error.details[0].path).toBe('/file');
+    }
+    expect((await objectsOf(ws.workspaceId)).sort()).toEqual([csv.body.fileName, jsonl.body.fileName].sort());
   });
 
   it('needs a part named file, multipart, and an API key', async () => {

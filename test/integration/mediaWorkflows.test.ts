@@ -143,7 +143,7 @@ describe('chunk assembly', () => {
 describe('media retention', () => {
   async function upload(apiKey: string, query = ''): Promise<string> {
     const fd = new FormData();
-    fd.append('file', new Blob([new Uint8Array(gif())]), 'a.gif');
+    fd.append('file', new Blob([new Uint8Array(gif())], { type: 'image/gif' }), 'a.gif');
     const r = await app.http('POST', `/v1/media/upload${query}`, { apiKey, rawBody: fd });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body.fileName;

@@ -19,7 +19,7 @@ async function connect(ws: NewWorkspace, provider: string, name = provider): Pro
 
 async function uploadGif(ws: NewWorkspace): Promise<string> {
   const fd = new FormData();
-  fd.append('file', new Blob([new Uint8Array(GIF)]), 'a.gif');
+  fd.append('file', new Blob([new Uint8Array(GIF)], { type: 'image/gif' }), 'a.gif');
   const r = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: fd });
   expect(r.status).toBe(200);
   return r.body.fileName;
@@ -96,8 +96,8 @@ describe('draft posts', () => {
     const foreignFile = await uploadGif(other);
     // A contacts file (CSV) is an upload of the workspace, but no media for posts.
     const fd = new FormData();
-    fd.append('file', new Blob([new Uint8Array(Buffer.from('First Name,Email\nA,a@x.com\n'))]), 'contacts.csv');
-    const csv = (await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: fd })).body;
+    fd.append('file', new Blob([new Uint8Array(Buffer.from('First Name,Email\nA,a@x.com\n'))], { type: 'text/csv' }), 'contacts.csv');
+    const csv = (await app.http('POST', '/contact-files', { apiKey: ws.apiKey, rawBody: fd })).body;
     expect(csv.contentType).toBe('text/csv');
 
     const cases: [Record<string, unknown>, string][] = [

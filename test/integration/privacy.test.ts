@@ -79,7 +79,7 @@ async function bulkUpsert(ws: NewWorkspace, sourceId: string, rows: Record<strin
 async function fileImport(ws: NewWorkspace, sourceId: string, csv: string) {
   const fd = new FormData();
   fd.append('file', new Blob([new Uint8Array(Buffer.from(csv))], { type: 'text/csv' }), 'people.csv');
-  const up = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: fd });
+  const up = await app.http('POST', '/contact-files', { apiKey: ws.apiKey, rawBody: fd });
   expect(up.status, JSON.stringify(up.body)).toBe(200);
   const r = await app.http('POST', `/contacts/${sourceId}/bulk-upsert-contacts`, { apiKey: ws.apiKey, body: { contactsData: [], contactsFile: { fileName: up.body.fileName } } });
   expect(r.status, JSON.stringify(r.body)).toBe(202);
@@ -272,12 +272,12 @@ describe('erasure', () => {
     expect({
       'source.create': count('source.create'),
       'contact.bulkUpsert': count('contact.bulkUpsert'),
-      'media.upload': count('media.upload'),
+      'contactFile.upload': count('contactFile.upload'),
       'enrichment.start': count('enrichment.start'),
       'source.pull': count('source.pull'),
       'access.request': count('access.request'),
       'erasure.request': count('erasure.request'),
-    }).toEqual({ 'source.create': 3, 'contact.bulkUpsert': 3, 'media.upload': 1, 'enrichment.start': 2, 'source.pull': 2, 'access.request': 1, 'erasure.request': 1 });
+    }).toEqual({ 'source.create': 3, 'contact.bulkUpsert': 3, 'contactFile.upload': 1, 'enrichment.start': 2, 'source.pull': 2, 'access.request': 1, 'erasure.request': 1 });
     expect(events.every((e) => e.actor.apiKeyId === keyId)).toBe(true);
     expect(JSON.stringify(trail.body).toLowerCase()).not.toContain(p.email.toLowerCase());
     expect(JSON.stringify(trail.body)).not.toContain(p.first);
