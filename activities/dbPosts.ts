@@ -7,8 +7,8 @@
 import type { ActivityDeps } from './deps.js';
 import { dispatchEventDeliveries } from './eventDeliveries.js';
 import { withoutTenancy } from '../db/tenancy.js';
-import { claimRepostChild, dueRepostChildren, finishRepostChild, type RepostChild } from '../db/posts.js';
-import { claimScheduleRow, finishScheduleRow, recordPostRetryAt, type ClaimResult, type RowOutcome } from '../db/schedules.js';
+import { claimRepostChild, dueRepostChildren, type RepostChild } from '../db/posts.js';
+import { claimScheduleRow, finishRepostChildRow, finishScheduleRow, recordPostRetryAt, type ClaimResult, type RowOutcome } from '../db/schedules.js';
 
 export type { ClaimResult, PublishPlan, RowOutcome } from '../db/schedules.js';
 export type { RepostChild } from '../db/posts.js';
@@ -46,8 +46,10 @@ export function createPostDbActivities(deps: ActivityDeps) {
       return withoutTenancy(BY_WORKFLOW_ID, () => claimRepostChild(deps.orm.em, input.postId));
     },
 
+    /** Records a child's outcome and its post.published / post.failed event, whose deliveries start now. */
     async finishRepostChild(input: { postId: string; outcome: RowOutcome }): Promise<void> {
-      await withoutTenancy(BY_WORKFLOW_ID, () => finishRepostChild(deps.orm.em, input.postId, input.outcome));
+      const { deliveries } = await withoutTenancy(BY_WORKFLOW_ID, () => finishRepostChildRow(pool, input));
+      await dispatchEventDeliveries(deps, deliveries);
     },
   };
 }

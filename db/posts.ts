@@ -11,7 +11,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
-import type { Article, Automation, MediaRef, PostError, Provider, ThreadItem } from '../domain/social.js';
+import type { Article, Automation, MediaRef, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from './conditionSql.js';
@@ -289,27 +289,6 @@ export async function claimRepostChild(em: EntityManager, postId: string): Promi
     tx.assign(c, { status: 'publishing', updatedAt: ormSql.now() });
     return { status: 'claimed' };
   });
-}
-
-/** Records a claimed repost child's outcome (only while it is `publishing`). */
-export async function finishRepostChild(
-  em: EntityManager,
-  postId: string,
-  o: { status: 'published' | 'failed'; externalId?: string | null; externalUrl?: string | null; error?: PostError | null },
-): Promise<void> {
-  await em.nativeUpdate(
-    Post,
-    { id: postId, status: 'publishing' },
-    {
-      status: o.status,
-      externalId: o.externalId ?? null,
-      externalUrl: o.externalUrl ?? null,
-      error: o.error ?? null,
-      publishedAt: o.status === 'published' ? ormSql.now() : null,
-      updatedAt: ormSql.now(),
-    },
-    byWorkflowId,
-  );
 }
 
 const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>

@@ -325,6 +325,54 @@ export async function finishScheduleRow(
   });
 }
 
+const finishChild = preparedQuery((p: OutcomeParams & { postId: string }) =>
+  workerQueries
+    .updateTable('posts')
+    .set({
+      status: p.status as PostStatus,
+      external_id: p.externalId,
+      external_url: p.externalUrl,
+      error: sql<PostError | null>`${p.errorJson}::jsonb`,
+      // A prepared statement: the status is a parameter, so the choice is SQL's.
+      published_at: sql<Date | null>`case when ${p.status}::text = 'published' then now() end`,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', p.postId)
+    // Only the claim's end: a retried activity finds the child finished and records nothing twice.
+    .where('status', '=', sql.lit('publishing'))
+    .returning(['workspace_id', 'provider_id', 'parent_post_id', 'published_at']),
+);
+
+/**
+ * Records a repost child's outcome (it has no schedule row: the post is its own) and its
+ * post.published / post.failed event, once, in one transaction.
+ */
+export async function finishRepostChildRow(pool: Pool, input: { postId: string; outcome: RowOutcome }): Promise<{ deliveries: DeliveryRef[] }> {
+  const o = input.outcome;
+  return withTransaction(pool, async (tx) => {
+    const [row] = await finishChild(tx, {
+      postId: input.postId,
+      status: o.status,
+      externalId: o.externalId ?? null,
+      externalUrl: o.externalUrl ?? null,
+      threadExternalIdsJson: '[]',
+      errorJson: o.error ? JSON.stringify(o.error) : null,
+    });
+    if (!row) return { deliveries: [] };
+    const ids = { postId: input.postId, scheduleId: null, parentPostId: row.parent_post_id, integrationId: row.provider_id };
+    const event: NewEvent =
+      o.status === 'published'
+        ? {
+            workspaceId: row.workspace_id,
+            type: 'post.published',
+            stateKey: eventStateKey.postOutcome('published', input.postId),
+            data: { ...ids, externalId: o.externalId ?? null, externalUrl: o.externalUrl ?? null, publishedAt: row.published_at ? new Date(row.published_at).toISOString() : null },
+          }
+        : { workspaceId: row.workspace_id, type: 'post.failed', stateKey: eventStateKey.postOutcome('failed', input.postId), data: { ...ids, error: { code: o.error?.code ?? 'publish_failed' } } };
+    return { deliveries: (await recordEvent(onClient(tx), event))?.deliveries ?? [] };
+  });
+}
+
 const setPostRetryAt = preparedQuery((p: { postId: string; scheduleId: string; retryAt: string }) =>
   workerQueries
     .updateTable('posts')

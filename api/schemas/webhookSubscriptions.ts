@@ -98,7 +98,8 @@ const eventEnvelope = (type: (typeof EVENT_TYPES)[number], $id: string, data: Re
 
 const postIds = {
   postId: Type.String({ format: 'uuid' }),
-  scheduleId: Type.String({ format: 'uuid', description: 'The schedule row that ended' }),
+  scheduleId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The schedule row that ended; null for a repost child (the post is its own schedule)' }),
+  parentPostId: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Of a repost child: the post it reshares' })),
   integrationId: Type.String({ format: 'uuid', description: 'The `providerId` it published with' }),
 };
 
@@ -106,13 +107,13 @@ export const PostPublishedEvent = eventEnvelope(
   'post.published',
   'PostPublishedEvent',
   Type.Object({ ...postIds, externalId: Type.Union([Type.String(), Type.Null()]), externalUrl: Type.Union([Type.String(), Type.Null()]), publishedAt: nullableDate }),
-  'A schedule row of a post published (one event per row, never per retry). Ids only: read the post for its content.',
+  'A schedule row of a post, or a repost child, published (one event per row or child, never per retry). Ids only: read the post for its content.',
 );
 export const PostFailedEvent = eventEnvelope(
   'post.failed',
   'PostFailedEvent',
   Type.Object({ ...postIds, error: Type.Object({ code: Type.String({ description: 'Stable code, e.g. `integration_reauth_required`; the post carries the message', examples: ['integration_reauth_required'] }) }) }),
-  'A schedule row of a post failed for good (after its retries). It can be rescheduled.',
+  'A schedule row of a post, or a repost child, failed for good (after its retries). It can be rescheduled.',
 );
 const integrationIds = { integrationId: Type.String({ format: 'uuid' }), provider: Type.String({ examples: ['microblog'] }) };
 export const IntegrationReauthRequiredEvent = eventEnvelope(

@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from '../harness.js';
 import { FakeX } from '../fakes/x.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
 import { png } from '../png.js';
+import { startWebhookReceiver } from '../fakes/webhookReceiver.js';
 
 let app: TestApp;
 const x = new FakeX();
@@ -346,7 +347,10 @@ describe('unschedule, reschedule, tenancy', () => {
 });
 
 describe('reposts', () => {
-  it('children reshare the parent at their time; a cancelled child is skipped', async () => {
+  it('children reshare the parent at their time, each with its post.published event; a cancelled child is skipped', async () => {
+    const hook = await startWebhookReceiver();
+    const sub = await app.http('POST', '/webhook-subscriptions', { apiKey: ws.apiKey, body: { url: hook.url, eventTypes: ['post.published', 'post.failed'] } });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
     li.addAccount('li-third', ['urn:li:organization:888']);
     const third = await connect(ws.apiKey, 'pronetPage', '888', 'li-third', li.url);
     const parent = await draft({ providerId: liMember, content: 'parent post' });
@@ -383,6 +387,14 @@ describe('reposts', () => {
     expect(await waitClosed(`repost-${parent}`, 15_000)).toBe('COMPLETED');
     expect(li.posts.filter((x) => x.author === 'urn:li:organization:888')).toHaveLength(0);
     expect((await getPost(kids.rows[1]!.id)).status).toBe('cancelled');
+    // A repost child is a publish too: one event, naming its parent (it has no schedule row).
+    const event = await hook.waitFor((b) => b.type === 'post.published' && b.data.postId === child.id);
+    expect(event.body.data).toEqual({ postId: child.id, scheduleId: null, parentPostId: parent, integrationId: liPage, externalId: child.externalId, externalUrl: child.externalUrl ?? null, publishedAt: expect.any(String) });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hook.received.filter((h) => h.body.data.postId === child.id)).toHaveLength(1);
+    expect(hook.received.filter((h) => h.body.data.postId === kids.rows[1]!.id)).toHaveLength(0);
+    await app.http('DELETE', `/webhook-subscriptions/${sub.body.data.id}`, { apiKey: ws.apiKey });
+    await hook.close();
     await app.recordHistory(`repost-${parent}`, 'repostChain/reshare');
   });
 
