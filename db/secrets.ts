@@ -1,7 +1,9 @@
 /**
  * Secrets stored in the database, all encrypted with the keyring (`domain/keyring.ts`):
- * workspaces' webhook signing secrets (context `webhook-secret:<workspaceId>`) and integrations'
- * credentials (context: the integration id, `domain/credentials.ts`). `reencryptSecrets` moves
+ * workspaces' webhook signing secrets (context `webhook-secret:<workspaceId>`), integrations'
+ * credentials (context: the integration id, `domain/credentials.ts`), webhook subscriptions'
+ * signing secrets, current and previous (`webhook-subscription:<id>`), and workspaces' own OAuth
+ * app client secrets (`oauth-app:<workspaceId>:<network>`). `reencryptSecrets` moves
  * every stored value onto the current key (the admin CLI's `secrets:reencrypt`, after a rotation);
  * the webhook-secret migration uses the same function to encrypt the secrets stored in clear.
  */
@@ -11,9 +13,11 @@ import type { Keyring } from '../domain/keyring.js';
 import { Workspace } from './platform.js';
 import type { Queryable } from './pool.js';
 import { Integration } from './social.js';
+import { WebhookSubscription } from './eventEntities.js';
+import { OAuthAppRow } from './oauth.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
-const db = typedQueries<InferKyselyDB<typeof Workspace | typeof Integration>>();
+const db = typedQueries<InferKyselyDB<typeof Workspace | typeof Integration | typeof WebhookSubscription | typeof OAuthAppRow>>();
 
 const webhookContext = (workspaceId: string) => `webhook-secret:${workspaceId}`;
 
@@ -49,6 +53,9 @@ export interface ReencryptReport {
   /** Values rewritten under the current key, per kind. */
   webhookSecrets: number;
   integrationCredentials: number;
+  /** Webhook subscriptions' secrets (a previous secret still in its grace period counts too). */
+  subscriptionSecrets: number;
+  oauthAppSecrets: number;
   /** Values already under the current key. */
   alreadyCurrent: number;
 }
@@ -60,7 +67,7 @@ export interface ReencryptReport {
  * nothing is lost, the operator adds the missing key to ENCRYPTION_PREVIOUS_KEYS and runs it again.
  */
 export async function reencryptSecrets(run: RunSql, keyring: Keyring, opts: { only?: 'webhookSecrets' } = {}): Promise<ReencryptReport> {
-  const report: ReencryptReport = { webhookSecrets: 0, integrationCredentials: 0, alreadyCurrent: 0 };
+  const report: ReencryptReport = { webhookSecrets: 0, integrationCredentials: 0, subscriptionSecrets: 0, oauthAppSecrets: 0, alreadyCurrent: 0 };
   const workspaces = await runTyped(run, db.selectFrom('workspaces').select(['id', 'webhook_secret']));
   for (const { id, webhook_secret: stored } of workspaces) {
     if (keyring.isCurrent(stored)) {
@@ -88,8 +95,38 @@ export async function reencryptSecrets(run: RunSql, keyring: Keyring, opts: { on
     );
     report.integrationCredentials += updated.length;
   }
+  const subscriptions = await runTyped(run, db.selectFrom('webhook_subscriptions').select(['id', 'secret_encrypted', 'previous_secret_encrypted']));
+  for (const { id, secret_encrypted: stored, previous_secret_encrypted: previous } of subscriptions) {
+    for (const [column, value] of [['secret_encrypted', stored], ['previous_secret_encrypted', previous]] as const) {
+      if (value === null) continue;
+      if (keyring.isCurrent(value)) {
+        report.alreadyCurrent++;
+        continue;
+      }
+      const fresh = sealSubscriptionSecret(keyring, id, openSubscriptionSecret(keyring, id, value));
+      const updated = await runTyped(run, db.updateTable('webhook_subscriptions').set({ [column]: fresh }).where('id', '=', id).where(column, '=', value).returning('id'));
+      report.subscriptionSecrets += updated.length;
+    }
+  }
+  const apps = await runTyped(run, db.selectFrom('oauth_apps').select(['workspace_id', 'network', 'client_secret_encrypted']));
+  for (const { workspace_id: ws, network, client_secret_encrypted: stored } of apps) {
+    if (keyring.isCurrent(stored)) {
+      report.alreadyCurrent++;
+      continue;
+    }
+    const context = oauthAppContext(ws, network);
+    const fresh = keyring.encryptText(keyring.decryptText(stored, context), context);
+    const updated = await runTyped(
+      run,
+      db.updateTable('oauth_apps').set({ client_secret_encrypted: fresh }).where('workspace_id', '=', ws).where('network', '=', network).where('client_secret_encrypted', '=', stored).returning('workspace_id'),
+    );
+    report.oauthAppSecrets += updated.length;
+  }
   return report;
 }
+
+/** The keyring context of a workspace's own OAuth app's client secret. */
+export const oauthAppContext = (workspaceId: string, network: string) => `oauth-app:${workspaceId}:${network}`;
 
 const subscriptionContext = (subscriptionId: string) => `webhook-subscription:${subscriptionId}`;
 

@@ -6,10 +6,10 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { findOAuthApp } from '../db/oauth.js';
+import { oauthAppContext } from '../db/secrets.js';
 import type { Keyring } from '../domain/keyring.js';
 import { operatorApp, type OAuthApp, type OAuthNetwork } from './oauth.js';
 
-export const oauthAppContext = (workspaceId: string, network: OAuthNetwork) => `oauth-app:${workspaceId}:${network}`;
 
 export async function resolveOAuthApp(
   em: EntityManager,

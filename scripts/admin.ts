@@ -8,7 +8,8 @@
  *   key:revoke --key API_KEY_ID                                           → {apiKeyId, workspaceId, revokedAt}
  *   credits:grant --workspace ID --amount K                               → {balance}
  *   workspace:plan --workspace ID --plan free|pro|enterprise              → {workspaceId, plan}
- *   secrets:reencrypt                                                     → {webhookSecrets, integrationCredentials, alreadyCurrent}
+ *   secrets:reencrypt                                                     → {webhookSecrets, integrationCredentials, subscriptionSecrets,
+ *                                                                            oauthAppSecrets, alreadyCurrent}
  *   dataset:opt-out [--file FILE] [--email E]… [--profile-url U]… [--person-id ID]…
  *                                                                         → {entriesAdded, peopleRemoved, postsRemoved, unknownPersonIds}
  *

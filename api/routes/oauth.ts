@@ -30,7 +30,8 @@ import {
   oauthRedirectUri,
   pkcePair,
 } from '../../infra/oauth.js';
-import { oauthAppContext, resolveOAuthApp } from '../../infra/oauthApps.js';
+import { resolveOAuthApp } from '../../infra/oauthApps.js';
+import { oauthAppContext } from '../../db/secrets.js';
 import { entityJson } from '../entityJson.js';
 import { ApiError, notFound } from '../errors.js';
 import { defineRoute } from '../route.js';

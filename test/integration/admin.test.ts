@@ -13,7 +13,7 @@ import { startTestApp, type TestApp } from '../harness.js';
 import { ROOT_DIR, loadConfig } from '../../domain/config.js';
 import { createKeyring, keyringOf } from '../../domain/keyring.js';
 import { decryptCredentials } from '../../domain/credentials.js';
-import { readWebhookSecret } from '../../db/secrets.js';
+import { oauthAppContext, openSubscriptionSecret, readWebhookSecret } from '../../db/secrets.js';
 import { openOrm } from '../../db/orm.js';
 
 const OLD_KEY = 'admin-test-old-key-0123456789abcdef';
@@ -167,13 +167,24 @@ describe('admin CLI', () => {
     await app.pool.query(`insert into workspaces (id, name, plan, webhook_secret) values ($1, 'legacy', 'free', $2)`, [legacyId, legacySecret]);
     const integration = await app.http('POST', '/integrations', { apiKey: ws.apiKey, body: { provider: 'microblog', name: 'x', externalAccountId: '1', credentials: { accessToken: 'tok-rotate' } } });
     expect(integration.status).toBe(200);
+    // A webhook subscription whose secret was rotated (current and previous stored) and the workspace's own OAuth app.
+    const sub = await app.http('POST', '/webhook-subscriptions', { apiKey: ws.apiKey, body: { url: 'http://127.0.0.1:9/in', eventTypes: ['post.published'] } });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+    const rotated = await app.http('POST', `/webhook-subscriptions/${sub.body.data.id}/rotate-secret`, { apiKey: ws.apiKey });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    const ownApp = await app.http('PUT', '/integrations/oauth/apps/microblog', { apiKey: ws.apiKey, body: { clientId: 'own-app', clientSecret: 'own-app-secret' } });
+    expect(ownApp.status, JSON.stringify(ownApp.body)).toBe(200);
+    const count = async (sql: string) => Number((await app.pool.query(sql)).rows[0].count);
+    const subscriptionSecrets = await count(`select count(secret_encrypted) + count(previous_secret_encrypted) as count from webhook_subscriptions`);
+    const oauthApps = await count(`select count(*) from oauth_apps`);
+    expect(subscriptionSecrets).toBeGreaterThanOrEqual(2);
 
     const rotatedEnv = { ENCRYPTION_KEY: NEW_KEY, ENCRYPTION_PREVIOUS_KEYS: OLD_KEY };
     const first = await admin(['secrets:reencrypt', '--json'], rotatedEnv);
     expect(first.code, first.stderr).toBe(0);
     const total = Number((await app.pool.query(`select count(*) from workspaces`)).rows[0].count);
     const integrations = Number((await app.pool.query(`select count(*) from integrations where credentials_encrypted is not null`)).rows[0].count);
-    expect(first.json).toEqual({ webhookSecrets: total, integrationCredentials: integrations, alreadyCurrent: 0 });
+    expect(first.json).toEqual({ webhookSecrets: total, integrationCredentials: integrations, subscriptionSecrets, oauthAppSecrets: oauthApps, alreadyCurrent: 0 });
 
     // Only the new key is needed from now on.
     const newRing = createKeyring(NEW_KEY);
@@ -182,9 +193,14 @@ describe('admin CLI', () => {
     const creds = (await app.pool.query(`select credentials_encrypted from integrations where id = $1`, [integration.body.data.id])).rows[0].credentials_encrypted;
     expect(creds.split('.')[1]).toBe(newRing.currentKeyId);
     expect(decryptCredentials(creds, newRing, integration.body.data.id)).toEqual({ accessToken: 'tok-rotate' });
+    const subRow = (await app.pool.query(`select secret_encrypted, previous_secret_encrypted from webhook_subscriptions where id = $1`, [sub.body.data.id])).rows[0];
+    expect(openSubscriptionSecret(newRing, sub.body.data.id, subRow.secret_encrypted)).toBe(rotated.body.data.secret);
+    expect(openSubscriptionSecret(newRing, sub.body.data.id, subRow.previous_secret_encrypted)).toBe(sub.body.data.secret);
+    const appRow = (await app.pool.query(`select client_secret_encrypted from oauth_apps where workspace_id = $1`, [ws.workspaceId])).rows[0];
+    expect(newRing.decryptText(appRow.client_secret_encrypted, oauthAppContext(ws.workspaceId, 'microblog'))).toBe('own-app-secret');
 
     const second = await admin(['secrets:reencrypt', '--json'], rotatedEnv);
-    expect(second.json).toEqual({ webhookSecrets: 0, integrationCredentials: 0, alreadyCurrent: total + integrations });
+    expect(second.json).toEqual({ webhookSecrets: 0, integrationCredentials: 0, subscriptionSecrets: 0, oauthAppSecrets: 0, alreadyCurrent: total + integrations + subscriptionSecrets + oauthApps });
     // A key the ring does not hold: refused, naming the setting, nothing rewritten.
     const unknown = await admin(['secrets:reencrypt', '--json'], { ENCRYPTION_KEY: 'ef'.repeat(32) });
     expect(unknown.code).toBe(2);
