@@ -220,13 +220,13 @@ const companyFields = companySearchCatalog.fields.filter((f) => !f.path.startsWi
 async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<Record<string, unknown>[]> {
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const idFilter = only ? 'id = any($2::uuid[])' : 'true';
+    const idFilter = (alias: string) => (only ? `${alias}.id = any($2::uuid[])` : 'true');
     const params: unknown[] = only ? [after, only] : [after];
     if (entity === 'contact') {
       // raw SQL: the catalog's filter expressions over the search's own FROM.
       const r = await db.query<Record<string, unknown>>(
         `select p.id::text as id, ${docSelect(contactSearchCatalog.fields)} from ds_people p left join ds_companies c on c.id = p.company_id
-         where p.id > $1::uuid and p.${idFilter} order by p.id limit ${BATCH}`,
+         where p.id > $1::uuid and ${idFilter('p')} order by p.id limit ${BATCH}`,
         params,
       );
       if (!r.rows.length) return;
@@ -235,7 +235,7 @@ async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[
     } else {
       // raw SQL: the catalog's filter expressions (companies, then their people as nested documents).
       const r = await db.query<Record<string, unknown>>(
-        `select c.id::text as id, ${docSelect(companyFields)} from ds_companies c where c.id > $1::uuid and c.${idFilter} order by c.id limit ${BATCH}`,
+        `select c.id::text as id, ${docSelect(companyFields)} from ds_companies c where c.id > $1::uuid and ${idFilter('c')} order by c.id limit ${BATCH}`,
         params,
       );
       if (!r.rows.length) return;
