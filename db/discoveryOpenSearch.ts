@@ -339,3 +339,14 @@ export async function syncDiscoveryDocuments(
     }
   }
 }
+
+/**
+ * At start (`npm start`): builds the indexes when an alias is missing or the dataset was just
+ * (re)loaded, so an OpenSearch engine never answers from no index or a stale one.
+ */
+export async function ensureDiscoveryIndex(db: Queryable, cfg: Pick<DiscoveryConfig, 'opensearchUrl' | 'indexPrefix'>, opts: { datasetChanged: boolean }): Promise<ReindexReport | null> {
+  const client = openSearchClient(cfg.opensearchUrl);
+  const missing = await Promise.all((['contact', 'company'] as const).map(async (e) => !(await client.indices.existsAlias({ name: aliasOf(cfg.indexPrefix, e) })).body));
+  if (!opts.datasetChanged && !missing.some(Boolean)) return null;
+  return reindexDiscovery(db, cfg);
+}
