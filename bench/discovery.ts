@@ -8,7 +8,12 @@
  * Targets (issue 14) on 1M people / 100k companies: worst p95 ≤ 25 ms and median of the
  * queries' p95s ≤ 12 ms; import ≥ 20,000 rows/s.
  *
- *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR]
+ *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR] [--engine postgres|opensearch]
+ *
+ * `--engine opensearch` indexes the dataset into OpenSearch (OPENSEARCH_URL, else the embedded
+ * node of scripts/stack.ts, started and stopped here), prints the indexing rate, checks that both
+ * engines answer the mix's first pages identically (the parity oracle at this size), and runs
+ * the API on the OpenSearch engine.
  *
  * `--repeat` measures the mix that many times (each `--runs` interleaved passes after two
  * warm-up passes) and prints every repetition's p95 per query and their median, beside an
@@ -48,8 +53,10 @@ const { values: args } = parseArgs({
     explain: { type: 'boolean', default: false },
     tsx: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    engine: { type: 'string', default: 'postgres' },
   },
 });
+if (args.engine !== 'postgres' && args.engine !== 'opensearch') throw new Error('--engine must be postgres or opensearch');
 const compiled = compiledBuild(args.tsx);
 const PEOPLE = Number(args.people);
 const COMPANIES = Number(args.companies);
@@ -134,12 +141,42 @@ async function main() {
     console.log(`vacuum analyze   ${report.vacuumSeconds.toFixed(1)} s`);
     console.log(`import total     ${report.rowsLoaded} rows in ${report.seconds.toFixed(1)} s = ${Math.round(report.rowsLoaded / report.seconds)} rows/s (incl. index builds and vacuum analyze)`);
   } else console.log(`reusing ${DB} (${PEOPLE} people, ${COMPANIES} companies)`);
+  let engineEnv: Record<string, string> = {};
+  let stopEngine = async () => {};
+  if (args.engine === 'opensearch') {
+    const { startOpenSearch, stopOpenSearch, stackLayout } = await import('../scripts/stack.js');
+    const { reindexDiscovery } = await import('../db/discoveryOpenSearch.js');
+    let url = process.env.OPENSEARCH_URL;
+    if (!url) {
+      const st = await startOpenSearch(stackLayout(process.env));
+      if (st.startedNow) stopEngine = () => stopOpenSearch(process.env);
+      url = `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`;
+    }
+    const discovery = { ...config.discovery, engine: 'opensearch' as const, opensearchUrl: url, indexPrefix: `bench-${DB.replace(/[^a-z0-9_-]/g, '-')}` };
+    const re = await reindexDiscovery(db.pool, discovery);
+    for (const [name, r] of Object.entries(re.index)) console.log(`opensearch index ${name.padEnd(9)} ${r.documents} documents in ${(r.ms / 1000).toFixed(1)} s = ${Math.round(r.documents / (r.ms / 1000))} documents/s (bulk, refresh and alias swap included)`);
+    // parity oracle at this size: each query's first page (items, total, tokens) on both engines
+    const { isDeepStrictEqual } = await import('node:util');
+    let same = 0;
+    for (const q of QUERIES) {
+      const entity = q.entity === 'contacts' ? 'contact' : 'company';
+      const body = { ...q.body, limit: 25 };
+      const exact = { exactCountLimit: Number.MAX_SAFE_INTEGER };
+      const [a, b] = await Promise.all([searchV2(db.pool, config.serverSecret, entity, body, { ...discovery, ...exact, engine: 'postgres' }), searchV2(db.pool, config.serverSecret, entity, body, { ...discovery, ...exact })]);
+      if (isDeepStrictEqual(a, b)) same++;
+      else console.log(`parity: ${q.name} differs: postgres ${a.meta.totalRecords} [${a.data.slice(0, 3).map((d) => d.id).join(', ')}…], opensearch ${b.meta.totalRecords} [${b.data.slice(0, 3).map((d) => d.id).join(', ')}…]`);
+    }
+    console.log(`parity: ${same}/${QUERIES.length} queries answer the same first page and exact total on both engines`);
+    const sizes = await fetch(`${url}/_cat/indices/${discovery.indexPrefix}-*?bytes=b&h=index,docs.count,store.size&format=json`).then((r) => r.json() as Promise<{ index: string; 'docs.count': string; 'store.size': string }[]>);
+    for (const x of sizes) console.log(`opensearch ${x.index}: ${x['docs.count']} Lucene documents (nested included), ${(Number(x['store.size']) / 1e6).toFixed(0)} MB on disk`);
+    engineEnv = { DISCOVERY_ENGINE: 'opensearch', OPENSEARCH_URL: url, OPENSEARCH_INDEX_PREFIX: discovery.indexPrefix };
+  }
   const ws = await createWorkspace(db.orm.em, { name: 'bench', credits: 1_000_000_000 });
   // The API as production runs it: its own process, compiled JavaScript from dist/ (--tsx: the
   // sources through the loader), logging at info to stdout (here discarded). The client is a
   // keep-alive http agent in this process: its CPU is not the server's, as with any client.
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const api = await startService('api', { ...process.env, DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info' }, {
+  const api = await startService('api', { ...process.env, DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', ...engineEnv }, {
     compiled,
     nodeFlags: [...PROCESS_NODE_FLAGS, ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [])],
   });
@@ -209,13 +246,14 @@ async function main() {
     const anchorCols = reps.map((m) => m.get(ANCHOR)!.p95.toFixed(1).padStart(8)).join(' ');
     console.log(`${ANCHOR.padEnd(36)} ${''.padEnd(9)} ${''.padStart(8)} ${median(reps.map((m) => m.get(ANCHOR)!.p50)).toFixed(1).padStart(8)} ${anchorCols} ${anchorP95.toFixed(1).padStart(8)}`);
     const worst = Math.max(...medians);
-    console.log(`\n${QUERIES.length} queries × ${RUNS} runs × ${REPEAT} repetitions (p50 and p95 columns: median over the repetitions; ~ = estimated total)`);
+    console.log(`\nengine ${args.engine}; ${QUERIES.length} queries × ${RUNS} runs × ${REPEAT} repetitions (p50 and p95 columns: median over the repetitions; ~ = estimated total)`);
     console.log(`worst p95 ${worst.toFixed(1)} ms (target ≤ 25 ms), median of the p95s ${median(medians).toFixed(1)} ms (target ≤ 12 ms)`);
     console.log(`anchor p95 ${anchorP95.toFixed(1)} ms: worst p95 = ${(worst / anchorP95).toFixed(1)}× the anchor, median p95 = ${(median(medians) / anchorP95).toFixed(1)}×; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
     if (args.explain) await explainMix(db.pool, config.serverSecret, config.discovery.exactCountLimit);
   } finally {
     agent.destroy();
     await stopService(api);
+    await stopEngine();
     await db.close();
     if (!args.keep) {
       const a = new pg.Client({ connectionString: dbUrl('postgres') });
