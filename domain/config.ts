@@ -302,14 +302,14 @@ export interface DiscoveryConfig {
 }
 
 export function discoveryConfig(env: NodeJS.ProcessEnv, opensearchPort = stackPorts(env).opensearch): DiscoveryConfig {
-  const engine = (env.DISCOVERY_ENGINE ?? 'postgres').trim().toLowerCase();
+  const engine = (env.DISCOVERY_ENGINE || 'postgres').trim().toLowerCase();
   if (engine !== 'postgres' && engine !== 'opensearch') throw new Error(`DISCOVERY_ENGINE must be postgres (the default) or opensearch; got ${JSON.stringify(env.DISCOVERY_ENGINE)}`);
   const prefix = env.OPENSEARCH_INDEX_PREFIX ?? 'discovery';
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(prefix)) throw new Error(`OPENSEARCH_INDEX_PREFIX must be lowercase letters, digits, - and _; got ${JSON.stringify(prefix)}`);
   return {
     exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000),
     engine,
-    opensearchUrl: (env.OPENSEARCH_URL ?? `http://127.0.0.1:${opensearchPort}`).replace(/\/$/, ''),
+    opensearchUrl: (env.OPENSEARCH_URL || `http://127.0.0.1:${opensearchPort}`).replace(/\/$/, ''),
     indexPrefix: prefix,
   };
 }
