@@ -289,17 +289,24 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
       body: { settings: { ...INDEX_SETTINGS, ...LOAD_SETTINGS }, mappings: entity === 'contact' ? PEOPLE_MAPPINGS : COMPANY_MAPPINGS } as never,
     });
     let n = 0;
-    for await (const docs of documents(db, entity)) {
-      await bulkIndex(client, name, docs);
-      n += docs.length;
+    let old: string[];
+    try {
+      for await (const docs of documents(db, entity)) {
+        await bulkIndex(client, name, docs);
+        n += docs.length;
+      }
+      await client.indices.putSettings({ index: name, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas } } });
+      await client.indices.refresh({ index: name });
+      await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' });
+      old = await previousIndexes(client, alias);
+      await client.indices.updateAliases({
+        body: { actions: [...old.map((index) => ({ remove: { index, alias } })), { add: { index: name, alias } }] },
+      });
+    } catch (e) {
+      // the alias still names the previous index: the half-built one goes
+      await client.indices.delete({ index: name }).catch(() => {});
+      throw e;
     }
-    await client.indices.putSettings({ index: name, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas } } });
-    await client.indices.refresh({ index: name });
-    await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' });
-    const old = await previousIndexes(client, alias);
-    await client.indices.updateAliases({
-      body: { actions: [...old.map((index) => ({ remove: { index, alias } })), { add: { index: name, alias } }] },
-    });
     for (const index of old) await client.indices.delete({ index });
     out[entity === 'contact' ? 'people' : 'companies'] = { name, documents: n, ms: Date.now() - t0 };
   }

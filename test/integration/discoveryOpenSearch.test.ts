@@ -43,6 +43,7 @@ let keys: { pg: string; os: string };
 let people: OPerson[];
 let companies: OCompany[];
 const prefix = `parity-${process.pid}-${Date.now()}`;
+const openSearchUrl = `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`;
 
 beforeAll(async () => {
   if (!installed) throw new Error(`OpenSearch is not installed at ${OPENSEARCH_HOME}: run node scripts/bootstrap.mjs --with-opensearch`);
@@ -69,7 +70,7 @@ beforeAll(async () => {
     company?.people.push(p);
     return p;
   });
-  const discovery = { ...app.config.discovery, opensearchUrl: `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`, indexPrefix: prefix };
+  const discovery = { ...app.config.discovery, opensearchUrl: openSearchUrl, indexPrefix: prefix };
   const report = await reindexDiscovery(app.pool, discovery);
   expect(report.index.people.documents).toBe(PEOPLE);
   expect(report.index.companies.documents).toBe(COMPANIES);
@@ -82,7 +83,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await osApi?.close();
-  if (installed) await openSearchClient(osOpts?.opensearchUrl ?? 'http://127.0.0.1:9200').indices.delete({ index: `${prefix}-*` }).catch(() => {});
+  if (installed) await openSearchClient(openSearchUrl).indices.delete({ index: `${prefix}-*` }).catch(() => {});
   await app?.close();
   if (startedHere) await stopOpenSearch(process.env);
 });
