@@ -122,7 +122,7 @@ interface Limiters {
   anonymous: AnonymousLimiter;
 }
 
-function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters) {
+function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters, routes: RouteDef[][]) {
   const method = def.method;
   // The operator's BODY_LIMIT_BYTES caps every route; bulk routes get all of it.
   const bodyLimit = Math.min(def.bodyLimit === 'bulk' ? Infinity : (def.bodyLimit ?? DEFAULT_BODY_LIMIT), deps.config.bodyLimitBytes);
@@ -193,7 +193,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters)
     const handle = async () => {
       try {
         // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware, unless `orm: false`).
-        const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency } as never);
+        const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency, routes } as never);
         const status = isReply(result) ? result.status : 200;
         const resBody = isReply(result) ? result.body : result;
         const headers = isReply(result) ? (result.headers ?? {}) : {};
@@ -249,7 +249,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   app.proxy = process.env.TRUST_PROXY === '1';
   const router = new Router();
   const limiters = { keys: createKeyLimiter(deps.config.rateLimitPerMinute, deps.config.env), anonymous: createAnonymousLimiter(deps.config.env) };
-  for (const group of groups) for (const def of group) mount(router, def, deps, limiters);
+  for (const group of groups) for (const def of group) mount(router, def, deps, limiters, groups);
 
   app.use(httpMetrics());
   app.use(async (ctx, next) => {

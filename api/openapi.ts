@@ -1,7 +1,6 @@
 /** The OpenAPI 3.1 document, generated from the same route definitions and schemas ajv validates. */
 import type { TSchema } from '@sinclair/typebox';
 import { sample } from 'openapi-sampler';
-import { routeGroups } from './routes/index.js';
 import { sharedSchemas } from './schemas/common.js';
 import { JobWebhookEvent } from './schemas/platform.js';
 import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
@@ -228,7 +227,7 @@ function idPointer(schema: TSchema): { pointer: string; name: string } | undefin
  * reader's parameter); the id then feeds every `{id}` under `<collection>/` and every parameter
  * named after the collection (`segmentId` for `/segments`).
  */
-function deriveLinks(routes: RouteDef[]): Map<RouteDef, Record<string, unknown>> {
+function deriveLinks(routes: RouteDef[], published: Published): Map<RouteDef, Record<string, unknown>> {
   const links = new Map<RouteDef, Record<string, unknown>>();
   const pathParams = (r: RouteDef) => [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   for (const reader of routes) {
@@ -252,7 +251,7 @@ function deriveLinks(routes: RouteDef[]): Map<RouteDef, Record<string, unknown>>
       const out = links.get(creator) ?? {};
       for (const c of consumers) {
         if (c === creator) continue;
-        out[operationId(c)] = { operationId: operationId(c), parameters: { [docParam(c, pathParams(c)[0]!)]: `$response.body#${id.pointer}` } };
+        out[operationId(c)] = { operationId: operationId(c), parameters: { [docParam(published, c, pathParams(c)[0]!)]: `$response.body#${id.pointer}` } };
       }
       links.set(creator, out);
     }
@@ -280,11 +279,11 @@ function publishedPaths(routes: RouteDef[]): Map<RouteDef, { path: string; renam
   return out;
 }
 // Worked out on first use: the route modules import this one (circular at load time).
-let publishedCache: ReturnType<typeof publishedPaths> | undefined;
-const published = () => (publishedCache ??= publishedPaths(routeGroups.flat()));
-const docParam = (r: RouteDef, name: string) => published().get(r)?.rename[name] ?? name;
+type Published = ReturnType<typeof publishedPaths>;
+const docParam = (published: Published, r: RouteDef, name: string) => published.get(r)?.rename[name] ?? name;
 
-let cached: Record<string, unknown> | undefined;
+/** The document of each set of route groups (the app's, or a test's), built once. */
+const cached = new WeakMap<RouteDef[][], Record<string, unknown>>();
 
 /**
  * Every JSON request body, success response and webhook payload carries an `example`: the route's
@@ -304,11 +303,17 @@ function addSampledExamples(doc: Record<string, unknown>): void {
   }
 }
 
-export function buildOpenApi(serverUrl: string): Record<string, unknown> {
-  if (cached) return { ...cached, servers: [{ url: serverUrl }] };
+/**
+ * The OpenAPI document of `routeGroups` (the app passes the groups it serves: this module
+ * imports no route, so routes may serve the document without an import cycle).
+ */
+export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Record<string, unknown> {
+  const built = cached.get(routeGroups);
+  if (built) return { ...built, servers: [{ url: serverUrl }] };
   const paths: Record<string, Record<string, unknown>> = {};
   const tags = new Set<string>();
-  const links = deriveLinks(routeGroups.flat());
+  const published = publishedPaths(routeGroups.flat());
+  const links = deriveLinks(routeGroups.flat(), published);
   for (const group of routeGroups) {
     for (const r of group) {
       tags.add(r.tag);
@@ -316,7 +321,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
         const props = (schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined)?.properties ?? {};
         for (const [name, s] of Object.entries(props)) {
-          const docName = where === 'path' ? docParam(r, name) : name;
+          const docName = where === 'path' ? docParam(published, r, name) : name;
           const renamed = docName !== name ? { description: `The ${name} (this path's parameter is named \`${docName}\` for every operation on it)` } : {};
           parameters.push({ name: docName, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), ...renamed, schema: toOpenApiSchema(s) });
         }
@@ -358,7 +363,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       if (r.contentType === 'multipart/form-data') {
         op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } };
       }
-      (paths[published().get(r)!.path] ??= {})[r.method] = op;
+      (paths[published.get(r)!.path] ??= {})[r.method] = op;
     }
   }
   const webhookEvent = toOpenApiSchema(closeResponseObjects(JobWebhookEvent));
@@ -404,7 +409,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     'job.failed': webhook('job.failed', 'A job failed'),
     ...Object.fromEntries(EVENT_BODIES.map((schema) => [String(schema.properties.type.const), eventWebhook(schema)])),
   };
-  cached = {
+  const doc: Record<string, unknown> = {
     openapi: '3.1.0',
     info: {
       title: 'Contact Data, Discovery and Social Publishing API',
@@ -430,8 +435,9 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     },
     security: [{ ApiKey: [] }, { Bearer: [] }],
   };
-  const components = (cached.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+  const components = (doc.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
   for (const [name, schema] of Object.entries(components)) components[name] = { title: name, ...schema };
-  addSampledExamples(cached);
-  return { ...cached, servers: [{ url: serverUrl }] };
+  addSampledExamples(doc);
+  cached.set(routeGroups, doc);
+  return { ...doc, servers: [{ url: serverUrl }] };
 }

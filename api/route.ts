@@ -31,6 +31,8 @@ export interface RouteInput<B, P, Q> {
    * Returns the first response to replay, or null to go on (also without a key).
    */
   claimIdempotency: (hashed: unknown) => Promise<ReturnType<typeof reply> | null>;
+  /** The route groups the app serves (what `/openapi.json` documents). */
+  routes: RouteDef[][];
 }
 
 /** What a handler returns: the JSON body (status 200) or an explicit status/body/headers. */

@@ -10,6 +10,7 @@ import type { Pool } from './pool.js';
 import { createObjectStore, type ObjectStore } from '../infra/objectStore.js';
 import { dataConverterOf } from '../domain/payloadCodec.js';
 import { observePool } from '../telemetry/metrics.js';
+import { requestIdClientInterceptor } from '../telemetry/correlation.js';
 import { lazyTemporalConnection } from '../infra/temporalConnection.js';
 
 export interface Stores {
@@ -36,7 +37,8 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
   const unobservePool = observePool(pool, opts.role ?? 'tool');
   const connection = lazyTemporalConnection(config);
   // Payloads are sealed before they reach Temporal (domain/payloadCodec.ts); the worker uses the same codec.
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config) });
+  // Every workflow started inside a request or an activity carries its request id (telemetry/correlation.ts).
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config), interceptors: { workflow: [requestIdClientInterceptor] } });
   return {
     orm,
     pool,

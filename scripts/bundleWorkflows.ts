@@ -6,11 +6,12 @@
 import { writeFileSync } from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../domain/payloadCodec.js';
-import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, WORKFLOWS_PATH } from '../worker/worker.js';
+import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../worker/worker.js';
 
 if (!RUNNING_COMPILED) throw new Error('run the compiled script: npm run build');
 const { code } = await bundleWorkflowCode({
   workflowsPath: WORKFLOWS_PATH,
+  workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
   failureConverterPath: FAILURE_CONVERTER_PATH,
   logger: { trace() {}, debug() {}, info() {}, log() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) },
 });

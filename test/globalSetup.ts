@@ -11,7 +11,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR, loadConfig } from '../domain/config.js';
 import { startStack } from '../scripts/stack.js';
 import { openOrm, migrate } from '../db/orm.js';
-import { WORKFLOWS_PATH } from '../worker/worker.js';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../worker/worker.js';
 import { FAILURE_CONVERTER_PATH } from '../domain/payloadCodec.js';
 
 export function adminUrl(databaseUrl: string, db = 'postgres'): string {
@@ -35,7 +35,7 @@ export default async function setup() {
   const dir = join(ROOT_DIR, '.test-data');
   mkdirSync(dir, { recursive: true });
   const bundlePath = join(dir, `workflow-bundle-${runId}.js`);
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, failureConverterPath: FAILURE_CONVERTER_PATH, logger: quietLogger });
   writeFileSync(bundlePath, code);
 
   process.env.TEST_RUN_ID = runId;

@@ -78,6 +78,8 @@ export interface TestAppOptions {
   rateLimitPerMinute?: number;
   /** The API's logger (silent unless TEST_LOG_LEVEL says otherwise), e.g. to count its request log. */
   apiLog?: Logger;
+  /** The inline worker's logger (silent unless TEST_LOG_LEVEL says otherwise), e.g. to read its lines. */
+  workerLog?: Logger;
 }
 
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -212,7 +214,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       return;
     }
     const stores = await openStores(config);
-    const set = await createWorkers({ config, log: silent, ...stores }, { workflowBundlePath: bundlePath });
+    const set = await createWorkers({ config, log: opts.workerLog ?? silent, ...stores }, { workflowBundlePath: bundlePath });
     void set.run();
     inline = { set, stores };
   };

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../domain/config.js';
 import type { JobSinks } from '../workflows/job.js';
 import { logContext, temporalLogger } from '../telemetry/log.js';
+import { requestIdOf } from '../telemetry/correlation.js';
 import { jobsCancelled, jobsCompleted, jobsFailed } from '../telemetry/metrics.js';
 
 /**
@@ -48,25 +49,43 @@ export function inputWorkspaceId(args: readonly unknown[]): string | undefined {
 
 /**
  * Every line an activity logs (the SDK's `log`, or the process logger) names its workflow, run,
- * activity type and, when its input carries one, its workspace.
+ * activity type, the request that started the work (the `request-id` header, domain/correlation.ts)
+ * and, when its input carries one, its workspace.
  */
-export const activityLogContext: ActivityInterceptorsFactory = (ctx) => {
-  let workspaceId: string | undefined;
-  return {
-    inbound: {
-      execute(input, next) {
-        workspaceId = inputWorkspaceId(input.args) ?? workspaceId;
-        const { workflowExecution, activityType } = ctx.info;
-        return logContext.run({ workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, activityType, workspaceId }, () => next(input));
+export const activityLogContext =
+  (log?: Logger): ActivityInterceptorsFactory =>
+  (ctx) => {
+    let workspaceId: string | undefined;
+    let requestId: string | undefined;
+    return {
+      inbound: {
+        execute(input, next) {
+          workspaceId = inputWorkspaceId(input.args) ?? workspaceId;
+          requestId = requestIdOf(input.headers) ?? requestId;
+          const { workflowExecution, activityType, attempt } = ctx.info;
+          const context = { requestId, workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, activityType, workspaceId };
+          return logContext.run(context, async () => {
+            const started = performance.now();
+            const durationMs = () => Math.round(performance.now() - started);
+            try {
+              const result = await next(input);
+              log?.debug({ attempt, durationMs: durationMs() }, 'activity completed');
+              return result;
+            } catch (err) {
+              // The failure's type only: its message or details may hold what the activity was given.
+              log?.debug({ attempt, durationMs: durationMs(), failure: (err as Error)?.name }, 'activity failed');
+              throw err;
+            }
+          });
+        },
       },
-    },
-    outbound: {
-      getLogAttributes(attrs, next) {
-        return next(workspaceId ? { ...attrs, workspaceId } : attrs);
+      outbound: {
+        getLogAttributes(attrs, next) {
+          return next({ ...attrs, ...(workspaceId ? { workspaceId } : {}), ...(requestId ? { requestId } : {}) });
+        },
       },
-    },
+    };
   };
-};
 
 export const jobSinks: InjectedSinks<JobSinks> = {
   jobs: {

@@ -18,6 +18,8 @@ import { activityOrmContext } from './ormContext.js';
 /** True when running the JavaScript that `npm run build` wrote to `dist/` (not the sources through tsx). */
 export const RUNNING_COMPILED = import.meta.url.endsWith('.js');
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index.${RUNNING_COMPILED ? 'js' : 'ts'}`, import.meta.url));
+/** Bundled with the workflows wherever they are (build, tests, unbundled dev workers): request correlation. */
+export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL(`../workflows/interceptors.${RUNNING_COMPILED ? 'js' : 'ts'}`, import.meta.url))];
 /** The workflow bundle `npm run build` writes (`dist/workflow-bundle.js`): the compiled worker loads it instead of bundling at start. */
 export const BUILT_WORKFLOW_BUNDLE = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
@@ -41,8 +43,8 @@ export interface WorkerSet {
 }
 
 /** Every activity runs inside these: its log context and its own MikroORM RequestContext. */
-export function activityInterceptors(deps: Pick<ActivityDeps, 'orm'>) {
-  return [activityLogContext, activityOrmContext(deps.orm)];
+export function activityInterceptors(deps: Pick<ActivityDeps, 'orm'> & Partial<Pick<ActivityDeps, 'log'>>) {
+  return [activityLogContext(deps.log), activityOrmContext(deps.orm)];
 }
 
 export async function createWorkers(
@@ -53,6 +55,8 @@ export async function createWorkers(
   const activities = createActivities(deps);
   const dataConverter = dataConverterOf(deps.config);
   const workflowSource = opts.workflowBundlePath ? { workflowBundle: { codePath: opts.workflowBundlePath } } : { workflowsPath: WORKFLOWS_PATH };
+  // A bundle already holds the workflow interceptor modules (bundleWorkflowCode's workflowInterceptorModules).
+  const workflowModules = opts.workflowBundlePath ? undefined : WORKFLOW_INTERCEPTOR_MODULES;
   const workers = await Promise.all(
     Object.entries(TASK_QUEUES).map(([suffix, extra]) =>
       Worker.create({
@@ -61,7 +65,7 @@ export async function createWorkers(
         taskQueue: taskQueueName(deps.config, suffix),
         activities,
         dataConverter,
-        interceptors: { activity: activityInterceptors(deps) },
+        interceptors: { activity: activityInterceptors(deps), ...(suffix === '' && workflowModules ? { workflowModules } : {}) },
         sinks: jobSinks,
         ...(suffix === '' ? workflowSource : {}),
         shutdownGraceTime: '5 seconds',

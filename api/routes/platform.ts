@@ -64,7 +64,7 @@ export const platformRoutes = [
   defineRoute({
     method: 'get', path: '/openapi.json', tag: 'Platform', summary: 'This API as an OpenAPI 3.1 document', auth: false,
     responses: { 200: { description: 'OpenAPI 3.1 document' } },
-    handler: ({ deps }) => buildOpenApi(deps.config.publicBaseUrl),
+    handler: ({ deps, routes }) => buildOpenApi(deps.config.publicBaseUrl, routes),
   }),
   defineRoute({
     method: 'get', path: '/docs', tag: 'Platform', summary: 'Interactive API documentation', auth: false,

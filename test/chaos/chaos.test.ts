@@ -269,6 +269,21 @@ it.each(['postgres', 'temporal', 'minio'] as const)('%s SIGKILLed in the middle 
   if (service === 'minio') expect(x.calls(post.hold).filter((c) => c.headers.authorization === `Bearer token-${tag}`).length).toBeGreaterThanOrEqual(2);
 });
 
+it('the worker SIGKILLed in the middle of a bulk upsert: a new worker finishes the job, whose counts equal what is stored', { timeout: 300_000 }, async () => {
+  // issue 27 item 22: kill -9 of PostgreSQL, Temporal (above) and the worker mid bulk upsert.
+  const apiPid = stack.api.pid;
+  const bulk = await startBulkUpsert(`worker${stack.id}`);
+  await until('the worker to be in an ingest transaction', ingestInFlight, 60_000);
+  const killed = stack.worker.pid;
+  await stack.replaceWorker();
+  expect(stack.worker.pid).not.toBe(killed);
+  // The dead worker's attempt is retried once its heartbeat times out (30 s); its open
+  // transaction was rolled back with its connection.
+  await assertBulkUpsertExactlyOnce(bulk);
+  expect(stack.api.pid).toBe(apiPid);
+  expect(stack.appsAlive(), stack.logTail('worker', 30)).toBe(true);
+});
+
 it('npm start restarts a child that dies, logs why, keeps the other, and stops cleanly on SIGTERM', { timeout: 120_000 }, async () => {
   // `scripts/start.ts` against this stack, on a port and task queue of its own.
   const port = String(40_000 + Math.floor(Math.random() * 20_000));

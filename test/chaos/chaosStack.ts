@@ -40,6 +40,8 @@ export interface ChaosStack {
   kill(service: ServiceName): Promise<number>;
   /** Starts the stack again (the killed service), retrying while the old one lets go. */
   restart(): Promise<void>;
+  /** SIGKILLs the worker process and starts a new one, as `npm start` does when a child dies (`worker` is then the new one). */
+  replaceWorker(): Promise<void>;
   /** Both app processes are the ones started first and still run. */
   appsAlive(): boolean;
   /** Tail of an app process's log (for failure messages). */
@@ -141,6 +143,12 @@ async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, confi
       while (alive(pid)) await sleep(20);
       return pid;
     },
+    async replaceWorker() {
+      const old = stack.worker;
+      process.kill(old.pid, 'SIGKILL');
+      while (alive(old.pid)) await sleep(20);
+      stack.worker = await spawnApp('worker');
+    },
     async restart() {
       // A killed postmaster's backends end on their own once they notice; until then the new
       // server refuses the data folder, so the start is retried.
@@ -156,7 +164,7 @@ async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, confi
       }
     },
     appsAlive() {
-      return [api, worker].every((p) => p.exits.length === 0 && p.child.exitCode === null && alive(p.pid));
+      return [stack.api, stack.worker].every((p) => p.exits.length === 0 && p.child.exitCode === null && alive(p.pid));
     },
     logTail(name, lines) {
       return tailOf(logs[name], lines);
@@ -177,7 +185,7 @@ async function startApps(id: string, data: string, env: NodeJS.ProcessEnv, confi
       return { status: res.status, body };
     },
     async close() {
-      for (const p of [api, worker]) {
+      for (const p of [stack.api, stack.worker]) {
         if (p.child.exitCode === null && p.child.signalCode === null) {
           const exited = new Promise((r) => p.child.once('exit', r));
           p.child.kill('SIGTERM');

@@ -6,7 +6,7 @@
  * and no `db/` type restates an entity's columns (row types are derived from the entities).
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -43,7 +43,82 @@ const where = (file: ts.SourceFile, node: ts.Node) => `${file.fileName}:${file.g
 /** A string that reads as a SQL statement (what a query would send), not prose that mentions a verb. */
 const SQL_TEXT = /^\s*(select\s[\s\S]*\sfrom\s|insert\s+into\s|update\s+\w+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|copy\s+\w+(\s*\([^)]*\))?\s+(from|to)\s|begin\b|commit\b)/i;
 
+/** The production tree, every module with the modules it imports values from (relative imports, resolved). */
+const PRODUCTION_DIRS = ['api', 'db', 'domain', 'activities', 'workflows', 'worker', 'infra', 'telemetry', 'scripts'];
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const dir of PRODUCTION_DIRS) {
+    for (const f of readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {
+      const file = join(dir, f);
+      const source = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+      const reExports = source.statements
+        .filter((s): s is ts.ExportDeclaration => ts.isExportDeclaration(s) && !s.isTypeOnly && !!s.moduleSpecifier)
+        .map((s) => (s.moduleSpecifier as ts.StringLiteral).text);
+      graph.set(
+        file,
+        [...valueImports(source), ...reExports].filter((m) => m.startsWith('.')).map((m) => relative(root, resolve(root, dirname(file), m.replace(/\.js$/, '.ts')))),
+      );
+    }
+  }
+  return graph;
+}
+
+/** Strongly connected groups of more than one module (Tarjan): each is an import cycle. */
+function importCycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) cycles.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
 describe('layering', () => {
+  it('no import cycle anywhere in the production tree (value imports and re-exports)', () => {
+    expect(importCycles(importGraph())).toEqual([]);
+    // The check itself finds one: a → b → a.
+    expect(importCycles(new Map([['a', ['b']], ['b', ['a']], ['c', ['a']]]))).toEqual([['a', 'b']]);
+  });
+
+  it('no route imports a pg pool: not pg itself, nor what opens a pool or a transaction on one', () => {
+    const opensHandles = /^(rawPool|openDatabase|openOrm|withTransaction|inTransaction)$/;
+    const offenders: string[] = [];
+    for (const f of sourceFiles('api/routes'))
+      for (const s of f.statements) {
+        if (!ts.isImportDeclaration(s) || s.importClause?.isTypeOnly) continue;
+        const m = (s.moduleSpecifier as ts.StringLiteral).text;
+        if (/^(pg|pg-pool|pg-copy-streams)$/.test(m)) offenders.push(`${f.fileName} → ${m}`);
+        const named = s.importClause?.namedBindings;
+        if (/\/db\/(pool|orm)\.js$/.test(m) && named && ts.isNamedImports(named))
+          for (const e of named.elements) if (!e.isTypeOnly && opensHandles.test(e.name.text)) offenders.push(`${f.fileName} → ${e.name.text} from ${m}`);
+      }
+    expect(offenders).toEqual([]);
+  });
+
   it('db/ imports nothing from api/ or activities/; api/ nothing from activities/', () => {
     const offenders: string[] = [];
     for (const f of sourceFiles('db')) for (const m of allImports(f)) if (/\.\.\/(api|activities)\//.test(m)) offenders.push(`${f.fileName} → ${m}`);
