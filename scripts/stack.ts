@@ -105,14 +105,17 @@ export async function pgBinaries(): Promise<{ initdb: string; postgres: string }
 }
 
 /** PostgreSQL refuses to run as root: run it as the `postgres` user, created if missing. */
-export function pgUser(): { uid: number; gid: number } | undefined {
+export const pgUser = () => systemUser('postgres');
+
+/** When run as root: the ids of system user `name` (created if missing), for a service that refuses root. */
+function systemUser(name: string): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
-  let r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  let r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
   if (r.status !== 0) {
-    spawnSync('useradd', ['--system', '--no-create-home', 'postgres'], { stdio: 'inherit' });
-    r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    spawnSync('useradd', ['--system', '--no-create-home', name], { stdio: 'inherit' });
+    r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
   }
-  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
   return { uid: Number(r.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
@@ -314,18 +317,6 @@ async function startMinio(l: StackLayout): Promise<StackStatus> {
 export const OPENSEARCH_HOME = join(ROOT_DIR, '.tools', 'opensearch');
 export const OPENSEARCH_UNAVAILABLE = join(ROOT_DIR, '.tools', 'opensearch.unavailable');
 
-/** OpenSearch refuses to run as root: run it as the `opensearch` system user, created if missing. */
-function systemUser(name: string): { uid: number; gid: number } | undefined {
-  if (userInfo().uid !== 0) return undefined;
-  let r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
-  if (r.status !== 0) {
-    spawnSync('useradd', ['--system', '--no-create-home', name], { stdio: 'inherit' });
-    r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
-  }
-  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
-  return { uid: Number(r.stdout.trim()), gid: Number(gid.stdout.trim()) };
-}
-
 async function openSearchReady(port: number): Promise<boolean> {
   try {
     const r = await fetch(`http://127.0.0.1:${port}/_cluster/health`);
@@ -360,6 +351,7 @@ export async function startOpenSearch(l: StackLayout = stackLayout()): Promise<S
     const why = existsSync(OPENSEARCH_UNAVAILABLE) ? readFileSync(OPENSEARCH_UNAVAILABLE, 'utf8').trim() : 'run node scripts/bootstrap.mjs --with-opensearch';
     throw new Error(`OpenSearch missing at ${bin}: ${why}`);
   }
+  // OpenSearch refuses to run as root: as the `opensearch` system user then
   const ids = systemUser('opensearch');
   const conf = join(home, 'config');
   for (const d of [conf, join(home, 'data'), join(home, 'logs')]) mkdirSync(d, { recursive: true });

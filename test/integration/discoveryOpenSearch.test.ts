@@ -9,22 +9,18 @@
  * after if started here). The test is skipped only when the bootstrap could not fetch it (its
  * reason is in the test's name); a missing install otherwise fails.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startApiServer, type ApiServer } from '../../api/server.js';
-import { importDataset } from '../../db/datasetImport.js';
 import { applyDatasetOptOuts, datasetOptOutKey } from '../../db/datasetOptOuts.js';
 import { aliasOf, likeToWildcard, openSearchClient, reindexDiscovery, syncDiscoveryDocuments } from '../../db/discoveryOpenSearch.js';
 import { searchV2, type V2SearchOptions } from '../../db/discoverySearch.js';
-import { generateDataset, type DsCompanyRecord, type DsPersonRecord } from '../../domain/datasetGenerator.js';
-import { normalizeProfileUrl } from '../../domain/identity.js';
 import { QUERIES } from '../../bench/discoveryQueries.js';
 import { OPENSEARCH_HOME, OPENSEARCH_UNAVAILABLE, stackLayout, startOpenSearch, stopOpenSearch } from '../../scripts/stack.js';
-import { FIELDS, TreeRng, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
+import { FIELDS, TreeRng, loadOracleDataset, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
 
 const SEED = 20261129;
 const PEOPLE = 2000;
@@ -50,26 +46,7 @@ beforeAll(async () => {
   const os = await startOpenSearch(stackLayout(process.env));
   startedHere = os.startedNow;
   app = await startTestApp({ workerMode: 'none' });
-  const dir = mkdtempSync(join(tmpdir(), 'ds-parity-'));
-  const comps: DsCompanyRecord[] = [];
-  const ppl: DsPersonRecord[] = [];
-  for (const item of generateDataset({ people: PEOPLE, companies: COMPANIES, seed: SEED })) {
-    if (item.kind === 'company') comps.push(item.record);
-    else ppl.push(item.record);
-  }
-  writeFileSync(join(dir, 'companies.jsonl'), comps.map((c) => JSON.stringify(c)).join('\n'));
-  writeFileSync(join(dir, 'people.jsonl'), ppl.map((p) => JSON.stringify(p)).join('\n'));
-  expect((await importDataset(app.pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') })).errorCount).toBe(0);
-  const cIds = new Map((await app.pool.query(`select id, company_pronet_url from ds_companies`)).rows.map((r) => [r.company_pronet_url, r.id]));
-  const pIds = new Map((await app.pool.query(`select id, member_pronet_url from ds_people`)).rows.map((r) => [r.member_pronet_url, r.id]));
-  companies = comps.map((rec) => ({ id: cIds.get(normalizeProfileUrl(rec.company_pronet_url))!, rec, people: [] }));
-  const byUrl = new Map(companies.map((c) => [normalizeProfileUrl(c.rec.company_pronet_url), c]));
-  people = ppl.map((rec) => {
-    const company = rec.company_pronet_url ? (byUrl.get(normalizeProfileUrl(rec.company_pronet_url)) ?? null) : null;
-    const p: OPerson = { id: pIds.get(normalizeProfileUrl(rec.member_pronet_url))!, rec, company };
-    company?.people.push(p);
-    return p;
-  });
+  ({ people, companies } = await loadOracleDataset(app.pool, { people: PEOPLE, companies: COMPANIES, seed: SEED }));
   const discovery = { ...app.config.discovery, opensearchUrl: openSearchUrl, indexPrefix: prefix };
   const report = await reindexDiscovery(app.pool, discovery);
   expect(report.index.people.documents).toBe(PEOPLE);
