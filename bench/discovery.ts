@@ -19,7 +19,7 @@
  * warm-up passes) and prints every repetition's p95 per query and their median, beside an
  * anchor measured in the same loop (`GET /credits/balance`: auth and HTTP, no search), whose
  * latency is what the machine's load alone costs a request. `--keep` leaves
- * the database (`--database`, default `bench_discovery`) in place; `--reuse` skips generation and
+ * the database (`--database`, default `bench_discovery`) and the OpenSearch indexes in place; `--reuse` skips generation and
  * import when it already holds the dataset (new migrations are applied to it), for tuning the
  * queries alone (or comparing two builds of the code against two databases in the same hour).
  * `--explain` also prints each search's statements (round trips) and the shared buffers and
@@ -143,6 +143,7 @@ async function main() {
   } else console.log(`reusing ${DB} (${PEOPLE} people, ${COMPANIES} companies)`);
   let engineEnv: Record<string, string> = {};
   let stopEngine = async () => {};
+  let dropIndexes = async () => {};
   if (args.engine === 'opensearch') {
     const { startOpenSearch, stopOpenSearch, stackLayout } = await import('../scripts/stack.js');
     const { reindexDiscovery } = await import('../db/discoveryOpenSearch.js');
@@ -154,6 +155,7 @@ async function main() {
     }
     const discovery = { ...config.discovery, engine: 'opensearch' as const, opensearchUrl: url, indexPrefix: `bench-${DB.replace(/[^a-z0-9_-]/g, '-')}` };
     const re = await reindexDiscovery(db.pool, discovery);
+    if (!args.keep) dropIndexes = async () => void (await fetch(`${url}/${discovery.indexPrefix}-*`, { method: 'DELETE' }));
     for (const [name, r] of Object.entries(re.index)) console.log(`opensearch index ${name.padEnd(9)} ${r.documents} documents in ${(r.ms / 1000).toFixed(1)} s = ${Math.round(r.documents / (r.ms / 1000))} documents/s (bulk, refresh and alias swap included)`);
     // parity oracle at this size: each query's first page (items, total, tokens) on both engines
     const { isDeepStrictEqual } = await import('node:util');
@@ -253,6 +255,7 @@ async function main() {
   } finally {
     agent.destroy();
     await stopService(api);
+    await dropIndexes();
     await stopEngine();
     await db.close();
     if (!args.keep) {
