@@ -248,7 +248,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   const app = new Koa();
   app.proxy = process.env.TRUST_PROXY === '1';
   const router = new Router();
-  const limiters = { keys: createKeyLimiter(deps.config.rateLimitPerMinute, deps.config.env), anonymous: createAnonymousLimiter(deps.config.env) };
+  const limiters = { keys: createKeyLimiter(deps.config.rateLimitPerMinute, () => deps.replicas?.count() ?? 1), anonymous: createAnonymousLimiter(deps.config.env) };
   for (const group of groups) for (const def of group) mount(router, def, deps, limiters, groups);
 
   app.use(httpMetrics());

@@ -1,6 +1,7 @@
 /** Everything a request handler may touch, created once per process. */
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import type { ReplicaCount } from './replicas.js';
 import type { Config } from '../domain/config.js';
 import type { MikroORM } from '../db/orm.js';
 import type { ObjectStore } from '../infra/objectStore.js';
@@ -23,6 +24,8 @@ export interface AppDeps {
   readContact: ContactReader;
   /** GET /credits/balance: the reads of one event-loop turn batched into one statement. */
   readBalance: BalanceReader;
+  /** API processes running now (api/replicas.ts): they share the per-key rate limit. Absent: one. */
+  replicas?: Pick<ReplicaCount, 'count'>;
   /** Set on SIGTERM: /readyz answers 503 while the process still serves (readiness-first shutdown). */
   shuttingDown?: boolean;
 }

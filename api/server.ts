@@ -18,6 +18,7 @@ import { MAX_URL_BYTES, createApp, errorBody, uriTooLong } from './app.js';
 import { startCodecServer } from './codecServer.js';
 import { AUTH_CHANGED_CHANNEL, ApiKeyCache } from './middleware/auth.js';
 import type { AppDeps } from './deps.js';
+import { startReplicaHeartbeat } from './replicas.js';
 
 export interface ApiServer {
   deps: AppDeps;
@@ -48,12 +49,15 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
     onReset: () => apiKeys.clear(),
     onError: (err) => log.warn({ err: err.message }, 'auth change listener lost its connection; keys are looked up per request until it is back'),
   });
-  const deps: AppDeps = { config, log, ...stores, apiKeys, readContact: createContactReader(stores.pool), readBalance: createBalanceReader(stores.pool) };
+  const replicas = startReplicaHeartbeat(stores.pool, { intervalMs: config.apiReplicaHeartbeatMs, log });
+  const deps: AppDeps = { config, log, ...stores, apiKeys, readContact: createContactReader(stores.pool), readBalance: createBalanceReader(stores.pool), replicas };
   let metrics: OperatorServer | undefined;
   let codec: OperatorServer | undefined;
   let server: Server | undefined;
   try {
     await stores.storage.ensureBucket();
+    // The first requests are counted against the share of the replicas running now.
+    await replicas.ready;
     // Said once at start (and by /readyz until fixed): requests needing what the schema lacks fail.
     const pending = await pendingMigrations(stores.orm);
     if (pending.length) log.error({ pending }, 'the database lacks migrations of this build; run npm run start:migrate (npm start migrates when it starts; /readyz answers 503 until then)');
@@ -67,6 +71,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
   } catch (e) {
     // Nothing half-started stays behind (an operator port taken, a codec without its token …).
     server?.close();
+    await replicas.stop();
     await Promise.allSettled([listener.close(), stores.close(), metrics?.close(), codec?.close()]);
     throw e;
   }
@@ -110,6 +115,7 @@ export async function startApiServer(config: Config, opts: { log?: Logger; port?
       await Promise.race([closed, delay(DRAIN_MS)]);
       api.close();
       await closed;
+      await replicas.stop();
       await listener.close();
       await Promise.allSettled([stores.close(), metrics?.close(), codec?.close()]);
     },

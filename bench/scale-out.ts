@@ -101,7 +101,6 @@ async function run(replicas: number): Promise<Outcome> {
       DATABASE_URL: databaseUrl,
       TEMPORAL_TASK_QUEUE: `bench-scale-out-${replicas}-${Date.now()}`,
       RATE_LIMIT_PER_MINUTE: '1000000000',
-      API_REPLICAS: String(replicas),
       BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
       LOG_LEVEL: 'warn',
       TEMPORAL_LOG_LEVEL: 'ERROR',

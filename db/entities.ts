@@ -10,7 +10,7 @@ import { ErasureRequest, SuppressionEntry } from './privacyEntities.js';
 import { WebhookEventDelivery, WebhookSubscription, WorkspaceEvent } from './eventEntities.js';
 import { AuditEvent, AuditOutcome } from './auditEntities.js';
 import { AccessRequest, DatasetOptOut } from './subjectAccessEntities.js';
-import { ApiKey, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
+import { ApiKey, ApiReplica, CreditAccount, CreditTransaction, IdempotencyRecord, Job, WebhookDelivery, Workspace } from './platform.js';
 
 export const entities = [
   Workspace,
@@ -54,4 +54,5 @@ export const entities = [
   AuditOutcome,
   DatasetOptOut,
   AccessRequest,
+  ApiReplica,
 ];

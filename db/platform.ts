@@ -173,3 +173,14 @@ export const WebhookDelivery = defineEntity({
     { name: 'webhook_deliveries_created', properties: ['createdAt'] },
   ],
 });
+
+/** An API process, announced by its heartbeat (api/replicas.ts; Migration20261129000000_api_replicas). */
+export const ApiReplica = defineEntity({
+  name: 'ApiReplica',
+  tableName: 'api_replicas',
+  properties: {
+    id: p.uuid().primary(),
+    startedAt: p.datetime().defaultRaw('now()'),
+    seenAt: p.datetime().defaultRaw('now()'),
+  },
+});

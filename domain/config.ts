@@ -43,6 +43,11 @@ export interface Config {
   previousEncryptionKeys: string[];
   rateLimitPerMinute: number;
   /**
+   * How often each API process announces itself (`api_replicas`) and counts the others; a replica
+   * not seen for 3 heartbeats no longer counts. The per-key rate limit is shared by those counted.
+   */
+  apiReplicaHeartbeatMs: number;
+  /**
    * Whether the worker creates (or updates) the Temporal Schedule `oauth-token-refresh-<taskQueue>`
    * that refreshes OAuth tokens ahead of expiry every 10 minutes (`OAUTH_REFRESH_SCHEDULE`, on by
    * default; tests turn it off).
@@ -357,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The generated key's predecessors (an upgraded installation) only when that key is in use.
     previousEncryptionKeys: [...list(env.ENCRYPTION_PREVIOUS_KEYS), ...(env.ENCRYPTION_KEY ? [] : secrets().previousEncryptionKeys)],
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 600),
+    apiReplicaHeartbeatMs: int(env.API_REPLICA_HEARTBEAT_MS, 5000),
     tokenRefreshSchedule: bool('OAUTH_REFRESH_SCHEDULE', env.OAUTH_REFRESH_SCHEDULE, true),
     sessionKeyTtlSeconds: int(env.SESSION_KEY_TTL_SECONDS, 24 * 60 * 60),
     outboundAllowList: list(env.OUTBOUND_ALLOW_LIST),

@@ -38,6 +38,7 @@ import { Migration20261128600000_webhook_events } from './Migration2026112860000
 import { Migration20261128610000_post_retry_at } from './Migration20261128610000_post_retry_at.js';
 import { Migration20261128630000_audit_trail } from './Migration20261128630000_audit_trail.js';
 import { Migration20261128640000_dataset_opt_outs_subject_access } from './Migration20261128640000_dataset_opt_outs_subject_access.js';
+import { Migration20261129000000_api_replicas } from './Migration20261129000000_api_replicas.js';
 
 export const migrationsList = [
   Migration20261121000000_platform,
@@ -75,4 +76,5 @@ export const migrationsList = [
   Migration20261128610000_post_retry_at,
   Migration20261128630000_audit_trail,
   Migration20261128640000_dataset_opt_outs_subject_access,
+  Migration20261129000000_api_replicas,
 ];

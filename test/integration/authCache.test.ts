@@ -94,15 +94,15 @@ describe('API key cache across API processes', () => {
 });
 
 describe('rate limit without a database write per request', () => {
-  it('each of API_REPLICAS processes admits its share of the per-key limit, then 429 with Retry-After and RateLimit-*', async () => {
-    const limited = await startTestApp({ workerMode: 'none', rateLimitPerMinute: 6, env: { API_REPLICAS: '2' } });
+  it('one API process admits the per-key limit, then 429 with Retry-After and RateLimit-* (several: replicaRateLimit.test.ts)', async () => {
+    const limited = await startTestApp({ workerMode: 'none', rateLimitPerMinute: 6 });
     try {
       const ws = await limited.createWorkspace();
       const responses = [];
-      for (let i = 0; i < 4; i++) responses.push(await limited.http('GET', '/credits/balance', { apiKey: ws.apiKey }));
-      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
-      expect(responses.map((r) => r.headers.get('ratelimit-remaining'))).toEqual(['4', '2', '0', '0']);
-      const refused = responses[3]!;
+      for (let i = 0; i < 7; i++) responses.push(await limited.http('GET', '/credits/balance', { apiKey: ws.apiKey }));
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200, 429]);
+      expect(responses.map((r) => r.headers.get('ratelimit-remaining'))).toEqual(['5', '4', '3', '2', '1', '0', '0']);
+      const refused = responses[6]!;
       expect(refused.body.error.code).toBe('rate_limited');
       expect(refused.headers.get('ratelimit-limit')).toBe('6');
       const retry = Number(refused.headers.get('retry-after'));
