@@ -40,6 +40,12 @@ export const PROMTOOL_MODULE = 'github.com/prometheus/prometheus/cmd/promtool@v0
 // (per Kubernetes version, with refs into one _definitions.json); made loadable from disk.
 export const KUBERNETES_SCHEMAS = { pypi: 'kubernetes-validate==1.37.0', kubernetesVersion: '1.34.0' };
 
+// OpenSearch for DISCOVERY_ENGINE=opensearch and the discovery parity test (docs/DISCOVERY.md
+// "Engines"): the integration-test distribution (a zip without bundled JDK or plugins, run on
+// the machine's Java 17) from Maven Central, unpacked to .tools/opensearch. Fetched only when
+// DISCOVERY_ENGINE=opensearch or with `--with-opensearch` (what `npm test` passes).
+export const OPENSEARCH_VERSION = '2.19.6';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
 const bin = join(tools, 'bin');
@@ -241,6 +247,39 @@ function ensureKubernetesSchemas() {
   setStamp('kubernetes-json-schema', tag);
 }
 
+/**
+ * `org.opensearch.distribution.integ-test-zip:opensearch:<v>:zip` copied by Maven and unpacked to
+ * `.tools/opensearch`. A fetch that fails leaves `.tools/opensearch.unavailable` with the reason
+ * (the parity test names it when it skips) instead of failing the whole bootstrap.
+ */
+function ensureOpenSearch() {
+  const home = join(tools, 'opensearch');
+  const unavailable = join(tools, 'opensearch.unavailable');
+  if (existsSync(join(home, 'bin', 'opensearch')) && stamp('opensearch') === OPENSEARCH_VERSION) return;
+  log(`OpenSearch ${OPENSEARCH_VERSION} (Maven Central org.opensearch.distribution.integ-test-zip:opensearch)`);
+  const dl = join(tools, 'cache', 'opensearch');
+  try {
+    ensureJavaAndMaven();
+    rmSync(dl, { recursive: true, force: true });
+    mkdirSync(dl, { recursive: true });
+    run('mvn', ['-q', '-B', '-Dstyle.color=never', `-Dmaven.repo.local=${join(tools, 'cache', 'm2')}`, 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+      `-Dartifact=org.opensearch.distribution.integ-test-zip:opensearch:${OPENSEARCH_VERSION}:zip`, `-DoutputDirectory=${dl}`], { cwd: tools });
+    const zip = readdirSync(dl).find((f) => f.endsWith('.zip'));
+    if (!zip) throw new Error('the OpenSearch zip was not copied');
+    run('python3', ['-m', 'zipfile', '-e', join(dl, zip), dl]);
+    rmSync(home, { recursive: true, force: true });
+    run('mv', [join(dl, `opensearch-${OPENSEARCH_VERSION}`), home]);
+    // python's zipfile keeps no modes: the launchers must be executable
+    for (const f of readdirSync(join(home, 'bin'))) chmodSync(join(home, 'bin', f), 0o755);
+    rmSync(dl, { recursive: true, force: true });
+    rmSync(unavailable, { force: true });
+    setStamp('opensearch', OPENSEARCH_VERSION);
+  } catch (e) {
+    writeFileSync(unavailable, `OpenSearch ${OPENSEARCH_VERSION} could not be fetched from Maven Central by the bootstrap: ${e instanceof Error ? e.message : String(e)}\n`);
+    log(`OpenSearch not installed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 mkdirSync(bin, { recursive: true });
 const t0 = Date.now();
 ensureNodeModules();
@@ -254,5 +293,6 @@ ensureGoTool('kubeconform', KUBECONFORM_MODULE);
 ensureGoTool('helm', HELM_MODULE);
 if (process.env.PROMTOOL === '1') ensureGoTool('promtool', PROMTOOL_MODULE);
 ensureKubernetesSchemas();
+if ((process.env.DISCOVERY_ENGINE === 'opensearch' && !process.env.OPENSEARCH_URL) || process.argv.includes('--with-opensearch')) ensureOpenSearch();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);
