@@ -11,9 +11,18 @@
  */
 import { Client } from '@opensearch-project/opensearch';
 import { scalarValue, type CatalogField, type Condition, type FieldCatalog, type FieldType } from '../domain/conditions.js';
-import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog, personCatalog, type DiscoveryEntity } from '../domain/discoveryCatalog.js';
+import {
+  PERSON_PREFIX,
+  SENIORITY_RANK_SQL,
+  companySearchCatalog,
+  contactSearchCatalog,
+  personCatalog,
+  type DiscoveryEntity,
+  type VerifiedFilters,
+} from '../domain/discoveryCatalog.js';
+import { likeContains } from '../domain/like.js';
 import type { DiscoveryConfig } from '../domain/config.js';
-import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, PEOPLE_MAPPINGS } from './opensearchIndex.js';
+import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
 
 type Query = Record<string, unknown>;
@@ -182,6 +191,75 @@ export async function searchIds(
 }
 
 // ---------------------------------------------------------------------------------------------
+// verified searches
+
+/**
+ * The filter of a verified search (db/discoverySearch.ts `verifiedWhere`'s twin, clause by
+ * clause). A person's company values are the person document's `dsCompany.*` (the same copies and
+ * join the SQL reads); a missing value matches no range or term, as SQL's null does.
+ */
+function verifiedFilter(entity: DiscoveryEntity, f: VerifiedFilters): Query[] {
+  const own = entity === 'company' ? 'dsCompany' : 'dsContact';
+  const q: Query[] = [{ term: { [`${own}.verified`]: true } }];
+  if (f.industries) q.push({ terms: { 'dsCompany.industry': f.industries } });
+  if (f.headcountRanges) q.push(any(f.headcountRanges.map(([lo, hi]) => ({ range: { 'dsCompany.employee_count': { gte: lo, lte: Math.min(hi, 2147483647) } } }))));
+  if (f.revenue) {
+    const { min, max, includeUnknown } = f.revenue;
+    const known: Query[] = [];
+    if (min !== null) known.push({ range: { 'dsCompany.revenue_max': { gte: min } } });
+    if (max !== null) known.push({ range: { 'dsCompany.revenue_min': { lte: max } } });
+    const unknown = all([not({ exists: { field: 'dsCompany.revenue_min' } }), not({ exists: { field: 'dsCompany.revenue_max' } })]);
+    if (includeUnknown) q.push(known.length ? any([unknown, all(known)]) : { match_all: {} });
+    else q.push(all([{ exists: { field: 'dsCompany.revenue_min' } }, ...known]));
+  }
+  // a company listed by name (lower-cased, as `lower(company_name)`) or by website: the lists add up
+  const nameOrSite: Query[] = [
+    ...(f.names ?? []).map((n) => ({ term: { 'dsCompany.company_name': { value: n, case_insensitive: true } } })),
+    ...(f.domains ? [{ terms: { 'dsCompany.company_domain': f.domains } }] : []),
+  ];
+  if (nameOrSite.length) q.push(any(nameOrSite));
+  if (f.companyCountries) q.push({ terms: { 'dsCompany.hq_country': f.companyCountries } });
+  if (f.technologies) q.push({ terms: { 'dsCompany.technologies': f.technologies } });
+  if (entity === 'contact') {
+    if (f.titles) q.push(any(f.titles.map((t) => ({ wildcard: { 'dsContact.member_job_title': { value: likeToWildcard(likeContains(t)), case_insensitive: true } } }))));
+    if (f.seniorities) q.push({ terms: { 'dsContact.member_seniority': f.seniorities } });
+    if (f.countries) q.push({ terms: { 'dsContact.member_location_country': f.countries } });
+  }
+  return q;
+}
+
+/** VERIFIED_ORDER as a sort: SENIORITY_RANK_SQL is indexed as `seniority_rank`; SQL's `nulls last` is `missing: _last`. */
+const VERIFIED_SORT: Record<DiscoveryEntity, Query[]> = {
+  company: [{ 'dsCompany.employee_count': { order: 'desc', missing: '_last' } }, { id: 'asc' }],
+  contact: [{ seniority_rank: 'asc' }, { 'dsContact.member_years_experience': { order: 'desc', missing: '_last' } }, { id: 'asc' }],
+};
+
+/**
+ * The ids of ranked rows `from`…`from + size` of a verified search and the exact number of
+ * matches. A contact search's numberOfCompaniesToPull first reads the ids of the first N
+ * companies the company search would rank (as the SQL's sub-select does).
+ */
+export async function searchVerifiedIds(
+  cfg: Pick<DiscoveryConfig, 'opensearchUrl' | 'indexPrefix'>,
+  entity: DiscoveryEntity,
+  f: VerifiedFilters,
+  page: { from: number; size: number },
+): Promise<{ total: number; ids: string[] }> {
+  const filter = verifiedFilter(entity, f);
+  if (entity === 'contact' && f.companyPull !== undefined) {
+    const companies = await searchVerifiedIds(cfg, 'company', { ...f, companyPull: undefined }, { from: 0, size: f.companyPull });
+    filter.push({ terms: { company_id: companies.ids } });
+  }
+  const res = await openSearchClient(cfg.opensearchUrl).search({
+    index: aliasOf(cfg.indexPrefix, entity),
+    body: { query: { bool: { filter } }, from: page.from, size: page.size, track_total_hits: true, _source: false, sort: VERIFIED_SORT[entity] },
+  });
+  const hits = res.body.hits;
+  const total = typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0);
+  return { total, ids: hits.hits.map((h) => String(h._id)) };
+}
+
+// ---------------------------------------------------------------------------------------------
 // indexing
 
 /** Documents per bulk request (a few MB each). */
@@ -225,12 +303,13 @@ async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[
     if (entity === 'contact') {
       // raw SQL: the catalog's filter expressions over the search's own FROM.
       const r = await db.query<Record<string, unknown>>(
-        `select p.id::text as id, ${docSelect(contactSearchCatalog.fields)} from ds_people p left join ds_companies c on c.id = p.company_id
+        `select p.id::text as id, p.company_id::text as company_id, ${SENIORITY_RANK_SQL} as seniority_rank, ${docSelect(contactSearchCatalog.fields)}
+         from ds_people p left join ds_companies c on c.id = p.company_id
          where p.id > $1::uuid and ${idFilter('p')} order by p.id limit ${BATCH}`,
         params,
       );
       if (!r.rows.length) return;
-      yield r.rows.map((row) => docOf(row, contactSearchCatalog.fields, String(row.id)));
+      yield r.rows.map((row) => ({ ...docOf(row, contactSearchCatalog.fields, String(row.id)), seniority_rank: row.seniority_rank, ...(row.company_id ? { company_id: row.company_id } : {}) }));
       after = String(r.rows[r.rows.length - 1]!.id);
     } else {
       // raw SQL: the catalog's filter expressions (companies, then their people as nested documents).
@@ -353,7 +432,15 @@ export async function syncDiscoveryDocuments(
  */
 export async function ensureDiscoveryIndex(db: Queryable, cfg: Pick<DiscoveryConfig, 'opensearchUrl' | 'indexPrefix'>, opts: { datasetChanged: boolean }): Promise<ReindexReport | null> {
   const client = openSearchClient(cfg.opensearchUrl);
-  const missing = await Promise.all((['contact', 'company'] as const).map(async (e) => !(await client.indices.existsAlias({ name: aliasOf(cfg.indexPrefix, e) })).body));
-  if (!opts.datasetChanged && !missing.some(Boolean)) return null;
+  // an alias missing, or on an index of an older document shape (MAPPING_VERSION), is rebuilt
+  const stale = await Promise.all(
+    (['contact', 'company'] as const).map(async (e) => {
+      const alias = aliasOf(cfg.indexPrefix, e);
+      if (!(await client.indices.existsAlias({ name: alias })).body) return true;
+      const mappings = Object.values((await client.indices.getMapping({ index: alias })).body) as { mappings?: { _meta?: { version?: number } } }[];
+      return mappings.some((m) => m.mappings?._meta?.version !== MAPPING_VERSION);
+    }),
+  );
+  if (!opts.datasetChanged && !stale.some(Boolean)) return null;
   return reindexDiscovery(db, cfg);
 }

@@ -108,7 +108,7 @@ function verifiedRoute(entity: DiscoveryEntity) {
       const pageNumber = b.page ?? 1;
       const limit = previewLimit(auth, b.limit ?? VERIFIED_MAX_LIMIT);
       await assertCanPay(deps.pool, auth, op, verifiedPageRows(pageNumber, limit, filters.pull));
-      const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters });
+      const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters }, deps.config.discovery);
       await charge(deps.pool, auth, op, page);
       return asSeenBy(auth, { data: page.data, meta: page.meta });
     },
