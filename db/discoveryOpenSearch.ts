@@ -9,7 +9,8 @@
  * same person), leaves with the compiler's semantics (a missing value matches no positive
  * operator and every negative one: `must_not` of a positive query is exactly that).
  */
-import { Client } from '@opensearch-project/opensearch';
+import { Client, errors } from '@opensearch-project/opensearch';
+import { SearchUnavailableError } from '../domain/errors.js';
 import { scalarValue, type CatalogField, type Condition, type FieldCatalog, type FieldType } from '../domain/conditions.js';
 import {
   PERSON_PREFIX,
@@ -35,6 +36,27 @@ export function openSearchClient(url: string): Client {
   let c = clients.get(url);
   if (!c) clients.set(url, (c = new Client({ node: url, requestTimeout: 30_000 })));
   return c;
+}
+
+/** Seconds a client is told to wait after the engine failed to answer (Retry-After). */
+const SEARCH_RETRY_AFTER_S = 5;
+
+/**
+ * A search on the engine; the engine's own failures (no connection, a timeout, a 429 or 5xx, an
+ * index not there) become SearchUnavailableError (503 `search_unavailable`), not a 500.
+ */
+async function engineSearch(url: string, params: Parameters<Client['search']>[0]) {
+  try {
+    return await openSearchClient(url).search(params);
+  } catch (e) {
+    const unavailable =
+      e instanceof errors.ConnectionError ||
+      e instanceof errors.NoLivingConnectionsError ||
+      e instanceof errors.TimeoutError ||
+      (e instanceof errors.ResponseError && (e.statusCode === 429 || (e.statusCode ?? 0) >= 500 || e.body?.error?.type === 'index_not_found_exception'));
+    if (unavailable) throw new SearchUnavailableError(SEARCH_RETRY_AFTER_S, { cause: e });
+    throw e;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -174,7 +196,7 @@ export async function searchIds(
   input: { conditions?: unknown[]; groupedCondition?: unknown },
   page: { take: number; after?: string; dir: 'asc' | 'desc' },
 ): Promise<{ total: number; ids: string[] }> {
-  const res = await openSearchClient(cfg.opensearchUrl).search({
+  const res = await engineSearch(cfg.opensearchUrl, {
     index: aliasOf(cfg.indexPrefix, entity),
     body: {
       query: openSearchQuery(entity, input),
@@ -250,7 +272,7 @@ export async function searchVerifiedIds(
     const companies = await searchVerifiedIds(cfg, 'company', { ...f, companyPull: undefined }, { from: 0, size: f.companyPull });
     filter.push({ terms: { company_id: companies.ids } });
   }
-  const res = await openSearchClient(cfg.opensearchUrl).search({
+  const res = await engineSearch(cfg.opensearchUrl, {
     index: aliasOf(cfg.indexPrefix, entity),
     body: { query: { bool: { filter } }, from: page.from, size: page.size, track_total_hits: true, _source: false, sort: VERIFIED_SORT[entity] },
   });
