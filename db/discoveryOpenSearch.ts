@@ -284,8 +284,8 @@ export async function searchVerifiedIds(
 // ---------------------------------------------------------------------------------------------
 // indexing
 
-/** Rows per read from the ds_* tables (keyset on the id). */
-const READ_ROWS = 5000;
+/** Rows per read from the ds_* tables (keyset on the id); a company document carries its people. */
+const READ_ROWS: Record<DiscoveryEntity, number> = { contact: 5000, company: 500 };
 /** A bulk request is sent once its body holds this much (OpenSearch's advice: 5–15 MB). */
 const BULK_BYTES = 8 * 1024 * 1024;
 /** Bulk requests in flight at once during a build (the node indexes one per write thread). */
@@ -305,29 +305,31 @@ function docJsonSql(fields: CatalogField[]): string {
     if (!list) groups.set(group, (list = []));
     list.push(`'${name}', ${expr}`);
   }
-  // json_build_object takes at most 100 arguments: a group's fields are merged in pairs of 40
+  // json, not jsonb (no binary form built per row: the text is all that is sent); a function
+  // takes at most 100 arguments, so a group of more than 40 fields is merged as jsonb
   const objectOf = (pairs: string[]) => {
+    if (pairs.length <= 40) return `json_build_object(${pairs.join(', ')})`;
     const parts: string[] = [];
     for (let i = 0; i < pairs.length; i += 40) parts.push(`jsonb_build_object(${pairs.slice(i, i + 40).join(', ')})`);
-    return parts.join(' || ');
+    return `(${parts.join(' || ')})::json`;
   };
   return [...groups].map(([group, pairs]) => `'${group}', ${objectOf(pairs)}`).join(', ');
 }
 
 const companyFields = companySearchCatalog.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
-/** Select lists of one bulk `index` action and its document per row (empty values stripped: a missing field is what the SQL's null is). */
+/** The FROM, id and document (JSON, nulls stripped: a missing field is what the SQL's null is) of each index's rows. */
 const DOCUMENT_SQL: Record<DiscoveryEntity, { from: string; id: string; document: string }> = {
   contact: {
     from: 'ds_people p left join ds_companies c on c.id = p.company_id',
     id: 'p.id',
-    document: `jsonb_strip_nulls(jsonb_build_object('id', p.id, 'company_id', p.company_id, 'seniority_rank', ${SENIORITY_RANK_SQL}, ${docJsonSql(contactSearchCatalog.fields)}))`,
+    document: `json_strip_nulls(json_build_object('id', p.id, 'company_id', p.company_id, 'seniority_rank', ${SENIORITY_RANK_SQL}, ${docJsonSql(contactSearchCatalog.fields)}))`,
   },
   company: {
     from: 'ds_companies c',
     id: 'c.id',
     // the company's people as nested documents (ds_people's company_id index)
-    document: `jsonb_strip_nulls(jsonb_build_object('id', c.id, ${docJsonSql(companyFields)},
-      'people', coalesce((select jsonb_agg(jsonb_build_object(${docJsonSql(personCatalog.fields)}) order by p.id) from ds_people p where p.company_id = c.id), '[]'::jsonb)))`,
+    document: `json_strip_nulls(json_build_object('id', c.id, ${docJsonSql(companyFields)},
+      'people', coalesce((select json_agg(json_build_object(${docJsonSql(personCatalog.fields)}) order by p.id) from ds_people p where p.company_id = c.id), '[]'::json)))`,
   },
 };
 
@@ -335,28 +337,46 @@ const DOCUMENT_SQL: Record<DiscoveryEntity, { from: string; id: string; document
  * The bulk `index` lines of `entity`'s documents, read from the ds_* tables in id order (all of
  * them, or the named ones), a few thousand rows at a time. Raw SQL: the catalog's expressions.
  */
-async function* documentLines(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<{ ids: string[]; lines: string }> {
+async function* documentLines(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<{ ids: string[]; lines: string[] }> {
   const q = DOCUMENT_SQL[entity];
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
     // raw SQL: the documents as JSON text, built from the catalog's filter expressions
     const r = await db.query<{ id: string; line: string }>(
       `select ${q.id}::text as id, '{"index":{"_id":"' || ${q.id} || '"}}' || chr(10) || ${q.document}::text as line
-       from ${q.from} where ${q.id} > $1::uuid ${only ? `and ${q.id} = any($2::uuid[])` : ''} order by ${q.id} limit ${READ_ROWS}`,
+       from ${q.from} where ${q.id} > $1::uuid ${only ? `and ${q.id} = any($2::uuid[])` : ''} order by ${q.id} limit ${READ_ROWS[entity]}`,
       only ? [after, only] : [after],
     );
     if (!r.rows.length) return;
-    yield { ids: r.rows.map((row) => row.id), lines: r.rows.map((row) => row.line).join('\n') + '\n' };
+    yield { ids: r.rows.map((row) => row.id), lines: r.rows.map((row) => row.line) };
     after = r.rows[r.rows.length - 1]!.id;
   }
 }
 
-/** Sends one bulk body (NDJSON, no `_index` in its actions) to `index`; an item's failure fails it. */
-async function bulkSend(client: Client, index: string, body: string, refresh?: boolean): Promise<void> {
-  const res = await client.bulk({ index, body: body as never /* NDJSON text, sent as is */, filter_path: 'errors,items.*.error', ...(refresh ? { refresh: 'wait_for' as const } : {}) });
-  if (res.body.errors) {
-    const failed = (res.body.items ?? []).find((i) => Object.values(i)[0]?.error);
-    throw new Error(`OpenSearch bulk indexing into ${index} failed: ${JSON.stringify(failed ? Object.values(failed)[0]!.error : 'unknown')}`);
+/** Attempts of a bulk request the node rejects as too busy (429: its indexing pressure or write queue is full). */
+const BULK_ATTEMPTS = 8;
+
+/**
+ * Sends bulk lines (NDJSON actions without `_index`, and their documents) to `index`; an item's
+ * failure fails it. A request or items rejected with 429 are sent again after a growing pause
+ * (the actions are `index` by id: sending one twice leaves the same document).
+ */
+async function bulkSend(client: Client, index: string, lines: string[], refresh?: boolean): Promise<void> {
+  const body = lines.join('\n') + '\n';
+  for (let attempt = 1; ; attempt++) {
+    let busy: unknown;
+    try {
+      const res = await client.bulk({ index, body: body as never /* NDJSON text, sent as is */, filter_path: 'errors,items.*.error,items.*.status', ...(refresh ? { refresh: 'wait_for' as const } : {}) });
+      if (!res.body.errors) return;
+      const errs = (res.body.items ?? []).map((i) => Object.values(i)[0]!).filter((r) => r.error);
+      if (errs.some((r) => r.status !== 429)) throw new Error(`OpenSearch bulk indexing into ${index} failed: ${JSON.stringify(errs.find((r) => r.status !== 429)!.error)}`);
+      busy = errs[0]!.error;
+    } catch (e) {
+      if (!(e instanceof errors.ResponseError && e.statusCode === 429)) throw e;
+      busy = e;
+    }
+    if (attempt >= BULK_ATTEMPTS) throw busy instanceof Error ? busy : new Error(`OpenSearch bulk indexing into ${index} stayed rejected: ${JSON.stringify(busy)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
   }
 }
 
@@ -368,9 +388,9 @@ async function fillIndex(db: Queryable, client: Client, index: string, entity: D
   let n = 0;
   let failure: unknown;
   const inFlight = new Set<Promise<void>>();
-  const send = (body: string) => {
+  const send = (lines: string[]) => {
     // the rejection is kept, never left unhandled; it ends the fill at the next step
-    const p: Promise<void> = bulkSend(client, index, body).catch((e) => void (failure ??= e)).finally(() => inFlight.delete(p));
+    const p: Promise<void> = bulkSend(client, index, lines).catch((e) => void (failure ??= e)).finally(() => inFlight.delete(p));
     inFlight.add(p);
   };
   let pending: string[] = [];
@@ -378,15 +398,17 @@ async function fillIndex(db: Queryable, client: Client, index: string, entity: D
   for await (const batch of documentLines(db, entity)) {
     if (failure) break;
     n += batch.ids.length;
-    pending.push(batch.lines);
-    bytes += batch.lines.length;
-    if (bytes < BULK_BYTES) continue;
-    send(pending.join(''));
-    pending = [];
-    bytes = 0;
-    while (inFlight.size >= BULK_IN_FLIGHT) await Promise.race(inFlight);
+    for (const line of batch.lines) {
+      pending.push(line);
+      bytes += line.length;
+      if (bytes < BULK_BYTES) continue;
+      send(pending);
+      pending = [];
+      bytes = 0;
+      while (inFlight.size >= BULK_IN_FLIGHT) await Promise.race(inFlight);
+    }
   }
-  if (!failure && pending.length) send(pending.join(''));
+  if (!failure && pending.length) send(pending);
   await Promise.all(inFlight);
   if (failure) throw failure;
   return n;
