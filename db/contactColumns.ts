@@ -5,6 +5,7 @@
  */
 import { compileWhere, withColumns, type CompiledWhere, type CompileOptions, type FieldColumn, type SqlCatalog } from './conditionSql.js';
 import type { ContactCatalog, ContactField } from '../domain/contactCatalog.js';
+import { isUuid } from '../domain/ids.js';
 
 export const COMPANY_JOIN = 'company';
 /** The JOIN clause of each join key used by contact catalog fields. */
@@ -49,12 +50,10 @@ const BUILTIN_COLUMNS: Record<string, FieldColumn> = {
   'company.companyPronet': company('company_pronet'),
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** A custom field is a member of the `custom_fields` jsonb, cast to its type; its id (a uuid) is written into the SQL. */
 function customColumn(f: ContactField): FieldColumn {
   const id = f.write?.kind === 'custom' ? f.write.id : '';
-  if (!UUID.test(id)) throw new Error(`custom field ${f.path} has no uuid id`);
+  if (!isUuid(id)) throw new Error(`custom field ${f.path} has no uuid id`);
   const member = `c.custom_fields->'${id}'`;
   const text = `(c.custom_fields->>'${id}')`;
   const sql =
