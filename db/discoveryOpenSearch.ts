@@ -14,7 +14,6 @@ import { SearchUnavailableError } from '../domain/errors.js';
 import { scalarValue, type CatalogField, type Condition, type FieldCatalog, type FieldType } from '../domain/conditions.js';
 import {
   PERSON_PREFIX,
-  SENIORITY_RANK_SQL,
   companySearchCatalog,
   contactSearchCatalog,
   personCatalog,
@@ -25,6 +24,8 @@ import { likeContains } from '../domain/like.js';
 import type { DiscoveryConfig } from '../domain/config.js';
 import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
+import { SENIORITY_RANK_SQL, companySearchColumns, contactSearchColumns, personColumns } from './discoveryColumns.js';
+import type { SqlField } from './conditionSql.js';
 
 type Query = Record<string, unknown>;
 
@@ -296,7 +297,7 @@ const BULK_IN_FLIGHT = Number(process.env.OPENSEARCH_BULK_IN_FLIGHT ?? 3);
  * {…}}` (each the value the SQL search filters on; dates as microseconds since the epoch),
  * so a document costs the indexer no parsing or serialising: the rows' text is the bulk body.
  */
-function docJsonSql(fields: CatalogField[]): string {
+function docJsonSql(fields: SqlField[]): string {
   const groups = new Map<string, string[]>();
   for (const f of fields) {
     const [group, name] = f.path.split('.') as [string, string];
@@ -316,20 +317,20 @@ function docJsonSql(fields: CatalogField[]): string {
   return [...groups].map(([group, pairs]) => `'${group}', ${objectOf(pairs)}`).join(', ');
 }
 
-const companyFields = companySearchCatalog.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
+const companyFields = companySearchColumns.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
 /** The FROM, id and document (JSON, nulls stripped: a missing field is what the SQL's null is) of each index's rows. */
 const DOCUMENT_SQL: Record<DiscoveryEntity, { from: string; id: string; document: string }> = {
   contact: {
     from: 'ds_people p left join ds_companies c on c.id = p.company_id',
     id: 'p.id',
-    document: `json_strip_nulls(json_build_object('id', p.id, 'company_id', p.company_id, 'seniority_rank', ${SENIORITY_RANK_SQL}, ${docJsonSql(contactSearchCatalog.fields)}))`,
+    document: `json_strip_nulls(json_build_object('id', p.id, 'company_id', p.company_id, 'seniority_rank', ${SENIORITY_RANK_SQL}, ${docJsonSql(contactSearchColumns.fields)}))`,
   },
   company: {
     from: 'ds_companies c',
     id: 'c.id',
     // the company's people as nested documents (ds_people's company_id index)
     document: `json_strip_nulls(json_build_object('id', c.id, ${docJsonSql(companyFields)},
-      'people', coalesce((select json_agg(json_build_object(${docJsonSql(personCatalog.fields)}) order by p.id) from ds_people p where p.company_id = c.id), '[]'::json)))`,
+      'people', coalesce((select json_agg(json_build_object(${docJsonSql(personColumns.fields)}) order by p.id) from ds_people p where p.company_id = c.id), '[]'::json)))`,
   },
 };
 
