@@ -59,6 +59,13 @@ export const inWorkspace = (workspaceId: string) => ({ filters: { [WORKSPACE_FIL
 
 // ---------- row-level security ----------
 
+/**
+ * The default of every `workspace_id` column (Migration20261129100000_workspace_id_default): the
+ * session's workspace, null (so NOT NULL refuses the insert) outside one. Written as PostgreSQL
+ * prints it back, so the entities and the migrated schema compare equal.
+ */
+export const SCOPED_WORKSPACE_ID = `(nullif(current_setting('app.workspace_id'::text, true), ''::text))::uuid`;
+
 /** The database roles of the policies (created by the migration). */
 export const TENANT_ROLE = 'app_tenant';
 export const ALL_WORKSPACES_ROLE = 'app_all_workspaces';
