@@ -98,6 +98,19 @@ export function scopedWorkspaceId(): string | undefined {
   return s && 'workspaceId' in s ? s.workspaceId : undefined;
 }
 
+/**
+ * For a `db/` function that takes a workspace id but leaves the workspace predicate to row-level
+ * security: throws unless it runs in that workspace's scope. Called from another workspace's scope,
+ * or under `withoutTenancy` (which sees every workspace), it fails instead of reading or writing
+ * rows it was not asked about.
+ */
+export function assertWorkspaceScope(workspaceId: string): void {
+  const s = scope.getStore();
+  if (s && 'workspaceId' in s && s.workspaceId === workspaceId) return;
+  const where = !s ? 'no scope' : 'workspaceId' in s ? `workspace ${s.workspaceId}'s scope` : `withoutTenancy (${s.allWorkspaces})`;
+  throw new Error(`a statement for workspace ${workspaceId} relies on row-level security but runs in ${where}`);
+}
+
 const SESSION = Symbol('tenancySession');
 type ScopedClient = pg.PoolClient & { [SESSION]?: string };
 
