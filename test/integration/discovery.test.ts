@@ -871,8 +871,9 @@ describe('schema catalogs', () => {
     }
     const industries = await get('/schema/discovery-search-v2/company/options?field=dsCompany.industry&q=soft');
     expect(industries.body.data.every((o: { value: string }) => /soft/i.test(o.value))).toBe(true);
-    expect400(await get('/schema/discovery-search-v2/contact/options?field=dsContact.member_full_name'), '/field', /no option list/);
-    expect400(await get('/schema/discovery-search-v2/contact/options?field=nope'), '/field', /unknown field/);
+    // The document lists the fields that have an option list (an enum): the others are refused by the schema.
+    expect400(await get('/schema/discovery-search-v2/contact/options?field=dsContact.member_full_name'), '/query/field', /must be one of/);
+    expect400(await get('/schema/discovery-search-v2/contact/options?field=nope'), '/query/field', /must be one of/);
   });
 
   it('verified catalogs carry the full item shape, meta, and working links', async () => {
