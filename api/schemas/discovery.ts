@@ -92,9 +92,9 @@ export const CompanyV2Page = Type.Object({ data: Type.Array(CompanyItem), meta: 
 // ---------------------------------------------------------------------------------------------
 // verified search
 
-export const InputFieldMappingEntry = Type.Object(
+export const inputFieldMappingEntry = (entity: DiscoveryEntity) => Type.Object(
   {
-    sourceFieldName: Type.String({ minLength: 1, maxLength: 200, description: 'A `name` from the verified schema' }),
+    sourceFieldName: Type.Unsafe<string>({ type: 'string', enum: VERIFIED_INPUTS[entity].map((d) => d.name), description: `A \`name\` from GET /schema/verified-discovery/${entity}` }),
     userInput: Type.Unknown({ description: "Value shaped like the field's `exampleUserInput`" }),
   },
   { additionalProperties: false },
@@ -106,7 +106,7 @@ export const verifiedBody = (entity: 'company' | 'contact') =>
       page: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_PAGE, default: 1, description: `1-based page number, at most ${VERIFIED_MAX_PAGE}` })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_LIMIT, default: VERIFIED_MAX_LIMIT, description: `Rows per page, at most ${VERIFIED_MAX_LIMIT}` })),
       fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
-      inputFieldMapping: Type.Optional(Type.Array(InputFieldMappingEntry, { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
+      inputFieldMapping: Type.Optional(Type.Array(inputFieldMappingEntry(entity), { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
     },
     { additionalProperties: false, description: `${VERIFIED_RANKING_DOC[entity]} No sort and no cursor: pages are numbered.` },
   );

@@ -770,7 +770,7 @@ describe('verified search', () => {
       /500/,
     );
     expect((await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyNameInclude', userInput: names(300) }, { sourceFieldName: 'companyWebsiteInclude', userInput: sites(200) }] })).status).toBe(200);
-    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'jobTitleInclude', userInput: ['VP'] }] }), '/inputFieldMapping/0/sourceFieldName', /unknown input/);
+    expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'jobTitleInclude', userInput: ['VP'] }] }), '/inputFieldMapping/0/sourceFieldName', /must be one of/);
     expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyHeadcountRange', userInput: ['big'] }] }), '/inputFieldMapping/0/userInput/0');
     expect400(await post('/discovery-search/find-verified-companies', { inputFieldMapping: [{ sourceFieldName: 'companyRevenue', userInput: { min: 'lots' } }] }), '/inputFieldMapping/0/userInput/min');
     expect400(await post('/discovery-search/find-verified-companies', { fields: ['companyName', 'bogus'] }), '/fields/1', /unknown field/);

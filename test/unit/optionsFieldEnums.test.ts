@@ -5,7 +5,7 @@
  * handler's 400 ("unknown field", "no option list") and a linked field is never refused.
  */
 import { describe, expect, it } from 'vitest';
-import { v2OptionsQuery, verifiedOptionsQuery, verifiedSuggestionsQuery } from '../../api/schemas/discovery.js';
+import { v2OptionsQuery, verifiedBody, verifiedOptionsQuery, verifiedSuggestionsQuery } from '../../api/schemas/discovery.js';
 import { v2SchemaItems, verifiedSchemaItems } from '../../domain/discoveryCatalog.js';
 
 const fieldOfLink = (link: string) => new URL(link, 'http://x').searchParams.get('field')!;
@@ -27,6 +27,14 @@ describe('options field enums', () => {
       expect(options.length).toBeGreaterThan(0);
       expect(enumOf(verifiedOptionsQuery(entity))).toEqual([...new Set(options)].sort());
       expect(enumOf(verifiedSuggestionsQuery(entity))).toEqual([...new Set(suggestions)].sort());
+    });
+  }
+
+  for (const entity of ['contact', 'company'] as const) {
+    it(`verified ${entity} search: inputFieldMapping sourceFieldName enum = the catalog's names`, () => {
+      const entry = (verifiedBody(entity).properties.inputFieldMapping as unknown as { items: { properties: { sourceFieldName: { enum: string[] } } } }).items;
+      const names = verifiedSchemaItems(entity, () => ({ options: [], hasMore: false })).map((i) => i.name);
+      expect([...entry.properties.sourceFieldName.enum].sort()).toEqual([...names].sort());
     });
   }
 });
