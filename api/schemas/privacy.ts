@@ -29,8 +29,12 @@ export const SuppressionBody = Type.Object(
   },
   {
     additionalProperties: false,
-    
-    description: 'Identifiers to put on the do-not-contact list (stored as keyed hashes only)',
+    // At least one identifier: the handler's rule, said where a client can read it.
+    anyOf: [
+      { required: ['emails'], properties: { emails: { minItems: 1 } } },
+      { required: ['profileUrls'], properties: { profileUrls: { minItems: 1 } } },
+    ],
+    description: 'Identifiers to put on the do-not-contact list (stored as keyed hashes only): at least one email or profile URL',
     examples: [{ emails: ['jane.doe@example.com'] }],
   },
 );

@@ -24,4 +24,11 @@ describe('privacy email rule in the schema', () => {
       }
     });
   }
+
+  it('suppression: an empty body or empty lists are refused by the schema, as by the handler', () => {
+    const validate = ajv.compile(refShared(SuppressionBody) as object);
+    for (const body of [{}, { emails: [] }, { profileUrls: [] }, { emails: [], profileUrls: [] }]) expect(validate(body), JSON.stringify(body)).toBe(false);
+    expect(validate({ emails: ['a@b'] })).toBe(true);
+    expect(validate({ emails: [], profileUrls: ['https://www.pronet.example/in/jane-doe/'] })).toBe(true);
+  });
 });
