@@ -8,13 +8,18 @@
  * Targets (issue 14) on 1M people / 100k companies: worst p95 ≤ 25 ms and median of the
  * queries' p95s ≤ 12 ms; import ≥ 20,000 rows/s.
  *
- *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR]
+ *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR] [--engine postgres|opensearch]
+ *
+ * `--engine opensearch` indexes the dataset into OpenSearch (OPENSEARCH_URL, else the embedded
+ * node of scripts/stack.ts, started and stopped here), prints the indexing rate, checks that both
+ * engines answer the mix's first pages identically (the parity oracle at this size), and runs
+ * the API on the OpenSearch engine.
  *
  * `--repeat` measures the mix that many times (each `--runs` interleaved passes after two
  * warm-up passes) and prints every repetition's p95 per query and their median, beside an
  * anchor measured in the same loop (`GET /credits/balance`: auth and HTTP, no search), whose
  * latency is what the machine's load alone costs a request. `--keep` leaves
- * the database (`--database`, default `bench_discovery`) in place; `--reuse` skips generation and
+ * the database (`--database`, default `bench_discovery`) and the OpenSearch indexes in place; `--reuse` skips generation and
  * import when it already holds the dataset (new migrations are applied to it), for tuning the
  * queries alone (or comparing two builds of the code against two databases in the same hour).
  * `--explain` also prints each search's statements (round trips) and the shared buffers and
@@ -33,6 +38,7 @@ import { createWorkspace } from '../db/workspaces.js';
 import { compiledBuild, startService, stopService } from './lib.js';
 import { searchV2 } from '../db/discoverySearch.js';
 import { generateFiles } from '../scripts/dataset.js';
+import { QUERIES } from './discoveryQueries.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -47,8 +53,10 @@ const { values: args } = parseArgs({
     explain: { type: 'boolean', default: false },
     tsx: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    engine: { type: 'string', default: 'postgres' },
   },
 });
+if (args.engine !== 'postgres' && args.engine !== 'opensearch') throw new Error('--engine must be postgres or opensearch');
 const compiled = compiledBuild(args.tsx);
 const PEOPLE = Number(args.people);
 const COMPANIES = Number(args.companies);
@@ -57,45 +65,6 @@ const REPEAT = Math.max(1, Number(args.repeat));
 const SEED = Number(args.seed);
 const DB = args.database;
 if (!/^[a-z_][a-z0-9_]*$/.test(DB)) throw new Error(`--database must be a plain lower-case identifier, got ${DB}`);
-
-type Entity = 'contacts' | 'companies';
-const c = (field: string, operator: string, value?: unknown) => ({ field, operator, ...(value === undefined ? {} : { value }) });
-const and = (...conditions: unknown[]) => ({ operator: 'AND', conditions });
-const or = (...conditions: unknown[]) => ({ operator: 'OR', conditions });
-const not = (...conditions: unknown[]) => ({ operator: 'NOT', conditions });
-
-/** The fixed mix: what prospecting users search for. */
-const QUERIES: { name: string; entity: Entity; body: Record<string, unknown> }[] = [
-  { name: 'title LIKE vp of sales', entity: 'contacts', body: { conditions: [c('dsContact.member_job_title', 'LIKE', '%vp of sales%')] } },
-  { name: 'title LIKE + country', entity: 'contacts', body: { conditions: [c('dsContact.member_job_title', 'LIKE', '%data scien%'), c('dsContact.member_location_country', '==', 'Germany')] } },
-  { name: 'seniority IN + country', entity: 'contacts', body: { conditions: [c('dsContact.member_seniority', 'IN', ['VP', 'CXO']), c('dsContact.member_location_country', '==', 'France')] } },
-  { name: 'company industry IN + seniority', entity: 'contacts', body: { conditions: [c('dsCompany.industry', 'IN', ['Biotechnology', 'Legal Services']), c('dsContact.member_seniority', 'IN', ['Director', 'VP'])] } },
-  { name: 'company size range + title', entity: 'contacts', body: { conditions: [c('dsCompany.size_range', 'IN', ['1001-5000', '5001-10000']), c('dsContact.member_job_title', 'LIKE', '%engineering manager%')] } },
-  { name: 'country IN + experience range', entity: 'contacts', body: { conditions: [c('dsContact.member_location_country', 'IN', ['Spain', 'Ireland']), c('dsContact.member_years_experience', 'BETWEEN', [10, 15])] } },
-  {
-    name: 'nested OR groups (contacts)', entity: 'contacts',
-    body: { groupedCondition: or(and(c('dsContact.member_job_title', 'LIKE', '%chief%'), c('dsContact.member_location_country', '==', 'United Kingdom')), and(c('dsContact.member_seniority', '==', 'Owner'), c('dsCompany.industry', '==', 'Renewable Energy'))) },
-  },
-  { name: 'skills + country', entity: 'contacts', body: { conditions: [c('dsContact.member_skills', 'IN', ['Kubernetes']), c('dsContact.member_location_country', '==', 'Canada')] } },
-  { name: 'company technology + seniority', entity: 'contacts', body: { conditions: [c('dsCompany.technologies', 'IN', ['Databricks']), c('dsContact.member_seniority', '==', 'CXO')] } },
-  { name: 'name LIKE + country', entity: 'contacts', body: { conditions: [c('dsContact.member_full_name', 'LIKE', 'priya pat%'), c('dsContact.member_location_country', '==', 'India')] } },
-  { name: 'NOT group (contacts)', entity: 'contacts', body: { conditions: [c('dsContact.member_location_country', '==', 'Netherlands')], groupedCondition: not(c('dsContact.member_seniority', 'IN', ['Intern', 'Entry', 'Senior'])) } },
-  { name: 'company headcount + title LIKE', entity: 'contacts', body: { conditions: [c('dsCompany.employee_count', '>=', 5000), c('dsContact.member_job_title', 'LIKE', '%recruit%')] } },
-  { name: 'industry IN + size range', entity: 'companies', body: { conditions: [c('dsCompany.industry', 'IN', ['Software Development', 'Computer Games']), c('dsCompany.size_range', 'IN', ['201-500', '501-1000'])] } },
-  { name: 'country + headcount BETWEEN', entity: 'companies', body: { conditions: [c('dsCompany.hq_country', '==', 'Germany'), c('dsCompany.employee_count', 'BETWEEN', [50, 500])] } },
-  { name: 'technologies ALL + country', entity: 'companies', body: { conditions: [c('dsCompany.technologies', 'ALL', ['AWS', 'Salesforce']), c('dsCompany.hq_country', '==', 'Australia')] } },
-  { name: 'company name LIKE', entity: 'companies', body: { conditions: [c('dsCompany.company_name', 'LIKE', '%quantum%')] } },
-  { name: 'people-filtered: country + CXO', entity: 'companies', body: { conditions: [c('dsCompany.hq_country', '==', 'France'), c('dsContact.member_seniority', '==', 'CXO')] } },
-  {
-    name: 'people-filtered: same person', entity: 'companies',
-    body: { conditions: [c('dsCompany.size_range', '==', '51-200'), c('dsCompany.industry', '==', 'Banking')], groupedCondition: and(c('dsContact.member_seniority', '==', 'VP'), c('dsContact.member_location_country', '==', 'United Kingdom')) },
-  },
-  {
-    name: 'nested OR groups (companies)', entity: 'companies',
-    body: { groupedCondition: or(and(c('dsCompany.industry', '==', 'Biotechnology'), c('dsCompany.size_range', 'IN', ['1001-5000', '5001-10000'])), and(c('dsCompany.hq_country', '==', 'Israel'), c('dsCompany.technologies', 'IN', ['Kubernetes']))) },
-  },
-  { name: 'people-filtered: title LIKE', entity: 'companies', body: { conditions: [c('dsCompany.industry', '==', 'Insurance'), c('dsContact.member_job_title', 'LIKE', '%chief data%')] } },
-];
 
 /** Each search's statements (as searchV2 sends them) under EXPLAIN (ANALYZE, BUFFERS). */
 async function explainMix(pool: pg.Pool, secret: string, exactCountLimit: number): Promise<void> {
@@ -172,12 +141,44 @@ async function main() {
     console.log(`vacuum analyze   ${report.vacuumSeconds.toFixed(1)} s`);
     console.log(`import total     ${report.rowsLoaded} rows in ${report.seconds.toFixed(1)} s = ${Math.round(report.rowsLoaded / report.seconds)} rows/s (incl. index builds and vacuum analyze)`);
   } else console.log(`reusing ${DB} (${PEOPLE} people, ${COMPANIES} companies)`);
+  let engineEnv: Record<string, string> = {};
+  let stopEngine = async () => {};
+  let dropIndexes = async () => {};
+  if (args.engine === 'opensearch') {
+    const { startOpenSearch, stopOpenSearch, stackLayout } = await import('../scripts/stack.js');
+    const { reindexDiscovery } = await import('../db/discoveryOpenSearch.js');
+    let url = process.env.OPENSEARCH_URL;
+    if (!url) {
+      const st = await startOpenSearch(stackLayout(process.env));
+      if (st.startedNow) stopEngine = () => stopOpenSearch(process.env);
+      url = `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`;
+    }
+    const discovery = { ...config.discovery, engine: 'opensearch' as const, opensearchUrl: url, indexPrefix: `bench-${DB.replace(/[^a-z0-9_-]/g, '-')}` };
+    const re = await reindexDiscovery(db.pool, discovery);
+    if (!args.keep) dropIndexes = async () => void (await fetch(`${url}/${discovery.indexPrefix}-*`, { method: 'DELETE' }));
+    for (const [name, r] of Object.entries(re.index)) console.log(`opensearch index ${name.padEnd(9)} ${r.documents} documents in ${(r.ms / 1000).toFixed(1)} s = ${Math.round(r.documents / (r.ms / 1000))} documents/s (bulk, refresh and alias swap included)`);
+    // parity oracle at this size: each query's first page (items, total, tokens) on both engines
+    const { isDeepStrictEqual } = await import('node:util');
+    let same = 0;
+    for (const q of QUERIES) {
+      const entity = q.entity === 'contacts' ? 'contact' : 'company';
+      const body = { ...q.body, limit: 25 };
+      const exact = { exactCountLimit: Number.MAX_SAFE_INTEGER };
+      const [a, b] = await Promise.all([searchV2(db.pool, config.serverSecret, entity, body, { ...discovery, ...exact, engine: 'postgres' }), searchV2(db.pool, config.serverSecret, entity, body, { ...discovery, ...exact })]);
+      if (isDeepStrictEqual(a, b)) same++;
+      else console.log(`parity: ${q.name} differs: postgres ${a.meta.totalRecords} [${a.data.slice(0, 3).map((d) => d.id).join(', ')}…], opensearch ${b.meta.totalRecords} [${b.data.slice(0, 3).map((d) => d.id).join(', ')}…]`);
+    }
+    console.log(`parity: ${same}/${QUERIES.length} queries answer the same first page and exact total on both engines`);
+    const sizes = await fetch(`${url}/_cat/indices/${discovery.indexPrefix}-*?bytes=b&h=index,docs.count,store.size&format=json`).then((r) => r.json() as Promise<{ index: string; 'docs.count': string; 'store.size': string }[]>);
+    for (const x of sizes) console.log(`opensearch ${x.index}: ${x['docs.count']} Lucene documents (nested included), ${(Number(x['store.size']) / 1e6).toFixed(0)} MB on disk`);
+    engineEnv = { DISCOVERY_ENGINE: 'opensearch', OPENSEARCH_URL: url, OPENSEARCH_INDEX_PREFIX: discovery.indexPrefix };
+  }
   const ws = await createWorkspace(db.orm.em, { name: 'bench', credits: 1_000_000_000 });
   // The API as production runs it: its own process, compiled JavaScript from dist/ (--tsx: the
   // sources through the loader), logging at info to stdout (here discarded). The client is a
   // keep-alive http agent in this process: its CPU is not the server's, as with any client.
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const api = await startService('api', { ...process.env, DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info' }, {
+  const api = await startService('api', { ...process.env, DATABASE_URL: config.databaseUrl, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: 'info', ...engineEnv }, {
     compiled,
     nodeFlags: [...PROCESS_NODE_FLAGS, ...(args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']] : [])],
   });
@@ -247,13 +248,15 @@ async function main() {
     const anchorCols = reps.map((m) => m.get(ANCHOR)!.p95.toFixed(1).padStart(8)).join(' ');
     console.log(`${ANCHOR.padEnd(36)} ${''.padEnd(9)} ${''.padStart(8)} ${median(reps.map((m) => m.get(ANCHOR)!.p50)).toFixed(1).padStart(8)} ${anchorCols} ${anchorP95.toFixed(1).padStart(8)}`);
     const worst = Math.max(...medians);
-    console.log(`\n${QUERIES.length} queries × ${RUNS} runs × ${REPEAT} repetitions (p50 and p95 columns: median over the repetitions; ~ = estimated total)`);
+    console.log(`\nengine ${args.engine}; ${QUERIES.length} queries × ${RUNS} runs × ${REPEAT} repetitions (p50 and p95 columns: median over the repetitions; ~ = estimated total)`);
     console.log(`worst p95 ${worst.toFixed(1)} ms (target ≤ 25 ms), median of the p95s ${median(medians).toFixed(1)} ms (target ≤ 12 ms)`);
     console.log(`anchor p95 ${anchorP95.toFixed(1)} ms: worst p95 = ${(worst / anchorP95).toFixed(1)}× the anchor, median p95 = ${(median(medians) / anchorP95).toFixed(1)}×; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
     if (args.explain) await explainMix(db.pool, config.serverSecret, config.discovery.exactCountLimit);
   } finally {
     agent.destroy();
     await stopService(api);
+    await dropIndexes();
+    await stopEngine();
     await db.close();
     if (!args.keep) {
       const a = new pg.Client({ connectionString: dbUrl('postgres') });

@@ -40,8 +40,17 @@ export interface DatasetOptOutReport {
  * one transaction. A person named by one identifier has all of theirs listed (their profile URL
  * and every email of their record), so a re-import under another of them stays out too. Idempotent.
  */
-export async function applyDatasetOptOuts(pool: Pool, key: Buffer, list: DatasetOptOutList): Promise<DatasetOptOutReport> {
-  return withTransaction(pool, async (client) => {
+export async function applyDatasetOptOuts(
+  pool: Pool,
+  key: Buffer,
+  list: DatasetOptOutList,
+  opts: {
+    /** Called once the removal is committed with the people removed (a search index drops them: DISCOVERY_ENGINE=opensearch). */
+    afterRemoval?: (removed: { personIds: string[]; companyIds: string[] }) => Promise<void>;
+  } = {},
+): Promise<DatasetOptOutReport> {
+  let removed: { id: string; company_id: string | null }[] = [];
+  const report = await withTransaction(pool, async (client) => {
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const matched = await client.query<{ id: string; member_pronet_url: string; emails: string[] }>(
       `select id, member_pronet_url, coalesce(array(select lower(e->>'email') from jsonb_array_elements(member_emails) e), '{}') as emails
@@ -65,7 +74,8 @@ export async function applyDatasetOptOuts(pool: Pool, key: Buffer, list: Dataset
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const posts = await client.query(`delete from ds_posts where member_pronet_url = any($1::text[]) or author_pronet_url = any($1::text[])`, [urls]);
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const people = await client.query(`delete from ds_people where id = any($1::uuid[])`, [[...foundIds]]);
+    const people = await client.query<{ id: string; company_id: string | null }>(`delete from ds_people where id = any($1::uuid[]) returning id, company_id`, [[...foundIds]]);
+    removed = people.rows;
     return {
       entriesAdded: added.rowCount ?? 0,
       peopleRemoved: people.rowCount ?? 0,
@@ -73,6 +83,10 @@ export async function applyDatasetOptOuts(pool: Pool, key: Buffer, list: Dataset
       unknownPersonIds: list.personIds.filter((id) => !foundIds.has(id)).length,
     };
   });
+  if (opts.afterRemoval && removed.length) {
+    await opts.afterRemoval({ personIds: removed.map((r) => r.id), companyIds: [...new Set(removed.flatMap((r) => (r.company_id ? [r.company_id] : [])))] });
+  }
+  return report;
 }
 
 /** Every hash on the opt-out list (the importer tests each record against it in memory). */

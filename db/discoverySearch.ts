@@ -28,6 +28,8 @@ import { InvalidInputError } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';
 import { DATASET_SCOPE, decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
 import type { Pool, Queryable } from './pool.js';
+import type { DiscoveryConfig } from '../domain/config.js';
+import { searchIds } from './discoveryOpenSearch.js';
 import { compileSql } from './sqlFragments.js';
 
 export interface V2SearchInput {
@@ -48,8 +50,8 @@ export interface V2SearchPage extends SearchPage {
   meta: SearchPage['meta'] & { totalRecordsEstimated: boolean };
 }
 
-export interface V2SearchOptions {
-  /** Matches are counted exactly up to this number; above it `totalRecords` is estimated. */
+export interface V2SearchOptions extends Partial<Pick<DiscoveryConfig, 'engine' | 'opensearchUrl' | 'indexPrefix'>> {
+  /** Matches are counted exactly up to this number; above it `totalRecords` is estimated (PostgreSQL engine; OpenSearch counts exactly). */
   exactCountLimit: number;
 }
 
@@ -531,6 +533,16 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   const statement = sql`with total as materialized (select count(*)::int as n, (array_agg(m.id order by m.id ${sql.raw(dir)}) filter (where ${keyset}))[1:${take}] as ids
     from (${matchesSql(c)} limit ${sql.lit(cap + 1)}) m)
     select total.n as "totalMatches", page.* from total left join (${fromMatches}) page on true order by page.id ${sql.raw(dir)}`;
+  if (opts.engine === 'opensearch') {
+    // The engine finds the page's ids and the exact total; the rows are read here by id as above
+    // (the same projection), so items, tokens and credits are the PostgreSQL path's.
+    if (!opts.opensearchUrl || !opts.indexPrefix) throw new Error('DISCOVERY_ENGINE=opensearch needs opensearchUrl and indexPrefix');
+    const found = await searchIds({ opensearchUrl: opts.opensearchUrl, indexPrefix: opts.indexPrefix }, entity, input, { take: limit + 1, after: from ? String(from.after[0]) : undefined, dir });
+    const byIds = sql`${selectFrom(c.pageFrom)} where ${sql.raw(catalog.idSql)} = any(${bound(found.ids, 'uuid[]')}) order by ${sql.raw(catalog.idSql)} ${sql.raw(dir)}`;
+    // raw SQL: the page's rows by id, composed from the same fragments.
+    const rows = found.ids.length ? (await pool.query<Record<string, unknown>>(compileSql(byIds))).rows : [];
+    return shapePage(rows, found.total, false);
+  }
   // raw SQL: the count-and-page CTE is composed from the condition compiler's fragments (compileSql).
   let result = (await pool.query<Record<string, unknown>>(compileSql(statement))).rows;
   const n = Number(result[0]!.totalMatches);
@@ -549,22 +561,21 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
     result = walked.rows;
     total = { n: Math.max(estimate, cap + 1), estimated: true };
   }
-  const rows = result.filter((r) => r.id !== null);
-  const page = pageMeta({
-    secret,
-    fingerprint,
-    rows,
-    limit,
-    totalRecords: total.n,
-    keyOf: (r) => sort.keyOf(r),
-    from,
-  });
-  const data = page.data.map((r) => {
-    const item = c.projection.shape(r);
-    if (entity === 'contact') withCompanyId(item, r.companyId);
-    return item;
-  });
-  return { data, meta: { ...page.meta, totalRecordsEstimated: total.estimated } };
+  return shapePage(
+    result.filter((r) => r.id !== null),
+    total.n,
+    total.estimated,
+  );
+
+  function shapePage(rows: Record<string, unknown>[], totalRecords: number, estimated: boolean): V2SearchPage {
+    const page = pageMeta({ secret, fingerprint, rows, limit, totalRecords, keyOf: (r) => sort.keyOf(r), from });
+    const data = page.data.map((r) => {
+      const item = c.projection.shape(r);
+      if (entity === 'contact') withCompanyId(item, r.companyId);
+      return item;
+    });
+    return { data, meta: { ...page.meta, totalRecordsEstimated: estimated } };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

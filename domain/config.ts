@@ -84,7 +84,7 @@ export interface Config {
    * `exactCountLimit`; above it `meta.totalRecords` is an estimate, flagged by
    * `meta.totalRecordsEstimated`.
    */
-  discovery: { exactCountLimit: number };
+  discovery: DiscoveryConfig;
   /**
    * Media (docs/social-core.md "Media"): `requestDeadlineMs` (`MEDIA_REQUEST_DEADLINE_MS`,
    * default 90 s) is how long an import or assembly request waits for its workflow before it
@@ -288,6 +288,34 @@ export function stackPorts(env: NodeJS.ProcessEnv = process.env) {
     temporalUi: int(env.TEMPORAL_UI_PORT, e.temporalUiPort),
     minio: int(env.MINIO_PORT, e.minioPort),
     minioConsole: int(env.MINIO_CONSOLE_PORT, e.minioConsolePort),
+    /** The embedded OpenSearch's HTTP port (started only when DISCOVERY_ENGINE=opensearch). */
+    opensearch: int(env.OPENSEARCH_PORT, 9200),
+  };
+}
+
+/**
+ * The v2 discovery search's engine (docs/DISCOVERY.md "Engines"): `DISCOVERY_ENGINE=postgres`
+ * (default) answers from the ds_* tables; `opensearch` from the OpenSearch indexes at
+ * `OPENSEARCH_URL` (default: the embedded node on OPENSEARCH_PORT), whose aliases are named
+ * `<OPENSEARCH_INDEX_PREFIX>-people` / `-companies`.
+ */
+export interface DiscoveryConfig {
+  exactCountLimit: number;
+  engine: 'postgres' | 'opensearch';
+  opensearchUrl: string;
+  indexPrefix: string;
+}
+
+export function discoveryConfig(env: NodeJS.ProcessEnv, opensearchPort = stackPorts(env).opensearch): DiscoveryConfig {
+  const engine = (env.DISCOVERY_ENGINE || 'postgres').trim().toLowerCase();
+  if (engine !== 'postgres' && engine !== 'opensearch') throw new Error(`DISCOVERY_ENGINE must be postgres (the default) or opensearch; got ${JSON.stringify(env.DISCOVERY_ENGINE)}`);
+  const prefix = env.OPENSEARCH_INDEX_PREFIX ?? 'discovery';
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(prefix)) throw new Error(`OPENSEARCH_INDEX_PREFIX must be lowercase letters, digits, - and _; got ${JSON.stringify(prefix)}`);
+  return {
+    exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000),
+    engine,
+    opensearchUrl: (env.OPENSEARCH_URL || `http://127.0.0.1:${opensearchPort}`).replace(/\/$/, ''),
+    indexPrefix: prefix,
   };
 }
 
@@ -351,7 +379,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env.BODY_LIMIT_BYTES, 10 * 1024 * 1024),
     statementTimeoutMs: { api: int(env.API_STATEMENT_TIMEOUT_MS, 10_000), worker: int(env.WORKER_STATEMENT_TIMEOUT_MS, 300_000) },
     demoDataset: bool('DEMO_DATASET', env.DEMO_DATASET, env.NODE_ENV !== 'production'),
-    discovery: { exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000) },
+    discovery: discoveryConfig(env, ports.opensearch),
     media: {
       requestDeadlineMs: int(env.MEDIA_REQUEST_DEADLINE_MS, 90_000),
       retentionHours: int(env.MEDIA_RETENTION_HOURS, 168),

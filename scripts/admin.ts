@@ -35,6 +35,7 @@ import { isUuid } from '../domain/ids.js';
 import { readFileSync } from 'node:fs';
 import { classifyOptOuts, parseOptOutFile } from '../domain/datasetOptOut.js';
 import { applyDatasetOptOuts, datasetOptOutKey } from '../db/datasetOptOuts.js';
+import { syncDiscoveryDocuments } from '../db/discoveryOpenSearch.js';
 
 const USAGE = `usage: npm run admin -- <command> [options] [--json]
 
@@ -173,7 +174,9 @@ try {
         personIds: [...(fromFile?.list.personIds ?? []), ...fromArgs.list.personIds],
       };
       if (!list.emails.length && !list.profileUrls.length && !list.personIds.length) fail('name at least one identifier: --file, --email, --profile-url or --person-id');
-      out = { ...(await applyDatasetOptOuts(pool, datasetOptOutKey(config.serverSecret), list)) };
+      // With the OpenSearch engine the removed people leave its indexes too (and their companies' nested people).
+      const afterRemoval = config.discovery.engine === 'opensearch' ? (removed: { personIds: string[]; companyIds: string[] }) => syncDiscoveryDocuments(pool, config.discovery, removed) : undefined;
+      out = { ...(await applyDatasetOptOuts(pool, datasetOptOutKey(config.serverSecret), list, { afterRemoval })) };
       break;
     }
     case 'workspace:plan': {

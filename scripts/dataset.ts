@@ -16,12 +16,14 @@ import cliProgress from 'cli-progress';
 import { loadConfig } from '../domain/config.js';
 import { generateDataset } from '../domain/datasetGenerator.js';
 import { importDataset, type ImportReport } from '../db/datasetImport.js';
+import { reindexDiscovery } from '../db/discoveryOpenSearch.js';
 import { datasetOptOutKey } from '../db/datasetOptOuts.js';
 import { openDatabase, migrate, ormOptions } from '../db/orm.js';
 
 const USAGE = `usage:
   npm run dataset -- generate --people N --companies M [--seed S] [--out DIR]
-  npm run dataset -- import [--companies FILE] [--people FILE] [--posts FILE] [--format jsonl|csv]`;
+  npm run dataset -- import [--companies FILE] [--people FILE] [--posts FILE] [--format jsonl|csv]
+  npm run dataset -- reindex   (DISCOVERY_ENGINE=opensearch: rebuild the OpenSearch indexes from the ds_* tables, alias swap)`;
 
 function positiveInt(name: string, v: string | undefined, fallback?: number): number {
   if (v === undefined && fallback !== undefined) return fallback;
@@ -118,6 +120,18 @@ async function main() {
     console.log(`import with: npm run dataset -- import --companies ${r.files.companies} --people ${r.files.people} --posts ${r.files.posts}`);
     return;
   }
+  if (command === 'reindex') {
+    const config = loadConfig();
+    if (config.discovery.engine !== 'opensearch') throw new Error('reindex rebuilds the OpenSearch indexes: set DISCOVERY_ENGINE=opensearch (and OPENSEARCH_URL for an external cluster)');
+    const db = await openDatabase(config.databaseUrl, { max: 2 }, { logger: () => {}, migrations: { ...ormOptions(config.databaseUrl).migrations, snapshotOnMigrate: false } });
+    try {
+      const re = await reindexDiscovery(db.pool, config.discovery);
+      for (const [name, r] of Object.entries(re.index)) console.log(`OpenSearch ${name}: ${r.documents} documents into ${r.name} in ${(r.ms / 1000).toFixed(1)} s (${Math.round(r.documents / Math.max(r.ms / 1000, 0.001))}/s)`);
+    } finally {
+      await db.close();
+    }
+    return;
+  }
   if (command === 'import') {
     if (!values.people && !values.companies && !values.posts) throw new Error('name at least one of --companies, --people, --posts');
     if (values.format && values.format !== 'jsonl' && values.format !== 'csv') throw new Error('--format must be jsonl or csv');
@@ -146,6 +160,11 @@ async function main() {
       );
       bars.stop();
       printReport(report);
+      if (config.discovery.engine === 'opensearch') {
+        // A new index per import, swapped in whole under the alias (searches never see a half-built one).
+        const re = await reindexDiscovery(pool, config.discovery);
+        for (const [name, r] of Object.entries(re.index)) console.log(`OpenSearch ${name}: ${r.documents} documents into ${r.name} in ${(r.ms / 1000).toFixed(1)} s (${Math.round(r.documents / Math.max(r.ms / 1000, 0.001))}/s)`);
+      }
       if (report.errorCount) process.exitCode = 2;
     } finally {
       bars.stop();

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../domain/config.js';
 import { ensureDemoDataset, type DemoDatasetOutcome } from '../db/demoDataset.js';
+import { ensureDiscoveryIndex } from '../db/discoveryOpenSearch.js';
 import { datasetOptOutKey } from '../db/datasetOptOuts.js';
 import { openDatabase, migrate } from '../db/orm.js';
 import { createWorkspace, workspaceExists } from '../db/workspaces.js';
@@ -34,6 +35,7 @@ export async function prepareDatabase(config: Config, demoFile: string): Promise
   try {
     await migrate(db.orm);
     const dataset = config.demoDataset ? await ensureDemoDataset(pool, undefined, datasetOptOutKey(config.serverSecret)) : 'off';
+    if (config.discovery.engine === 'opensearch') await ensureDiscoveryIndex(pool, config.discovery, { datasetChanged: dataset !== 'off' && dataset.loaded });
     let demo: DemoWorkspace | undefined;
     if (existsSync(demoFile)) {
       const saved = JSON.parse(readFileSync(demoFile, 'utf8')) as DemoWorkspace;

@@ -38,7 +38,7 @@ export function stackLayout(env: NodeJS.ProcessEnv = process.env): StackLayout {
 
 import { SEARCH_ATTRIBUTES } from '../domain/searchAttributes.js';
 
-export type ServiceName = 'postgres' | 'temporal' | 'minio';
+export type ServiceName = 'postgres' | 'temporal' | 'minio' | 'opensearch';
 export interface StackStatus {
   service: ServiceName;
   external: boolean;
@@ -105,14 +105,17 @@ export async function pgBinaries(): Promise<{ initdb: string; postgres: string }
 }
 
 /** PostgreSQL refuses to run as root: run it as the `postgres` user, created if missing. */
-export function pgUser(): { uid: number; gid: number } | undefined {
+export const pgUser = () => systemUser('postgres');
+
+/** When run as root: the ids of system user `name` (created if missing), for a service that refuses root. */
+function systemUser(name: string): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
-  let r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  let r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
   if (r.status !== 0) {
-    spawnSync('useradd', ['--system', '--no-create-home', 'postgres'], { stdio: 'inherit' });
-    r = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    spawnSync('useradd', ['--system', '--no-create-home', name], { stdio: 'inherit' });
+    r = spawnSync('id', ['-u', name], { encoding: 'utf8' });
   }
-  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
   return { uid: Number(r.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
@@ -309,8 +312,104 @@ async function startMinio(l: StackLayout): Promise<StackStatus> {
   return { service: 'minio', external: false, running: true, startedNow: true, log };
 }
 
+// ---------- OpenSearch (only with DISCOVERY_ENGINE=opensearch) ----------
+/** Where the bootstrap puts OpenSearch, and the note it leaves when it could not fetch it. */
+export const OPENSEARCH_HOME = join(ROOT_DIR, '.tools', 'opensearch');
+export const OPENSEARCH_UNAVAILABLE = join(ROOT_DIR, '.tools', 'opensearch.unavailable');
+
+async function openSearchReady(port: number): Promise<boolean> {
+  try {
+    const r = await fetch(`http://127.0.0.1:${port}/_cluster/health`);
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The JVM options of the embedded node: the distribution's, without its GC log and heap-dump
+ * files (paths relative to a working directory the unprivileged user cannot write), heap from
+ * OPENSEARCH_JAVA_OPTS (default 512 MB: the node shares a small machine).
+ */
+const OPENSEARCH_JVM_OPTIONS = [
+  '-XX:+UseG1GC', '-XX:G1ReservePercent=25', '-XX:InitiatingHeapOccupancyPercent=30', '-Djava.io.tmpdir=${OPENSEARCH_TMPDIR}',
+  '18-:-Djava.security.manager=allow', '-Djava.util.concurrent.ForkJoinPool.common.threadFactory=org.opensearch.secure_sm.SecuredForkJoinWorkerThreadFactory',
+].join('\n');
+
+/**
+ * A single-node OpenSearch on loopback (OPENSEARCH_PORT, default 9200; transport port + 100),
+ * data under `OPENSEARCH_DATA_DIR` (default `<DATA_DIR>/opensearch`), owned by the unprivileged
+ * user when run as root. The integration-test distribution has no security plugin: loopback only.
+ */
+export async function startOpenSearch(l: StackLayout = stackLayout()): Promise<StackStatus> {
+  const port = l.ports.opensearch;
+  const home = l.env.OPENSEARCH_DATA_DIR ?? join(l.data, 'opensearch');
+  const log = join(home, 'opensearch.log');
+  if (await openSearchReady(port)) return { service: 'opensearch', external: false, running: true, startedNow: false, log };
+  const bin = join(OPENSEARCH_HOME, 'bin', 'opensearch');
+  if (!existsSync(bin)) {
+    const why = existsSync(OPENSEARCH_UNAVAILABLE) ? readFileSync(OPENSEARCH_UNAVAILABLE, 'utf8').trim() : 'run node scripts/bootstrap.mjs --with-opensearch';
+    throw new Error(`OpenSearch missing at ${bin}: ${why}`);
+  }
+  // OpenSearch refuses to run as root: as the `opensearch` system user then
+  const ids = systemUser('opensearch');
+  const conf = join(home, 'config');
+  for (const d of [conf, join(home, 'data'), join(home, 'logs')]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(conf, 'jvm.options'), OPENSEARCH_JVM_OPTIONS + '\n');
+  writeFileSync(join(conf, 'opensearch.yml'), '# settings are passed on the command line (scripts/stack.ts)\n');
+  writeFileSync(join(conf, 'log4j2.properties'), readFileSync(join(OPENSEARCH_HOME, 'config', 'log4j2.properties')));
+  if (ids) spawnSync('chown', ['-R', `${ids.uid}:${ids.gid}`, home]);
+  const javaHome = l.env.OPENSEARCH_JAVA_HOME ?? l.env.JAVA_HOME ?? javaHomeOf();
+  const fd = openSync(log, 'a');
+  const child = spawn(
+    bin,
+    [
+      `-Ehttp.port=${port}`, `-Etransport.port=${port + 100}`, '-Enetwork.host=127.0.0.1', '-Ediscovery.type=single-node',
+      `-Epath.data=${join(home, 'data')}`, `-Epath.logs=${join(home, 'logs')}`, '-Ecluster.routing.allocation.disk.threshold_enabled=false',
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      cwd: home,
+      env: { ...process.env, OPENSEARCH_PATH_CONF: conf, OPENSEARCH_JAVA_HOME: javaHome, OPENSEARCH_JAVA_OPTS: l.env.OPENSEARCH_JAVA_OPTS ?? '-Xms512m -Xmx512m' },
+      ...(ids ?? {}),
+    },
+  );
+  closeSync(fd);
+  child.unref();
+  writeFileSync(join(l.data, `opensearch-${port}.pid`), String(child.pid));
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (await openSearchReady(port)) return { service: 'opensearch', external: false, running: true, startedNow: true, log };
+    if (!pidAlive(child.pid!)) break;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`opensearch did not become ready (log: ${log})\n${tail(log)}`);
+}
+
+/** The Java the machine runs (`java` on the PATH), as a JAVA_HOME. */
+function javaHomeOf(): string {
+  const r = spawnSync('sh', ['-c', 'readlink -f "$(command -v java)"'], { encoding: 'utf8' });
+  return r.stdout.trim().replace(/\/bin\/java$/, '');
+}
+
+export async function stopOpenSearch(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const l = stackLayout(env);
+  const pidFile = join(l.data, `opensearch-${l.ports.opensearch}.pid`);
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  if (pidAlive(pid)) {
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + 30_000;
+    while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+    say('stopped opensearch');
+  }
+  rmSync(pidFile, { force: true });
+}
+
 /** Starts (or reuses) every embedded service the environment does not replace. */
-export async function startStack(env: NodeJS.ProcessEnv = process.env): Promise<StackStatus[]> {
+export async function startStack(env: NodeJS.ProcessEnv = process.env, opts: { opensearch?: boolean } = {}): Promise<StackStatus[]> {
   const l = stackLayout(env);
   const out: StackStatus[] = [];
   const starts: Promise<StackStatus>[] = [];
@@ -320,6 +419,11 @@ export async function startStack(env: NodeJS.ProcessEnv = process.env): Promise<
   else starts.push(startTemporal(l));
   if (env.S3_ENDPOINT) out.push({ service: 'minio', external: true, running: true, startedNow: false });
   else starts.push(startMinio(l));
+  // OpenSearch only when the discovery search uses it (or the tests ask) and no OPENSEARCH_URL names one.
+  if (env.DISCOVERY_ENGINE === 'opensearch' || opts.opensearch) {
+    if (env.OPENSEARCH_URL) out.push({ service: 'opensearch', external: true, running: true, startedNow: false });
+    else starts.push(startOpenSearch(l));
+  }
   out.push(...(await Promise.all(starts)));
   return out;
 }
@@ -334,6 +438,7 @@ export function servicePid(name: ServiceName, env: NodeJS.ProcessEnv = process.e
 
 export async function stopStack(only?: ServiceName[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const l = stackLayout(env);
+  if (!only || only.includes('opensearch')) await stopOpenSearch(env);
   for (const name of ['minio', 'temporal', 'postgres'] as ServiceName[]) {
     if (only && !only.includes(name)) continue;
     const pidFile = join(l.data, `${name}.pid`);

@@ -5,17 +5,13 @@
  * (limits, ranking, filters), schema catalogs and their links, credits (exact deltas, 402,
  * session keys) and the verified-company import job.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
-import { importDataset } from '../../db/datasetImport.js';
 import { compileV2, searchV2 } from '../../db/discoverySearch.js';
 import { compileSql } from '../../db/sqlFragments.js';
-import { SENIORITIES, generateDataset, type DsCompanyRecord, type DsPersonRecord } from '../../domain/datasetGenerator.js';
+import { SENIORITIES } from '../../domain/datasetGenerator.js';
 import { normalizeDomain, normalizeProfileUrl } from '../../domain/identity.js';
-import { FIELDS, TreeRng, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
+import { FIELDS, TreeRng, loadOracleDataset, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
 
 const SEED = 20261121;
 const PEOPLE = 2500;
@@ -32,29 +28,7 @@ beforeAll(async () => {
   const ws = await app.createWorkspace({ credits: 100_000_000 });
   key = ws.apiKey;
   workspaceId = ws.workspaceId;
-  const dir = mkdtempSync(join(tmpdir(), 'ds-test-'));
-  const comps: DsCompanyRecord[] = [];
-  const ppl: DsPersonRecord[] = [];
-  for (const item of generateDataset({ people: PEOPLE, companies: COMPANIES, seed: SEED })) {
-    if (item.kind === 'company') comps.push(item.record);
-    else ppl.push(item.record);
-  }
-  writeFileSync(join(dir, 'companies.jsonl'), comps.map((c) => JSON.stringify(c)).join('\n'));
-  writeFileSync(join(dir, 'people.jsonl'), ppl.map((p) => JSON.stringify(p)).join('\n'));
-  const report = await importDataset(app.pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') });
-  expect(report.errorCount).toBe(0);
-  // ids are assigned by the import; the oracle only borrows them to compare rows
-  const cIds = new Map((await app.pool.query(`select id, company_pronet_url from ds_companies`)).rows.map((r) => [r.company_pronet_url, r.id]));
-  const pIds = new Map((await app.pool.query(`select id, member_pronet_url from ds_people`)).rows.map((r) => [r.member_pronet_url, r.id]));
-  companies = comps.map((rec) => ({ id: cIds.get(normalizeProfileUrl(rec.company_pronet_url))!, rec, people: [] }));
-  const byUrl = new Map(companies.map((c) => [normalizeProfileUrl(c.rec.company_pronet_url), c]));
-  people = ppl.map((rec) => {
-    const company = rec.company_pronet_url ? byUrl.get(normalizeProfileUrl(rec.company_pronet_url)) ?? null : null;
-    const p: OPerson = { id: pIds.get(normalizeProfileUrl(rec.member_pronet_url))!, rec, company };
-    company?.people.push(p);
-    return p;
-  });
-  expect(people.every((p) => p.id) && companies.every((c) => c.id)).toBe(true);
+  ({ people, companies } = await loadOracleDataset(app.pool, { people: PEOPLE, companies: COMPANIES, seed: SEED }));
 });
 afterAll(() => app?.close());
 

@@ -4,7 +4,12 @@
  * (domain/conditions.ts header; company search: person conditions of one group are met by the
  * same person), and generates random condition trees from the data.
  */
-import type { DsCompanyRecord, DsPersonRecord } from '../../domain/datasetGenerator.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { importDataset } from '../../db/datasetImport.js';
+import { generateDataset, type DsCompanyRecord, type DsPersonRecord } from '../../domain/datasetGenerator.js';
 import { normalizeDomain, normalizeProfileUrl } from '../../domain/identity.js';
 
 export interface OPerson {
@@ -213,4 +218,37 @@ export function randomTree(r: TreeRng, fields: OField[], sample: () => OPerson, 
   const op = r.pick(['AND', 'AND', 'OR', 'OR', 'NOT']);
   const n = r.int(1, 3);
   return { operator: op, conditions: Array.from({ length: n }, () => randomTree(r, fields, sample, depth + 1)) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// the dataset under test
+
+/**
+ * Generates a dataset (deterministic for a seed), imports it with the dataset importer and
+ * returns the oracle's records with the ids the import assigned (borrowed only to compare rows).
+ */
+export async function loadOracleDataset(pool: pg.Pool, size: { people: number; companies: number; seed: number }): Promise<{ people: OPerson[]; companies: OCompany[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ds-test-'));
+  const comps: DsCompanyRecord[] = [];
+  const ppl: DsPersonRecord[] = [];
+  for (const item of generateDataset(size)) {
+    if (item.kind === 'company') comps.push(item.record);
+    else ppl.push(item.record);
+  }
+  writeFileSync(join(dir, 'companies.jsonl'), comps.map((c) => JSON.stringify(c)).join('\n'));
+  writeFileSync(join(dir, 'people.jsonl'), ppl.map((p) => JSON.stringify(p)).join('\n'));
+  const report = await importDataset(pool, { companies: join(dir, 'companies.jsonl'), people: join(dir, 'people.jsonl') });
+  if (report.errorCount) throw new Error(`the generated dataset did not import cleanly: ${report.errorCount} errors`);
+  const cIds = new Map((await pool.query(`select id, company_pronet_url from ds_companies`)).rows.map((r) => [r.company_pronet_url, r.id]));
+  const pIds = new Map((await pool.query(`select id, member_pronet_url from ds_people`)).rows.map((r) => [r.member_pronet_url, r.id]));
+  const companies: OCompany[] = comps.map((rec) => ({ id: cIds.get(normalizeProfileUrl(rec.company_pronet_url))!, rec, people: [] }));
+  const byUrl = new Map(companies.map((c) => [normalizeProfileUrl(c.rec.company_pronet_url), c]));
+  const people = ppl.map((rec) => {
+    const company = rec.company_pronet_url ? (byUrl.get(normalizeProfileUrl(rec.company_pronet_url)) ?? null) : null;
+    const p: OPerson = { id: pIds.get(normalizeProfileUrl(rec.member_pronet_url))!, rec, company };
+    company?.people.push(p);
+    return p;
+  });
+  if (!people.every((p) => p.id) || !companies.every((c) => c.id)) throw new Error('an imported record has no id');
+  return { people, companies };
 }

@@ -70,4 +70,9 @@ it('a second API started under load: both share the key limit, the total stays w
   expect(await replicaRows()).toBe(1);
   await sleep(3 * HEARTBEAT_MS);
   expect(a.deps.replicas!.count()).toBe(1);
+  // A's share is the whole limit again: a key whose window opens now gets all of it from A alone.
+  const fresh = await a.createWorkspace();
+  const freshStatuses: number[] = [];
+  for (let i = 0; i < LIMIT + 5; i++) freshStatuses.push((await fetch(`${a.url}/credits/balance`, { headers: { 'x-api-key': fresh.apiKey } })).status);
+  expect(freshStatuses.filter((s) => s === 200).length).toBe(LIMIT);
 });

@@ -79,6 +79,19 @@ describe('Helm chart', () => {
     expect(out.stdout).toMatch(/additional properties 'readinesProbe' not allowed/);
   });
 
+  it('discovery on a managed OpenSearch: engine, URL and prefix reach every pod; the URL is required', () => {
+    const { docs } = render(`${CLOUD_VALUES}discovery: { engine: opensearch, opensearch: { url: "https://search.example.com:9200", indexPrefix: acme } }\n`);
+    const containers = [...byKind(docs, 'Deployment'), ...byKind(docs, 'Job')].flatMap((d) => d.spec.template.spec.containers);
+    expect(containers.length).toBeGreaterThan(0);
+    for (const c of containers) {
+      const env = new Map<string, any>(c.env.map((e: any) => [e.name, e.value]));
+      expect([env.get('DISCOVERY_ENGINE'), env.get('OPENSEARCH_URL'), env.get('OPENSEARCH_INDEX_PREFIX')]).toEqual(['opensearch', 'https://search.example.com:9200', 'acme']);
+    }
+    const plain = render(CLOUD_VALUES).docs.flatMap((d) => (d.spec?.template?.spec?.containers ?? []) as any[]);
+    for (const c of plain) expect(c.env.find((e: any) => e.name === 'OPENSEARCH_URL')).toBeUndefined();
+    expect(() => render(`${CLOUD_VALUES}discovery: { engine: opensearch }\n`)).toThrow(/discovery.opensearch.url is required/);
+  });
+
   it('API, worker and migration job: no root, read-only root filesystem, secrets only from the Secret', () => {
     const { docs } = render(CLOUD_VALUES);
     const pods = [...byKind(docs, 'Deployment'), ...byKind(docs, 'Job')].map((d) => d.spec.template.spec);

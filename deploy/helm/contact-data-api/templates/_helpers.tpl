@@ -124,6 +124,11 @@ S3_PUBLIC_ENDPOINT: {{ default .Values.s3.endpoint .Values.s3.publicEndpoint | q
 S3_BUCKET: {{ .Values.s3.bucket | quote }}
 S3_REGION: {{ .Values.s3.region | quote }}
 S3_PATH_STYLE: {{ .Values.s3.pathStyle | quote }}
+DISCOVERY_ENGINE: {{ .Values.discovery.engine | quote }}
+{{- if eq .Values.discovery.engine "opensearch" }}
+OPENSEARCH_URL: {{ required "discovery.opensearch.url is required with discovery.engine=opensearch" .Values.discovery.opensearch.url | quote }}
+OPENSEARCH_INDEX_PREFIX: {{ .Values.discovery.opensearch.indexPrefix | quote }}
+{{- end }}
 {{- range $k, $v := .Values.extraEnv }}
 {{ $k }}: {{ $v | quote }}
 {{- end }}

@@ -1,0 +1,77 @@
+/**
+ * The OpenSearch indexes of the discovery search (docs/DISCOVERY.md "Engines"): their settings
+ * and their mappings, derived from the v2 field catalogs (domain/discoveryCatalog.ts), so a column
+ * added there is indexed with the type its conditions compare it as.
+ *
+ * - `<prefix>-people`: one document per ds_people row; its properties are the catalog paths of
+ *   find-contacts-v2 (`dsContact.*`, and the `dsCompany.*` of the person's company), each the value
+ *   the PostgreSQL search filters on (the catalog's SQL expression, read by the indexer).
+ * - `<prefix>-companies`: one document per ds_companies row (`dsCompany.*`) with its people as
+ *   `people`, a `nested` field (`people.dsContact.*`): the person conditions of one group are met
+ *   by the same person, as in PostgreSQL's `c.id in (select company_id from ds_people …)`.
+ *
+ * Each alias points at one concrete index `<alias>-<timestamp>`; a re-index builds a new one and
+ * swaps the alias (db/discoveryOpenSearch.ts).
+ */
+import type { FieldType } from '../domain/conditions.js';
+import { companySearchCatalog, contactSearchCatalog, personCatalog, COMPANY_PREFIX, PERSON_PREFIX } from '../domain/discoveryCatalog.js';
+
+/**
+ * Index settings. One primary shard holds a few million documents comfortably (a shard of
+ * 10–50 GB is the usual target); DISCOVERY.md "Sizing" says when to raise it. Replicas are set
+ * after the load (none while bulk loading), refresh is off while loading and 1 s after.
+ */
+export const INDEX_SETTINGS = {
+  number_of_shards: Number(process.env.OPENSEARCH_SHARDS ?? 1),
+  /** Applied once the load is done (a replica copies the finished segments). */
+  number_of_replicas: Number(process.env.OPENSEARCH_REPLICAS ?? 0),
+  refresh_interval: '1s',
+  /** A company document carries its people as nested documents: more than the default 10,000 for the largest companies. */
+  'mapping.nested_objects.limit': 100_000,
+  /** Deep pages walk by search_after, never by from/size beyond this. */
+  max_result_window: 10_000,
+} as const;
+
+/** The settings while bulk loading: no refresh, no replica (both restored before the alias swap). */
+export const LOAD_SETTINGS = { refresh_interval: '-1', number_of_replicas: 0 } as const;
+
+/**
+ * Types as the conditions compare them: strings and multi values exactly (`keyword`; `LIKE` is a
+ * case-insensitive `wildcard` query), numbers as `double` (every stored value is an integer below
+ * 2^53, exact), dates as `long` microseconds since the epoch (PostgreSQL's precision; the
+ * `date_nanos` type refuses dates before 1970, which conditions may name).
+ */
+const FIELD_MAPPING: Record<FieldType, { type: string }> = {
+  string: { type: 'keyword' },
+  multi: { type: 'keyword' },
+  uuid: { type: 'keyword' },
+  number: { type: 'double' },
+  date: { type: 'long' },
+  boolean: { type: 'boolean' },
+};
+
+type Props = Record<string, unknown>;
+
+/** `dsContact.member_full_name` → `{dsContact: {properties: {member_full_name: …}}}`. */
+function propertiesOf(fields: { path: string; type: FieldType }[]): Props {
+  const out: Record<string, { properties: Props }> = {};
+  for (const f of fields) {
+    const [group, name] = f.path.split('.') as [string, string];
+    (out[group] ??= { properties: {} }).properties[name] = FIELD_MAPPING[f.type];
+  }
+  return out;
+}
+
+export const PEOPLE_MAPPINGS = {
+  dynamic: 'strict',
+  properties: { id: { type: 'keyword' }, ...propertiesOf(contactSearchCatalog.fields) },
+};
+
+export const COMPANY_MAPPINGS = {
+  dynamic: 'strict',
+  properties: {
+    id: { type: 'keyword' },
+    ...propertiesOf(companySearchCatalog.fields.filter((f) => f.path.startsWith(COMPANY_PREFIX))),
+    people: { type: 'nested', properties: propertiesOf(personCatalog.fields.filter((f) => f.path.startsWith(PERSON_PREFIX))) },
+  },
+};

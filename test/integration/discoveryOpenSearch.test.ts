@@ -1,0 +1,171 @@
+/**
+ * Parity oracle of the two discovery engines (docs/DISCOVERY.md "Engines"): on one generated
+ * dataset, imported once and indexed into OpenSearch (bulk API, alias), the PostgreSQL engine and
+ * the OpenSearch engine answer the bench's query mix and a few hundred random condition trees
+ * (fixed seed) with the same items in the same order, the same totals, the same tokens and the
+ * same credits; both agree with the in-test oracle. Opt-outs and re-indexing reach the index.
+ *
+ * OpenSearch is the embedded node of scripts/stack.ts (started here when not running, stopped
+ * after if started here). The test is skipped only when the bootstrap could not fetch it (its
+ * reason is in the test's name); a missing install otherwise fails.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../harness.js';
+import { startApiServer, type ApiServer } from '../../api/server.js';
+import { applyDatasetOptOuts, datasetOptOutKey } from '../../db/datasetOptOuts.js';
+import { aliasOf, likeToWildcard, openSearchClient, reindexDiscovery, syncDiscoveryDocuments } from '../../db/discoveryOpenSearch.js';
+import { searchV2, type V2SearchOptions } from '../../db/discoverySearch.js';
+import { QUERIES } from '../../bench/discoveryQueries.js';
+import { OPENSEARCH_HOME, OPENSEARCH_UNAVAILABLE, stackLayout, startOpenSearch, stopOpenSearch } from '../../scripts/stack.js';
+import { FIELDS, TreeRng, loadOracleDataset, matchCompany, matchPerson, randomTree, type Node, type OCompany, type OPerson } from './discoveryOracle.js';
+
+const SEED = 20261129;
+const PEOPLE = 2000;
+const COMPANIES = 200;
+const RANDOM_TREES = 300;
+
+const installed = existsSync(join(OPENSEARCH_HOME, 'bin', 'opensearch'));
+const unavailable = !installed && existsSync(OPENSEARCH_UNAVAILABLE) ? readFileSync(OPENSEARCH_UNAVAILABLE, 'utf8').trim() : null;
+
+let app: TestApp;
+let osApi: ApiServer;
+let startedHere = false;
+let pgOpts: V2SearchOptions;
+let osOpts: V2SearchOptions;
+let keys: { pg: string; os: string };
+let people: OPerson[];
+let companies: OCompany[];
+const prefix = `parity-${process.pid}-${Date.now()}`;
+const openSearchUrl = `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`;
+
+beforeAll(async () => {
+  if (!installed) throw new Error(`OpenSearch is not installed at ${OPENSEARCH_HOME}: run node scripts/bootstrap.mjs --with-opensearch`);
+  const os = await startOpenSearch(stackLayout(process.env));
+  startedHere = os.startedNow;
+  app = await startTestApp({ workerMode: 'none' });
+  ({ people, companies } = await loadOracleDataset(app.pool, { people: PEOPLE, companies: COMPANIES, seed: SEED }));
+  const discovery = { ...app.config.discovery, opensearchUrl: openSearchUrl, indexPrefix: prefix };
+  const report = await reindexDiscovery(app.pool, discovery);
+  expect(report.index.people.documents).toBe(PEOPLE);
+  expect(report.index.companies.documents).toBe(COMPANIES);
+  pgOpts = { ...discovery, engine: 'postgres', exactCountLimit: 100_000 };
+  osOpts = { ...discovery, engine: 'opensearch', exactCountLimit: 100_000 };
+  // the same API over the same database, on the OpenSearch engine
+  osApi = await startApiServer({ ...app.config, discovery: { ...discovery, engine: 'opensearch', exactCountLimit: 100_000 } }, { log: pino({ level: 'silent' }), port: 0 });
+  keys = { pg: (await app.createWorkspace({ credits: 1_000_000 })).apiKey, os: (await app.createWorkspace({ credits: 1_000_000 })).apiKey };
+}, 180_000);
+
+afterAll(async () => {
+  await osApi?.close();
+  if (installed) await openSearchClient(openSearchUrl).indices.delete({ index: `${prefix}-*` }).catch(() => {});
+  await app?.close();
+  if (startedHere) await stopOpenSearch(process.env);
+});
+
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const pathOf = (entity: 'contacts' | 'companies') => `/discovery-search/find-${entity}-v2`;
+
+/** POST on the PostgreSQL API (the test app's) or the OpenSearch one, with that engine's workspace. */
+async function post(engine: 'pg' | 'os', path: string, body: unknown) {
+  if (engine === 'pg') return app.http('POST', path, { apiKey: keys.pg, body });
+  const res = await fetch(osApi.url + path, { method: 'POST', headers: { 'x-api-key': keys.os, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+const balance = async (engine: 'pg' | 'os') => {
+  const k = keys[engine];
+  const res = engine === 'pg' ? await app.http('GET', '/credits/balance', { apiKey: k }) : await fetch(osApi.url + '/credits/balance', { headers: { 'x-api-key': k } }).then(async (r) => ({ body: (await r.json()) as any }));
+  return res.body.data.balance as number;
+};
+
+/** Every page of a search (forward by nextToken, then one page back) on one engine, with the credits it cost. */
+async function walk(engine: 'pg' | 'os', entity: 'contacts' | 'companies', body: Record<string, unknown>, limit: number) {
+  const before = await balance(engine);
+  const pages: unknown[] = [];
+  let token: string | undefined;
+  let last: any;
+  for (let guard = 0; guard < 200; guard++) {
+    const res = await post(engine, pathOf(entity), { ...body, limit, ...(token ? { paginationToken: token } : {}) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    pages.push(res.body);
+    last = res.body;
+    token = res.body.meta.nextToken || undefined;
+    if (!token) break;
+  }
+  if (last.meta.previousToken) pages.push((await post(engine, pathOf(entity), { ...body, limit, paginationToken: last.meta.previousToken })).body);
+  return { pages, credits: before - (await balance(engine)) };
+}
+
+describe.skipIf(unavailable !== null)(`OpenSearch engine parity${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
+  it('LIKE patterns become wildcards with the same escapes', () => {
+    expect(likeToWildcard('%vp of sales%')).toBe('*vp of sales*');
+    expect(likeToWildcard('a_b\\%c\\_d*e?f\\\\')).toBe('a?b%c_d\\*e\\?f\\\\');
+  });
+
+  it('the bench query mix: same pages (items, order, totals, tokens) and the same credits over HTTP', async () => {
+    let nonEmpty = 0;
+    for (const q of QUERIES) {
+      const pg = await walk('pg', q.entity, q.body, 7);
+      const os = await walk('os', q.entity, q.body, 7);
+      expect(os.pages, q.name).toEqual(pg.pages);
+      expect(os.credits, q.name).toBe(pg.credits);
+      const total = (pg.pages[0] as any).meta.totalRecords as number;
+      const root = { operator: 'AND', conditions: [...((q.body.conditions as Node[]) ?? []), ...(q.body.groupedCondition ? [q.body.groupedCondition as Node] : [])] } as Node;
+      const expected = q.entity === 'contacts' ? people.filter((p) => matchPerson(root, p)).length : companies.filter((c) => matchCompany(root, c)).length;
+      expect(total, q.name).toBe(expected);
+      if (total) nonEmpty++;
+    }
+    expect(nonEmpty).toBeGreaterThan(QUERIES.length / 3);
+  }, 120_000);
+
+  it(`${RANDOM_TREES} random condition trees (fixed seed): same first and second pages and totals, as the oracle says`, async () => {
+    const r = new TreeRng(SEED);
+    const sample = () => r.pick(people);
+    let nonEmpty = 0;
+    for (let i = 0; i < RANDOM_TREES; i++) {
+      const entity = i % 3 === 2 ? 'company' : 'contact';
+      const tree = randomTree(r, FIELDS, sample);
+      const body = { groupedCondition: 'conditions' in tree ? tree : { operator: 'AND', conditions: [tree] }, fields: entity === 'contact' ? ['dsContact.member_full_name', 'dsCompany.company_name'] : ['dsCompany.company_name'], limit: 10 };
+      // the search's root is AND(groupedCondition): for companies a person-only group there is met by one person
+      const root = { operator: 'AND', conditions: [body.groupedCondition as Node] };
+      const expected = (entity === 'contact' ? people.filter((p) => matchPerson(root, p)) : companies.filter((c) => matchCompany(root, c))).sort(byId).map((x) => x.id);
+      const [pg, os] = await Promise.all([searchV2(app.pool, 'parity', entity, body, pgOpts), searchV2(app.pool, 'parity', entity, body, osOpts)]);
+      expect(os, JSON.stringify(body)).toEqual(pg);
+      expect(os.meta.totalRecords, JSON.stringify(body)).toBe(expected.length);
+      expect(os.data.map((d) => d.id), JSON.stringify(body)).toEqual(expected.slice(0, 10));
+      if (os.meta.nextToken) {
+        const next = { ...body, paginationToken: os.meta.nextToken };
+        const [pg2, os2] = await Promise.all([searchV2(app.pool, 'parity', entity, next, pgOpts), searchV2(app.pool, 'parity', entity, next, osOpts)]);
+        expect(os2, JSON.stringify(body)).toEqual(pg2);
+        expect(os2.data.map((d) => d.id)).toEqual(expected.slice(10, 20));
+      }
+      if (expected.length) nonEmpty++;
+    }
+    expect(nonEmpty).toBeGreaterThan(RANDOM_TREES / 4);
+  }, 120_000);
+
+  it('an opt-out leaves the index (the person and their company\'s nested person); a re-index swaps the alias onto a new index', async () => {
+    const person = people.find((p) => p.company && p.rec.member_seniority === 'CXO')!;
+    const byUrl = { conditions: [{ field: 'dsContact.member_pronet_url', operator: '==', value: person.rec.member_pronet_url }] };
+    const sameCompany = { conditions: [{ field: 'dsCompany.company_pronet_url', operator: '==', value: person.company!.rec.company_pronet_url }, { field: 'dsContact.member_pronet_url', operator: '==', value: person.rec.member_pronet_url }] };
+    expect((await searchV2(app.pool, 'parity', 'contact', byUrl, osOpts)).meta.totalRecords).toBe(1);
+    expect((await searchV2(app.pool, 'parity', 'company', sameCompany, osOpts)).meta.totalRecords).toBe(1);
+    await applyDatasetOptOuts(app.pool, datasetOptOutKey('parity'), { emails: [], profileUrls: [], personIds: [person.id] }, { afterRemoval: (removed) => syncDiscoveryDocuments(app.pool, osOpts as never, removed) });
+    for (const opts of [pgOpts, osOpts]) {
+      expect((await searchV2(app.pool, 'parity', 'contact', byUrl, opts)).meta.totalRecords).toBe(0);
+      expect((await searchV2(app.pool, 'parity', 'company', sameCompany, opts)).meta.totalRecords).toBe(0);
+    }
+    const client = openSearchClient(osOpts.opensearchUrl!);
+    const before = Object.keys((await client.indices.getAlias({ name: aliasOf(prefix, 'contact') })).body);
+    const report = await reindexDiscovery(app.pool, osOpts as never);
+    expect(report.index.people.documents).toBe(PEOPLE - 1);
+    const after = Object.keys((await client.indices.getAlias({ name: aliasOf(prefix, 'contact') })).body);
+    expect(after).toEqual([report.index.people.name]);
+    expect(after).not.toEqual(before);
+    expect((await client.indices.exists({ index: before[0]! })).body).toBe(false);
+    const broad = { conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: ['CXO', 'VP'] }], limit: 50 };
+    expect(await searchV2(app.pool, 'parity', 'contact', broad, osOpts)).toEqual(await searchV2(app.pool, 'parity', 'contact', broad, pgOpts));
+  }, 60_000);
+});
