@@ -125,7 +125,12 @@ const ErrorEnvelopeSchema = () => JSON.parse(JSON.stringify(sharedSchemas.find((
 const readsJsonBody = (r: RouteDef) => r.contentType !== 'multipart/form-data' && (!!r.body || ['post', 'patch', 'put'].includes(r.method));
 
 /** No body at all reads as `{}`, so a body is required only when its schema requires a property. */
-const bodyRequired = (schema: TSchema | undefined) => !!schema && (schema.type !== 'object' || (Array.isArray(schema.required) && schema.required.length > 0));
+/**
+ * A body is required when the server would refuse its absence: a missing JSON body is read as `{}`,
+ * so an object with required properties, a minimum property count or alternatives (`anyOf`) needs one.
+ */
+export const bodyRequired = (schema: TSchema | undefined) =>
+  !!schema && (schema.type !== 'object' || (Array.isArray(schema.required) && schema.required.length > 0) || (schema.minProperties ?? 0) > 0 || Array.isArray(schema.anyOf));
 
 /**
  * TypeBox emits `$ref: "Condition"`; OpenAPI wants `#/components/schemas/Condition`. Every schema

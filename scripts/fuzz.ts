@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { ROOT_DIR } from '../domain/config.js';
 
 export const SCHEMATHESIS = join(ROOT_DIR, '.tools', 'schemathesis', 'bin', 'st');
+/** Python hooks schemathesis loads: a fresh `Idempotency-Key` per valid case (see the file). */
+const HOOKS = join(ROOT_DIR, 'scripts', 'fuzz_hooks.py');
 
 export interface FuzzOptions {
   /** Base URL of the API; the document is read from `${baseUrl}/openapi.json`. */
@@ -76,6 +78,7 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
   writeFileSync(
     configFile,
     [
+      `hooks = ${JSON.stringify(HOOKS)}`, '',
       '[auth.wfc]', `path = ${JSON.stringify(authFile)}`, 'user = "owner"', 'peers = ["owner", "peer"]', '',
       '[checks.negative_data_rejection]', `expected-statuses = ${JSON.stringify(rejections)}`, '',
     ].join('\n'),
