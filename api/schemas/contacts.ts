@@ -141,7 +141,11 @@ export const BulkUpsertBody = Type.Object(
     segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // The handler's rule: rows, or a file (then `contactsData` is `[]`).
+    anyOf: [{ properties: { contactsData: { minItems: 1 } } }, { required: ['contactsFile'] }],
+  },
 );
 export type BulkUpsertBody = Static<typeof BulkUpsertBody>;
 

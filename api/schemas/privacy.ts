@@ -6,6 +6,9 @@ import { WebhookConfiguration } from './common.js';
 const Emails = Type.Array(Type.String({ minLength: 3, maxLength: 320, pattern: '@', description: 'Email address (contains `@`)' }), { maxItems: 100 });
 const ProfileUrls = Type.Array(Type.String({ minLength: 1, maxLength: 2048, description: 'Profile URL (any form: it is normalised)' }), { maxItems: 100 });
 
+/** At least one identifier of the person: the handler's rule, said where a client can read it. */
+export const PERSON_IDENTIFIED = (['contactIds', 'emails', 'profileUrls'] as const).map((k) => ({ required: [k], properties: { [k]: { minItems: 1 } } }));
+
 export const ErasureRequestBody = Type.Object(
   {
     contactIds: Type.Optional(Type.Array(Type.String({ format: 'uuid' }), { maxItems: 100, description: 'Contacts of this workspace' })),
@@ -15,7 +18,7 @@ export const ErasureRequestBody = Type.Object(
   },
   {
     additionalProperties: false,
-    
+    anyOf: PERSON_IDENTIFIED,
     description: 'Identifiers of one person: at least one contact id, email or profile URL',
     examples: [{ emails: ['jane.doe@example.com'], profileUrls: ['https://www.pronet.example/in/jane-doe/'] }],
   },
