@@ -366,7 +366,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
       };
       if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
       if (r.contentType === 'multipart/form-data') {
-        op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } };
+        op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] } } } };
       }
       (paths[published.get(r)!.path] ??= {})[r.method] = op;
     }

@@ -83,8 +83,8 @@ export const PatchContactBody = Type.Object(
     fullName: Type.Optional(NullableString),
     title: Type.Optional(NullableString),
     pronet: Type.Optional(NullableString),
-    workEmail: Type.Optional(Type.Union([Type.String({ maxLength: 320, pattern: EMAIL_OR_BLANK_PATTERN, description: 'An email address; empty clears it' }), Type.Null()])),
-    emails: Type.Optional(Type.Array(Type.String({ maxLength: 320, pattern: EMAIL_PATTERN, description: 'An email address' }), { maxItems: 50 })),
+    workEmail: Type.Optional(Type.Union([Type.String({ maxLength: 320, pattern: EMAIL_OR_BLANK_PATTERN, examples: ['ada@analytical.example'], description: 'An email address; empty clears it' }), Type.Null()])),
+    emails: Type.Optional(Type.Array(Type.String({ maxLength: 320, pattern: EMAIL_PATTERN, examples: ['ada@analytical.example'], description: 'An email address' }), { maxItems: 50 })),
     company: Type.Optional(
       Type.Object(
         {
