@@ -1,6 +1,10 @@
 /** The API process: `npm run api`. Stateless; run as many as the load needs. */
-import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
-import { startApiServer } from './server.js';
+import { startTracing, stopTracing } from '../telemetry/tracing.js';
+
+// First, when OTEL_* names a collector: the instrumentations patch pg and http as they load.
+startTracing('api');
+const { loadConfig, refuseUnsafeProductionSecrets } = await import('../domain/config.js');
+const { startApiServer } = await import('./server.js');
 
 refuseUnsafeProductionSecrets();
 const api = await startApiServer(loadConfig());
@@ -15,6 +19,7 @@ api.deps.log.info({ url: api.url, metricsUrl: api.metricsUrl, codecUrl: api.code
 process.send?.('ready');
 const stop = async () => {
   await api.close();
+  await stopTracing();
   process.exit(0);
 };
 process.once('SIGINT', stop);

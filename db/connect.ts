@@ -11,6 +11,7 @@ import { createObjectStore, type ObjectStore } from '../infra/objectStore.js';
 import { dataConverterOf } from '../domain/payloadCodec.js';
 import { observePool } from '../telemetry/metrics.js';
 import { requestIdClientInterceptor } from '../telemetry/correlation.js';
+import { tracingClientInterceptors } from '../telemetry/tracing.js';
 import { lazyTemporalConnection } from '../infra/temporalConnection.js';
 
 export interface Stores {
@@ -37,8 +38,10 @@ export async function openStores(config: Config, opts: StoreOptions = {}): Promi
   const unobservePool = observePool(pool, opts.role ?? 'tool');
   const connection = lazyTemporalConnection(config);
   // Payloads are sealed before they reach Temporal (domain/payloadCodec.ts); the worker uses the same codec.
-  // Every workflow started inside a request or an activity carries its request id (telemetry/correlation.ts).
-  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config), interceptors: { workflow: [requestIdClientInterceptor] } });
+  // Every workflow started inside a request or an activity carries its request id (telemetry/correlation.ts)
+  // and, when tracing is on, its trace context (telemetry/tracing.ts).
+  const interceptors = { workflow: [requestIdClientInterceptor, ...tracingClientInterceptors()] };
+  const temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterOf(config), interceptors });
   return {
     orm,
     pool,

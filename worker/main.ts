@@ -1,13 +1,17 @@
 /** The worker process: `npm run worker`. Stateless; run as many as the load needs. */
-import { loadConfig, refuseUnsafeProductionSecrets } from '../domain/config.js';
-import { openStores } from '../db/connect.js';
-import { existsSync } from 'node:fs';
-import { createLogger } from '../telemetry/log.js';
-import { scrapeText, startMetricsServer } from '../telemetry/metricsServer.js';
-import { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } from './worker.js';
-import { startHealthServer } from './health.js';
-import { ensureMediaRetentionSchedule, ensureRetentionSchedule, ensureTokenRefreshSchedule, ensureWorkspaceEventsSchedule } from './schedules.js';
-import { installRuntime } from './telemetry.js';
+import { startTracing, stopTracing } from '../telemetry/tracing.js';
+
+// First, when OTEL_* names a collector: the instrumentations patch pg and http as they load.
+startTracing('worker');
+const { loadConfig, refuseUnsafeProductionSecrets } = await import('../domain/config.js');
+const { openStores } = await import('../db/connect.js');
+const { existsSync } = await import('node:fs');
+const { createLogger } = await import('../telemetry/log.js');
+const { scrapeText, startMetricsServer } = await import('../telemetry/metricsServer.js');
+const { BUILT_WORKFLOW_BUNDLE, RUNNING_COMPILED, createWorkers } = await import('./worker.js');
+const { startHealthServer } = await import('./health.js');
+const { ensureMediaRetentionSchedule, ensureRetentionSchedule, ensureTokenRefreshSchedule, ensureWorkspaceEventsSchedule } = await import('./schedules.js');
+const { installRuntime } = await import('./telemetry.js');
 
 refuseUnsafeProductionSecrets();
 const config = loadConfig();
@@ -49,7 +53,7 @@ const stop = async () => {
   log.info('worker shutting down');
   health?.close();
   await set.shutdown();
-  await Promise.allSettled([stores.close(), metrics?.close()]);
+  await Promise.allSettled([stores.close(), metrics?.close(), stopTracing()]);
   process.exit(0);
 };
 process.once('SIGINT', stop);

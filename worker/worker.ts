@@ -14,6 +14,7 @@ import { createActivities, type ActivityDeps } from '../activities/index.js';
 import { dataConverterOf } from '../domain/payloadCodec.js';
 import { activityLogContext, jobSinks } from './telemetry.js';
 import { activityOrmContext } from './ormContext.js';
+import { tracingActivityInterceptors, tracingWorkflowSinks } from '../telemetry/tracing.js';
 
 /** True when running the JavaScript that `npm run build` wrote to `dist/` (not the sources through tsx). */
 export const RUNNING_COMPILED = import.meta.url.endsWith('.js');
@@ -42,9 +43,9 @@ export interface WorkerSet {
   shutdown(): Promise<void>;
 }
 
-/** Every activity runs inside these: its log context and its own MikroORM RequestContext. */
+/** Every activity runs inside these: its span (when tracing), its log context and its own MikroORM RequestContext. */
 export function activityInterceptors(deps: Pick<ActivityDeps, 'orm'> & Partial<Pick<ActivityDeps, 'log'>>) {
-  return [activityLogContext(deps.log), activityOrmContext(deps.orm)];
+  return [...tracingActivityInterceptors(), activityLogContext(deps.log), activityOrmContext(deps.orm)];
 }
 
 export async function createWorkers(
@@ -66,7 +67,7 @@ export async function createWorkers(
         activities,
         dataConverter,
         interceptors: { activity: activityInterceptors(deps), ...(suffix === '' && workflowModules ? { workflowModules } : {}) },
-        sinks: jobSinks,
+        sinks: { ...jobSinks, ...tracingWorkflowSinks() },
         ...(suffix === '' ? workflowSource : {}),
         shutdownGraceTime: '5 seconds',
         ...extra,

@@ -1,9 +1,11 @@
 /**
- * Request duration by method, route template (`/contacts/{id}`, never the raw path) and status.
+ * Request duration by method, route template (`/contacts/{id}`, never the raw path) and status;
+ * the same template names the request's trace span.
  * Mounted first, so the status is the one the client got (errors already turned into answers).
  */
 import type Koa from 'koa';
 import { httpRequestDuration } from '../../telemetry/metrics.js';
+import { recordHttpRoute } from '../../telemetry/tracing.js';
 
 /** `/contacts/:id` → `/contacts/{id}`, as the OpenAPI document names it; once per route. */
 const templates = new Map<string, string>();
@@ -23,6 +25,7 @@ export function httpMetrics(): Koa.Middleware {
       // Paths no route serves (404, 405 before routing) share one label: they are not a template.
       const route = typeof matched === 'string' ? template(matched) : '(unmatched)';
       end({ method: ctx.method, route, status: String(ctx.status) });
+      recordHttpRoute(route);
     }
   };
 }

@@ -178,7 +178,8 @@ describe('docker-compose.yml', () => {
       expect(env.SERVER_SECRET, name).toMatch(/^\$\{SERVER_SECRET:\?/);
       expect(env.ENCRYPTION_KEY, name).toMatch(/^\$\{ENCRYPTION_KEY:\?/);
       for (const key of Object.keys(env)) {
-        if (['NODE_ENV', 'NODE_OPTIONS'].includes(key)) continue;
+        // OTEL_*: read by the OpenTelemetry SDK (telemetry/tracing.ts).
+        if (['NODE_ENV', 'NODE_OPTIONS'].includes(key) || key.startsWith('OTEL_')) continue;
         expect(configSource.includes(`env.${key}`) || configSource.includes(`'${key}'`), `${key} is read by domain/config.ts`).toBe(true);
       }
     }

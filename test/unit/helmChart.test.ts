@@ -106,9 +106,9 @@ describe('Helm chart', () => {
         for (const secret of ['DATABASE_URL', 'SERVER_SECRET', 'ENCRYPTION_KEY', 'S3_ACCESS_KEY', 'S3_SECRET_KEY', 'TEMPORAL_API_KEY']) {
           expect(env.get(secret)?.valueFrom?.secretKeyRef?.name, secret).toBe('contact-data-api');
         }
-        // Every setting is one the processes read.
+        // Every setting is one the processes read (OTEL_*: the OpenTelemetry SDK, telemetry/tracing.ts).
         const readers = ['domain/config.ts', 'infra/temporalConnection.ts', 'db/pgConnection.ts'].map((f) => readFileSync(join(ROOT_DIR, f), 'utf8')).join('\n');
-        for (const name of env.keys()) if (name !== 'NODE_ENV') expect(readers.includes(`env.${name}`) || readers.includes(`'${name}'`), `${name} is read`).toBe(true);
+        for (const name of env.keys()) if (name !== 'NODE_ENV' && !name.startsWith('OTEL_')) expect(readers.includes(`env.${name}`) || readers.includes(`'${name}'`), `${name} is read`).toBe(true);
         expect(env.get('TEMPORAL_TLS_CERT_FILE').value).toBe('/etc/temporal-tls/tls.crt');
         // Temporal Cloud's server certificate is public: no CA file unless serverCA says so.
         expect(env.has('TEMPORAL_TLS_CA_FILE')).toBe(false);
@@ -116,6 +116,17 @@ describe('Helm chart', () => {
         expect(env.get('S3_PATH_STYLE').value).toBe('false');
         expect(env.get('API_DB_POOL_MAX').value).toBe('8');
       }
+    }
+  });
+
+  it('tracing: off by default; tracing.otlpEndpoint reaches every pod with its sampler, the OTLP headers from the Secret', () => {
+    const envOf = (docs: any[]) => [...byKind(docs, 'Deployment'), ...byKind(docs, 'Job')].map((d) => d.spec.template.spec.containers[0].env as any[]);
+    for (const env of envOf(render().docs)) expect(env.find((e) => e.name === 'OTEL_EXPORTER_OTLP_ENDPOINT')).toBeUndefined();
+    const traced = envOf(render('tracing: { otlpEndpoint: "http://otel-collector:4318", samplerArg: "0.1" }\n').docs);
+    for (const env of traced) {
+      expect(env.find((e) => e.name === 'OTEL_EXPORTER_OTLP_ENDPOINT').value).toBe('http://otel-collector:4318');
+      expect(env.find((e) => e.name === 'OTEL_TRACES_SAMPLER_ARG').value).toBe('0.1');
+      expect(env.find((e) => e.name === 'OTEL_EXPORTER_OTLP_HEADERS').valueFrom.secretKeyRef).toMatchObject({ key: 'OTEL_EXPORTER_OTLP_HEADERS', optional: true });
     }
   });
 

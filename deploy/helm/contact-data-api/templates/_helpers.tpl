@@ -30,7 +30,7 @@ env:
     valueFrom:
       secretKeyRef: { name: {{ $.Values.existingSecret }}, key: {{ $key }} }
 {{- end }}
-{{- range $key := list "ENCRYPTION_PREVIOUS_KEYS" "TEMPORAL_API_KEY" "METRICS_TOKEN" }}
+{{- range $key := list "ENCRYPTION_PREVIOUS_KEYS" "TEMPORAL_API_KEY" "METRICS_TOKEN" "OTEL_EXPORTER_OTLP_HEADERS" }}
   - name: {{ $key }}
     valueFrom:
       secretKeyRef: { name: {{ $.Values.existingSecret }}, key: {{ $key }}, optional: true }
@@ -128,6 +128,11 @@ DISCOVERY_ENGINE: {{ .Values.discovery.engine | quote }}
 {{- if eq .Values.discovery.engine "opensearch" }}
 OPENSEARCH_URL: {{ required "discovery.opensearch.url is required with discovery.engine=opensearch" .Values.discovery.opensearch.url | quote }}
 OPENSEARCH_INDEX_PREFIX: {{ .Values.discovery.opensearch.indexPrefix | quote }}
+{{- end }}
+{{- with .Values.tracing.otlpEndpoint }}
+OTEL_EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
+OTEL_TRACES_SAMPLER: {{ $.Values.tracing.sampler | quote }}
+OTEL_TRACES_SAMPLER_ARG: {{ $.Values.tracing.samplerArg | quote }}
 {{- end }}
 {{- range $k, $v := .Values.extraEnv }}
 {{ $k }}: {{ $v | quote }}
