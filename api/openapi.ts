@@ -125,7 +125,12 @@ const ErrorEnvelopeSchema = () => JSON.parse(JSON.stringify(sharedSchemas.find((
 const readsJsonBody = (r: RouteDef) => r.contentType !== 'multipart/form-data' && (!!r.body || ['post', 'patch', 'put'].includes(r.method));
 
 /** No body at all reads as `{}`, so a body is required only when its schema requires a property. */
-const bodyRequired = (schema: TSchema | undefined) => !!schema && (schema.type !== 'object' || (Array.isArray(schema.required) && schema.required.length > 0));
+/**
+ * A body is required when the server would refuse its absence: a missing JSON body is read as `{}`,
+ * so an object with required properties, a minimum property count or alternatives (`anyOf`) needs one.
+ */
+export const bodyRequired = (schema: TSchema | undefined) =>
+  !!schema && (schema.type !== 'object' || (Array.isArray(schema.required) && schema.required.length > 0) || (schema.minProperties ?? 0) > 0 || Array.isArray(schema.anyOf));
 
 /**
  * TypeBox emits `$ref: "Condition"`; OpenAPI wants `#/components/schemas/Condition`. Every schema
@@ -361,7 +366,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
       };
       if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
       if (r.contentType === 'multipart/form-data') {
-        op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } }, required: ['file'] } } } };
+        op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] } } } };
       }
       (paths[published.get(r)!.path] ??= {})[r.method] = op;
     }

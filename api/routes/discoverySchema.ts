@@ -4,7 +4,7 @@
  */
 import { defineRoute } from '../route.js';
 import type { AppDeps } from '../deps.js';
-import { OptionList, OptionsQuery, SuggestionsQuery, V2SchemaResponse, VerifiedSchemaResponse } from '../schemas/discovery.js';
+import { OptionList, V2SchemaResponse, VerifiedSchemaResponse, v2OptionsQuery, verifiedOptionsQuery, verifiedSuggestionsQuery } from '../schemas/discovery.js';
 import { GROUP_OPERATORS, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 import {
   VERIFIED_INPUTS,
@@ -73,7 +73,7 @@ export const discoverySchemaRoutes = ENTITIES.flatMap((entity) => [
   defineRoute({
     method: 'get', path: `/schema/discovery-search-v2/${entity}/options`, tag: 'Schema',
     summary: `Values of a ${entity} discovery field, most frequent first`,
-    query: OptionsQuery, responses: { 200: OptionList }, errors: [400, 401, 500],
+    query: v2OptionsQuery(entity), responses: { 200: OptionList }, errors: [400, 401, 500],
     handler: async ({ query, deps }) => {
       const known = v2SchemaItems(entity).some((i) => i.name === query.field);
       if (!known) throw invalidField('/field', `unknown field ${query.field}; see GET /schema/discovery-search-v2/${entity}`);
@@ -98,7 +98,7 @@ export const discoverySchemaRoutes = ENTITIES.flatMap((entity) => [
   defineRoute({
     method: 'get', path: `/schema/verified-discovery/${entity}/options`, tag: 'Schema',
     summary: `Option list of a verified ${entity} input`,
-    query: OptionsQuery, responses: { 200: OptionList }, errors: [400, 401, 500],
+    query: verifiedOptionsQuery(entity), responses: { 200: OptionList }, errors: [400, 401, 500],
     handler: async ({ query, deps }) => {
       const child = childOptions(entity, query.field);
       if (child) return { data: child };
@@ -112,7 +112,7 @@ export const discoverySchemaRoutes = ENTITIES.flatMap((entity) => [
   defineRoute({
     method: 'get', path: `/schema/verified-discovery/${entity}/suggestions`, tag: 'Schema',
     summary: `Type-ahead suggestions for a verified ${entity} input`,
-    query: SuggestionsQuery, responses: { 200: OptionList }, errors: [400, 401, 500],
+    query: verifiedSuggestionsQuery(entity), responses: { 200: OptionList }, errors: [400, 401, 500],
     handler: async ({ query, deps }) => {
       const def = verifiedInput(entity, query.field);
       if (!def) throw invalidField('/field', `unknown input ${query.field}; see GET /schema/verified-discovery/${entity}`);

@@ -24,6 +24,17 @@ export function KeyedRecord<V extends TSchema>(
 /** Default key rule: no control characters (C0, DEL, C1). */
 export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
 
+/**
+ * An email address as contact writes check it (domain/contactMapping.ts `EMAIL` after trim):
+ * `local@domain.tld` without white space, surrounding white space allowed. The class spells out
+ * JavaScript's `\s` (what `trim` removes), so a generator whose `\s` differs (Python's) agrees.
+ */
+const WS = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+const NOT_WS_OR_AT = '[^@\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+export const EMAIL_PATTERN = `^${WS}*${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+${WS}*$`;
+/** The same, or empty / white space only (a value that clears the field). */
+export const EMAIL_OR_BLANK_PATTERN = `^${WS}*(${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+)?${WS}*$`;
+
 /** A name or identifier a person reads: at least one character that is not white space. */
 const NON_BLANK = '\\S';
 export function NonBlankString(opts: { minLength?: number; maxLength: number; description?: string }): TString {

@@ -1,7 +1,7 @@
 /** Request and response shapes of the Contacts group (API-SPEC "Contacts", DESIGN §3-4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, GroupedCondition, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -83,8 +83,8 @@ export const PatchContactBody = Type.Object(
     fullName: Type.Optional(NullableString),
     title: Type.Optional(NullableString),
     pronet: Type.Optional(NullableString),
-    workEmail: Type.Optional(NullableString),
-    emails: Type.Optional(Type.Array(Type.String({ maxLength: 320 }), { maxItems: 50 })),
+    workEmail: Type.Optional(Type.Union([Type.String({ maxLength: 320, pattern: EMAIL_OR_BLANK_PATTERN, examples: ['ada@analytical.example'], description: 'An email address; empty clears it' }), Type.Null()])),
+    emails: Type.Optional(Type.Array(Type.String({ maxLength: 320, pattern: EMAIL_PATTERN, examples: ['ada@analytical.example'], description: 'An email address' }), { maxItems: 50 })),
     company: Type.Optional(
       Type.Object(
         {
@@ -141,7 +141,11 @@ export const BulkUpsertBody = Type.Object(
     segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     webhookConfiguration: Type.Optional(Type.Ref(WebhookConfiguration)),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // The handler's rule: rows, or a file (then `contactsData` is `[]`).
+    anyOf: [{ properties: { contactsData: { minItems: 1 } } }, { required: ['contactsFile'] }],
+  },
 );
 export type BulkUpsertBody = Static<typeof BulkUpsertBody>;
 

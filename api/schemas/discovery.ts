@@ -2,7 +2,10 @@
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
-import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION } from '../../domain/discoveryCatalog.js';
+import {
+  VERIFIED_INPUTS, VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION, childOptions, hasSuggestions, v2OptionsColumn, v2SchemaItems,
+  type DiscoveryEntity,
+} from '../../domain/discoveryCatalog.js';
 import { V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -89,9 +92,9 @@ export const CompanyV2Page = Type.Object({ data: Type.Array(CompanyItem), meta: 
 // ---------------------------------------------------------------------------------------------
 // verified search
 
-export const InputFieldMappingEntry = Type.Object(
+export const inputFieldMappingEntry = (entity: DiscoveryEntity) => Type.Object(
   {
-    sourceFieldName: Type.String({ minLength: 1, maxLength: 200, description: 'A `name` from the verified schema' }),
+    sourceFieldName: Type.Unsafe<string>({ type: 'string', enum: VERIFIED_INPUTS[entity].map((d) => d.name), description: `A \`name\` from GET /schema/verified-discovery/${entity}` }),
     userInput: Type.Unknown({ description: "Value shaped like the field's `exampleUserInput`" }),
   },
   { additionalProperties: false },
@@ -103,7 +106,7 @@ export const verifiedBody = (entity: 'company' | 'contact') =>
       page: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_PAGE, default: 1, description: `1-based page number, at most ${VERIFIED_MAX_PAGE}` })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_LIMIT, default: VERIFIED_MAX_LIMIT, description: `Rows per page, at most ${VERIFIED_MAX_LIMIT}` })),
       fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
-      inputFieldMapping: Type.Optional(Type.Array(InputFieldMappingEntry, { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
+      inputFieldMapping: Type.Optional(Type.Array(inputFieldMappingEntry(entity), { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
     },
     { additionalProperties: false, description: `${VERIFIED_RANKING_DOC[entity]} No sort and no cursor: pages are numbered.` },
   );
@@ -135,22 +138,42 @@ export type ImportVerifiedCompaniesBody = Static<typeof ImportVerifiedCompaniesB
 const OptionItem = Type.Object({ label: Type.String(), value: Type.Unknown() });
 export const OptionList = Type.Object({ data: Type.Array(OptionItem) });
 
-export const OptionsQuery = Type.Object(
-  {
-    field: Type.String({ minLength: 1, maxLength: 300, description: 'The field whose values are listed' }),
-    q: Type.Optional(Type.String({ maxLength: 200, description: 'Only values containing this text (case-insensitive)' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-  },
-  { additionalProperties: false },
-);
-export const SuggestionsQuery = Type.Object(
-  {
-    field: Type.String({ minLength: 1, maxLength: 300 }),
-    q: Type.String({ minLength: 1, maxLength: 200, description: 'Text typed so far' }),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
-  },
-  { additionalProperties: false },
-);
+/** A `field` query parameter whose values are a fixed catalog: the document lists them all. */
+const fieldOf = (names: string[], description: string) =>
+  Type.Unsafe<string>({ type: 'string', enum: [...new Set(names)].sort(), description });
+
+const optionsQuery = (field: ReturnType<typeof fieldOf>) =>
+  Type.Object(
+    {
+      field,
+      q: Type.Optional(Type.String({ maxLength: 200, description: 'Only values containing this text (case-insensitive)' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+    },
+    { additionalProperties: false },
+  );
+/** Options of a v2 discovery field: only the fields that have an option list (the others are free text or numbers). */
+export const v2OptionsQuery = (entity: DiscoveryEntity) =>
+  optionsQuery(fieldOf(v2SchemaItems(entity).filter((i) => v2OptionsColumn(entity, i.name)).map((i) => i.name), `A field of GET /schema/discovery-search-v2/${entity} that has an option list`));
+/** Options of a verified input: the inputs with an option list, and the boolean child fields. */
+export const verifiedOptionsQuery = (entity: DiscoveryEntity) =>
+  optionsQuery(
+    fieldOf(
+      [
+        ...VERIFIED_INPUTS[entity].filter((d) => d.options).map((d) => d.name),
+        ...VERIFIED_INPUTS[entity].flatMap((d) => (d.childFields ?? []).filter((c) => childOptions(entity, c.name)).map((c) => c.name)),
+      ],
+      `An input of GET /schema/verified-discovery/${entity} that has an option list`,
+    ),
+  );
+export const verifiedSuggestionsQuery = (entity: DiscoveryEntity) =>
+  Type.Object(
+    {
+      field: fieldOf(VERIFIED_INPUTS[entity].filter(hasSuggestions).map((d) => d.name), `An input of GET /schema/verified-discovery/${entity} that takes text to suggest for`),
+      q: Type.String({ minLength: 1, maxLength: 200, description: 'Text typed so far' }),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
+    },
+    { additionalProperties: false },
+  );
 
 export const V2SchemaItem = Type.Object({
   name: Type.String(),

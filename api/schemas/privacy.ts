@@ -2,8 +2,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { WebhookConfiguration } from './common.js';
 
-const Emails = Type.Array(Type.String({ minLength: 3, maxLength: 320, description: 'Email address' }), { maxItems: 100 });
+// `@` is the server's whole test of an email here (domain/identity.ts normalizeEmail): the schema says so.
+const Emails = Type.Array(Type.String({ minLength: 3, maxLength: 320, pattern: '@', description: 'Email address (contains `@`)' }), { maxItems: 100 });
 const ProfileUrls = Type.Array(Type.String({ minLength: 1, maxLength: 2048, description: 'Profile URL (any form: it is normalised)' }), { maxItems: 100 });
+
+/** At least one identifier of the person: the handler's rule, said where a client can read it. */
+export const PERSON_IDENTIFIED = (['contactIds', 'emails', 'profileUrls'] as const).map((k) => ({ required: [k], properties: { [k]: { minItems: 1 } } }));
 
 export const ErasureRequestBody = Type.Object(
   {
@@ -14,7 +18,7 @@ export const ErasureRequestBody = Type.Object(
   },
   {
     additionalProperties: false,
-    
+    anyOf: PERSON_IDENTIFIED,
     description: 'Identifiers of one person: at least one contact id, email or profile URL',
     examples: [{ emails: ['jane.doe@example.com'], profileUrls: ['https://www.pronet.example/in/jane-doe/'] }],
   },
@@ -28,8 +32,12 @@ export const SuppressionBody = Type.Object(
   },
   {
     additionalProperties: false,
-    
-    description: 'Identifiers to put on the do-not-contact list (stored as keyed hashes only)',
+    // At least one identifier: the handler's rule, said where a client can read it.
+    anyOf: [
+      { required: ['emails'], properties: { emails: { minItems: 1 } } },
+      { required: ['profileUrls'], properties: { profileUrls: { minItems: 1 } } },
+    ],
+    description: 'Identifiers to put on the do-not-contact list (stored as keyed hashes only): at least one email or profile URL',
     examples: [{ emails: ['jane.doe@example.com'] }],
   },
 );

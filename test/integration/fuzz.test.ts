@@ -33,7 +33,19 @@ beforeAll(async () => {
   // The worker runs as its own process so a crash the fuzzer causes shows as a changed pid.
   // The per-IP limit for keyless requests is lifted like the per-key one (the harness sets that):
   // the fuzzer sends thousands of keyless probes, and `ignored_auth` expects 401, not 429.
-  app = await startTestApp({ workerMode: 'process', env: { ANON_RATE_LIMIT_PER_MINUTE: '1000000' }, apiLog: accessLog });
+  // The operator's OAuth apps are configured, as in a deployment that offers connecting: without
+  // them POST /integrations/oauth/authorize answers 400 `oauth_app_not_configured` to every valid
+  // body (positive_data_acceptance). Authorizing only builds the consent URL; nothing is called.
+  app = await startTestApp({
+    workerMode: 'process',
+    env: {
+      ANON_RATE_LIMIT_PER_MINUTE: '1000000',
+      OAUTH_REDIRECT_URL: 'https://app.example.com/integrations/oauth/callback',
+      X_CLIENT_ID: 'fuzz-x', X_CLIENT_SECRET: 'fuzz-x-secret',
+      LINKEDIN_CLIENT_ID: 'fuzz-li', LINKEDIN_CLIENT_SECRET: 'fuzz-li-secret',
+    },
+    apiLog: accessLog,
+  });
 });
 afterAll(() => app?.close());
 

@@ -1,0 +1,58 @@
+"""schemathesis hooks for scripts/fuzz.ts (loaded through the `hooks` key of its config).
+
+`positive_data_acceptance` says: what the document calls valid, the server accepts. Two kinds of
+refusal depend on state a JSON Schema cannot hold, and are handled here, each narrowly:
+
+1. A reused `Idempotency-Key`. The generator draws header values from a small space, so two cases
+   of one operation often share a key with different bodies, which the contract answers 422
+   `idempotency_key_reused` (DESIGN §3). A status list cannot excuse that without excusing every
+   other 422, so each valid case gets a fresh key, as a real client does (`map_case`). Replays of
+   one key are covered by the integration tests (jobs, media, enrichment); invalid (negative)
+   cases keep the drawn key.
+2. A value only the server issues or only the network decides, answered with a stable code that
+   says so (`filter_failure`, for this check only and only for these codes):
+   - `invalid_pagination_token`: an opaque, signed token from an earlier page; no schema-valid
+     string is one unless this API minted it.
+   - `oauth_state_invalid`: the one-time `state` of an authorization this API started.
+   - `import_failed`: the remote server of a media import answered with an error (its verdict).
+   - `url_not_allowed` for a host that does not resolve or resolves to a private or reserved
+     address: the outbound guard's verdict on DNS at request time (the fuzzer's hosts, such as
+     example.com, do not resolve in a sandbox). A URL the guard refuses for its shape (scheme,
+     credentials, port 0) is still reported. Likewise an `apiBaseUrl` outside the operator's
+     `PROVIDER_BASE_URL_ALLOW_LIST`: a deployment setting, not a property of the data.
+"""
+import json
+import uuid
+
+import schemathesis
+
+SERVER_STATE_CODES = {"invalid_pagination_token", "oauth_state_invalid", "import_failed"}
+DEPLOYMENT_VERDICTS = ("does not resolve", "a private or reserved address", "(PROVIDER_BASE_URL_ALLOW_LIST)")
+
+
+@schemathesis.hook
+def map_case(context, case):
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or not case.headers:
+        return case
+    for name in list(case.headers):
+        if name.lower() == "idempotency-key":
+            case.headers[name] = str(uuid.uuid4())
+    return case
+
+
+@schemathesis.hook
+def filter_failure(context, failure, case, response):
+    """False drops the failure: a valid-looking value the server could not have issued."""
+    if getattr(failure, "code", None) != "ST202" or response is None or response.status_code != 400:
+        return True
+    try:
+        error = json.loads(response.content)["error"]
+    except (ValueError, KeyError, TypeError):
+        return True
+    code = error.get("code")
+    if code in SERVER_STATE_CODES:
+        return False
+    if code == "url_not_allowed" and any(v in error.get("message", "") for v in DEPLOYMENT_VERDICTS):
+        return False
+    return True
