@@ -19,7 +19,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { EnrichmentSlice } from '../domain/enrichment.js';
 import type { BulkEnrichmentSummary, BulkStop, RowLookupInput, RowSliceTrace, RowTrace } from '../domain/bulkEnrichment.js';
 import { ENRICHMENT_SLICES } from '../domain/pricing.js';
-import { COMPANY_JOIN, joinSql } from '../domain/contactCatalog.js';
+import { COMPANY_JOIN, joinSql } from './contactColumns.js';
 import { normalizeEmail } from '../domain/identity.js';
 import { workspaceId } from './platform.js';
 import { Contact } from './contacts.js';

@@ -10,7 +10,8 @@ import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { outputValue } from '../domain/conditions.js';
 import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledWhere } from './conditionSql.js';
-import { SOURCES_SQL, contactCatalog, joinSql, type ContactCatalog } from '../domain/contactCatalog.js';
+import { contactCatalog, type ContactCatalog } from '../domain/contactCatalog.js';
+import { SOURCES_SQL, contactColumns, joinSql } from './contactColumns.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
 import { isUuid } from '../domain/ids.js';
 import { CustomFieldDefinition } from './contacts.js';
@@ -138,7 +139,7 @@ export interface Page {
 
 /** One page of active contacts matching the body, with keyset tokens bound to the query. */
 export async function listContacts(q: Queryable, body: ListInput, opts: ListOptions): Promise<Page> {
-  const { catalog } = opts;
+  const catalog = contactColumns(opts.catalog);
   const { scope } = opts;
   const where = compileWhere(catalog, body);
   const sort = compileSort(catalog, body.sort);
@@ -195,8 +196,9 @@ export async function uniqueValues(
   body: { groupByField: string; conditions?: unknown; groupedCondition?: unknown; limit?: number },
   opts: { workspaceId: string; catalog: ContactCatalog },
 ): Promise<{ value: unknown; count: number }[]> {
-  const where = compileWhere(opts.catalog, body);
-  const group = compileGroupBy(opts.catalog, body.groupByField);
+  const catalog = contactColumns(opts.catalog);
+  const where = compileWhere(catalog, body);
+  const group = compileGroupBy(catalog, body.groupByField);
   const joins = new Set([...where.joins, ...group.joins]);
   const r = await q.query<{ value: unknown; count: number }>(
     compileSql(sql`select v as value, count(*)::int as count

@@ -15,6 +15,8 @@ import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog, personCatalo
 import type { DiscoveryConfig } from '../domain/config.js';
 import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, PEOPLE_MAPPINGS } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
+import { companySearchColumns, contactSearchColumns, personColumns } from './discoveryColumns.js';
+import type { SqlField } from './conditionSql.js';
 
 type Query = Record<string, unknown>;
 
@@ -188,7 +190,7 @@ export async function searchIds(
 const BATCH = 2000;
 
 /** The select list of a catalog's filter values (`"<path>"` each), as the index stores them. */
-function docSelect(fields: CatalogField[]): string {
+function docSelect(fields: SqlField[]): string {
   return fields
     .map((f) => {
       const expr = f.type === 'date' ? `(extract(epoch from ${f.sql}) * 1000000)::bigint::text` : f.sql;
@@ -214,7 +216,7 @@ function docOf(row: Record<string, unknown>, fields: CatalogField[], docId?: str
   return doc;
 }
 
-const companyFields = companySearchCatalog.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
+const companyFields = companySearchColumns.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
 
 /** Reads documents of `entity` from the ds_* tables by id (all of them in id order, or the named ones). Raw SQL: the catalog's expressions. */
 async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<Record<string, unknown>[]> {
@@ -225,7 +227,7 @@ async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[
     if (entity === 'contact') {
       // raw SQL: the catalog's filter expressions over the search's own FROM.
       const r = await db.query<Record<string, unknown>>(
-        `select p.id::text as id, ${docSelect(contactSearchCatalog.fields)} from ds_people p left join ds_companies c on c.id = p.company_id
+        `select p.id::text as id, ${docSelect(contactSearchColumns.fields)} from ds_people p left join ds_companies c on c.id = p.company_id
          where p.id > $1::uuid and ${idFilter('p')} order by p.id limit ${BATCH}`,
         params,
       );
@@ -242,7 +244,7 @@ async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[
       const ids = r.rows.map((row) => String(row.id));
       // raw SQL: the person catalog's filter expressions of these companies' people.
       const ppl = await db.query<Record<string, unknown>>(
-        `select p.company_id::text as company_id, ${docSelect(personCatalog.fields)} from ds_people p where p.company_id = any($1::uuid[]) order by p.id`,
+        `select p.company_id::text as company_id, ${docSelect(personColumns.fields)} from ds_people p where p.company_id = any($1::uuid[]) order by p.id`,
         [ids],
       );
       const byCompany = new Map<string, Record<string, unknown>[]>();

@@ -2,28 +2,15 @@
  * SQL of the discovery search over the global ds_* tables (raw SQL: the hot path).
  *
  * v2 searches compile `conditions` / `groupedCondition` / `fields` with the shared compiler
- * (domain/conditions.ts) over the catalogs of domain/discoveryCatalog.ts, page by keyset on the
+ * (db/conditionSql.ts) over the catalogs of db/discoveryColumns.ts, page by keyset on the
  * record id (tokens of domain/pagination.ts, bound to the query) and count exactly.
  * Verified searches rank (see VERIFIED_RANKING_DOC) and page by page number.
  */
 import { sql } from 'kysely';
-import { type Condition, type FieldCatalog, type ConditionNode, writeOutput, catalogOf } from '../domain/conditions.js';
-import { bound, compileFields, type Fragment, joinedBy, compileSort, compileWhere, keysetPredicate, reverseOrder, type Projection } from './conditionSql.js';
-import {
-  COMPANY_PREFIX,
-  DEFAULT_FIELDS,
-  JOIN_SQL,
-  PERSON_COPIES,
-  PERSON_PREFIX,
-  SENIORITY_RANK_SQL,
-  VERIFIED_DEFAULT_FIELDS,
-  VERIFIED_RESULT_FIELDS,
-  companySearchCatalog,
-  contactSearchCatalog,
-  personCatalog,
-  type DiscoveryEntity,
-  type VerifiedFilters,
-} from '../domain/discoveryCatalog.js';
+import { type Condition, type ConditionNode, writeOutput } from '../domain/conditions.js';
+import { bound, compileFields, type Fragment, joinedBy, compileSort, compileWhere, keysetPredicate, reverseOrder, sqlCatalogOf, type Projection, type SqlCatalog } from './conditionSql.js';
+import { COMPANY_PREFIX, DEFAULT_FIELDS, PERSON_PREFIX, VERIFIED_DEFAULT_FIELDS, VERIFIED_RESULT_FIELDS, type DiscoveryEntity, type VerifiedFilters } from '../domain/discoveryCatalog.js';
+import { JOIN_SQL, PERSON_COPIES, SENIORITY_RANK_SQL, companySearchColumns, contactSearchColumns, personColumns, verifiedResultSql } from './discoveryColumns.js';
 import { InvalidInputError } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';
 import { DATASET_SCOPE, decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
@@ -87,7 +74,7 @@ const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
  * A leaf compiled by the shared compiler, which keeps a positive leaf bare (so PostgreSQL can use
  * the trigram, b-tree and GIN indexes) and puts a negated one in negation normal form.
  */
-function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, forEstimate: boolean): Fragment {
+function leafSql(catalog: SqlCatalog, leaf: ConditionNode, negated: boolean, forEstimate: boolean): Fragment {
   const l = leaf as Condition;
   if (forEstimate) {
     // Only EXPLAINed, never run: the planner sizes `not (…)` as the complement of the positive
@@ -120,10 +107,10 @@ function leafSql(catalog: FieldCatalog, leaf: ConditionNode, negated: boolean, f
  * `c.id in (select company_id from ds_people p where <their AND/OR>)`.
  */
 function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, forEstimate = false): Fragment {
-  const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
+  const catalog = entity === 'contact' ? contactSearchColumns : companySearchColumns;
   if (!isGroup(node)) {
     if (entity === 'company' && personOnly(node)) {
-      const inner = leafSql(personCatalog, node as ConditionNode, false, forEstimate);
+      const inner = leafSql(personColumns, node as ConditionNode, false, forEstimate);
       return negated ? sql`not (${peopleOf(inner)})` : peopleOf(inner);
     }
     return leafSql(catalog, node as ConditionNode, negated, forEstimate);
@@ -172,7 +159,7 @@ const peopleOf = (personSql: Fragment) => sql`c.id in (select p.company_id from 
  */
 function readsCompany(node: unknown): boolean {
   if (isGroup(node)) return node.conditions.some(readsCompany);
-  const field = contactSearchCatalog.get(String((node as { field?: unknown }).field));
+  const field = contactSearchColumns.get(String((node as { field?: unknown }).field));
   return field !== undefined && /\bc\./.test(field.sql);
 }
 
@@ -425,7 +412,7 @@ function companyFields(fields: string[]): Projection {
       `${fields[person]} is a person attribute: a company search returns company records only (person attributes filter them, in conditions); ask find-contacts-v2 for people`,
     );
   }
-  return compileFields(companySearchCatalog, fields);
+  return compileFields(companySearchColumns, fields);
 }
 
 /**
@@ -439,7 +426,7 @@ const PAGE_JOIN_SQL: Record<string, string> = { company: 'left join lateral (sel
 
 /** Compiles a v2 search (exported for the tests: whether it is read as a UNION). */
 export function compileV2(entity: DiscoveryEntity, input: V2SearchInput): Compiled {
-  const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
+  const catalog = entity === 'contact' ? contactSearchColumns : companySearchColumns;
   // Validation pass over the request as sent: 400s name the member by its JSON pointer.
   compileWhere(catalog, { conditions: input.conditions, groupedCondition: input.groupedCondition });
   const fields = input.fields ?? DEFAULT_FIELDS[entity];
@@ -499,13 +486,13 @@ async function estimateMatches(db: Queryable, c: Compiled): Promise<number> {
 }
 
 /** Keyset order of the materialised match ids (`m.id`). */
-const matchIdSort = compileSort(catalogOf([], 'm.id'), undefined);
+const matchIdSort = compileSort(sqlCatalogOf([], 'm.id'), undefined);
 
 /** find-contacts-v2 / find-companies-v2: one page plus the total (exact up to `exactCountLimit`). Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
 export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEntity, input: V2SearchInput, opts: V2SearchOptions): Promise<V2SearchPage> {
   const limit = input.limit ?? V2_DEFAULT_LIMIT;
   const c = compileV2(entity, input);
-  const catalog = entity === 'contact' ? contactSearchCatalog : companySearchCatalog;
+  const catalog = entity === 'contact' ? contactSearchColumns : companySearchColumns;
   const sort = compileSort(catalog, undefined);
   const fingerprint = queryFingerprint(DATASET_SCOPE, {
     search: `${entity}-v2`,
@@ -645,7 +632,7 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
     // own keys only: `constructor` or `__proto__` are names a client may send, not fields
     const def = Object.hasOwn(known, f) ? known[f] : undefined;
     if (!def) throw new InvalidInputError(['fields', i], `unknown field ${f}; one of ${Object.keys(known).join(', ')}`);
-    return { name: f, ...def };
+    return { name: f, ...def, sql: verifiedResultSql(def) };
   });
   const where = verifiedWhere(entity, input.filters);
   const whereReadsCompany = /\bc\./.test(compileSql(where).text);

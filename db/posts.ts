@@ -16,7 +16,7 @@ import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from './conditionSql.js';
 import { preparedQuery, runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
-import { postCatalog } from '../domain/postCatalog.js';
+import { postColumns } from './postColumns.js';
 import { Post, type SchedulingDB } from './social.js';
 import { acrossWorkspaces } from './tenancy.js';
 
@@ -213,8 +213,8 @@ export async function filterPostsPage(
   db: Queryable,
   q: { workspaceId: string; filter: { conditions?: unknown; groupedCondition?: unknown }; sort: unknown; from: { after: unknown[]; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number; keyOf: CompiledSort['keyOf'] }> {
-  const where = compileWhere(postCatalog, q.filter);
-  const sort = compileSort(postCatalog, q.sort);
+  const where = compileWhere(postColumns, q.filter);
+  const sort = compileSort(postColumns, q.sort);
   const filtered = postQueries.selectFrom('posts as p').where('p.workspace_id', '=', sql<string>`${q.workspaceId}::uuid`).where(sql<SqlBool>`(${where.sql})`);
   const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir) : sql`true`;
   const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;

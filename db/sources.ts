@@ -16,8 +16,8 @@ import type { RunFrequency } from '../domain/runFrequency.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { attachSourceToSegment } from './segmentLinks.js';
 import { sql, type Selectable, type SqlBool } from 'kysely';
-import { catalogOf, type CatalogField, type Condition } from '../domain/conditions.js';
-import { compileWhere } from './conditionSql.js';
+import type { Condition } from '../domain/conditions.js';
+import { compileWhere, sqlCatalogOf, type SqlField } from './conditionSql.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 
 // The rules and shapes of sources live in domain/ (one source of truth); re-exported for db users.
@@ -247,7 +247,7 @@ export async function updateSource(
 }
 
 /** Filterable fields of `POST /sources/filter-sources/{sourceType}`. */
-const meta = (key: string, label: string): CatalogField => ({
+const meta = (key: string, label: string): SqlField => ({
   path: `sourceMeta.${key}`,
   type: 'string',
   sql: `(s.source_meta->>'${key}')`,
@@ -255,7 +255,7 @@ const meta = (key: string, label: string): CatalogField => ({
   filteringSupported: true,
   label,
 });
-const SOURCE_CATALOG = catalogOf(
+const SOURCE_CATALOG = sqlCatalogOf(
   [
     { path: 'sourceIdentifier', type: 'string', sql: 's.source_identifier', output: ['sourceIdentifier'], filteringSupported: true },
     { path: 'refreshStatus', type: 'string', sql: 's.refresh_status', output: ['refreshStatus'], filteringSupported: true },

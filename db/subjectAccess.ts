@@ -13,7 +13,7 @@ import { inWorkspaceTransaction } from './tenancy.js';
 import { loadContactCatalog } from './contactRead.js';
 import { segmentMembershipWhere } from './segmentMembership.js';
 import { compileSql } from './sqlFragments.js';
-import { joinSql } from '../domain/contactCatalog.js';
+import { joinSql } from './contactColumns.js';
 
 /** Keyring context of the identifiers column: a value sealed for another use never opens here. */
 export const ACCESS_IDENTIFIERS_CONTEXT = 'access-identifiers';
@@ -130,7 +130,7 @@ export async function subjectAccessDocument(pool: Pool, workspaceId: string, con
     for (const s of segments.rows) {
       let where;
       try {
-        where = segmentMembershipWhere({ isDefault: s.is_default, segmentSources: s.segment_sources, conditions: s.conditions, groupedCondition: s.grouped_condition ?? undefined }, catalog, { contactIdSql: 'c.id' });
+        where = segmentMembershipWhere({ isDefault: s.is_default, segmentSources: s.segment_sources, conditions: s.conditions, groupedCondition: s.grouped_condition ?? undefined }, catalog);
       } catch {
         continue; // a stored condition the catalog no longer has: the segment matches nobody
       }

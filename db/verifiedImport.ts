@@ -10,7 +10,7 @@
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { SENIORITY_RANK_SQL } from '../domain/discoveryCatalog.js';
+import { SENIORITY_RANK_SQL } from './discoveryColumns.js';
 import { Company } from './contacts.js';
 import { DsCompany, DsPerson } from './dataset.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';

@@ -1,14 +1,39 @@
 /**
  * Conditions, fields and sort over a FIELD CATALOG (DESIGN §4): a map from a field path
- * (`contact.firstName`, `dsCompany.industry`, …) to its type, the column expression that yields it
- * (catalog code, compiled to SQL only in db/conditionSql.ts) and where its value goes in a
- * response item. This module holds what is pure: the catalog and condition shapes, the operators
- * each type admits, the limits, and the parsing of operand values and of stored values into
- * response values. The semantics of each operator are written beside the compiler.
+ * (`contact.firstName`, `dsCompany.industry`, …) to its type, its operators and where its value
+ * goes in a response item. This module holds what is pure: the catalog and condition shapes, the
+ * operators each type admits, the limits, the parsing of a request's `conditions` /
+ * `groupedCondition`, `fields`, `sort` and `groupByField` into a checked, typed tree
+ * (`parseWhere`, `pickFields`, `parseSort`, `groupByField`), and the parsing of operand values and
+ * of stored values into response values. The column each field reads and the SQL of the tree are
+ * db/ code (db/conditionSql.ts and the column maps beside it).
+ *
+ * Semantics
+ * - Root `conditions` are AND-ed with `groupedCondition`. Groups are `AND`, `OR`, `NOT` (NOT of
+ *   several children is NOT(c1 AND c2 …)); a group's `conditions` may hold groups.
+ * - A missing value matches no positive operator (`==`, `LIKE`, `IN`, `>`, `ALL` …) and every
+ *   negative one (`!=`, `NOT LIKE`, `NOT IN`). NOT is pushed down to the leaves (negation normal
+ *   form), so un-negated positive leaves compile to bare, index-friendly predicates.
+ * - string: `==` `!=` `LIKE` `NOT LIKE` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`. `==`/`IN` are
+ *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes
+ *   (a pattern ending in a single `\` is a 400). Empty means NULL or ''.
+ * - Per query: at most `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` of them `LIKE`/`NOT LIKE`
+ *   (each a scan of its column), groups `LIMITS.maxDepth` deep.
+ * - Numbers must be finite and fit the operand type (`int`, `bigint` columns: whole numbers in
+ *   range); dates must exist on the calendar (`2026-02-30` is a 400, not 2 March).
+ * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
+ *   `IS EMPTY` `IS NOT EMPTY`. Numbers may be sent as numeric strings; dates as ISO 8601.
+ * - boolean: `==` `!=` `IS EMPTY` `IS NOT EMPTY`.
+ * - uuid (id columns): `==` `!=` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`; values must be UUIDs.
+ * - multi (array values): `IN` (shares any value) `ALL` (holds every value) `NOT IN` (shares
+ *   none) `IS EMPTY` `IS NOT EMPTY` (empty = NULL or no element).
+ * Errors are 400 `validation_failed` whose detail path is the JSON pointer of the bad member
+ * (`/groupedCondition/conditions/1/operator`).
  */
 import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 import { invalidField } from './errors.js';
 import { isUuid } from './ids.js';
+import { likePatternProblem } from './like.js';
 
 export type FieldType = 'string' | 'number' | 'date' | 'boolean' | 'uuid' | 'multi';
 
@@ -16,13 +41,6 @@ export interface CatalogField {
   /** The `writeAccessPath` (what `fields`, `field`, `sort.field` and `groupByField` name). */
   path: string;
   type: FieldType;
-  /**
-   * SQL expression typed as the field type (text, numeric/int, timestamptz, boolean, text[]),
-   * used in WHERE, ORDER BY and GROUP BY.
-   */
-  sql: string;
-  /** SQL expression for the SELECT list when it differs from `sql` (e.g. a jsonb member). */
-  selectSql?: string;
   /** Where the value sits in a response item: `['company', 'companyName']`. */
   output: string[];
   /** The response value from the stored one (a stored `host/path` profile → `https://host/path`). */
@@ -37,34 +55,23 @@ export interface CatalogField {
   filteringSupported: boolean;
   /** Multi-value fields are never sortable; others are unless set to false. */
   sortable?: boolean;
-  /** Join keys this field needs; the caller turns them into JOIN clauses. */
-  joins?: string[];
-  /**
-   * `false` for a NOT NULL column: predicates are emitted bare (no `coalesce(…, false)`), so
-   * PostgreSQL can use an index on the column.
-   */
-  nullable?: boolean;
   label?: string;
   /**
-   * SQL type of the operands compared with this field (default by type: text, numeric,
-   * timestamptz, boolean, uuid). An int column with `cast: 'int'` keeps its b-tree usable.
+   * Integer type of the operands compared with this field (`smallint`, `int`, `bigint`), which
+   * bounds them; numbers are otherwise any finite value up to MAX_NUMERIC.
    */
   cast?: string;
 }
 
-export interface FieldCatalog {
+export interface FieldCatalog<F extends CatalogField = CatalogField> {
   /** Looks a path up; undefined when the path is not in the catalog. */
-  get(path: string): CatalogField | undefined;
-  /** SQL of the row id (every projected item carries `id`; the last sort key). */
-  idSql: string;
-  /** Cast of the id for keyset comparisons (default `uuid`). */
-  idCast?: string;
+  get(path: string): F | undefined;
 }
 
 /** A catalog over a fixed list of fields. */
-export function catalogOf(fields: CatalogField[], idSql: string, idCast = 'uuid'): FieldCatalog & { fields: CatalogField[] } {
+export function catalogOf<F extends CatalogField>(fields: F[]): FieldCatalog<F> & { fields: F[] } {
   const byPath = new Map(fields.map((f) => [f.path, f]));
-  return { fields, idSql, idCast, get: (p) => byPath.get(p) };
+  return { fields, get: (p) => byPath.get(p) };
 }
 
 export interface Condition {
@@ -188,4 +195,218 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
     o = o[k] as Record<string, unknown>;
   }
   o[path[path.length - 1]!] = value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// conditions → a checked tree in negation normal form
+
+/** One comparison of a leaf, operands checked and normalised (matchKey applied). */
+export type Predicate =
+  /** multi: shares any of (`IN`, `NOT IN`) / holds every one of (`ALL`) the values. */
+  | { op: 'overlaps' | 'contains'; values: string[] }
+  | { op: '=' | '>' | '>=' | '<' | '<='; value: string | number | boolean }
+  | { op: 'between'; low: string | number | boolean; high: string | number | boolean }
+  | { op: 'in'; values: (string | number | boolean)[] }
+  /** Case-insensitive LIKE pattern (checked by likePatternProblem). */
+  | { op: 'like'; pattern: string };
+
+/**
+ * A checked condition tree over the fields of a catalog, NOT already pushed down to the leaves.
+ * `negate` on a leaf means "true only when the predicate is known false" (NULL counts as false),
+ * which is how a missing value matches every negative operator.
+ */
+export type WhereTree<F extends CatalogField = CatalogField> =
+  | { kind: 'and'; children: WhereTree<F>[] }
+  | { kind: 'or'; children: WhereTree<F>[] }
+  | { kind: 'empty'; field: F; negate: boolean }
+  | { kind: 'compare'; field: F; predicate: Predicate; negate: boolean };
+
+export interface WhereOptions {
+  /** JSON pointers of the two inputs (defaults `/conditions`, `/groupedCondition`). */
+  conditionsPointer?: string;
+  groupedPointer?: string;
+}
+
+const isGroup = (v: Record<string, unknown>) => 'conditions' in v;
+
+/**
+ * Parses root `conditions` AND `groupedCondition` into one tree (an `and` of no children when
+ * there is no condition), refusing what breaks the rules above with a 400 naming the member.
+ */
+export function parseWhere<F extends CatalogField>(
+  catalog: FieldCatalog<F>,
+  input: { conditions?: unknown; groupedCondition?: unknown },
+  opts: WhereOptions = {},
+): WhereTree<F> {
+  const state = { leaves: 0, likes: 0 };
+  const parts: WhereTree<F>[] = [];
+  const cPtr = opts.conditionsPointer ?? '/conditions';
+  const gPtr = opts.groupedPointer ?? '/groupedCondition';
+  if (input.conditions !== undefined && input.conditions !== null) {
+    if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
+    input.conditions.forEach((c, i) => parts.push(parseNode(catalog, c, `${cPtr}/${i}`, state, 1, false)));
+  }
+  if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
+    if (!isObject(input.groupedCondition) || !isGroup(input.groupedCondition))
+      throw invalidField(gPtr, 'must be an object with operator and conditions');
+    parts.push(parseNode(catalog, input.groupedCondition, gPtr, state, 1, false));
+  }
+  return parts.length === 1 ? parts[0]! : { kind: 'and', children: parts };
+}
+
+function parseNode<F extends CatalogField>(
+  catalog: FieldCatalog<F>,
+  node: unknown,
+  ptr: string,
+  state: { leaves: number; likes: number },
+  depth: number,
+  negated: boolean,
+): WhereTree<F> {
+  if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
+  if (isGroup(node)) {
+    if (depth > LIMITS.maxDepth) throw invalidField(ptr, `groups may be nested at most ${LIMITS.maxDepth} deep`);
+    for (const k of Object.keys(node))
+      if (k !== 'operator' && k !== 'conditions') throw invalidField(`${ptr}/${k}`, 'is not a property of a grouped condition');
+    const op = typeof node.operator === 'string' ? node.operator.toUpperCase() : node.operator;
+    if (!GROUP_OPERATORS.includes(op as never))
+      throw invalidField(`${ptr}/operator`, `must be one of ${GROUP_OPERATORS.join(', ')}`);
+    if (!Array.isArray(node.conditions)) throw invalidField(`${ptr}/conditions`, 'must be an array');
+    if (node.conditions.length === 0) throw invalidField(`${ptr}/conditions`, 'must not be empty');
+    // Negation normal form: NOT is pushed down to the leaves (De Morgan), so positive leaves stay
+    // bare predicates that indexes can serve; NOT of several children is NOT(c1 AND c2 …).
+    const childNegated = op === 'NOT' ? !negated : negated;
+    const kids = node.conditions.map((c, i) => parseNode(catalog, c, `${ptr}/conditions/${i}`, state, depth + 1, childNegated));
+    // Joined with OR: an un-negated OR, a negated AND (¬(a∧b) = ¬a∨¬b), an un-negated NOT (¬a∨¬b).
+    const conj = op === 'AND' ? negated : !negated;
+    if (kids.length === 1) return kids[0]!;
+    return conj ? { kind: 'or', children: kids } : { kind: 'and', children: kids };
+  }
+  state.leaves++;
+  if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
+  return parseLeaf(catalog, node, ptr, negated, state);
+}
+
+function parseLeaf<F extends CatalogField>(
+  catalog: FieldCatalog<F>,
+  node: Record<string, unknown>,
+  ptr: string,
+  negated: boolean,
+  state: { likes: number },
+): WhereTree<F> {
+  for (const k of Object.keys(node))
+    if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
+  if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
+  const field = catalog.get(node.field);
+  if (!field) throw invalidField(`${ptr}/field`, `unknown field ${node.field}`);
+  if (!field.filteringSupported) throw invalidField(`${ptr}/field`, `${node.field} does not support filtering`);
+  if (typeof node.operator !== 'string') throw invalidField(`${ptr}/operator`, 'must be an operator string');
+  const op = node.operator.trim().toUpperCase().replace(/\s+/g, ' ');
+  const allowed = OPERATORS_BY_TYPE[field.type];
+  if (!allowed.includes(op))
+    throw invalidField(`${ptr}/operator`, `${node.operator} is not valid for ${field.type} field ${field.path}; use one of ${allowed.join(', ')}`);
+  const vPtr = `${ptr}/value`;
+  const value = node.value;
+
+  if (op === 'IS EMPTY' || op === 'IS NOT EMPTY') {
+    if (value !== undefined && value !== null) throw invalidField(vPtr, `must be omitted for ${op}`);
+    return { kind: 'empty', field, negate: (op === 'IS EMPTY') === negated };
+  }
+  // Leaves are in negation normal form: an un-negated positive predicate stays bare (NULL acts as
+  // false in AND/OR and WHERE, and indexes apply); a negated one must first turn NULL into false.
+  const positive = (predicate: Predicate): WhereTree<F> => ({ kind: 'compare', field, predicate, negate: negated });
+  const negative = (predicate: Predicate): WhereTree<F> => ({ kind: 'compare', field, predicate, negate: !negated });
+
+  if (field.type === 'multi') {
+    const values = stringList(value, vPtr);
+    if (op === 'IN') return positive({ op: 'overlaps', values });
+    if (op === 'ALL') return positive({ op: 'contains', values });
+    return negative({ op: 'overlaps', values }); // NOT IN
+  }
+  const scalar = (v: unknown, p: string) => scalarValue(field.type as Exclude<FieldType, 'multi'>, v, p, field.cast);
+  const key = (v: unknown, p: string) => {
+    const s = scalar(v, p);
+    return field.matchKey && typeof s === 'string' ? field.matchKey(s) : s;
+  };
+  switch (op) {
+    case '==':
+    case '!=': {
+      const pred = { op: '=', value: key(value, vPtr) } as const;
+      return op === '==' ? positive(pred) : negative(pred);
+    }
+    case '>':
+    case '>=':
+    case '<':
+    case '<=':
+      return positive({ op, value: scalar(value, vPtr) });
+    case 'BETWEEN': {
+      if (!Array.isArray(value) || value.length !== 2) throw invalidField(vPtr, 'must be an array [min, max]');
+      return positive({ op: 'between', low: scalar(value[0], `${vPtr}/0`), high: scalar(value[1], `${vPtr}/1`) });
+    }
+    case 'IN':
+    case 'NOT IN': {
+      if (!Array.isArray(value) || value.length === 0) throw invalidField(vPtr, 'must be a non-empty array');
+      if (value.length > LIMITS.maxListItems) throw invalidField(vPtr, `must not have more than ${LIMITS.maxListItems} items`);
+      const pred = { op: 'in', values: value.map((v, i) => key(v, `${vPtr}/${i}`)) } as const;
+      return op === 'IN' ? positive(pred) : negative(pred);
+    }
+    case 'LIKE':
+    case 'NOT LIKE': {
+      state.likes++;
+      if (state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
+      const pattern = String(scalar(value, vPtr));
+      const problem = likePatternProblem(pattern);
+      if (problem) throw invalidField(vPtr, problem);
+      const pred = { op: 'like', pattern } as const;
+      return op === 'LIKE' ? positive(pred) : negative(pred);
+    }
+  }
+  /* c8 ignore next */
+  throw invalidField(`${ptr}/operator`, `unsupported operator ${op}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// fields, sort, group by
+
+/**
+ * `fields` → the catalog fields they name, first mention kept. Every projected item carries `id`
+ * beside them. An unknown path is a 400 naming it (`/fields/2`).
+ */
+export function pickFields<F extends CatalogField>(catalog: FieldCatalog<F>, fields: unknown, pointer = '/fields'): F[] {
+  if (!Array.isArray(fields) || fields.length === 0) throw invalidField(pointer, 'must be a non-empty array of field paths');
+  const picked: F[] = [];
+  const seen = new Set<string>();
+  fields.forEach((f, i) => {
+    if (typeof f !== 'string') throw invalidField(`${pointer}/${i}`, 'must be a field path string');
+    const field = catalog.get(f);
+    if (!field) throw invalidField(`${pointer}/${i}`, `unknown field ${f}`);
+    if (!seen.has(f)) {
+      seen.add(f);
+      picked.push(field);
+    }
+  });
+  return picked;
+}
+
+/** `sort` → its keys in order (at most 5; multi-value and unsortable fields refused). */
+export function parseSort<F extends CatalogField>(catalog: FieldCatalog<F>, sort: unknown, pointer = '/sort'): { field: F; desc: boolean }[] {
+  const items = sort === undefined || sort === null ? [] : sort;
+  if (!Array.isArray(items)) throw invalidField(pointer, 'must be an array of {field, direction}');
+  if (items.length > 5) throw invalidField(pointer, 'must not have more than 5 items');
+  return items.map((s, i) => {
+    if (!isObject(s) || typeof s.field !== 'string') throw invalidField(`${pointer}/${i}/field`, 'must be a field path string');
+    const f = catalog.get(s.field);
+    if (!f) throw invalidField(`${pointer}/${i}/field`, `unknown field ${s.field}`);
+    if (f.type === 'multi' || f.sortable === false) throw invalidField(`${pointer}/${i}/field`, `${s.field} cannot be sorted on`);
+    const dir = s.direction === undefined ? 'asc' : String(s.direction).toLowerCase();
+    if (dir !== 'asc' && dir !== 'desc') throw invalidField(`${pointer}/${i}/direction`, 'must be asc or desc');
+    return { field: f, desc: dir === 'desc' };
+  });
+}
+
+/** `groupByField` → the field it names. */
+export function groupByField<F extends CatalogField>(catalog: FieldCatalog<F>, path: unknown, pointer = '/groupByField'): F {
+  if (typeof path !== 'string') throw invalidField(pointer, 'must be a field path string');
+  const f = catalog.get(path);
+  if (!f) throw invalidField(pointer, `unknown field ${path}`);
+  return f;
 }

@@ -3,7 +3,8 @@
  *
  * v2 search (`find-contacts-v2`, `find-companies-v2`): every `dsContact.<column>` and
  * `dsCompany.<column>` path of the ds_* tables, as a FieldCatalog for domain/conditions.ts (path
- * → SQL expression, type, operators, where the value goes in a result item).
+ * → type, operators, where the value goes in a result item; the SQL expression of each is
+ * db/discoveryColumns.ts).
  * - Contact items follow the Contact shape: `dsContact.member_job_title` → `title`,
  *   `dsCompany.company_name` → `company.companyName` (plus `company.id`).
  * - Company items follow the spec's Company record: `dsCompany.company_name` → `companyName`,
@@ -31,9 +32,6 @@ export interface DsColumn {
   contactKey: string;
   /** Key of the value in a company item (company columns only). */
   companyKey?: string;
-  /** SQL when the value is not the plain column (jsonb members). */
-  filterSql?: (alias: string) => string;
-  selectSql?: (alias: string) => string;
   /** Whether the options endpoint lists distinct values of the field. */
   enumerable?: boolean;
   /** Response shaping and operand normalisation (see CatalogField). */
@@ -61,9 +59,6 @@ const emailStrings = {
   also: { output: ['emailStatuses'], present: (v: unknown) => storedEmails(v).map((e) => ({ email: e.email as string, status: typeof e.status === 'string' ? e.status : null })) },
 } satisfies Partial<DsColumn>;
 
-const emailsArray = (a: string) => `(select coalesce(array_agg(e->>'email'), '{}') from jsonb_array_elements(${a}.member_emails) e)`;
-const phonesArray = (a: string) => `(select coalesce(array_agg(e->>'number'), '{}') from jsonb_array_elements(${a}.member_phones) e)`;
-
 export const PERSON_COLUMNS: DsColumn[] = [
   { column: 'member_pronet_url', type: 'string', displayName: 'Profile URL', description: 'Professional-network profile URL (`https://…`; matched on its normalised host/path, any form)', contactKey: 'pronet', ...profileUrl },
   { column: 'member_full_name', type: 'string', displayName: 'Full name', description: 'Full name', contactKey: 'fullName' },
@@ -78,11 +73,11 @@ export const PERSON_COLUMNS: DsColumn[] = [
   { column: 'member_years_experience', type: 'number', displayName: 'Years of experience', description: 'Years of professional experience', contactKey: 'yearsExperience' },
   {
     column: 'member_emails', type: 'multi', displayName: 'Emails', description: 'Known email addresses; results carry `emails` (strings) and `emailStatuses` ([{email, status}]); filters match the addresses',
-    contactKey: 'emails', filterSql: emailsArray, selectSql: (a) => `${a}.member_emails`, ...emailStrings,
+    contactKey: 'emails', ...emailStrings,
   },
   {
     column: 'member_phones', type: 'multi', displayName: 'Phone numbers', description: 'Known phone numbers; results carry [{number, type}], filters match the numbers',
-    contactKey: 'phoneNumbers', filterSql: phonesArray, selectSql: (a) => `${a}.member_phones`,
+    contactKey: 'phoneNumbers',
   },
   { column: 'company_pronet_url', type: 'string', displayName: 'Company profile URL', description: "Profile URL of the person's company (`https://…`)", contactKey: 'companyPronet', ...profileUrl },
   { column: 'verified', type: 'boolean', displayName: 'Verified', description: 'The record was verified', contactKey: 'verified' },
@@ -111,23 +106,12 @@ export const COMPANY_COLUMNS: DsColumn[] = [
 export const PERSON_PREFIX = 'dsContact.';
 export const COMPANY_PREFIX = 'dsCompany.';
 
-/**
- * Number operands are compared as `numeric` by the compiler; filtering on `col::numeric` (with
- * matching expression indexes, Migration20261121020100_dataset_search) keeps those comparisons
- * indexable, while results still read the plain column.
- */
-const filterExpr = (c: DsColumn, alias: string) =>
-  c.filterSql ? c.filterSql(alias) : c.type === 'number' ? `(${alias}.${c.column})::numeric` : `${alias}.${c.column}`;
-const selectExpr = (c: DsColumn, alias: string) => (c.selectSql ? c.selectSql(alias) : c.type === 'number' ? `${alias}.${c.column}` : undefined);
-
 const shaping = (c: DsColumn): Pick<CatalogField, 'present' | 'also' | 'matchKey'> => ({ present: c.present, also: c.also, matchKey: c.matchKey });
 
-function personField(c: DsColumn, alias = 'p'): CatalogField {
+function personField(c: DsColumn): CatalogField {
   return {
     path: `${PERSON_PREFIX}${c.column}`,
     type: c.type,
-    sql: filterExpr(c, alias),
-    selectSql: selectExpr(c, alias),
     output: c.column === 'company_pronet_url' ? ['company', 'companyPronet'] : [c.contactKey],
     ...shaping(c),
     filteringSupported: true,
@@ -135,51 +119,28 @@ function personField(c: DsColumn, alias = 'p'): CatalogField {
   };
 }
 
-/** Company columns copied onto ds_people (`p.company_<column>`): contact searches filter there. */
-export const PERSON_COPIES: Record<string, string> = {
-  industry: 'company_industry',
-  size_range: 'company_size_range',
-  employee_count: 'company_employee_count',
-  hq_country: 'company_hq_country',
-  technologies: 'company_technologies',
-};
-
-function companyField(c: DsColumn, entity: DiscoveryEntity, alias = 'c'): CatalogField {
-  const copy = entity === 'contact' ? PERSON_COPIES[c.column] : undefined;
-  const filterSql = copy ? filterExpr({ ...c, column: copy }, 'p') : filterExpr(c, alias);
+function companyField(c: DsColumn, entity: DiscoveryEntity): CatalogField {
   return {
     path: `${COMPANY_PREFIX}${c.column}`,
     type: c.type,
-    sql: filterSql,
-    selectSql: selectExpr(c, alias) ?? (copy ? `${alias}.${c.column}` : undefined),
     output: entity === 'contact' ? ['company', c.contactKey] : [c.companyKey!],
     ...shaping(c),
     filteringSupported: true,
-    // in a contact search the company columns come through the join `company`
-    joins: entity === 'contact' ? ['company'] : undefined,
     label: c.displayName,
   };
 }
 
-/** Catalog of `find-contacts-v2`: FROM ds_people p [LEFT JOIN ds_companies c]. */
-export const contactSearchCatalog = catalogOf(
-  [...PERSON_COLUMNS.map((c) => personField(c)), ...COMPANY_COLUMNS.map((c) => companyField(c, 'contact'))],
-  'p.id',
-);
+/** Catalog of `find-contacts-v2`: people, with their company's fields. */
+export const contactSearchCatalog = catalogOf([...PERSON_COLUMNS.map((c) => personField(c)), ...COMPANY_COLUMNS.map((c) => companyField(c, 'contact'))]);
 
-/** Catalog of the person side of a company search (the `p` of the people sub-query). */
-export const personCatalog = catalogOf(PERSON_COLUMNS.map((c) => personField(c)), 'p.id');
+/** Catalog of the person side of a company search (the people sub-query). */
+export const personCatalog = catalogOf(PERSON_COLUMNS.map((c) => personField(c)));
 
 /**
- * Catalog of `find-companies-v2`: FROM ds_companies c. `dsContact.*` paths are listed for
- * conditions (compiled against the people of the company); they are not company fields.
+ * Catalog of `find-companies-v2`: companies. `dsContact.*` paths are listed for conditions
+ * (compiled against the people of the company); they are not company fields.
  */
-export const companySearchCatalog = catalogOf(
-  [...COMPANY_COLUMNS.map((c) => companyField(c, 'company')), ...PERSON_COLUMNS.map((c) => personField(c))],
-  'c.id',
-);
-
-export const JOIN_SQL: Record<string, string> = { company: 'left join ds_companies c on c.id = p.company_id' };
+export const companySearchCatalog = catalogOf([...COMPANY_COLUMNS.map((c) => companyField(c, 'company')), ...PERSON_COLUMNS.map((c) => personField(c))]);
 
 /** Default `fields` when a request names none: the spec's Contact / Company record fields. */
 export const DEFAULT_FIELDS: Record<DiscoveryEntity, string[]> = {
@@ -513,16 +474,16 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
   return f;
 }
 
-/** Result fields of the verified searches (`fields`), with their SQL (company alias `c`, person `p`). */
-export type VerifiedResultField = Pick<CatalogField, 'type' | 'output' | 'present' | 'also'> & { sql: string };
-const verifiedField = (c: DsColumn, sql: string, output: string[]): VerifiedResultField => ({ sql, output, type: c.type, present: c.present, also: c.also });
+/** Result fields of the verified searches (`fields`): a column of the person or of their company (db/discoveryColumns.ts reads it). */
+export type VerifiedResultField = Pick<CatalogField, 'type' | 'output' | 'present' | 'also'> & { column: string; ofCompany: boolean };
+const verifiedField = (c: DsColumn, ofCompany: boolean, output: string[]): VerifiedResultField => ({ column: c.column, ofCompany, output, type: c.type, present: c.present, also: c.also });
 export const VERIFIED_RESULT_FIELDS: Record<DiscoveryEntity, Record<string, VerifiedResultField>> = {
-  company: Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, verifiedField(c, `c.${c.column}`, [c.companyKey!])])),
+  company: Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, verifiedField(c, true, [c.companyKey!])])),
   contact: {
     ...Object.fromEntries(
-      PERSON_COLUMNS.filter((c) => !['verified', 'updated_at', 'company_pronet_url'].includes(c.column)).map((c) => [c.contactKey, verifiedField(c, c.selectSql ? c.selectSql('p') : `p.${c.column}`, [c.contactKey])]),
+      PERSON_COLUMNS.filter((c) => !['verified', 'updated_at', 'company_pronet_url'].includes(c.column)).map((c) => [c.contactKey, verifiedField(c, false, [c.contactKey])]),
     ),
-    ...Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, verifiedField(c, `c.${c.column}`, ['company', c.companyKey!])])),
+    ...Object.fromEntries(COMPANY_COLUMNS.filter((c) => c.column !== 'verified' && c.column !== 'updated_at').map((c) => [c.companyKey!, verifiedField(c, true, ['company', c.companyKey!])])),
   },
 };
 
@@ -537,7 +498,6 @@ export const VERIFIED_DEFAULT_FIELDS: Record<DiscoveryEntity, string[]> = {
  * - contacts: seniority (Owner, CXO, VP, Director, Manager, Senior, Entry, Intern, other), then
  *   more years of experience, then record id.
  */
-export const SENIORITY_RANK_SQL = `(case p.member_seniority ${SENIORITIES.map((s, i) => `when '${s}' then ${i}`).join(' ')} else ${SENIORITIES.length} end)`;
 export const VERIFIED_RANKING_DOC = {
   company: 'Ranked by headcount (employee_count, largest first, unknown last), then by record id.',
   contact: 'Ranked by seniority (Owner, CXO, VP, Director, Manager, Senior, Entry, Intern, then others), then by years of experience (most first), then by record id.',

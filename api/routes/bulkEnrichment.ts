@@ -41,7 +41,7 @@ import {
 } from '../../db/bulkEnrichment.js';
 import { loadContactCatalog, fetchContact } from '../../db/contactRead.js';
 import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
-import { compileWhere } from '../../db/conditionSql.js';
+import { contactWhere } from '../../db/contactColumns.js';
 import { segmentMembershipWhere } from '../../db/segmentMembership.js';
 import { addToEstimate, DEFAULT_FRESHNESS_DAYS, emptyEstimate, planRow } from '../../domain/bulkEnrichment.js';
 import { loadEnrichmentConfig, type EnrichmentConfig } from '../../domain/enrichment.js';
@@ -72,7 +72,7 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
     throw badRequest('selection_required', 'Name the contacts: segmentId, conditions / groupedCondition, or contactIds', [{ path: '/segmentId', message: 'or conditions, or contactIds' }]);
   }
   const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-  const where = compileWhere(catalog, body);
+  const where = contactWhere(catalog, body);
   if (!body.segmentId) return { wheres: [where.sql], joinKeys: where.joins };
   await ensureDefaultSegment(em, auth.workspaceId);
   const seg = isUuid(body.segmentId) ? await findSegment(em, body.segmentId) : null;
@@ -80,7 +80,6 @@ async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteIn
   const scope = segmentMembershipWhere(
     { isDefault: seg.isDefault, segmentSources: seg.segmentSources, conditions: seg.conditions, groupedCondition: seg.groupedCondition },
     catalog,
-    { contactIdSql: 'c.id' },
   );
   return { wheres: [scope.sql, where.sql], joinKeys: [...scope.joins, ...where.joins] };
 }

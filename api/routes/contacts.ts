@@ -156,7 +156,6 @@ export const contactRoutes = [
         scope: segmentMembershipWhere(
           { isDefault: seg.isDefault, segmentSources: seg.segmentSources, conditions: seg.conditions, groupedCondition: seg.groupedCondition },
           catalog,
-          { contactIdSql: 'c.id' },
         ),
       });
     },

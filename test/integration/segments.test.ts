@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { sql } from 'kysely';
-import { contactCatalog, joinSql } from '../../domain/contactCatalog.js';
+import { contactCatalog } from '../../domain/contactCatalog.js';
+import { joinSql } from '../../db/contactColumns.js';
 import { segmentMembershipWhere, type SegmentForMembership } from '../../db/segmentMembership.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { startTestApp, type TestApp } from '../harness.js';
@@ -230,7 +231,7 @@ describe('membership (domain/segmentMembership.ts on the real schema)', () => {
     }
     const catalog = contactCatalog([]);
     const members = async (seg: SegmentForMembership) => {
-      const w = segmentMembershipWhere(seg, catalog, { contactIdSql: 'c.id' });
+      const w = segmentMembershipWhere(seg, catalog);
       const r = await app.pool.query<{ first_name: string }>(
         compileSql(
           sql`select c.first_name from contacts c ${sql.raw(joinSql(w.joins))} where c.workspace_id = ${ws} and c.status = 'active' and (${w.sql}) and c.id = any(${Object.values(ids)}::uuid[]) order by c.first_name`,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
 import { compileSort, compileWhere, keysetPredicate } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
-import { postCatalog } from '../../domain/postCatalog.js';
+import { postColumns as postCatalog } from '../../db/postColumns.js';
 
 const ID = '0193F1B2-0000-7000-8000-000000000001';
 

@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
-import { catalogOf, type CatalogField } from '../../domain/conditions.js';
-import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate } from '../../db/conditionSql.js';
+import type { CatalogField } from '../../domain/conditions.js';
+import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, sqlCatalogOf, type SqlField } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 
-const f = (path: string, type: CatalogField['type'], sql: string, output: string[], extra: Partial<CatalogField> = {}): CatalogField => ({
+const f = (path: string, type: CatalogField['type'], sql: string, output: string[], extra: Partial<SqlField> = {}): SqlField => ({
   path, type, sql, output, filteringSupported: true, ...extra,
 });
-const catalog = catalogOf(
+const catalog = sqlCatalogOf(
   [
     f('contact.firstName', 'string', 'c.first_name', ['firstName']),
     f('contact.emails', 'multi', 'c.emails', ['emails']),

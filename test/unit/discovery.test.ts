@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
 import { compileWhere, projectionOf } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
+import { contactSearchColumns } from '../../db/discoveryColumns.js';
 import { CsvRecordReader, RecordError, copyLine, parseCsvRecord, parseRecord } from '../../domain/datasetRecords.js';
 import {
   VERIFIED_INPUTS,
@@ -149,7 +150,7 @@ describe('dataset records', () => {
 
 describe('discovery output shapes (issue 12)', () => {
   it('profile URLs answer as https URLs and match any form; emails answer as strings with their statuses beside', () => {
-    const projection = projectionOf(contactSearchCatalog, ['dsContact.member_pronet_url', 'dsContact.member_emails', 'dsCompany.company_pronet_url'].map((p) => contactSearchCatalog.get(p)!));
+    const projection = projectionOf(contactSearchColumns, ['dsContact.member_pronet_url', 'dsContact.member_emails', 'dsCompany.company_pronet_url'].map((p) => contactSearchColumns.get(p)!));
     const item = projection.shape({ id: 'x', f0: 'pronet.com/in/ada', f1: [{ email: 'a@b.io', status: 'valid' }, { email: 'c@d.io' }], f2: null });
     expect(item).toEqual({
       id: 'x',
@@ -158,7 +159,7 @@ describe('discovery output shapes (issue 12)', () => {
       emailStatuses: [{ email: 'a@b.io', status: 'valid' }, { email: 'c@d.io', status: null }],
       company: { companyPronet: null },
     });
-    const where = compileWhere(contactSearchCatalog, { conditions: [{ field: 'dsContact.member_pronet_url', operator: 'IN', value: ['HTTPS://www.Pronet.com/in/Ada/?x=1', 'pronet.com/in/bob'] }] });
+    const where = compileWhere(contactSearchColumns, { conditions: [{ field: 'dsContact.member_pronet_url', operator: 'IN', value: ['HTTPS://www.Pronet.com/in/Ada/?x=1', 'pronet.com/in/bob'] }] });
     expect(compileSql(where.sql).values).toContainEqual(['pronet.com/in/ada', 'pronet.com/in/bob']);
   });
 });

@@ -4,17 +4,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../domain/errors.js';
-import { catalogOf, LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
-import { compileWhere } from '../../db/conditionSql.js';
+import { LIMITS, scalarValue, type CatalogField } from '../../domain/conditions.js';
+import { compileWhere, sqlCatalogOf, type SqlField } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { parseIsoDate } from '../../domain/dates.js';
 import { escapeLike, likeContains, likeHasWildcard, likePatternProblem, likePrefix } from '../../domain/like.js';
 import { emptyContentProblem } from '../../domain/publishing.js';
 
-const f = (path: string, type: CatalogField['type'], sql: string, extra: Partial<CatalogField> = {}): CatalogField => ({
+const f = (path: string, type: CatalogField['type'], sql: string, extra: Partial<SqlField> = {}): SqlField => ({
   path, type, sql, output: [path], filteringSupported: true, ...extra,
 });
-const catalog = catalogOf(
+const catalog = sqlCatalogOf(
   [f('name', 'string', 'c.name'), f('n', 'number', 'c.n'), f('i', 'number', 'c.i', { cast: 'int' }), f('at', 'date', 'c.at'), f('id2', 'uuid', 'c.id2')],
   'c.id',
 );

@@ -43,6 +43,38 @@ const where = (file: ts.SourceFile, node: ts.Node) => `${file.fileName}:${file.g
 /** A string that reads as a SQL statement (what a query would send), not prose that mentions a verb. */
 const SQL_TEXT = /^\s*(select\s[\s\S]*\sfrom\s|insert\s+into\s|update\s+\w+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|copy\s+\w+(\s*\([^)]*\))?\s+(from|to)\s|begin\b|commit\b)/i;
 
+/**
+ * A piece of SQL rather than a whole statement (stricter, for domain/ and the routes, which
+ * hold none): a sub-select, a join clause, a cast, a jsonb member, a CASE over a column, a
+ * `<alias>.<column>` reference (`c.id`, `co.company_name`), or a template ending in `<alias>.`.
+ * Checked on string literals and on every literal part of a template.
+ */
+const SQL_FRAGMENT = [
+  /\bselect\b[\s\S]*\bfrom\b/i,
+  /\bjoin\s+\w+(\s+\w+)?\s+on\b/i,
+  /::\s*(text|numeric|int|integer|bigint|smallint|uuid|timestamptz|boolean|jsonb)\b/i,
+  /->>?\s*'/,
+  /\bcase\s+[\w.]+\s+when\b/i,
+  /(^|[\s(,])[a-z]{1,2}\.[a-z]+_[a-z_]+\b/,
+  /^\s*\(?[a-z]{1,2}\.(id|[a-z]{3,}|[a-z]+_[a-z_]+)\)?\s*$/,
+];
+/** A template part followed by a substitution that ends in `<alias>.` builds a column reference. */
+const ALIAS_PREFIX = /(^|[\s(,])[a-z]{1,2}\.$/;
+const sqlFragmentsIn = (f: ts.SourceFile): string[] => {
+  const found: string[] = [];
+  walk(f, (n) => {
+    const texts =
+      ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)
+        ? [n.text]
+        : ts.isTemplateExpression(n)
+          ? [n.head.text, ...n.templateSpans.map((s) => s.literal.text)]
+          : [];
+    const beforeSubstitution = ts.isTemplateExpression(n) ? [n.head.text, ...n.templateSpans.slice(0, -1).map((s) => s.literal.text)] : [];
+    if (texts.some((t) => SQL_FRAGMENT.some((re) => re.test(t))) || beforeSubstitution.some((t) => ALIAS_PREFIX.test(t))) found.push(`${where(f, n)} ${texts.join('…').slice(0, 40)}`);
+  });
+  return found;
+};
+
 /** The production tree, every module with the modules it imports values from (relative imports, resolved). */
 const PRODUCTION_DIRS = ['api', 'db', 'domain', 'activities', 'workflows', 'worker', 'infra', 'telemetry', 'scripts'];
 function importGraph(): Map<string, string[]> {
@@ -161,6 +193,22 @@ describe('layering', () => {
       });
     }
     expect(offenders).toEqual([]);
+  });
+
+  it('domain/ holds no SQL fragment either (columns, joins, casts, sub-selects are db/ code)', () => {
+    expect(sourceFiles('domain').flatMap(sqlFragmentsIn)).toEqual([]);
+    // The check itself finds them: a column, a cast, a sub-select, a join, an alias prefix (not a field path).
+    const probe = ts.createSourceFile(
+      'probe.ts',
+      "const a = 'c.first_name'; const b = `${x}::numeric`; const c = '(select 1 from t)'; const d = 'left join companies co on co.id = c.x'; const e = `co.${y}`; const ok = 'contact.firstName';",
+      ts.ScriptTarget.Latest,
+      true,
+    );
+    expect(sqlFragmentsIn(probe).length).toBe(5);
+  });
+
+  it('routes pass no SQL to db/ (no column alias such as c.id)', () => {
+    expect(sourceFiles('api').flatMap(sqlFragmentsIn)).toEqual([]);
   });
 
   it('api/, activities/, worker/ and infra/ hold no SQL and run no query', () => {

@@ -1,8 +1,11 @@
 /**
  * Workflow unit tests on Temporal's time-skipping test server (issue 13 item 6). The SDK would
  * download that server at run time, which fails here (DESIGN §8): `scripts/bootstrap.mjs` puts
- * its Java build in `.tools/` and `.tools/bin/temporal-test-server <port>` runs it; the SDK
- * starts that launcher as an `existing-path` executable on a free port and stops it at teardown.
+ * its Java build in `.tools/` and `.tools/bin/temporal-test-server <port>` runs it. This file
+ * starts it on a free port and waits for it as long as the JVM needs: the SDK's own start
+ * (`createTimeSkipping` with an `existing-path` executable) gives up after a fixed 5 s, which a
+ * loaded 2-core machine exceeds ("ephemeral server … did not start within 5s"). The environment
+ * then connects to it with the time-skipping service on, as `createTimeSkipping` would.
  *
  * Workers run the same workflow bundle and activity interceptors as the integration tests, on the
  * workflow queue and the per-network activity queues, with the activities a test passes: the real functions where they
@@ -10,6 +13,8 @@
  * where they would call a third party.
  */
 import { join } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ROOT_DIR } from '../../domain/config.js';
@@ -17,7 +22,7 @@ import { createActivities, type Activities } from '../../activities/index.js';
 import { TASK_QUEUES, activityInterceptors } from '../../worker/worker.js';
 import { scheduleBatchWorkflowId } from '../../domain/publishing.js';
 import { jobSinks } from '../../worker/telemetry.js';
-import type { TestApp } from '../harness.js';
+import { freePort, type TestApp } from '../harness.js';
 
 export const TEST_SERVER = join(ROOT_DIR, '.tools', 'bin', 'temporal-test-server');
 
@@ -32,8 +37,35 @@ export interface TimeSkippingWorld {
   teardown(): Promise<void>;
 }
 
+const SERVER_START_MS = 120_000;
+
+/** The Java test server on a free port, once it accepts connections. */
+async function startTestServer(): Promise<{ address: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(TEST_SERVER, [String(port)], { stdio: 'ignore' });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the time-skipping test server exited with ${code} before it listened`))));
+  const listening = (async () => {
+    for (const deadline = Date.now() + SERVER_START_MS; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      const up = await new Promise<boolean>((resolve) => connect(port, '127.0.0.1').once('connect', function (this: import('node:net').Socket) { this.destroy(); resolve(true); }).once('error', () => resolve(false)));
+      if (up) return;
+    }
+    child.kill('SIGKILL');
+    throw new Error(`the time-skipping test server did not listen on ${port} within ${SERVER_START_MS} ms`);
+  })();
+  await Promise.race([listening, exited]);
+  return { address: `127.0.0.1:${port}`, process: child };
+}
+
+/** `TestWorkflowEnvironment.create` is what `createTimeSkipping` calls once its server runs; not in the typings. */
+type CreateEnvironment = (o: { server: { type: 'existing' }; supportsTimeSkipping: true; address: string; namespace: string }) => Promise<TestWorkflowEnvironment>;
+
 export async function startTimeSkipping(app: TestApp): Promise<TimeSkippingWorld> {
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: TEST_SERVER } } });
+  const server = await startTestServer();
+  const create = (TestWorkflowEnvironment as unknown as { create: CreateEnvironment }).create.bind(TestWorkflowEnvironment);
+  const env = await create({ server: { type: 'existing' }, supportsTimeSkipping: true, address: server.address, namespace: 'default' }).catch((err) => {
+    server.process.kill('SIGKILL');
+    throw err;
+  });
   const taskQueue = app.config.temporal.taskQueue;
   const real = createActivities({ ...app.deps, temporal: env.client });
   const bundle = { codePath: process.env.WORKFLOW_BUNDLE_PATH! };
@@ -63,6 +95,11 @@ export async function startTimeSkipping(app: TestApp): Promise<TimeSkippingWorld
       const batches = await app.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where batch_id is not null`);
       for (const b of batches.rows) await app.deps.temporal.workflow.getHandle(scheduleBatchWorkflowId(b.batch_id)).terminate('test over').catch(() => undefined);
       await env.teardown();
+      if (server.process.exitCode === null && server.process.signalCode === null) {
+        const exited = new Promise((r) => server.process.once('exit', r));
+        server.process.kill('SIGTERM');
+        await exited;
+      }
     },
   };
 }
