@@ -9,7 +9,7 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
-import { ConflictError, CreditAccountBusyError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, TypeMismatchError, type InputField } from '../domain/errors.js';
+import { ConflictError, CreditAccountBusyError, SearchUnavailableError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, TypeMismatchError, type InputField } from '../domain/errors.js';
 import { ApiError, conflict, insufficientCredits, notFound, sessionKeyNotAllowed } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
@@ -411,6 +411,7 @@ function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof ImportFailedError) return fieldError('import_failed', err.field, err.reason);
   if (err instanceof ExtensionMismatchError) return fieldError('file_extension_mismatch', err.field, err.message, `does not match the detected type ${err.detected}`);
   if (err instanceof CreditAccountBusyError) return new ApiError(503, 'credits_busy', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
+  if (err instanceof SearchUnavailableError) return new ApiError(503, 'search_unavailable', err.message, undefined, { 'Retry-After': String(err.retryAfterSeconds) });
   return undefined;
 }
 

@@ -65,6 +65,7 @@ export const ROUTE_ERROR_CODES = {
   job_not_running: 409,
   subscription_disabled: 409,
   credits_busy: 503,
+  search_unavailable: 503,
   media_deadline_exceeded: 504,
   oauth_state_invalid: 400,
   oauth_denied: 400,

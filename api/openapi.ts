@@ -13,7 +13,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Insufficient credits', 403: 'Forbidden: a feature not on the plan, or a session key starting a job', 404: 'Not found or not visible to the workspace',
   409: 'Conflict (for an `Idempotency-Key`: its first request is still running)', 413: 'Payload too large',
   415: '`unsupported_media_type`: the body is not of the operation\'s content type (`application/json` in UTF-8, no `charset` but `utf-8`; `multipart/form-data` for uploads; either uncompressed: no `Content-Encoding` but `identity`)', 422: 'Idempotency key reused with another request, or the query needs more database time than allowed',
-  429: 'Rate limited', 500: 'Server error', 503: 'Not ready, the database is unreachable, or (`credits_busy`) the workspace\'s credit account stayed locked by concurrent credit movements; nothing changed, retry after `Retry-After`',
+  429: 'Rate limited', 500: 'Server error', 503: 'Not ready, the database is unreachable, or (`credits_busy`) the workspace\'s credit account stayed locked by concurrent credit movements, or (`search_unavailable`) the discovery search engine could not answer; nothing changed, retry after `Retry-After`',
 };
 
 const RATE_LIMIT_HEADERS = {

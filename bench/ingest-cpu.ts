@@ -18,6 +18,7 @@ import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { createWorkspace } from '../db/workspaces.js';
 import { openDatabase } from '../db/orm.js';
+import { enforceTenancy, inWorkspaceScope } from '../db/tenancy.js';
 import { loadContactCatalog } from '../db/contactRead.js';
 import { ingestContacts, type PhaseTimes } from '../db/contactIngest.js';
 import { copyBlocks, readMappedChunk, STAGING_BLOCK } from '../db/contactStaging.js';
@@ -42,6 +43,9 @@ const DB = 'bench_ingest_cpu';
 // Connections stay open, so the CPU of this bench's own database backends can be read (databaseCpu).
 const databaseUrl = await freshDatabase(DB);
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 * LANES + 2, idleTimeoutMillis: 0 });
+// The ingest runs as the worker runs it: row-level security enforced, in the workspace's scope.
+const tenantPool = new pg.Pool({ connectionString: databaseUrl, max: 2 * LANES + 2, idleTimeoutMillis: 0 });
+enforceTenancy(tenantPool);
 // Workspaces are created through the entity manager (db/workspaces.ts).
 const setup = await openDatabase(databaseUrl, { max: 1 });
 const ws = await createWorkspace(setup.orm.em, { name: 'bench-ingest-cpu' });
@@ -80,7 +84,7 @@ async function ingestAll(): Promise<Run> {
       next += CHUNK;
       const chunk = await readMappedChunk(pool, { batchId, from, to: Math.min(from + CHUNK, ROWS), maxErrors: 500, rowPath: '/contactsData' }, catalog, plan, phases);
       if (chunk.failed) throw new Error(JSON.stringify(chunk.errors[0]));
-      const r = await ingestContacts(pool, chunk.inputs, { workspaceId: ws.workspaceId, sourceId, mode: 'automated' }, phases);
+      const r = await inWorkspaceScope(ws.workspaceId, () => ingestContacts(tenantPool, chunk.inputs, { workspaceId: ws.workspaceId, sourceId, mode: 'automated' }, phases));
       created += r.created;
       updated += r.updated;
     }
@@ -120,6 +124,6 @@ console.log(`ingest of ${ROWS} rows (chunks of ${CHUNK}, ${LANES} lanes): median
 console.log(`re-send (all updates): ${Math.round(resend.ms)} ms (${rate(resend.ms)} rows/s, ${(copyMs / resend.ms).toFixed(2)}x COPY); CPU ms: this process ${resend.cpu.bench}, its database backends ${resend.dbMs}`);
 console.log(`plain COPY of the same rows: ${Math.round(copyMs)} ms (${rate(copyMs)} rows/s); CPU ms: this process ${copyBenchMs}, its database backend ${copyDbMs}`);
 console.log(`peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB (node flags: ${process.execArgv.filter((a) => a.startsWith('--max') || a.startsWith('--heap')).join(' ')})`);
-await pool.end();
+await Promise.all([pool.end(), tenantPool.end()]);
 await setup.close();
 await dropDatabase(DB);

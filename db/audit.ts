@@ -2,13 +2,15 @@
  * SQL of the audit trail (docs/PRIVACY.md "Audit trail"): the event written before a write runs,
  * its outcome written after, and the workspace's filtered, keyset-paginated read. Both tables are
  * append-only (grants and a trigger, Migration20261128630000_audit_trail): nothing here updates
- * or deletes. Every statement names the workspace and runs on the caller's scoped connection, so
- * row-level security admits it.
+ * or deletes. Every statement runs on the caller's scoped connection: row-level security keeps
+ * the read to the workspace (`assertWorkspaceScope`); the rows written name their workspace
+ * themselves, which the policy checks.
  */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { preparedQuery, runQuery, typedQueries } from './sqlFragments.js';
 import type { Queryable } from './pool.js';
+import { assertWorkspaceScope } from './tenancy.js';
 import type { AuditActorKind } from './auditEntities.js';
 import { AuditEvent, AuditOutcome } from './auditEntities.js';
 
@@ -87,10 +89,10 @@ export interface AuditRow {
 }
 
 function filtered(workspaceId: string, f: AuditFilters) {
+  assertWorkspaceScope(workspaceId);
   let q = audit()
     .selectFrom('audit_events as e')
-    .leftJoin('audit_outcomes as o', (j) => j.onRef('o.event_id', '=', 'e.id').on('o.workspace_id', '=', workspaceId))
-    .where('e.workspace_id', '=', workspaceId);
+    .leftJoin('audit_outcomes as o', 'o.event_id', 'e.id');
   if (f.actorKeyId) q = q.where('e.actor_key_id', '=', f.actorKeyId);
   if (f.action) q = q.where('e.action', '=', f.action);
   if (f.resourceType) q = q.where('e.resource_type', '=', f.resourceType);

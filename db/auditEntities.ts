@@ -1,6 +1,6 @@
 /** Entities of the audit trail (Migration20261128630000_audit_trail, docs/PRIVACY.md "Audit trail"). */
 import { defineEntity, p } from '@mikro-orm/core';
-import { workspaceOwned } from './tenancy.js';
+import { SCOPED_WORKSPACE_ID, workspaceOwned } from './tenancy.js';
 import type { KeyKind } from './platform.js';
 
 /** Who acted: an API key's kind, or `system` (the retention purge, no key). */
@@ -25,7 +25,7 @@ export const AuditEvent = defineEntity({
     /** UUIDv7: the trail's order. */
     id: p.uuid().primary(),
     /** No foreign key: the trail outlives a deleted workspace. */
-    workspaceId: p.uuid(),
+    workspaceId: p.uuid().defaultRaw(SCOPED_WORKSPACE_ID),
     occurredAt: p.datetime().defaultRaw('now()'),
     /** The API key that acted; null for `system`. */
     actorKeyId: p.uuid().nullable(),
@@ -53,7 +53,7 @@ export const AuditOutcome = defineEntity({
     id: p.uuid().primary(),
     /** The `audit_events` row it completes. */
     eventId: p.uuid().index('audit_outcomes_event'),
-    workspaceId: p.uuid(),
+    workspaceId: p.uuid().defaultRaw(SCOPED_WORKSPACE_ID),
     /** The HTTP status the request was answered with. */
     status: p.integer(),
     /** The resource a create made (its id from the response), when the request named none. */

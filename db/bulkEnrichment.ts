@@ -12,7 +12,9 @@
  *   and the freshness window's clock. Deleted with the contact.
  * - `workspace_enrichment_settings`: the workspace's default freshness window.
  *
- * Raw SQL over pg clients, each transaction scoped with `app.workspace_id` (row-level security).
+ * Raw SQL over pg clients, each in the workspace's scope (`inWorkspaceTransaction`, the request's
+ * or the activity's): row-level security keeps every statement to the workspace's rows and the
+ * column default fills the workspace in; `assertWorkspaceScope` refuses a call from another scope.
  */
 import { defineEntity, p } from '@mikro-orm/core';
 import { sql, type RawBuilder } from 'kysely';
@@ -23,7 +25,7 @@ import { COMPANY_JOIN, joinSql } from './contactColumns.js';
 import { normalizeEmail } from '../domain/identity.js';
 import { workspaceId } from './platform.js';
 import { Contact } from './contacts.js';
-import { inWorkspaceTransaction, workspaceOwned } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspaceTransaction, workspaceOwned } from './tenancy.js';
 import type { Pool, Queryable } from './pool.js';
 import { compileSql } from './sqlFragments.js';
 import { lockForEmailWrite, logEmailWrite } from './contactIngest.js';
@@ -107,8 +109,9 @@ export const WorkspaceEnrichmentSettings = defineEntity({
 // ---------------------------------------------------------------------------------------------
 
 export async function readFreshnessDays(db: Queryable, workspaceId: string): Promise<number | null> {
+  assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
-  const r = await db.query<{ freshness_days: number }>(`select freshness_days from workspace_enrichment_settings where workspace_id = $1`, [workspaceId]);
+  const r = await db.query<{ freshness_days: number }>(`select freshness_days from workspace_enrichment_settings`);
   return r.rows[0]?.freshness_days ?? null;
 }
 
@@ -116,9 +119,9 @@ export async function writeFreshnessDays(pool: Pool, workspaceId: string, days: 
   await inWorkspaceTransaction(pool, workspaceId, (c) =>
     // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     c.query(
-      `insert into workspace_enrichment_settings (workspace_id, freshness_days) values ($1, $2)
+      `insert into workspace_enrichment_settings (freshness_days) values ($1)
        on conflict (workspace_id) do update set freshness_days = excluded.freshness_days, updated_at = now()`,
-      [workspaceId, days],
+      [days],
     ),
   );
 }
@@ -141,34 +144,36 @@ const lookupColumns = (freshnessDays: number) => sql`c.pronet, c.full_name as "f
   coalesce(co.company_website, co.company_domain) as "companyWebsite",
   coalesce((select array_agg(e.slice) from contact_enrichments e where e.contact_id = c.id and e.enriched_at > now() - make_interval(days => ${Math.trunc(freshnessDays)}::int)), '{}') as fresh`;
 
-function selectionSql(workspaceId: string, sel: Selection, columns: RawBuilder<unknown>): RawBuilder<unknown> {
+function selectionSql(sel: Selection, columns: RawBuilder<unknown>): RawBuilder<unknown> {
   if ('contactIds' in sel) {
     return sql`select ${columns} from unnest(${sel.contactIds}::uuid[]) with ordinality as ids(id, ord)
-      join contacts c on c.id = ids.id and c.workspace_id = ${workspaceId}::uuid and c.status = 'active'
+      join contacts c on c.id = ids.id and c.status = 'active'
       left join companies co on co.id = c.primary_company_id
       order by ids.ord`;
   }
   // The company join (alias `co`) is one the conditions may need too: joined once.
   return sql`select ${columns} from contacts c ${sql.raw(joinSql([...sel.joinKeys, COMPANY_JOIN]))}
-    where c.workspace_id = ${workspaceId}::uuid and c.status = 'active' and ${sql.join(sel.wheres.map((w) => sql`(${w})`), sql` and `)}
+    where c.status = 'active' and ${sql.join(sel.wheres.map((w) => sql`(${w})`), sql` and `)}
     order by c.id`;
 }
 
 /** Contact ids of a list that name no active contact of the workspace (first `limit`). */
 export async function missingContactIds(db: Queryable, workspaceId: string, ids: string[], limit = 10): Promise<string[]> {
+  assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<{ id: string }>(
     `select ids.id from unnest($1::uuid[]) with ordinality as ids(id, ord)
-     where not exists (select 1 from contacts c where c.id = ids.id and c.workspace_id = $2 and c.status = 'active')
-     order by ids.ord limit $3`,
-    [ids, workspaceId, limit],
+     where not exists (select 1 from contacts c where c.id = ids.id and c.status = 'active')
+     order by ids.ord limit $2`,
+    [ids, limit],
   );
   return r.rows.map((x) => x.id);
 }
 
 /** Reads the selected contacts with their lookup columns and fresh slices (the dry run). */
 export async function readSelection(db: Queryable, workspaceId: string, sel: Selection, freshnessDays: number): Promise<SelectedContact[]> {
-  const q = compileSql(selectionSql(workspaceId, sel, sql`c.id as "contactId", ${lookupColumns(freshnessDays)}`));
+  assertWorkspaceScope(workspaceId);
+  const q = compileSql(selectionSql(sel, sql`c.id as "contactId", ${lookupColumns(freshnessDays)}`));
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<SelectedContact>(q.text, q.values);
   return r.rows;
@@ -190,13 +195,13 @@ export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection)
   return inWorkspaceTransaction(pool, job.workspaceId, async (c) => {
     // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     await c.query(
-      `insert into bulk_enrichment_jobs (job_id, workspace_id, slices, plan, max_credits, freshness_days, force, billable, total)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, 0)`,
-      [job.jobId, job.workspaceId, job.slices, JSON.stringify(job.plan), job.maxCredits, job.freshnessDays, job.force, job.billable],
+      `insert into bulk_enrichment_jobs (job_id, slices, plan, max_credits, freshness_days, force, billable, total)
+       values ($1, $2, $3, $4, $5, $6, $7, 0)`,
+      [job.jobId, job.slices, JSON.stringify(job.plan), job.maxCredits, job.freshnessDays, job.force, job.billable],
     );
     const q = compileSql(
-      sql`insert into bulk_enrichment_rows (job_id, seq, workspace_id, contact_id)
-        select ${job.jobId}::uuid, (row_number() over ()) - 1, ${job.workspaceId}::uuid, s.id from (${selectionSql(job.workspaceId, sel, sql`c.id`)}) s`,
+      sql`insert into bulk_enrichment_rows (job_id, seq, contact_id)
+        select ${job.jobId}::uuid, (row_number() over ()) - 1, s.id from (${selectionSql(sel, sql`c.id`)}) s`,
     );
     // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     const inserted = await c.query(q.text, q.values);
@@ -210,7 +215,7 @@ export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection)
 /** Drops a job whose workflow could not be started. */
 export async function deleteBulkJob(pool: Pool, workspaceId: string, jobId: string): Promise<void> {
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
-  await inWorkspaceTransaction(pool, workspaceId, (c) => c.query(`delete from bulk_enrichment_jobs where job_id = $1 and workspace_id = $2`, [jobId, workspaceId]));
+  await inWorkspaceTransaction(pool, workspaceId, (c) => c.query(`delete from bulk_enrichment_jobs where job_id = $1`, [jobId]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,8 +241,9 @@ const JOB_COLUMNS = `job_id as "jobId", workspace_id as "workspaceId", state, ge
   credits_spent as "creditsSpent", freshness_days as "freshnessDays", force, billable, total`;
 
 export async function readBulkJob(db: Queryable, workspaceId: string, jobId: string): Promise<BulkJobSettings | null> {
+  assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
-  const r = await db.query<BulkJobSettings>(`select ${JOB_COLUMNS} from bulk_enrichment_jobs where job_id = $1 and workspace_id = $2`, [jobId, workspaceId]);
+  const r = await db.query<BulkJobSettings>(`select ${JOB_COLUMNS} from bulk_enrichment_jobs where job_id = $1`, [jobId]);
   return r.rows[0] ?? null;
 }
 
@@ -249,7 +255,7 @@ export interface PendingRow extends SelectedContact {
 export async function pendingRows(db: Queryable, job: BulkJobSettings, from: number, to: number): Promise<PendingRow[]> {
   const q = compileSql(sql`select r.seq, r.contact_id as "contactId", ${lookupColumns(job.freshnessDays)}
     from bulk_enrichment_rows r
-    left join contacts c on c.id = r.contact_id and c.workspace_id = r.workspace_id and c.status = 'active'
+    left join contacts c on c.id = r.contact_id and c.status = 'active'
     left join companies co on co.id = c.primary_company_id
     where r.job_id = ${job.jobId}::uuid and r.seq >= ${from} and r.seq < ${to} and r.status = 'pending'
     order by r.seq`);
@@ -361,9 +367,9 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
              emails = c.emails || array(select e from unnest(coalesce(x.emails, '{}')) e where e <> all(c.emails)),
              work_email = coalesce(c.work_email, x.emails[1]),
              updated_at = now()
-           from jsonb_to_recordset($2::jsonb) as x(id uuid, full_name text, first_name text, last_name text, title text, emails text[])
-           where c.id = x.id and c.workspace_id = $1`,
-          [job.workspaceId, JSON.stringify(contactUpdates.map(({ r, w }) => ({ id: r.contactId, ...w.columns, emails: w.emails })))],
+           from jsonb_to_recordset($1::jsonb) as x(id uuid, full_name text, first_name text, last_name text, title text, emails text[])
+           where c.id = x.id`,
+          [JSON.stringify(contactUpdates.map(({ r, w }) => ({ id: r.contactId, ...w.columns, emails: w.emails })))],
         );
       }
       if (newEmails.length) await logEmailWrite(c, job.workspaceId, newEmails);
@@ -371,13 +377,13 @@ export async function settleRows(pool: Pool, job: BulkJobSettings, generation: n
       if (enrichments.length) {
         // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
         await c.query(
-          `insert into contact_enrichments (contact_id, slice, workspace_id, provider, job_id, enriched_at, fields, data)
-           select x.contact_id, x.slice, $1, x.provider, $2, $3, x.fields, x.data
-           from jsonb_to_recordset($4::jsonb) as x(contact_id uuid, slice text, provider text, fields text[], data jsonb)
-           join contacts c on c.id = x.contact_id and c.workspace_id = $1
+          `insert into contact_enrichments (contact_id, slice, provider, job_id, enriched_at, fields, data)
+           select x.contact_id, x.slice, x.provider, $1, $2, x.fields, x.data
+           from jsonb_to_recordset($3::jsonb) as x(contact_id uuid, slice text, provider text, fields text[], data jsonb)
+           join contacts c on c.id = x.contact_id
            on conflict (contact_id, slice) do update set provider = excluded.provider, job_id = excluded.job_id,
              enriched_at = excluded.enriched_at, fields = excluded.fields, data = excluded.data`,
-          [job.workspaceId, job.jobId, now, JSON.stringify(enrichments)],
+          [job.jobId, now, JSON.stringify(enrichments)],
         );
       }
       if (accepted.length) {
@@ -461,15 +467,15 @@ export async function bulkJobSummary(db: Queryable, workspaceId: string, jobId: 
   if (!job) return null;
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const counts = await db.query<{ status: string; n: number; credits: number }>(
-    `select status, count(*)::int as n, coalesce(sum(credits), 0)::int as credits from bulk_enrichment_rows where job_id = $1 and workspace_id = $2 group by status`,
-    [jobId, workspaceId],
+    `select status, count(*)::int as n, coalesce(sum(credits), 0)::int as credits from bulk_enrichment_rows where job_id = $1 group by status`,
+    [jobId],
   );
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const slices = await db.query<{ slice: EnrichmentSlice; status: RowSliceTrace['status']; n: number }>(
     `select s.key as slice, s.value->>'status' as status, count(*)::int as n
      from bulk_enrichment_rows r, jsonb_each(r.trace->'slices') s
-     where r.job_id = $1 and r.workspace_id = $2 and r.status = 'done' group by 1, 2`,
-    [jobId, workspaceId],
+     where r.job_id = $1 and r.status = 'done' group by 1, 2`,
+    [jobId],
   );
   const by = new Map(counts.rows.map((r) => [r.status, r]));
   const summary: BulkEnrichmentSummary = {
@@ -500,11 +506,12 @@ export interface BulkRowView {
 
 /** One page of the job's rows after `afterSeq`, in row order. */
 export async function bulkJobRows(db: Queryable, workspaceId: string, jobId: string, afterSeq: number, limit: number, status?: BulkRowStatus): Promise<BulkRowView[]> {
+  assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<BulkRowView & { settledAt: Date | null }>(
     `select seq, contact_id as "contactId", status, credits, trace, settled_at as "settledAt" from bulk_enrichment_rows
-     where job_id = $1 and workspace_id = $2 and seq > $3 and ($5::text is null or status = $5) order by seq limit $4`,
-    [jobId, workspaceId, afterSeq, limit, status ?? null],
+     where job_id = $1 and seq > $2 and ($4::text is null or status = $4) order by seq limit $3`,
+    [jobId, afterSeq, limit, status ?? null],
   );
   return r.rows.map((x) => ({ ...x, settledAt: x.settledAt ? new Date(x.settledAt).toISOString() : null }));
 }
@@ -520,10 +527,11 @@ export interface ContactEnrichmentView {
 
 /** What enrichment wrote on a contact, per slice, with its provenance (slice order). */
 export async function contactEnrichments(db: Queryable, workspaceId: string, contactId: string): Promise<ContactEnrichmentView[]> {
+  assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<Omit<ContactEnrichmentView, 'enrichedAt'> & { enrichedAt: Date }>(
-    `select slice, provider, job_id as "jobId", enriched_at as "enrichedAt", fields, data from contact_enrichments where workspace_id = $1 and contact_id = $2`,
-    [workspaceId, contactId],
+    `select slice, provider, job_id as "jobId", enriched_at as "enrichedAt", fields, data from contact_enrichments where contact_id = $1`,
+    [contactId],
   );
   const order = (s: string) => ENRICHMENT_SLICES.indexOf(s as EnrichmentSlice);
   return r.rows.sort((a, b) => order(a.slice) - order(b.slice)).map((x) => ({ ...x, enrichedAt: new Date(x.enrichedAt).toISOString() }));

@@ -40,6 +40,7 @@ import { sql, type Selectable } from 'kysely';
 import { uuidv7Source } from '../domain/ids.js';
 import { packHashes, unpackHashes } from '../domain/hash53.js';
 import { inTransaction, withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+import { assertWorkspaceScope } from './tenancy.js';
 import type { ContactIngestDB } from './contacts.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 import { BinaryCopy } from './copyBinary.js';
@@ -230,8 +231,7 @@ async function identityLogPosition(client: PoolClient, workspaceId: string): Pro
     client,
     q
       .selectFrom('contact_identity_log')
-      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq'))
-      .where('workspace_id', '=', workspaceId),
+      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq')),
   );
   return { seq: r!.seq, at: Date.now() };
 }
@@ -243,7 +243,6 @@ async function checkIdentityLog(client: PoolClient, since: LogPosition, workspac
     q
       .selectFrom('contact_identity_log')
       .select((eb) => [eb('source_id', 'is not distinct from', sourceId).$castTo<boolean>().as('same_source'), 'email_hashes', 'row_key_hashes'])
-      .where('workspace_id', '=', workspaceId)
       .where('seq', '>', since.seq),
   );
   if (!recent.length) return;
@@ -262,11 +261,10 @@ async function logIdentities(client: PoolClient, workspaceId: string, sourceId: 
       .with('expired', (db) =>
         db
           .deleteFrom('contact_identity_log')
-          .where('workspace_id', '=', workspaceId)
           .where('logged_at', '<', sql<Date>`clock_timestamp() - ${LOG_KEEP_MS}::int * interval '1 millisecond'`),
       )
       .insertInto('contact_identity_log')
-      .values({ workspace_id: workspaceId, source_id: sourceId, email_hashes: written.emails, row_key_hashes: written.rowKeys }),
+      .values({ source_id: sourceId, email_hashes: written.emails, row_key_hashes: written.rowKeys }),
   );
 }
 
@@ -309,6 +307,7 @@ export async function timed<T>(times: PhaseTimes | undefined, name: string, fn: 
  */
 export async function ingestContacts(pool: Pool, inputs: ContactInput[], opts: IngestOptions, phases?: PhaseTimes): Promise<IngestResult> {
   if (inputs.length === 0) return { rows: [], created: 0, updated: 0, skipped: 0 };
+  assertWorkspaceScope(opts.workspaceId);
   const groups = await timed(phases, 'grouping', () => groupRows(inputs));
   // The companies are resolved on a connection of their own while the transaction below looks
   // up the identities (two backends, two cores); the groups need their company ids only from
@@ -451,7 +450,7 @@ async function lookUpIndexed(client: PoolClient, workspaceId: string, sourceId: 
   const rowKeys = groups.flatMap((g) => g.rowKeys);
   const byPronetRes = pronetKeys.length
     ? await timed(phases, 'identity look-up: profile keys', () =>
-        runQuery(client, q.selectFrom('contacts').select(['id', 'pronet_key', 'status']).where('workspace_id', '=', workspaceId).where('pronet_key', '=', anyText(pronetKeys))),
+        runQuery(client, q.selectFrom('contacts').select(['id', 'pronet_key', 'status']).where('pronet_key', '=', anyText(pronetKeys))),
       )
     : null;
   const byPronet = new Map(byPronetRes?.map((r) => [r.pronet_key!, r]) ?? []);
@@ -463,7 +462,7 @@ async function lookUpIndexed(client: PoolClient, workspaceId: string, sourceId: 
           client,
           q
             .selectFrom(sql<{ email: string }>`unnest(${textArray(probedEmails)}::text[])`.as<'e'>(sql`e(email)`))
-            .innerJoin('contacts as c', (join) => join.on('c.workspace_id', '=', workspaceId).on('c.emails', '@>', sql<string[]>`array[${sql.ref('e.email')}]`))
+            .innerJoin('contacts as c', (join) => join.on('c.emails', '@>', sql<string[]>`array[${sql.ref('e.email')}]`))
             .select(['e.email', 'c.id', 'c.pronet_key', 'c.status'])
             .orderBy('c.created_at')
             .orderBy('c.id'),
@@ -749,7 +748,6 @@ async function resolveCompanies(db: Queryable, workspaceId: string, withCompany:
     q
       .selectFrom('companies')
       .select((eb) => ['id', eb.fn<string | null>('lower', ['company_name']).as('lname'), ...COMPANY_COLUMNS])
-      .where('workspace_id', '=', workspaceId)
       .where((eb) => eb.or([eb('company_key', '=', anyText([...keys])), eb(eb.fn('lower', ['company_name']), '=', anyText([...names]))]))
       .orderBy('created_at')
       .orderBy('id'),
@@ -813,11 +811,11 @@ async function writeCompanies(client: PoolClient, workspaceId: string, w: Compan
     client,
     q
       .insertInto('companies')
-      .columns(['id', 'workspace_id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
+      .columns(['id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
       .expression(
         q
           .selectFrom(rows)
-          .select((eb) => ['t.id', eb.val(workspaceId).as('workspace_id'), 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', eb.val(now).as('created_at'), eb.val(now).as('updated_at')]),
+          .select((eb) => ['t.id', 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', eb.val(now).as('created_at'), eb.val(now).as('updated_at')]),
       )
       .onConflict((oc) =>
         oc.column('id').doUpdateSet((eb) => ({
@@ -875,11 +873,12 @@ export async function linkCompany(client: PoolClient, workspaceId: string, compa
   const g: Group = { first: 0, members: [], rowKeys: [], origin: null, emails: [], company };
   const withCompany = companiesOf([g]);
   if (!withCompany.length) return null;
+  assertWorkspaceScope(workspaceId);
   // raw SQL: an advisory lock, a function call on no table.
   await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
   const writes = await resolveCompanies(client, workspaceId, withCompany);
   if (writes) {
-    const [stored] = await runQuery(client, q.selectFrom('companies').select('id').where('id', '=', g.companyId!).where('workspace_id', '=', workspaceId));
+    const [stored] = await runQuery(client, q.selectFrom('companies').select('id').where('id', '=', g.companyId!));
     if (!stored) await writeCompanies(client, workspaceId, writes);
   }
   return g.companyId ?? null;

@@ -10,7 +10,7 @@
  */
 import { defineEntity, p } from '@mikro-orm/core';
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
-import { workspaceOwned } from './tenancy.js';
+import { SCOPED_WORKSPACE_ID, workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 
 export const CONTACT_STATUSES = ['active', 'deleted'] as const;
@@ -27,7 +27,7 @@ export const Contact = defineEntity({
   properties: {
     id: p.uuid().primary(),
     // No FK (Migration20261121080000_ingest_no_fk): the bulk path would pay a probe per row.
-    workspaceId: p.uuid(),
+    workspaceId: p.uuid().defaultRaw(SCOPED_WORKSPACE_ID),
     status: p.text().$type<ContactStatus>().default('active'),
     firstName: p.text().nullable(),
     lastName: p.text().nullable(),
@@ -136,7 +136,7 @@ export const ContactIdentityLog = defineEntity({
   filters: workspaceOwned,
   properties: {
     seq: p.bigint('number').primary().autoincrement(),
-    workspaceId: p.uuid(),
+    workspaceId: p.uuid().defaultRaw(SCOPED_WORKSPACE_ID),
     sourceId: p.uuid().nullable(),
     emailHashes: p.blob(),
     rowKeyHashes: p.blob(),

@@ -9,13 +9,22 @@
  * same person), leaves with the compiler's semantics (a missing value matches no positive
  * operator and every negative one: `must_not` of a positive query is exactly that).
  */
-import { Client } from '@opensearch-project/opensearch';
+import { Client, errors } from '@opensearch-project/opensearch';
+import { SearchUnavailableError } from '../domain/errors.js';
 import { scalarValue, type CatalogField, type Condition, type FieldCatalog, type FieldType } from '../domain/conditions.js';
-import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog, personCatalog, type DiscoveryEntity } from '../domain/discoveryCatalog.js';
+import {
+  PERSON_PREFIX,
+  companySearchCatalog,
+  contactSearchCatalog,
+  personCatalog,
+  type DiscoveryEntity,
+  type VerifiedFilters,
+} from '../domain/discoveryCatalog.js';
+import { likeContains } from '../domain/like.js';
 import type { DiscoveryConfig } from '../domain/config.js';
-import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, PEOPLE_MAPPINGS } from './opensearchIndex.js';
+import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
-import { companySearchColumns, contactSearchColumns, personColumns } from './discoveryColumns.js';
+import { SENIORITY_RANK_SQL, companySearchColumns, contactSearchColumns, personColumns } from './discoveryColumns.js';
 import type { SqlField } from './conditionSql.js';
 
 type Query = Record<string, unknown>;
@@ -28,6 +37,27 @@ export function openSearchClient(url: string): Client {
   let c = clients.get(url);
   if (!c) clients.set(url, (c = new Client({ node: url, requestTimeout: 30_000 })));
   return c;
+}
+
+/** Seconds a client is told to wait after the engine failed to answer (Retry-After). */
+const SEARCH_RETRY_AFTER_S = 5;
+
+/**
+ * A search on the engine; the engine's own failures (no connection, a timeout, a 429 or 5xx, an
+ * index not there) become SearchUnavailableError (503 `search_unavailable`), not a 500.
+ */
+async function engineSearch(url: string, params: Parameters<Client['search']>[0]) {
+  try {
+    return await openSearchClient(url).search(params);
+  } catch (e) {
+    const unavailable =
+      e instanceof errors.ConnectionError ||
+      e instanceof errors.NoLivingConnectionsError ||
+      e instanceof errors.TimeoutError ||
+      (e instanceof errors.ResponseError && (e.statusCode === 429 || (e.statusCode ?? 0) >= 500 || e.body?.error?.type === 'index_not_found_exception'));
+    if (unavailable) throw new SearchUnavailableError(SEARCH_RETRY_AFTER_S, { cause: e });
+    throw e;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +197,7 @@ export async function searchIds(
   input: { conditions?: unknown[]; groupedCondition?: unknown },
   page: { take: number; after?: string; dir: 'asc' | 'desc' },
 ): Promise<{ total: number; ids: string[] }> {
-  const res = await openSearchClient(cfg.opensearchUrl).search({
+  const res = await engineSearch(cfg.opensearchUrl, {
     index: aliasOf(cfg.indexPrefix, entity),
     body: {
       query: openSearchQuery(entity, input),
@@ -184,90 +214,205 @@ export async function searchIds(
 }
 
 // ---------------------------------------------------------------------------------------------
-// indexing
+// verified searches
 
-/** Documents per bulk request (a few MB each). */
-const BATCH = 2000;
-
-/** The select list of a catalog's filter values (`"<path>"` each), as the index stores them. */
-function docSelect(fields: SqlField[]): string {
-  return fields
-    .map((f) => {
-      const expr = f.type === 'date' ? `(extract(epoch from ${f.sql}) * 1000000)::bigint::text` : f.sql;
-      return `${expr} as "${f.path}"`;
-    })
-    .join(', ');
+/**
+ * The filter of a verified search (db/discoverySearch.ts `verifiedWhere`'s twin, clause by
+ * clause). A person's company values are the person document's `dsCompany.*` (the same copies and
+ * join the SQL reads); a missing value matches no range or term, as SQL's null does.
+ */
+function verifiedFilter(entity: DiscoveryEntity, f: VerifiedFilters): Query[] {
+  const own = entity === 'company' ? 'dsCompany' : 'dsContact';
+  const q: Query[] = [{ term: { [`${own}.verified`]: true } }];
+  if (f.industries) q.push({ terms: { 'dsCompany.industry': f.industries } });
+  if (f.headcountRanges) q.push(any(f.headcountRanges.map(([lo, hi]) => ({ range: { 'dsCompany.employee_count': { gte: lo, lte: Math.min(hi, 2147483647) } } }))));
+  if (f.revenue) {
+    const { min, max, includeUnknown } = f.revenue;
+    const known: Query[] = [];
+    if (min !== null) known.push({ range: { 'dsCompany.revenue_max': { gte: min } } });
+    if (max !== null) known.push({ range: { 'dsCompany.revenue_min': { lte: max } } });
+    const unknown = all([not({ exists: { field: 'dsCompany.revenue_min' } }), not({ exists: { field: 'dsCompany.revenue_max' } })]);
+    if (includeUnknown) q.push(known.length ? any([unknown, all(known)]) : { match_all: {} });
+    else q.push(all([{ exists: { field: 'dsCompany.revenue_min' } }, ...known]));
+  }
+  // a company listed by name (lower-cased, as `lower(company_name)`) or by website: the lists add up
+  const nameOrSite: Query[] = [
+    ...(f.names ?? []).map((n) => ({ term: { 'dsCompany.company_name': { value: n, case_insensitive: true } } })),
+    ...(f.domains ? [{ terms: { 'dsCompany.company_domain': f.domains } }] : []),
+  ];
+  if (nameOrSite.length) q.push(any(nameOrSite));
+  if (f.companyCountries) q.push({ terms: { 'dsCompany.hq_country': f.companyCountries } });
+  if (f.technologies) q.push({ terms: { 'dsCompany.technologies': f.technologies } });
+  if (entity === 'contact') {
+    if (f.titles) q.push(any(f.titles.map((t) => ({ wildcard: { 'dsContact.member_job_title': { value: likeToWildcard(likeContains(t)), case_insensitive: true } } }))));
+    if (f.seniorities) q.push({ terms: { 'dsContact.member_seniority': f.seniorities } });
+    if (f.countries) q.push({ terms: { 'dsContact.member_location_country': f.countries } });
+  }
+  return q;
 }
 
-/** A row of filter values as a document: nested objects per path, no empty values. */
-function docOf(row: Record<string, unknown>, fields: CatalogField[], docId?: string): Record<string, unknown> {
-  const doc: Record<string, Record<string, unknown>> & { id?: string } = docId ? { id: docId } as never : {};
-  for (const f of fields) {
-    let v = row[f.path];
-    if (v === null || v === undefined) continue;
-    if (f.type === 'number') v = Number(v);
-    if (f.type === 'multi') {
-      v = (v as unknown[]).filter((x) => x !== null);
-      if (!(v as unknown[]).length) continue;
-    }
-    const [group, name] = f.path.split('.') as [string, string];
-    (doc[group] ??= {})[name] = v;
+/** VERIFIED_ORDER as a sort: SENIORITY_RANK_SQL is indexed as `seniority_rank`; SQL's `nulls last` is `missing: _last`. */
+const VERIFIED_SORT: Record<DiscoveryEntity, Query[]> = {
+  company: [{ 'dsCompany.employee_count': { order: 'desc', missing: '_last' } }, { id: 'asc' }],
+  contact: [{ seniority_rank: 'asc' }, { 'dsContact.member_years_experience': { order: 'desc', missing: '_last' } }, { id: 'asc' }],
+};
+
+/**
+ * The ids of ranked rows `from`…`from + size` of a verified search and the exact number of
+ * matches. A contact search's numberOfCompaniesToPull first reads the ids of the first N
+ * companies the company search would rank (as the SQL's sub-select does).
+ */
+export async function searchVerifiedIds(
+  cfg: Pick<DiscoveryConfig, 'opensearchUrl' | 'indexPrefix'>,
+  entity: DiscoveryEntity,
+  f: VerifiedFilters,
+  page: { from: number; size: number },
+): Promise<{ total: number; ids: string[] }> {
+  const filter = verifiedFilter(entity, f);
+  if (entity === 'contact' && f.companyPull !== undefined) {
+    const companies = await searchVerifiedIds(cfg, 'company', { ...f, companyPull: undefined }, { from: 0, size: f.companyPull });
+    filter.push({ terms: { company_id: companies.ids } });
   }
-  return doc;
+  const res = await engineSearch(cfg.opensearchUrl, {
+    index: aliasOf(cfg.indexPrefix, entity),
+    body: { query: { bool: { filter } }, from: page.from, size: page.size, track_total_hits: true, _source: false, sort: VERIFIED_SORT[entity] },
+  });
+  const hits = res.body.hits;
+  const total = typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0);
+  return { total, ids: hits.hits.map((h) => String(h._id)) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// indexing
+
+/** Rows per read from the ds_* tables (keyset on the id); a company document carries its people. */
+const READ_ROWS: Record<DiscoveryEntity, number> = { contact: 5000, company: 500 };
+/** A bulk request is sent once its body holds this much (OpenSearch's advice: 5–15 MB). */
+const BULK_BYTES = 8 * 1024 * 1024;
+/** Bulk requests in flight at once during a build (the node indexes one per write thread). */
+const BULK_IN_FLIGHT = Number(process.env.OPENSEARCH_BULK_IN_FLIGHT ?? 3);
+
+/**
+ * A catalog's filter values as a JSON object built by PostgreSQL, `{"dsContact": {…}, "dsCompany":
+ * {…}}` (each the value the SQL search filters on; dates as microseconds since the epoch),
+ * so a document costs the indexer no parsing or serialising: the rows' text is the bulk body.
+ */
+function docJsonSql(fields: SqlField[]): string {
+  const groups = new Map<string, string[]>();
+  for (const f of fields) {
+    const [group, name] = f.path.split('.') as [string, string];
+    const expr = f.type === 'date' ? `(extract(epoch from ${f.sql}) * 1000000)::bigint` : f.sql;
+    let list = groups.get(group);
+    if (!list) groups.set(group, (list = []));
+    list.push(`'${name}', ${expr}`);
+  }
+  // json, not jsonb (no binary form built per row: the text is all that is sent); a function
+  // takes at most 100 arguments, so a group of more than 40 fields is merged as jsonb
+  const objectOf = (pairs: string[]) => {
+    if (pairs.length <= 40) return `json_build_object(${pairs.join(', ')})`;
+    const parts: string[] = [];
+    for (let i = 0; i < pairs.length; i += 40) parts.push(`jsonb_build_object(${pairs.slice(i, i + 40).join(', ')})`);
+    return `(${parts.join(' || ')})::json`;
+  };
+  return [...groups].map(([group, pairs]) => `'${group}', ${objectOf(pairs)}`).join(', ');
 }
 
 const companyFields = companySearchColumns.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
+/** The FROM, id and document (JSON, nulls stripped: a missing field is what the SQL's null is) of each index's rows. */
+const DOCUMENT_SQL: Record<DiscoveryEntity, { from: string; id: string; document: string }> = {
+  contact: {
+    from: 'ds_people p left join ds_companies c on c.id = p.company_id',
+    id: 'p.id',
+    document: `json_strip_nulls(json_build_object('id', p.id, 'company_id', p.company_id, 'seniority_rank', ${SENIORITY_RANK_SQL}, ${docJsonSql(contactSearchColumns.fields)}))`,
+  },
+  company: {
+    from: 'ds_companies c',
+    id: 'c.id',
+    // the company's people as nested documents (ds_people's company_id index)
+    document: `json_strip_nulls(json_build_object('id', c.id, ${docJsonSql(companyFields)},
+      'people', coalesce((select json_agg(json_build_object(${docJsonSql(personColumns.fields)}) order by p.id) from ds_people p where p.company_id = c.id), '[]'::json)))`,
+  },
+};
 
-/** Reads documents of `entity` from the ds_* tables by id (all of them in id order, or the named ones). Raw SQL: the catalog's expressions. */
-async function* documents(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<Record<string, unknown>[]> {
+/**
+ * The bulk `index` lines of `entity`'s documents, read from the ds_* tables in id order (all of
+ * them, or the named ones), a few thousand rows at a time. Raw SQL: the catalog's expressions.
+ */
+async function* documentLines(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<{ ids: string[]; lines: string[] }> {
+  const q = DOCUMENT_SQL[entity];
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const idFilter = (alias: string) => (only ? `${alias}.id = any($2::uuid[])` : 'true');
-    const params: unknown[] = only ? [after, only] : [after];
-    if (entity === 'contact') {
-      // raw SQL: the catalog's filter expressions over the search's own FROM.
-      const r = await db.query<Record<string, unknown>>(
-        `select p.id::text as id, ${docSelect(contactSearchColumns.fields)} from ds_people p left join ds_companies c on c.id = p.company_id
-         where p.id > $1::uuid and ${idFilter('p')} order by p.id limit ${BATCH}`,
-        params,
-      );
-      if (!r.rows.length) return;
-      yield r.rows.map((row) => docOf(row, contactSearchCatalog.fields, String(row.id)));
-      after = String(r.rows[r.rows.length - 1]!.id);
-    } else {
-      // raw SQL: the catalog's filter expressions (companies, then their people as nested documents).
-      const r = await db.query<Record<string, unknown>>(
-        `select c.id::text as id, ${docSelect(companyFields)} from ds_companies c where c.id > $1::uuid and ${idFilter('c')} order by c.id limit ${BATCH}`,
-        params,
-      );
-      if (!r.rows.length) return;
-      const ids = r.rows.map((row) => String(row.id));
-      // raw SQL: the person catalog's filter expressions of these companies' people.
-      const ppl = await db.query<Record<string, unknown>>(
-        `select p.company_id::text as company_id, ${docSelect(personColumns.fields)} from ds_people p where p.company_id = any($1::uuid[]) order by p.id`,
-        [ids],
-      );
-      const byCompany = new Map<string, Record<string, unknown>[]>();
-      for (const row of ppl.rows) {
-        const k = String(row.company_id);
-        let list = byCompany.get(k);
-        if (!list) byCompany.set(k, (list = []));
-        list.push(docOf(row, personCatalog.fields));
-      }
-      yield r.rows.map((row) => ({ ...docOf(row, companyFields, String(row.id)), people: byCompany.get(String(row.id)) ?? [] }));
-      after = ids[ids.length - 1]!;
-    }
+    // raw SQL: the documents as JSON text, built from the catalog's filter expressions
+    const r = await db.query<{ id: string; line: string }>(
+      `select ${q.id}::text as id, '{"index":{"_id":"' || ${q.id} || '"}}' || chr(10) || ${q.document}::text as line
+       from ${q.from} where ${q.id} > $1::uuid ${only ? `and ${q.id} = any($2::uuid[])` : ''} order by ${q.id} limit ${READ_ROWS[entity]}`,
+      only ? [after, only] : [after],
+    );
+    if (!r.rows.length) return;
+    yield { ids: r.rows.map((row) => row.id), lines: r.rows.map((row) => row.line) };
+    after = r.rows[r.rows.length - 1]!.id;
   }
 }
 
-async function bulkIndex(client: Client, index: string, docs: Record<string, unknown>[], refresh?: boolean): Promise<void> {
-  if (!docs.length) return;
-  const body = docs.flatMap((d) => [{ index: { _index: index, _id: d.id } }, d]);
-  const res = await client.bulk({ body, ...(refresh ? { refresh: 'wait_for' as const } : {}) });
-  if (res.body.errors) {
-    const failed = res.body.items.find((i) => Object.values(i)[0]?.error);
-    throw new Error(`OpenSearch bulk indexing into ${index} failed: ${JSON.stringify(failed ? Object.values(failed)[0]!.error : res.body.items[0])}`);
+/** Attempts of a bulk request the node rejects as too busy (429: its indexing pressure or write queue is full). */
+const BULK_ATTEMPTS = 8;
+
+/**
+ * Sends bulk lines (NDJSON actions without `_index`, and their documents) to `index`; an item's
+ * failure fails it. A request or items rejected with 429 are sent again after a growing pause
+ * (the actions are `index` by id: sending one twice leaves the same document).
+ */
+async function bulkSend(client: Client, index: string, lines: string[], refresh?: boolean): Promise<void> {
+  const body = lines.join('\n') + '\n';
+  for (let attempt = 1; ; attempt++) {
+    let busy: unknown;
+    try {
+      const res = await client.bulk({ index, body: body as never /* NDJSON text, sent as is */, filter_path: 'errors,items.*.error,items.*.status', ...(refresh ? { refresh: 'wait_for' as const } : {}) });
+      if (!res.body.errors) return;
+      const errs = (res.body.items ?? []).map((i) => Object.values(i)[0]!).filter((r) => r.error);
+      if (errs.some((r) => r.status !== 429)) throw new Error(`OpenSearch bulk indexing into ${index} failed: ${JSON.stringify(errs.find((r) => r.status !== 429)!.error)}`);
+      busy = errs[0]!.error;
+    } catch (e) {
+      if (!(e instanceof errors.ResponseError && e.statusCode === 429)) throw e;
+      busy = e;
+    }
+    if (attempt >= BULK_ATTEMPTS) throw busy instanceof Error ? busy : new Error(`OpenSearch bulk indexing into ${index} stayed rejected: ${JSON.stringify(busy)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
   }
+}
+
+/**
+ * Fills `index` with every document of `entity`: bulk bodies of about BULK_BYTES, up to
+ * BULK_IN_FLIGHT of them at once while the next rows are read. Returns the number of documents.
+ */
+async function fillIndex(db: Queryable, client: Client, index: string, entity: DiscoveryEntity): Promise<number> {
+  let n = 0;
+  let failure: unknown;
+  const inFlight = new Set<Promise<void>>();
+  const send = (lines: string[]) => {
+    // the rejection is kept, never left unhandled; it ends the fill at the next step
+    const p: Promise<void> = bulkSend(client, index, lines).catch((e) => void (failure ??= e)).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  };
+  let pending: string[] = [];
+  let bytes = 0;
+  for await (const batch of documentLines(db, entity)) {
+    if (failure) break;
+    n += batch.ids.length;
+    for (const line of batch.lines) {
+      pending.push(line);
+      bytes += line.length;
+      if (bytes < BULK_BYTES) continue;
+      send(pending);
+      pending = [];
+      bytes = 0;
+      while (inFlight.size >= BULK_IN_FLIGHT) await Promise.race(inFlight);
+    }
+  }
+  if (!failure && pending.length) send(pending);
+  await Promise.all(inFlight);
+  if (failure) throw failure;
+  return n;
 }
 
 export interface ReindexReport {
@@ -293,11 +438,11 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
     let n = 0;
     let old: string[];
     try {
-      for await (const docs of documents(db, entity)) {
-        await bulkIndex(client, name, docs);
-        n += docs.length;
-      }
-      await client.indices.putSettings({ index: name, body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas } } });
+      n = await fillIndex(db, client, name, entity);
+      await client.indices.putSettings({
+        index: name,
+        body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas, 'translog.durability': 'request' } },
+      });
       await client.indices.refresh({ index: name });
       await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' });
       old = await previousIndexes(client, alias);
@@ -336,9 +481,9 @@ export async function syncDiscoveryDocuments(
     if (!ids.length) continue;
     const alias = aliasOf(cfg.indexPrefix, entity);
     const seen = new Set<string>();
-    for await (const docs of documents(db, entity, ids)) {
-      docs.forEach((d) => seen.add(String(d.id)));
-      await bulkIndex(client, alias, docs, true);
+    for await (const batch of documentLines(db, entity, ids)) {
+      batch.ids.forEach((id) => seen.add(id));
+      await bulkSend(client, alias, batch.lines, true);
     }
     const gone = ids.filter((id) => !seen.has(id));
     if (gone.length) {
@@ -355,7 +500,15 @@ export async function syncDiscoveryDocuments(
  */
 export async function ensureDiscoveryIndex(db: Queryable, cfg: Pick<DiscoveryConfig, 'opensearchUrl' | 'indexPrefix'>, opts: { datasetChanged: boolean }): Promise<ReindexReport | null> {
   const client = openSearchClient(cfg.opensearchUrl);
-  const missing = await Promise.all((['contact', 'company'] as const).map(async (e) => !(await client.indices.existsAlias({ name: aliasOf(cfg.indexPrefix, e) })).body));
-  if (!opts.datasetChanged && !missing.some(Boolean)) return null;
+  // an alias missing, or on an index of an older document shape (MAPPING_VERSION), is rebuilt
+  const stale = await Promise.all(
+    (['contact', 'company'] as const).map(async (e) => {
+      const alias = aliasOf(cfg.indexPrefix, e);
+      if (!(await client.indices.existsAlias({ name: alias })).body) return true;
+      const mappings = Object.values((await client.indices.getMapping({ index: alias })).body) as { mappings?: { _meta?: { version?: number } } }[];
+      return mappings.some((m) => m.mappings?._meta?.version !== MAPPING_VERSION);
+    }),
+  );
+  if (!opts.datasetChanged && !stale.some(Boolean)) return null;
   return reindexDiscovery(db, cfg);
 }

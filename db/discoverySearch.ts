@@ -16,7 +16,7 @@ import { likeContains } from '../domain/like.js';
 import { DATASET_SCOPE, decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../domain/pagination.js';
 import type { Pool, Queryable } from './pool.js';
 import type { DiscoveryConfig } from '../domain/config.js';
-import { searchIds } from './discoveryOpenSearch.js';
+import { searchIds, searchVerifiedIds } from './discoveryOpenSearch.js';
 import { compileSql } from './sqlFragments.js';
 
 export interface V2SearchInput {
@@ -625,7 +625,12 @@ export function verifiedPageRows(page: number, limit: number, pull: number | und
 }
 
 /** find-verified-*: ranked page `page` (1-based) of `limit` rows, capped by the pull number. Raw SQL: composed of the condition compiler's fragments over the discovery catalog. */
-export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input: VerifiedSearchInput): Promise<SearchPage & { idsReturned: string[] }> {
+export async function searchVerified(
+  pool: Pool,
+  entity: DiscoveryEntity,
+  input: VerifiedSearchInput,
+  engine: Partial<Pick<DiscoveryConfig, 'engine' | 'opensearchUrl' | 'indexPrefix'>> = {},
+): Promise<SearchPage & { idsReturned: string[] }> {
   const known = VERIFIED_RESULT_FIELDS[entity];
   const fields = input.fields ?? VERIFIED_DEFAULT_FIELDS[entity];
   const picked = fields.map((f, i) => {
@@ -646,12 +651,28 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   const pageSql = sql`select ${sql.raw(select)} from ${sql.raw(fromSql)} where ${where} order by ${sql.raw(VERIFIED_ORDER[entity])} limit ${bound(take, 'int')} offset ${bound(offset, 'int')}`;
   const countFrom = entity === 'contact' && !whereReadsCompany ? 'ds_people p' : from;
   const countSql = sql`select count(*)::int as n from ${sql.raw(countFrom)} where ${where}`;
-  // raw SQL: page and count composed from the verified filters' fragments and the picked columns' SQL.
-  const [rows, count] = await Promise.all([
-    take > 0 ? pool.query(compileSql(pageSql)) : Promise.resolve({ rows: [] as Record<string, unknown>[] }),
-    pool.query<{ n: number }>(compileSql(countSql)),
-  ]);
-  const data = rows.rows.map((r) => {
+  let rows: Record<string, unknown>[];
+  let matches: number;
+  if (engine.engine === 'opensearch') {
+    // The engine ranks and counts; the page's rows are read here by id (the same columns), in its order.
+    if (!engine.opensearchUrl || !engine.indexPrefix) throw new Error('DISCOVERY_ENGINE=opensearch needs opensearchUrl and indexPrefix');
+    const found = await searchVerifiedIds({ opensearchUrl: engine.opensearchUrl, indexPrefix: engine.indexPrefix }, entity, input.filters, { from: offset, size: take });
+    const fromIds = entity === 'contact' && !picked.some((p) => p.sql.startsWith('c.')) ? 'ds_people p' : from;
+    // raw SQL: the picked columns' SQL of the ranked ids.
+    const byId = found.ids.length ? (await pool.query<Record<string, unknown>>(compileSql(sql`select ${sql.raw(select)} from ${sql.raw(fromIds)} where ${sql.raw(idSql)} = any(${bound(found.ids, 'uuid[]')})`))).rows : [];
+    const at = new Map<string, Record<string, unknown>>(byId.map((r) => [String(r.id), r]));
+    rows = found.ids.flatMap((id) => { const r = at.get(id); return r ? [r] : []; });
+    matches = found.total;
+  } else {
+    // raw SQL: page and count composed from the verified filters' fragments and the picked columns' SQL.
+    const [page, count] = await Promise.all([
+      take > 0 ? pool.query(compileSql(pageSql)) : Promise.resolve({ rows: [] as Record<string, unknown>[] }),
+      pool.query<{ n: number }>(compileSql(countSql)),
+    ]);
+    rows = page.rows;
+    matches = count.rows[0]!.n;
+  }
+  const data = rows.map((r) => {
     const item: Record<string, unknown> = { id: r.id };
     picked.forEach((p, i) => writeOutput(item, p, r[`f${i}`]));
     withCompanyId(item, r.companyId);
@@ -659,8 +680,8 @@ export async function searchVerified(pool: Pool, entity: DiscoveryEntity, input:
   });
   return {
     data,
-    idsReturned: rows.rows.map((r) => String(r.id)),
-    meta: { totalRecords: Math.min(count.rows[0]!.n, input.filters.pull ?? Number.MAX_SAFE_INTEGER), previousToken: '', nextToken: '' },
+    idsReturned: rows.map((r) => String(r.id)),
+    meta: { totalRecords: Math.min(matches, input.filters.pull ?? Number.MAX_SAFE_INTEGER), previousToken: '', nextToken: '' },
   };
 }
 

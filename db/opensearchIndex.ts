@@ -14,7 +14,7 @@
  * swaps the alias (db/discoveryOpenSearch.ts).
  */
 import type { FieldType } from '../domain/conditions.js';
-import { companySearchCatalog, contactSearchCatalog, personCatalog, COMPANY_PREFIX, PERSON_PREFIX } from '../domain/discoveryCatalog.js';
+import { companySearchCatalog, contactSearchCatalog, personCatalog, COMPANY_PREFIX, PERSON_PREFIX, VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE } from '../domain/discoveryCatalog.js';
 
 /**
  * Index settings. One primary shard holds a few million documents comfortably (a shard of
@@ -28,12 +28,20 @@ export const INDEX_SETTINGS = {
   refresh_interval: '1s',
   /** A company document carries its people as nested documents: more than the default 10,000 for the largest companies. */
   'mapping.nested_objects.limit': 100_000,
-  /** Deep pages walk by search_after, never by from/size beyond this. */
-  max_result_window: 10_000,
+  /**
+   * v2 pages walk by search_after; verified searches page by number (from/size), at most
+   * VERIFIED_MAX_PAGE pages of VERIFIED_MAX_LIMIT rows, and a contact search's
+   * numberOfCompaniesToPull reads that many company ids at once.
+   */
+  max_result_window: VERIFIED_MAX_LIMIT * VERIFIED_MAX_PAGE,
 } as const;
 
-/** The settings while bulk loading: no refresh, no replica (both restored before the alias swap). */
-export const LOAD_SETTINGS = { refresh_interval: '-1', number_of_replicas: 0 } as const;
+/**
+ * The settings while bulk loading: no refresh, no replica, the translog fsynced in the background
+ * rather than per bulk request (all three restored before the alias swap; a build that fails is
+ * deleted, so nothing acknowledged rests on the async translog).
+ */
+export const LOAD_SETTINGS = { refresh_interval: '-1', number_of_replicas: 0, 'translog.durability': 'async' } as const;
 
 /**
  * Types as the conditions compare them: strings and multi values exactly (`keyword`; `LIKE` is a
@@ -62,13 +70,27 @@ function propertiesOf(fields: { path: string; type: FieldType }[]): Props {
   return out;
 }
 
+/**
+ * Version of the documents' shape: an index whose mapping `_meta.version` differs is rebuilt at
+ * start (ensureDiscoveryIndex). 2: people carry `company_id` and `seniority_rank` (verified search).
+ */
+export const MAPPING_VERSION = 2;
+
 export const PEOPLE_MAPPINGS = {
   dynamic: 'strict',
-  properties: { id: { type: 'keyword' }, ...propertiesOf(contactSearchCatalog.fields) },
+  _meta: { version: MAPPING_VERSION },
+  properties: {
+    id: { type: 'keyword' },
+    ...propertiesOf(contactSearchCatalog.fields),
+    // not conditions' fields: the verified search's company pull and ranking (SENIORITY_RANK_SQL)
+    company_id: { type: 'keyword' },
+    seniority_rank: { type: 'byte' },
+  },
 };
 
 export const COMPANY_MAPPINGS = {
   dynamic: 'strict',
+  _meta: { version: MAPPING_VERSION },
   properties: {
     id: { type: 'keyword' },
     ...propertiesOf(companySearchCatalog.fields.filter((f) => f.path.startsWith(COMPANY_PREFIX))),

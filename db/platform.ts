@@ -3,7 +3,7 @@
  * idempotency and webhook deliveries (Migration20261121000000_platform and later).
  */
 import { defineEntity, p } from '@mikro-orm/core';
-import { workspaceOwned } from './tenancy.js';
+import { SCOPED_WORKSPACE_ID, workspaceOwned } from './tenancy.js';
 
 export const PLANS = ['free', 'pro', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -40,9 +40,12 @@ export const Workspace = defineEntity({
   triggers: [authChangedTrigger('workspaces')],
 });
 
-/** The workspace column of a workspace-owned table: `workspace_id uuid not null references workspaces(id) on delete cascade`. */
+/**
+ * The workspace column of a workspace-owned table: `workspace_id uuid not null references
+ * workspaces(id) on delete cascade`, defaulting to the session's workspace (`SCOPED_WORKSPACE_ID`).
+ */
 export const workspaceId = (table: string) =>
-  p.manyToOne(Workspace).mapToPk().fieldName('workspace_id').deleteRule('cascade').foreignKeyName(`${table}_workspace_id_fkey`);
+  p.manyToOne(Workspace).mapToPk().fieldName('workspace_id').deleteRule('cascade').foreignKeyName(`${table}_workspace_id_fkey`).defaultRaw(SCOPED_WORKSPACE_ID);
 
 export const ApiKey = defineEntity({
   name: 'ApiKey',

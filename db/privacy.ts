@@ -3,12 +3,13 @@
  * identifiers, plan and report), the hard delete of a person from the workspace's tables, and the
  * suppression list of keyed hashes.
  *
- * Every statement names the workspace and runs with `app.workspace_id` set for its transaction,
- * so it keeps working under row-level security.
+ * Every statement runs in the workspace's scope (`inWorkspaceScope`): row-level security keeps it
+ * to the workspace's rows and fills the workspace column in; `assertWorkspaceScope` refuses a call
+ * from any other scope.
  */
 import { createHmac, hkdfSync } from 'node:crypto';
 import type { Pool, Queryable } from './pool.js';
-import { inWorkspaceTransaction } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
 import { hash53, unpackHashes } from '../domain/hash53.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { lockForEmailWrite } from './contactIngest.js';
@@ -56,12 +57,13 @@ export function suppressionHash(key: Buffer, kind: SuppressionKind, normalized: 
 
 export async function addSuppressions(db: Queryable, workspaceId: string, entries: { hash: string; kind: SuppressionKind }[], reason: SuppressionReason): Promise<number> {
   if (!entries.length) return 0;
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query(
-    `insert into suppression_entries (workspace_id, identifier_hash, kind, reason)
-     select $1, h, k, $4 from unnest($2::text[], $3::text[]) as t(h, k)
+    `insert into suppression_entries (identifier_hash, kind, reason)
+     select h, k, $3 from unnest($1::text[], $2::text[]) as t(h, k)
      on conflict do nothing`,
-    [workspaceId, entries.map((e) => e.hash), entries.map((e) => e.kind), reason],
+    [entries.map((e) => e.hash), entries.map((e) => e.kind), reason],
   );
   return r.rowCount ?? 0;
 }
@@ -69,11 +71,9 @@ export async function addSuppressions(db: Queryable, workspaceId: string, entrie
 /** Which of `hashes` are on the workspace's suppression list. */
 export async function suppressedAmong(db: Queryable, workspaceId: string, hashes: string[]): Promise<Set<string>> {
   if (!hashes.length) return new Set();
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const r = await db.query<{ identifier_hash: string }>(`select identifier_hash from suppression_entries where workspace_id = $1 and identifier_hash = any($2::text[])`, [
-    workspaceId,
-    hashes,
-  ]);
+  const r = await db.query<{ identifier_hash: string }>(`select identifier_hash from suppression_entries where identifier_hash = any($1::text[])`, [hashes]);
   return new Set(r.rows.map((x) => x.identifier_hash));
 }
 
@@ -85,18 +85,20 @@ export interface SuppressionRow {
 }
 
 export async function listSuppressions(db: Queryable, workspaceId: string, limit: number, after: string | null): Promise<SuppressionRow[]> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<{ identifier_hash: string; kind: SuppressionKind; reason: SuppressionReason; created_at: Date }>(
     `select identifier_hash, kind, reason, created_at from suppression_entries
-     where workspace_id = $1 and ($2::text is null or identifier_hash > $2) order by identifier_hash limit $3`,
-    [workspaceId, after, limit],
+     where ($1::text is null or identifier_hash > $1) order by identifier_hash limit $2`,
+    [after, limit],
   );
   return r.rows.map((x) => ({ identifierHash: x.identifier_hash, kind: x.kind, reason: x.reason, createdAt: x.created_at }));
 }
 
 export async function removeSuppression(db: Queryable, workspaceId: string, hash: string): Promise<boolean> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const r = await db.query(`delete from suppression_entries where workspace_id = $1 and identifier_hash = $2`, [workspaceId, hash]);
+  const r = await db.query(`delete from suppression_entries where identifier_hash = $1`, [hash]);
   return (r.rowCount ?? 0) > 0;
 }
 
@@ -104,8 +106,9 @@ export async function removeSuppression(db: Queryable, workspaceId: string, hash
 // Erasure requests
 
 export async function insertErasureRequest(db: Queryable, id: string, workspaceId: string, sealedIdentifiers: string): Promise<void> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`insert into erasure_requests (id, workspace_id, identifiers) values ($1, $2, $3)`, [id, workspaceId, sealedIdentifiers]);
+  await db.query(`insert into erasure_requests (id, identifiers) values ($1, $2)`, [id, sealedIdentifiers]);
 }
 
 export interface ErasureRequestRow {
@@ -115,45 +118,51 @@ export interface ErasureRequestRow {
 }
 
 export async function findErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<ErasureRequestRow | null> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const r = await db.query<ErasureRequestRow>(`select identifiers, plan, report from erasure_requests where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  const r = await db.query<ErasureRequestRow>(`select identifiers, plan, report from erasure_requests where id = $1`, [id]);
   return r.rows[0] ?? null;
 }
 
 /** Adds `part` to the request's plan or report (a jsonb merge: each step writes its own keys once). */
 export async function mergeErasureRequest(db: Queryable, workspaceId: string, id: string, column: 'plan' | 'report', part: Record<string, unknown>): Promise<void> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`update erasure_requests set ${column} = coalesce(${column}, '{}'::jsonb) || $3::jsonb where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(part)]);
+  await db.query(`update erasure_requests set ${column} = coalesce(${column}, '{}'::jsonb) || $2::jsonb where id = $1`, [id, JSON.stringify(part)]);
 }
 
 /** Replaces the request's sealed identifiers (the widened set of erasureResolve). */
 export async function setErasureIdentifiers(db: Queryable, workspaceId: string, id: string, sealedIdentifiers: string): Promise<void> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`update erasure_requests set identifiers = $3 where workspace_id = $1 and id = $2`, [workspaceId, id, sealedIdentifiers]);
+  await db.query(`update erasure_requests set identifiers = $2 where id = $1`, [id, sealedIdentifiers]);
 }
 
 /** The Temporal part of the request's report, with the request row locked (one step writes it once). */
 export async function lockTemporalReport(db: Queryable, workspaceId: string, id: string): Promise<{ workflowExecutions: number; jobs: number } | null> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const r = await db.query<{ r: { workflowExecutions: number; jobs: number } | null }>(`select report->'temporal' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, id]);
+  const r = await db.query<{ r: { workflowExecutions: number; jobs: number } | null }>(`select report->'temporal' as r from erasure_requests where id = $1 for update`, [id]);
   return r.rows[0]?.r ?? null;
 }
 
 /** The end of a request: its identifiers are dropped (only the report stays). */
 export async function completeErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<void> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`update erasure_requests set identifiers = null, completed_at = coalesce(completed_at, now()) where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  await db.query(`update erasure_requests set identifiers = null, completed_at = coalesce(completed_at, now()) where id = $1`, [id]);
 }
 
 /** Everything the workspace's contacts say identifies the person: the request's identifiers and those of every contact they match. */
 export async function expandIdentifiers(db: Queryable, workspaceId: string, ids: PersonIdentifiers): Promise<PersonIdentifiers> {
   const emails = ids.emails.map((e) => normalizeEmail(e)).filter((e): e is string => !!e);
   const keys = ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u);
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<{ id: string; emails: string[]; work_email: string | null; pronet: string | null; pronet_key: string | null }>(
     `select id, emails, work_email, pronet, pronet_key from contacts
-     where workspace_id = $1 and (id = any($2::uuid[]) or emails && $3::text[] or lower(work_email) = any($3::text[]) or pronet_key = any($4::text[]))`,
-    [workspaceId, ids.contactIds, emails, keys],
+     where id = any($1::uuid[]) or emails && $2::text[] or lower(work_email) = any($2::text[]) or pronet_key = any($3::text[])`,
+    [ids.contactIds, emails, keys],
   );
   const out = { contactIds: new Set(ids.contactIds), emails: new Set(emails), profileUrls: new Set([...ids.profileUrls, ...keys]) };
   for (const c of r.rows) {
@@ -185,25 +194,26 @@ export type PersonRowsRemoved = Omit<DatabaseErasureReport, 'suppressionEntriesA
 export async function deletePersonRows(client: Queryable, workspaceId: string, ids: PersonIdentifiers): Promise<PersonRowsRemoved> {
   const needles = needlesOf(ids);
   const patterns = likePatterns(needles);
+  assertWorkspaceScope(workspaceId);
 
   // Source links: by contact, and by row key (a source's key of the row may be the email or URL).
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const links = await client.query(
     `delete from contact_sources cs using sources s
-     where s.id = cs.source_id and s.workspace_id = $1 and (cs.contact_id = any($2::uuid[]) or lower(cs.row_key) = any($3::text[]))`,
-    [workspaceId, ids.contactIds, needles],
+     where s.id = cs.source_id and (cs.contact_id = any($1::uuid[]) or lower(cs.row_key) = any($2::text[]))`,
+    [ids.contactIds, needles],
   );
   // The contact rows: emails, phones, custom fields, company links and segment membership live on them.
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const contacts = await client.query(`delete from contacts where workspace_id = $1 and id = any($2::uuid[])`, [workspaceId, ids.contactIds]);
+  const contacts = await client.query(`delete from contacts where id = any($1::uuid[])`, [ids.contactIds]);
 
   // The identity log holds 53-bit hashes of emails: entries with one of the person's go.
   const emailHashes = new Set(ids.emails.map((e) => hash53(e)));
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const log = await client.query<{ seq: string; email_hashes: Buffer }>(`select seq, email_hashes from contact_identity_log where workspace_id = $1`, [workspaceId]);
+  const log = await client.query<{ seq: string; email_hashes: Buffer }>(`select seq, email_hashes from contact_identity_log`);
   const logSeqs = log.rows.filter((r) => unpackHashes(r.email_hashes).some((h) => emailHashes.has(h))).map((r) => r.seq);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  if (logSeqs.length) await client.query(`delete from contact_identity_log where workspace_id = $1 and seq = any($2::bigint[])`, [workspaceId, logSeqs]);
+  if (logSeqs.length) await client.query(`delete from contact_identity_log where seq = any($1::bigint[])`, [logSeqs]);
 
   // Staged rows of the workspace's jobs still in flight: the person's rows are blanked in place
   // (an empty row keeps the block's row numbering; it ends as a row error without data).
@@ -211,8 +221,8 @@ export async function deletePersonRows(client: Queryable, workspaceId: string, i
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const blocks = await client.query<{ batch_id: string; seq: number; data: string }>(
     `select st.batch_id, st.seq, st.data from contact_ingest_staging st join jobs j on j.id = st.batch_id
-     where j.workspace_id = $1 and st.data ilike any($2::text[])`,
-    [workspaceId, patterns],
+     where st.data ilike any($1::text[])`,
+    [patterns],
   );
   for (const b of blocks.rows) {
     const rows = JSON.parse(b.data) as unknown[];
@@ -228,7 +238,7 @@ export async function deletePersonRows(client: Queryable, workspaceId: string, i
 
   // Stored responses replayed for an Idempotency-Key (a contact's POST answer carries the contact).
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const idem = await client.query(`delete from idempotency_records where workspace_id = $1 and response_body ilike any($2::text[])`, [workspaceId, patterns]);
+  const idem = await client.query(`delete from idempotency_records where response_body ilike any($1::text[])`, [patterns]);
 
   return {
     contacts: contacts.rowCount ?? 0,
@@ -249,7 +259,7 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
     await lockForEmailWrite(client, workspaceId);
     // A retry after a crash answers what the first run removed: the report commits with the deletes.
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const done = (await client.query<{ r: DatabaseErasureReport | null }>(`select report->'database' as r from erasure_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, requestId])).rows[0]?.r;
+    const done = (await client.query<{ r: DatabaseErasureReport | null }>(`select report->'database' as r from erasure_requests where id = $1 for update`, [requestId])).rows[0]?.r;
     if (done) return done;
     const removed = await deletePersonRows(client, workspaceId, ids);
     const profileKeys = [...new Set(ids.profileUrls.map((u) => normalizeProfileUrl(u)).filter((u): u is string => !!u))];
@@ -268,19 +278,19 @@ export async function eraseFromDatabase(pool: Pool, workspaceId: string, request
 /** The jobs rows (and their webhook delivery records) of workflows the erasure deleted from Temporal. */
 export async function deleteJobsByWorkflowIds(db: Queryable, workspaceId: string, workflowIds: string[]): Promise<number> {
   if (!workflowIds.length) return 0;
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`delete from webhook_deliveries where workspace_id = $1 and job_id in (select id from jobs where workspace_id = $1 and workflow_id = any($2::text[]))`, [
-    workspaceId,
-    workflowIds,
-  ]);
+  await db.query(`delete from webhook_deliveries where job_id in (select id from jobs where workflow_id = any($1::text[]))`, [workflowIds]);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const r = await db.query(`delete from jobs where workspace_id = $1 and workflow_id = any($2::text[])`, [workspaceId, workflowIds]);
+  const r = await db.query(`delete from jobs where workflow_id = any($1::text[])`, [workflowIds]);
   return r.rowCount ?? 0;
 }
 
 export async function deleteMediaRows(db: Queryable, workspaceId: string, fileNames: string[]): Promise<void> {
+  if (!fileNames.length) return;
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  if (fileNames.length) await db.query(`delete from media_objects where workspace_id = $1 and file_name = any($2::text[])`, [workspaceId, fileNames]);
+  await db.query(`delete from media_objects where file_name = any($1::text[])`, [fileNames]);
 }
 
 /**

@@ -15,7 +15,7 @@ import { AccessRequest } from './subjectAccessEntities.js';
 import { recordAuditEvents } from './audit.js';
 import { lockForEmailWrite } from './contactIngest.js';
 import { deletePersonRows, type PersonRowsRemoved } from './privacy.js';
-import { inWorkspaceTransaction } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
 import { normalizeEmail } from '../domain/identity.js';
 
 type RetentionDB = InferKyselyDB<typeof Contact | typeof WebhookDelivery | typeof Job | typeof AccessRequest>;
@@ -48,7 +48,6 @@ export async function purgeDeletedContacts(pool: Pool, workspaceId: string, cont
       q()
         .selectFrom('contacts')
         .select(['id', 'emails', 'work_email', 'pronet', 'pronet_key'])
-        .where('workspace_id', '=', workspaceId)
         .where('id', '=', sql<string>`any(${uuidArray(contactIds)})`)
         .where('status', '=', 'deleted')
         .where('deleted_at', '<', cutoff)
@@ -63,7 +62,6 @@ export async function purgeDeletedContacts(pool: Pool, workspaceId: string, cont
       q()
         .selectFrom('contacts')
         .select(['emails', 'work_email', 'pronet', 'pronet_key'])
-        .where('workspace_id', '=', workspaceId)
         .where('id', '!=', sql<string>`all(${uuidArray(ids)})`)
         .where((eb) =>
           eb.or([
@@ -103,10 +101,8 @@ export async function purgeWebhookDeliveries(db: Queryable, cutoff: Date, limit:
 /** Which of `workflowIds` still have a `jobs` row in the workspace (a purged job's row goes with its execution). */
 export async function jobWorkflowIdsAmong(db: Queryable, workspaceId: string, workflowIds: string[]): Promise<string[]> {
   if (!workflowIds.length) return [];
-  const rows = await runQuery(
-    db,
-    q().selectFrom('jobs').select('workflow_id').where('workspace_id', '=', workspaceId).where('workflow_id', '=', sql<string>`any(${textArray(workflowIds)})`),
-  );
+  assertWorkspaceScope(workspaceId);
+  const rows = await runQuery(db, q().selectFrom('jobs').select('workflow_id').where('workflow_id', '=', sql<string>`any(${textArray(workflowIds)})`));
   return rows.map((r) => r.workflow_id);
 }
 

@@ -4,7 +4,7 @@
  * every contact. Table `segments` (Migration20261121010000_contacts).
  */
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import { workspaceOwned } from './tenancy.js';
+import { assertWorkspaceScope, workspaceOwned } from './tenancy.js';
 import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
@@ -48,13 +48,14 @@ export const Segment = defineEntity({
  * (partial unique index on (workspace_id) where is_default).
  */
 export async function ensureDefaultSegment(em: EntityManager, workspaceId: string): Promise<string> {
+  assertWorkspaceScope(workspaceId);
   const db = em.getKysely<InferKyselyDB<typeof Segment>>();
   await db
     .insertInto('segments')
-    .values({ id: uuidv7(), workspace_id: workspaceId, name: DEFAULT_SEGMENT_NAME, is_default: true })
+    .values({ id: uuidv7(), name: DEFAULT_SEGMENT_NAME, is_default: true })
     .onConflict((oc) => oc.column('workspace_id').where((eb) => eb.ref('is_default')).doNothing())
     .execute();
-  const row = await db.selectFrom('segments').select('id').where('workspace_id', '=', workspaceId).where('is_default', '=', true).executeTakeFirstOrThrow();
+  const row = await db.selectFrom('segments').select('id').where('is_default', '=', true).executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -101,11 +102,11 @@ export async function insertSegment(em: EntityManager, workspaceId: string, s: N
  * a placeholder (q=">?¹" was a 500, found by the fuzzer).
  */
 export async function searchSegmentsByName(em: EntityManager, workspaceId: string, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
+  assertWorkspaceScope(workspaceId);
   const rows = await em
     .getKysely<InferKyselyDB<typeof Segment>>()
     .selectFrom('segments')
     .selectAll()
-    .where('workspace_id', '=', workspaceId)
     .where(sql`lower(name)`, 'like', contains)
     .orderBy(sql`lower(name) like ${prefix}`, 'desc')
     .orderBy(sql`lower(name)`)

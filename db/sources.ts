@@ -5,7 +5,7 @@
  */
 import { defineEntity, p, raw, UniqueConstraintViolationException, type InferEntity } from '@mikro-orm/core';
 import { ConflictError } from '../domain/errors.js';
-import { workspaceOwned } from './tenancy.js';
+import { assertWorkspaceScope, workspaceOwned } from './tenancy.js';
 import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import { workspaceId } from './platform.js';
 import { isUuid } from '../domain/ids.js';
@@ -156,6 +156,7 @@ export async function insertOrFindSource(
   /** Merge into an existing source: the keys the client sent (null: keep the existing one as it is). */
   given: Record<string, unknown> | null,
 ): Promise<{ row: SourceRow; created: boolean }> {
+  assertWorkspaceScope(workspaceId);
   const id = uuidv7();
   const key = s.identityKey ?? `id:${id}`;
   // Filled-in display defaults never override what the source already has; sent keys do.
@@ -165,7 +166,6 @@ export async function insertOrFindSource(
       .insertInto('sources')
       .values({
         id,
-        workspace_id: workspaceId,
         source_type: s.sourceType,
         source_identifier: s.sourceIdentifier,
         normalised_identifier: key,
@@ -190,7 +190,7 @@ export async function insertOrFindSource(
   }
   const [existing] = await runQuery(
     q,
-    sources.selectFrom('sources').selectAll().where('workspace_id', '=', workspaceId).where('source_type', '=', s.sourceType).where('normalised_identifier', '=', key),
+    sources.selectFrom('sources').selectAll().where('source_type', '=', s.sourceType).where('normalised_identifier', '=', key),
   );
   return { row: existing!, created: false };
 }
@@ -289,10 +289,10 @@ export async function filterSourcesPage(
   db: Queryable,
   q: { workspaceId: string; sourceType: string; conditions: Condition[] | undefined; after: { id: string; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: SourceEntity[]; total: number }> {
+  assertWorkspaceScope(q.workspaceId);
   const where = compileWhere(SOURCE_CATALOG, { conditions: q.conditions });
   const filtered = sources
     .selectFrom('sources as s')
-    .where('s.workspace_id', '=', q.workspaceId)
     .where('s.source_type', '=', q.sourceType as SourceType)
     .where(sql<SqlBool>`(${where.sql})`);
   const page = q.after ? filtered.where('s.id', q.after.dir === 'next' ? '>' : '<', q.after.id) : filtered;

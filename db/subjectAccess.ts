@@ -4,12 +4,13 @@
  * everything the workspace holds about a person, gathered into one document by the access job
  * (activities/subjectAccess.ts).
  *
- * Every statement names the workspace and runs with `app.workspace_id` set for its transaction
- * (`inWorkspaceTransaction`), so it keeps working under row-level security.
+ * Every statement runs in the workspace's scope (`inWorkspaceTransaction`, or the activity's):
+ * row-level security keeps it to the workspace's rows and fills the workspace column in;
+ * `assertWorkspaceScope` refuses a call from any other scope.
  */
 import { sql } from 'kysely';
 import type { Pool, Queryable } from './pool.js';
-import { inWorkspaceTransaction } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
 import { loadContactCatalog } from './contactRead.js';
 import { segmentMembershipWhere } from './segmentMembership.js';
 import { compileSql } from './sqlFragments.js';
@@ -19,8 +20,9 @@ import { joinSql } from './contactColumns.js';
 export const ACCESS_IDENTIFIERS_CONTEXT = 'access-identifiers';
 
 export async function insertAccessRequest(db: Queryable, id: string, workspaceId: string, sealedIdentifiers: string): Promise<void> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`insert into access_requests (id, workspace_id, identifiers) values ($1, $2, $3)`, [id, workspaceId, sealedIdentifiers]);
+  await db.query(`insert into access_requests (id, identifiers) values ($1, $2)`, [id, sealedIdentifiers]);
 }
 
 export interface AccessRequestRow {
@@ -30,15 +32,17 @@ export interface AccessRequestRow {
 }
 
 export async function findAccessRequest(db: Queryable, workspaceId: string, id: string): Promise<AccessRequestRow | null> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  const r = await db.query<AccessRequestRow>(`select identifiers, plan, result from access_requests where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  const r = await db.query<AccessRequestRow>(`select identifiers, plan, result from access_requests where id = $1`, [id]);
   return r.rows[0] ?? null;
 }
 
 /** Adds `part` to the request's plan or result (a jsonb merge: each step writes its own keys once). */
 export async function mergeAccessRequest(db: Queryable, workspaceId: string, id: string, column: 'plan' | 'result', part: Record<string, unknown>): Promise<void> {
+  assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-  await db.query(`update access_requests set ${column} = coalesce(${column}, '{}'::jsonb) || $3::jsonb where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(part)]);
+  await db.query(`update access_requests set ${column} = coalesce(${column}, '{}'::jsonb) || $2::jsonb where id = $1`, [id, JSON.stringify(part)]);
 }
 
 /**
@@ -49,12 +53,12 @@ export async function mergeAccessRequest(db: Queryable, workspaceId: string, id:
 export async function completeAccessRequest(pool: Pool, workspaceId: string, id: string, link: () => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   return inWorkspaceTransaction(pool, workspaceId, async (client) => {
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const row = (await client.query<{ result: Record<string, unknown> | null }>(`select result from access_requests where workspace_id = $1 and id = $2 for update`, [workspaceId, id])).rows[0];
+    const row = (await client.query<{ result: Record<string, unknown> | null }>(`select result from access_requests where id = $1 for update`, [id])).rows[0];
     if (!row?.result) throw new Error(`access request ${id} has no document yet`);
     if (row.result.downloadUrl) return row.result;
     const result = { ...row.result, ...(await link()) };
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    await client.query(`update access_requests set result = $3::jsonb, identifiers = null, plan = null, completed_at = now() where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(result)]);
+    await client.query(`update access_requests set result = $2::jsonb, identifiers = null, plan = null, completed_at = now() where id = $1`, [id, JSON.stringify(result)]);
     return result;
   });
 }
@@ -77,54 +81,53 @@ export async function subjectAccessDocument(pool: Pool, workspaceId: string, con
     }>(
       `select id, status, first_name, last_name, full_name, title, pronet, emails, work_email, custom_fields, primary_company_id, company_ids,
               created_at, updated_at, deleted_at
-       from contacts where workspace_id = $1 and id = any($2::uuid[]) order by id`,
-      [workspaceId, contactIds],
+       from contacts where id = any($1::uuid[]) order by id`,
+      [contactIds],
     );
     const ids = contacts.rows.map((c) => c.id);
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
-    const labels = new Map((await db.query<{ id: string; label: string }>(`select id, label from custom_field_definitions where workspace_id = $1`, [workspaceId])).rows.map((d) => [d.id, d.label]));
+    const labels = new Map((await db.query<{ id: string; label: string }>(`select id, label from custom_field_definitions`)).rows.map((d) => [d.id, d.label]));
     const companyIds = [...new Set(contacts.rows.flatMap((c) => [...c.company_ids, ...(c.primary_company_id ? [c.primary_company_id] : [])]))];
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const companies = await db.query(
       `select id, company_name as "companyName", company_website as "companyWebsite", company_domain as "companyDomain", company_industry as "companyIndustry",
               company_headcount as "companyHeadcount", company_pronet as "companyPronet"
-       from companies where workspace_id = $1 and id = any($2::uuid[]) order by id`,
-      [workspaceId, companyIds],
+       from companies where id = any($1::uuid[]) order by id`,
+      [companyIds],
     );
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const sources = await db.query<{ contact_id: string; source_id: string; source_type: string; source_identifier: string | null; row_key: string; origin: string | null; first_seen: Date; last_seen: Date }>(
       `select cs.contact_id, cs.source_id, s.source_type, s.source_identifier, cs.row_key, cs.origin, cs.first_seen, cs.last_seen
        from contact_sources cs join sources s on s.id = cs.source_id
-       where s.workspace_id = $1 and cs.contact_id = any($2::uuid[]) order by cs.first_seen, cs.source_id`,
-      [workspaceId, ids],
+       where cs.contact_id = any($1::uuid[]) order by cs.first_seen, cs.source_id`,
+      [ids],
     );
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const enrichments = await db.query<{ contact_id: string; slice: string; provider: string; job_id: string | null; enriched_at: Date; fields: string[]; data: unknown }>(
       `select contact_id, slice, provider, job_id, enriched_at, fields, data from contact_enrichments
-       where workspace_id = $1 and contact_id = any($2::uuid[]) order by enriched_at, slice`,
-      [workspaceId, ids],
+       where contact_id = any($1::uuid[]) order by enriched_at, slice`,
+      [ids],
     );
     // Charges: ledger entries whose idempotency key names the contact (bulk enrichment charges
     // `bulk-enrich:<job>:<contact>:<slice>`), and the bulk-enrichment rows' credits.
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const ledger = await db.query<{ id: string; contact_id: string; amount: string; kind: string; reason: string; job_id: string | null; created_at: Date }>(
       `select t.id, c.id as contact_id, t.amount, t.kind, t.reason, t.job_id, t.created_at
-       from credit_transactions t join unnest($2::text[]) as c(id) on t.idempotency_key like '%' || c.id || '%'
-       where t.workspace_id = $1 order by t.created_at, t.id`,
-      [workspaceId, ids],
+       from credit_transactions t join unnest($1::text[]) as c(id) on t.idempotency_key like '%' || c.id || '%'
+       order by t.created_at, t.id`,
+      [ids],
     );
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const bulkRows = await db.query<{ contact_id: string; job_id: string; status: string; credits: number; settled_at: Date | null }>(
-      `select contact_id, job_id, status, credits, settled_at from bulk_enrichment_rows where workspace_id = $1 and contact_id = any($2::uuid[]) order by job_id, seq`,
-      [workspaceId, ids],
+      `select contact_id, job_id, status, credits, settled_at from bulk_enrichment_rows where contact_id = any($1::uuid[]) order by job_id, seq`,
+      [ids],
     );
 
     // Segments: each segment's membership rule evaluated on the person's contacts.
     const catalog = await loadContactCatalog(db, workspaceId);
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
     const segments = await db.query<{ id: string; name: string; is_default: boolean; segment_sources: string[]; conditions: unknown[] | null; grouped_condition: unknown }>(
-      `select id, name, is_default, segment_sources, conditions, grouped_condition from segments where workspace_id = $1 order by id`,
-      [workspaceId],
+      `select id, name, is_default, segment_sources, conditions, grouped_condition from segments order by id`,
     );
     const membership = new Map<string, { segmentId: string; name: string }[]>();
     for (const s of segments.rows) {
@@ -134,7 +137,7 @@ export async function subjectAccessDocument(pool: Pool, workspaceId: string, con
       } catch {
         continue; // a stored condition the catalog no longer has: the segment matches nobody
       }
-      const q = compileSql(sql`select c.id from contacts c ${sql.raw(joinSql(where.joins))} where c.workspace_id = ${workspaceId}::uuid and c.id = any(${ids}::uuid[]) and (${where.sql})`);
+      const q = compileSql(sql`select c.id from contacts c ${sql.raw(joinSql(where.joins))} where c.id = any(${ids}::uuid[]) and (${where.sql})`);
       // raw SQL: composed of the condition compiler's fragments (db/conditionSql.ts).
       for (const r of (await db.query<{ id: string }>(q.text, q.values)).rows) {
         membership.set(r.id, [...(membership.get(r.id) ?? []), { segmentId: s.id, name: s.name }]);

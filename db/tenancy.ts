@@ -59,6 +59,13 @@ export const inWorkspace = (workspaceId: string) => ({ filters: { [WORKSPACE_FIL
 
 // ---------- row-level security ----------
 
+/**
+ * The default of every `workspace_id` column (Migration20261129100000_workspace_id_default): the
+ * session's workspace, null (so NOT NULL refuses the insert) outside one. Written as PostgreSQL
+ * prints it back, so the entities and the migrated schema compare equal.
+ */
+export const SCOPED_WORKSPACE_ID = `(nullif(current_setting('app.workspace_id'::text, true), ''::text))::uuid`;
+
 /** The database roles of the policies (created by the migration). */
 export const TENANT_ROLE = 'app_tenant';
 export const ALL_WORKSPACES_ROLE = 'app_all_workspaces';
@@ -89,6 +96,19 @@ export function withoutTenancy<T>(reason: string, fn: () => T): T {
 export function scopedWorkspaceId(): string | undefined {
   const s = scope.getStore();
   return s && 'workspaceId' in s ? s.workspaceId : undefined;
+}
+
+/**
+ * For a `db/` function that takes a workspace id but leaves the workspace predicate to row-level
+ * security: throws unless it runs in that workspace's scope. Called from another workspace's scope,
+ * or under `withoutTenancy` (which sees every workspace), it fails instead of reading or writing
+ * rows it was not asked about.
+ */
+export function assertWorkspaceScope(workspaceId: string): void {
+  const s = scope.getStore();
+  if (s && 'workspaceId' in s && s.workspaceId === workspaceId) return;
+  const where = !s ? 'no scope' : 'workspaceId' in s ? `workspace ${s.workspaceId}'s scope` : `withoutTenancy (${s.allWorkspaces})`;
+  throw new Error(`a statement for workspace ${workspaceId} relies on row-level security but runs in ${where}`);
 }
 
 const SESSION = Symbol('tenancySession');

@@ -195,3 +195,10 @@ export class CreditAccountBusyError extends DomainError {
     super('Other requests of this workspace are moving credits right now; retry shortly');
   }
 }
+
+/** The discovery search engine (OpenSearch) could not answer: unreachable, timed out, overloaded or its index missing. Nothing was charged; retry. */
+export class SearchUnavailableError extends DomainError {
+  constructor(readonly retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super('The discovery search engine is unavailable right now; retry shortly', options);
+  }
+}

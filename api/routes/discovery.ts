@@ -100,7 +100,7 @@ function verifiedRoute(entity: DiscoveryEntity) {
     summary: `Find verified ${entity === 'company' ? 'companies' : 'contacts'} (ranked, numbered pages)`,
     description: verifiedDescription(entity),
     body: entity === 'company' ? VerifiedCompanyBody : VerifiedContactBody,
-    responses: { 200: entity === 'company' ? CompanyPage : ContactPage }, errors: [400, 401, 402, 429, 500],
+    responses: { 200: entity === 'company' ? CompanyPage : ContactPage }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     orm: false,
     handler: async ({ body, auth, deps }) => {
       const b = body as VerifiedBody;
@@ -108,7 +108,7 @@ function verifiedRoute(entity: DiscoveryEntity) {
       const pageNumber = b.page ?? 1;
       const limit = previewLimit(auth, b.limit ?? VERIFIED_MAX_LIMIT);
       await assertCanPay(deps.pool, auth, op, verifiedPageRows(pageNumber, limit, filters.pull));
-      const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters });
+      const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters }, deps.config.discovery);
       await charge(deps.pool, auth, op, page);
       return asSeenBy(auth, { data: page.data, meta: page.meta });
     },
@@ -119,7 +119,7 @@ export const discoveryRoutes = [
   defineRoute({
     method: 'post', path: '/discovery-search/find-contacts-v2', tag: 'Discovery search',
     summary: 'Find contacts with grouped conditions (v2)', description: V2_DESCRIPTION('contact'),
-    body: V2SearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500],
+    body: V2SearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     // the search and the debit go through the pool: no entity manager fork per request
     orm: false,
     handler: async ({ body, auth, deps }) => {
@@ -133,7 +133,7 @@ export const discoveryRoutes = [
   defineRoute({
     method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
     summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
-    body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500],
+    body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     orm: false,
     handler: async ({ body, auth, deps }) => {
       const limit = previewLimit(auth, body.limit ?? V2_DEFAULT_LIMIT);

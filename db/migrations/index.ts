@@ -39,6 +39,7 @@ import { Migration20261128610000_post_retry_at } from './Migration20261128610000
 import { Migration20261128630000_audit_trail } from './Migration20261128630000_audit_trail.js';
 import { Migration20261128640000_dataset_opt_outs_subject_access } from './Migration20261128640000_dataset_opt_outs_subject_access.js';
 import { Migration20261129000000_api_replicas } from './Migration20261129000000_api_replicas.js';
+import { Migration20261129100000_workspace_id_default } from './Migration20261129100000_workspace_id_default.js';
 
 export const migrationsList = [
   Migration20261121000000_platform,
@@ -77,4 +78,5 @@ export const migrationsList = [
   Migration20261128630000_audit_trail,
   Migration20261128640000_dataset_opt_outs_subject_access,
   Migration20261129000000_api_replicas,
+  Migration20261129100000_workspace_id_default,
 ];

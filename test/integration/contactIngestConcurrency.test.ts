@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
-import { ingestContacts } from '../../db/contactIngest.js';
+import { ingestContacts, type IngestOptions } from '../../db/contactIngest.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import type { ContactInput } from '../../domain/contactMapping.js';
 
 let app: TestApp;
@@ -41,6 +42,8 @@ const byProfile = (i: number): ContactInput => ({
   company: { companyName: `Company ${i % 7}`, companyWebsite: `company${i % 7}.example.com` },
 });
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+/** As an activity runs it: on the worker's kind of pool (row-level security enforced), in the workspace's scope. */
+const ingest = (rows: ContactInput[], opts: IngestOptions) => inWorkspaceScope(opts.workspaceId, () => ingestContacts(app.deps.pool, rows, opts));
 
 describe('concurrent ingests', () => {
   it('two imports bringing the same people at the same time make one contact per person, linked to both', async () => {
@@ -49,8 +52,8 @@ describe('concurrent ingests', () => {
     // Neither batch can see the other's uncommitted contacts; the second to commit must notice
     // the first's emails and be redone, or every person would be stored twice.
     const [a, b] = await Promise.all([
-      ingestContacts(app.pool, range(N).map(byEmail), { workspaceId, sourceId: sources[0]!, mode: 'automated' }),
-      ingestContacts(app.pool, range(N).map(byProfile), { workspaceId, sourceId: sources[1]!, mode: 'automated' }),
+      ingest(range(N).map(byEmail), { workspaceId, sourceId: sources[0]!, mode: 'automated' }),
+      ingest(range(N).map(byProfile), { workspaceId, sourceId: sources[1]!, mode: 'automated' }),
     ]);
     expect(a.created + a.updated).toBe(N);
     expect(b.created + b.updated).toBe(N);
@@ -79,7 +82,7 @@ describe('concurrent ingests', () => {
     const opts = { workspaceId, sourceId: sources[0]!, mode: 'automated' as const };
     // Four chunks of 800 rows over 2,000 people: each person is in two chunks, in flight together.
     const chunks = range(4).map((c) => range(800).map((i) => byProfile((c * 400 + i) % 2000)));
-    const results = await Promise.all(chunks.map((rows) => ingestContacts(app.pool, rows, opts)));
+    const results = await Promise.all(chunks.map((rows) => ingest(rows, opts)));
     expect(results.reduce((n, r) => n + r.created, 0)).toBe(2000);
     expect(results.reduce((n, r) => n + r.created + r.updated, 0)).toBe(3200);
 

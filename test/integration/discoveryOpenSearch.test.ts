@@ -26,6 +26,7 @@ const SEED = 20261129;
 const PEOPLE = 2000;
 const COMPANIES = 200;
 const RANDOM_TREES = 300;
+const RANDOM_VERIFIED = 60;
 
 const installed = existsSync(join(OPENSEARCH_HOME, 'bin', 'opensearch'));
 const unavailable = !installed && existsSync(OPENSEARCH_UNAVAILABLE) ? readFileSync(OPENSEARCH_UNAVAILABLE, 'utf8').trim() : null;
@@ -98,6 +99,36 @@ async function walk(engine: 'pg' | 'os', entity: 'contacts' | 'companies', body:
   return { pages, credits: before - (await balance(engine)) };
 }
 
+/** A verified search's inputFieldMapping of 1–3 random inputs, valued from a sampled person and company (so they match something). */
+function randomVerifiedInput(r: TreeRng, entity: 'contacts' | 'companies'): { sourceFieldName: string; userInput: unknown }[] {
+  const p = r.pick(people.filter((x) => x.company));
+  const c = r.next() < 0.5 ? p.company! : r.pick(companies);
+  const word = (s: string) => r.pick(s.split(/\s+/).filter((w) => w.length >= 3).concat(s)).slice(0, r.int(3, 6));
+  const inputs: Record<string, () => unknown> = {
+    companyIndustryInclude: () => [c.rec.industry, r.pick(companies).rec.industry],
+    companyHeadcountRange: () => [`${Math.max(0, c.rec.employee_count - r.int(0, 50))}-${c.rec.employee_count + r.int(0, 500)}`, ...(r.next() < 0.3 ? ['5000+'] : [])],
+    companyRevenue: () => ({ min: String(r.int(0, 5) * 1_000_000), ...(r.next() < 0.5 ? { max: `${r.int(5, 500)}M` } : {}), include_unknown_revenue: r.next() < 0.5 }),
+    companyNameInclude: () => [r.next() < 0.5 ? c.rec.company_name.toUpperCase() : c.rec.company_name, r.pick(companies).rec.company_name],
+    companyWebsiteInclude: () => [c.rec.company_website],
+    companyCountryInclude: () => [c.rec.hq_country, r.pick(companies).rec.hq_country],
+    companyTechnologiesInclude: () => [r.pick(c.rec.technologies)],
+    numberOfCompaniesToPull: () => r.int(1, 40),
+    ...(entity === 'contacts'
+      ? {
+          numberOfContactsToPull: () => r.int(1, 60),
+          jobTitleInclude: () => [word(p.rec.member_job_title), ...(r.next() < 0.3 ? [word(r.pick(people).rec.member_job_title)] : [])],
+          seniorityInclude: () => [p.rec.member_seniority, ...(r.next() < 0.5 ? ['Director', 'Manager'] : [])],
+          countryInclude: () => [p.rec.member_location_country],
+        }
+      : {}),
+  };
+  const names = Object.keys(inputs);
+  const chosen = new Set<string>();
+  const n = r.int(1, 3);
+  while (chosen.size < n) chosen.add(r.pick(names));
+  return [...chosen].map((name) => ({ sourceFieldName: name, userInput: inputs[name]!() }));
+}
+
 describe.skipIf(unavailable !== null)(`OpenSearch engine parity${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
   it('LIKE patterns become wildcards with the same escapes', () => {
     expect(likeToWildcard('%vp of sales%')).toBe('*vp of sales*');
@@ -144,6 +175,34 @@ describe.skipIf(unavailable !== null)(`OpenSearch engine parity${unavailable ? `
       if (expected.length) nonEmpty++;
     }
     expect(nonEmpty).toBeGreaterThan(RANDOM_TREES / 4);
+  }, 120_000);
+
+  it(`${RANDOM_VERIFIED} random verified searches (fixed seed): same ranked pages, totals and credits over HTTP`, async () => {
+    const r = new TreeRng(SEED + 1);
+    let nonEmpty = 0;
+    let multiPage = 0;
+    for (let i = 0; i < RANDOM_VERIFIED; i++) {
+      const entity = i % 2 ? 'contacts' : 'companies';
+      const mapping = randomVerifiedInput(r, entity);
+      const path = `/discovery-search/find-verified-${entity}`;
+      const limit = r.pick([3, 10, 25]);
+      const before = { pg: await balance('pg'), os: await balance('os') };
+      const pages = { pg: [] as any[], os: [] as any[] };
+      // pages 1-3 and a deep one past the end
+      for (const page of [1, 2, 3, 40]) {
+        for (const engine of ['pg', 'os'] as const) {
+          const res = await post(engine, path, { inputFieldMapping: mapping, page, limit });
+          expect(res.status, `${engine} ${JSON.stringify(mapping)} ${JSON.stringify(res.body)}`).toBe(200);
+          pages[engine].push(res.body);
+        }
+      }
+      expect(pages.os, JSON.stringify(mapping)).toEqual(pages.pg);
+      expect(before.os - (await balance('os')), JSON.stringify(mapping)).toBe(before.pg - (await balance('pg')));
+      if (pages.pg[0].data.length) nonEmpty++;
+      if (pages.pg[1].data.length) multiPage++;
+    }
+    expect(nonEmpty).toBeGreaterThan(RANDOM_VERIFIED / 3);
+    expect(multiPage).toBeGreaterThan(RANDOM_VERIFIED / 10);
   }, 120_000);
 
   it('an opt-out leaves the index (the person and their company\'s nested person); a re-index swaps the alias onto a new index', async () => {

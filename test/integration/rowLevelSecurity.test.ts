@@ -273,3 +273,24 @@ it('a connection reused for another scope switches with it (the session setting 
     await single.close();
   }
 });
+
+it('workspace_id defaults to the scope’s workspace on every table; outside a workspace an insert naming none is refused', async () => {
+  const wrong: string[] = [];
+  const defaults = await owner.pool.query<{ table_name: string; column_default: string | null; is_nullable: string }>(
+    `select table_name, column_default, is_nullable from information_schema.columns
+      where table_schema = 'public' and column_name = 'workspace_id' and table_name = any($1::text[])`,
+    [tables],
+  );
+  for (const d of defaults.rows) {
+    if (!d.column_default?.includes(`current_setting('app.workspace_id'`) || d.is_nullable !== 'NO') wrong.push(`${d.table_name}: default ${d.column_default}, nullable ${d.is_nullable}`);
+  }
+  expect(wrong).toEqual([]);
+  expect(defaults.rows.length).toBe(tables.length);
+  // A real insert that names no workspace: in A's scope it is A's; outside any workspace it is
+  // refused rather than guessed (no scope: the policy, as for any row; withoutTenancy: NOT NULL).
+  const insert = (c: Pick<import('pg').Pool, 'query'>) =>
+    c.query<{ workspace_id: string }>(`insert into custom_field_definitions (id, label, type) values (gen_random_uuid(), $1, 'string') returning workspace_id`, [`default-${Math.random()}`]);
+  expect((await inA(insert)).rows[0]!.workspace_id).toBe(a);
+  await expect(insert(app.pool)).rejects.toThrow(/row-level security/);
+  await expect(withoutTenancy('the test inserts outside a workspace', () => insert(app.pool))).rejects.toThrow(/null value in column "workspace_id"/);
+});
