@@ -15,6 +15,7 @@ import { findSource } from '../db/sources.js';
 import { dropSuppressed, suppressionKey } from '../db/privacy.js';
 import { planFor } from '../domain/contactMapping.js';
 import type { ActivityDeps } from './deps.js';
+import { DATA_FAILURE } from '../workflows/contract/failures.js';
 
 export type { RowError };
 
@@ -65,8 +66,8 @@ export function createContactActivities(deps: ActivityDeps) {
         return await stageFileSegment(deps.pool, deps.storage, input, (rows) => (read = rows));
       } catch (e) {
         // The file was checked when the job was accepted; one that went missing or changed since cannot be read by a retry.
-        if (e instanceof ContactFileUnreadable) throw ApplicationFailure.nonRetryable(e.message, 'contacts_file_unreadable');
-        if ((e as { code?: string }).code === 'NoSuchKey') throw ApplicationFailure.nonRetryable(`Contacts file ${input.fileName} no longer exists`, 'contacts_file_unreadable');
+        if (e instanceof ContactFileUnreadable) throw ApplicationFailure.nonRetryable(e.message, DATA_FAILURE.contactsFileUnreadable);
+        if ((e as { code?: string }).code === 'NoSuchKey') throw ApplicationFailure.nonRetryable(`Contacts file ${input.fileName} no longer exists`, DATA_FAILURE.contactsFileUnreadable);
         throw e;
       } finally {
         clearInterval(beat);
@@ -80,13 +81,13 @@ export function createContactActivities(deps: ActivityDeps) {
 
   async function ingestChunk(input: IngestChunkInput): Promise<IngestChunkResult> {
     const source = await findSource(deps.orm.em, input.sourceId);
-    if (!source) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, 'source_not_found');
+    if (!source) throw ApplicationFailure.nonRetryable(`Source ${input.sourceId} no longer exists`, DATA_FAILURE.sourceNotFound);
     const catalog = await loadContactCatalog(deps.pool, input.workspaceId);
     const plan = planFor(catalog, source.sourceMeta?.config?.fieldMapping);
     const { rows, inputs, failed, errors } = await readMappedChunk(deps.pool, { ...input, rowPath: input.rowPath ?? '/contactsData' }, catalog, plan);
     // Never a silent partial import: rows the stage no longer holds fail the job.
     if (rows !== input.to - input.from)
-      throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, 'staged_rows_missing');
+      throw ApplicationFailure.nonRetryable(`Staged rows ${input.from}..${input.to} of batch ${input.batchId}: ${rows} found`, DATA_FAILURE.stagedRowsMissing);
     const { kept, suppressed } = await dropSuppressed(deps.pool, input.workspaceId, inputs, suppressionKey(deps.config.serverSecret));
     const r = await ingestContacts(deps.pool, kept, { workspaceId: input.workspaceId, sourceId: input.sourceId, mode: 'automated' });
     return { rows, created: r.created, updated: r.updated, skipped: r.skipped, failed, errors, suppressed };

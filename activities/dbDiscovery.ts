@@ -17,6 +17,7 @@ import { companyKey, type ContactInput } from '../domain/contactMapping.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { VERIFIED_IMPORT_PERSON_PRICE, verifiedImportDebitKey } from '../domain/pricing.js';
 import type { ActivityDeps } from './deps.js';
+import { DATA_FAILURE } from '../workflows/contract/failures.js';
 
 export const VERIFIED_IMPORT_SOURCE = 'verified-discovery';
 
@@ -156,7 +157,7 @@ export function createDiscoveryActivities(deps: ActivityDeps) {
         null,
       );
       const ok = await attachSourceToSegment(deps.pool, input.segmentId, row.id);
-      if (!ok) throw ApplicationFailure.nonRetryable(`Segment ${input.segmentId} was not found`, 'segment_not_found');
+      if (!ok) throw ApplicationFailure.nonRetryable(`Segment ${input.segmentId} was not found`, DATA_FAILURE.segmentNotFound);
       return { sourceId: row.id };
     },
 

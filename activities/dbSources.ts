@@ -27,6 +27,7 @@ import {
   type ListeningProvider,
   type ListeningQuery,
 } from './providers/listening.js';
+import { DATA_FAILURE, SOURCE_PROVIDER_FAILURE } from '../workflows/contract/failures.js';
 
 export interface BeginSourcePullInput {
   workspaceId: string;
@@ -64,7 +65,7 @@ export function listeningProvider(deps: ActivityDeps): ListeningProvider {
   if (cfg.provider === 'dataset') return createDatasetListeningProvider(deps.pool);
   if (!cfg.http.baseUrl || !cfg.http.apiKey) {
     throw ApplicationFailure.create({
-      type: 'provider_not_configured',
+      type: SOURCE_PROVIDER_FAILURE.notConfigured,
       message: 'LISTENING_PROVIDER=http needs LISTENING_BASE_URL and LISTENING_API_KEY',
       nonRetryable: true,
     });
@@ -77,13 +78,13 @@ export function providerFailure(e: unknown): Error {
   if (!(e instanceof ListeningProviderError)) return e as Error;
   switch (e.kind) {
     case 'credentials':
-      return ApplicationFailure.create({ type: 'provider_credentials_invalid', message: e.message, nonRetryable: true });
+      return ApplicationFailure.create({ type: SOURCE_PROVIDER_FAILURE.credentialsInvalid, message: e.message, nonRetryable: true });
     case 'invalid_input':
-      return ApplicationFailure.create({ type: 'provider_rejected_query', message: e.message, nonRetryable: true });
+      return ApplicationFailure.create({ type: SOURCE_PROVIDER_FAILURE.rejectedQuery, message: e.message, nonRetryable: true });
     case 'rate_limited':
-      return ApplicationFailure.create({ type: 'provider_rate_limited', message: e.message, nextRetryDelay: e.retryAfterMs ?? 30_000 });
+      return ApplicationFailure.create({ type: SOURCE_PROVIDER_FAILURE.rateLimited, message: e.message, nextRetryDelay: e.retryAfterMs ?? 30_000 });
     case 'transient':
-      return ApplicationFailure.create({ type: 'provider_unavailable', message: e.message });
+      return ApplicationFailure.create({ type: SOURCE_PROVIDER_FAILURE.unavailable, message: e.message });
   }
 }
 
@@ -129,12 +130,12 @@ export function createSourceActivities(deps: ActivityDeps) {
     /** Marks the pull running, attaches the segment and fixes the window of the pull. */
     async beginSourcePull(input: BeginSourcePullInput): Promise<BeginSourcePullResult> {
       const src = await markSourcePullRunning(deps.orm.em, input.sourceId);
-      if (!src) throw ApplicationFailure.create({ type: 'source_not_found', message: `Source ${input.sourceId} no longer exists`, nonRetryable: true });
+      if (!src) throw ApplicationFailure.create({ type: DATA_FAILURE.sourceNotFound, message: `Source ${input.sourceId} no longer exists`, nonRetryable: true });
       if (!isListeningSourceType(src.sourceType)) {
-        throw ApplicationFailure.create({ type: 'source_not_pullable', message: `${src.sourceType} sources have no audience to pull`, nonRetryable: true });
+        throw ApplicationFailure.create({ type: DATA_FAILURE.sourceNotPullable, message: `${src.sourceType} sources have no audience to pull`, nonRetryable: true });
       }
       if (input.segmentId && !(await attachSourceToSegment(deps.pool, input.segmentId, input.sourceId))) {
-        throw ApplicationFailure.create({ type: 'segment_not_found', message: `Segment ${input.segmentId} no longer exists`, nonRetryable: true });
+        throw ApplicationFailure.create({ type: DATA_FAILURE.segmentNotFound, message: `Segment ${input.segmentId} no longer exists`, nonRetryable: true });
       }
       const window = pullWindow(input.numberOfPastDaysToSync, new Date());
       const provider = listeningConfigFromEnv(deps.config.env).provider;

@@ -26,6 +26,7 @@ import { openSubscriptionSecret } from '../db/secrets.js';
 import { withoutTenancy } from '../db/tenancy.js';
 import { startEventDeliveries, type EventDeliveryInput } from '../infra/eventDispatch.js';
 import { webhookDeliveries } from '../telemetry/metrics.js';
+import { WEBHOOK_FAILURE } from '../workflows/contract/failures.js';
 
 const BY_DELIVERY_ID = 'marks event deliveries started, by the (globally unique) ids just recorded';
 const SWEEP = 'the events sweep reads every workspace: grants ending soon, deliveries left unstarted';
@@ -77,10 +78,10 @@ export function createEventDeliveryActivities(deps: ActivityDeps) {
       Context.current().log[outcome === 'delivered' ? 'info' : 'warn']('event delivery', { deliveryId: d.id, attempt, outcome, statusCode: r.statusCode, durationMs: r.durationMs });
       if (gone) {
         await disableSubscription(em, d.subscription_id, 'receiver_gone');
-        throw ApplicationFailure.nonRetryable('receiver answered 410 Gone: subscription disabled', 'WebhookGone');
+        throw ApplicationFailure.nonRetryable('receiver answered 410 Gone: subscription disabled', WEBHOOK_FAILURE.gone);
       }
       if (r.final) throw ApplicationFailure.nonRetryable(r.error!, r.final);
-      if (r.error) throw ApplicationFailure.retryable(r.error, 'WebhookDeliveryFailed');
+      if (r.error) throw ApplicationFailure.retryable(r.error, WEBHOOK_FAILURE.deliveryFailed);
       return { statusCode: r.statusCode! };
     },
 

@@ -30,8 +30,7 @@ import {
   type ExpiredMediaCounts,
   type StoredMedia,
 } from '../db/media.js';
-import type { ImportMediaInput } from '../workflows/mediaImport.js';
-import type { AssembleMediaInput } from '../workflows/mediaAssembly.js';
+import type { AssembleMediaInput, ImportMediaInput } from '../workflows/contract/media.js';
 import type { ActivityDeps } from './deps.js';
 import { withoutTenancy } from '../db/tenancy.js';
 import { checkOutboundUrl, OutboundBlockedError, OutboundTooLargeError, safeRequest } from '../infra/outbound.js';

@@ -16,10 +16,10 @@ import pLimit from 'p-limit';
 import { SA } from '../domain/searchAttributes.js';
 import type { ActivityDeps } from './deps.js';
 import { DISPATCH_HORIZON_MS, FAILURE_CODES, networkOf, publishWorkflowId, rateLimitMaxWaitMs, rateLimitWait, type RateLimitWait } from '../domain/publishing.js';
-import { externalReplyWorkflow } from '../workflows/externalReply.js';
-import { publishPostWorkflow } from '../workflows/publishPost.js';
-import { rootCause } from '../workflows/failure.js';
-import { SCHEDULE_REJECTION, rescheduleUpdate } from '../workflows/scheduling.js';
+import type { externalReplyWorkflow } from '../workflows/externalReply.js';
+import type { publishPostWorkflow } from '../workflows/publishPost.js';
+import { SCHEDULE_REJECTION, rootCause } from '../workflows/contract/failures.js';
+import { PUBLISH_WORKFLOWS, rescheduleUpdate, type DispatchInput } from '../workflows/contract/publishing.js';
 import { parsePronetPostUrl } from '../domain/pronetUrls.js';
 import type { MediaRef, Provider } from '../domain/social.js';
 import { publishingAccount } from '../db/integrations.js';
@@ -56,13 +56,6 @@ export interface PublishStepInput {
    * of being retried by the activity retry policy.
    */
   rateLimitTimer?: boolean;
-}
-
-export interface DispatchInput {
-  batchId: string;
-  workspaceId: string;
-  /** Base task queue of the publish workflows. */
-  taskQueue: string;
 }
 
 const DISPATCH_CONCURRENCY = 32;
@@ -291,8 +284,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
             limit(async () => {
               // A cancelled dispatch (worker shutting down, batch terminated) stops; the retry resumes from the marks.
               if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('dispatch cancelled');
-              const workflow = r.external_post ? externalReplyWorkflow : publishPostWorkflow;
-              const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
+              // Both take a PublishWorkflowInput and return a PublishResult.
+              const workflowType = r.external_post ? PUBLISH_WORKFLOWS.externalReply : PUBLISH_WORKFLOWS.post;
+              const startWorkflowOperation = new WithStartWorkflowOperation<typeof publishPostWorkflow | typeof externalReplyWorkflow>(workflowType, {
                 workflowId: publishWorkflowId(r.post_id, r.n),
                 taskQueue: input.taskQueue,
                 args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],

@@ -13,6 +13,7 @@ import { recordWebhookDelivery } from '../db/jobs.js';
 import type { ActivityDeps } from './deps.js';
 import { OutboundBlockedError, OutboundInvalidRequestError, OutboundTooLargeError, safeRequest } from '../infra/outbound.js';
 import { webhookDeliveries } from '../telemetry/metrics.js';
+import { WEBHOOK_FAILURE } from '../workflows/contract/failures.js';
 
 export interface DeliverWebhookInput {
   workspaceId: string;
@@ -32,7 +33,7 @@ export interface SignedPostResult {
   statusCode: number | null;
   error: string | null;
   /** Never worth retrying: the address is refused by the outbound guard, or the request cannot be sent. */
-  final: 'OutboundBlocked' | 'WebhookRequestInvalid' | null;
+  final: typeof WEBHOOK_FAILURE.outboundBlocked | typeof WEBHOOK_FAILURE.requestInvalid | null;
   durationMs: number;
 }
 
@@ -78,10 +79,10 @@ export async function postSignedWebhook(input: {
       statusCode = e.status;
       error = null;
     } else if (e instanceof OutboundBlockedError) {
-      final = 'OutboundBlocked';
+      final = WEBHOOK_FAILURE.outboundBlocked;
     } else if (e instanceof OutboundInvalidRequestError) {
       // Headers HTTP cannot carry (accepted before the API checked them): no retry will ever send them.
-      final = 'WebhookRequestInvalid';
+      final = WEBHOOK_FAILURE.requestInvalid;
     }
   }
   return { statusCode, error, final, durationMs: Date.now() - started };
@@ -91,13 +92,13 @@ export function createWebhookActivities(deps: ActivityDeps) {
   return {
     async deliverWebhook(input: DeliverWebhookInput): Promise<{ statusCode: number }> {
       const secret = await readWebhookSecret(deps.pool, keyringOf(deps.config), input.workspaceId);
-      if (!secret) throw ApplicationFailure.nonRetryable('workspace no longer exists', 'WebhookGone');
+      if (!secret) throw ApplicationFailure.nonRetryable('workspace no longer exists', WEBHOOK_FAILURE.gone);
       const attempt = Context.current().info.attempt;
       const r = await postSignedWebhook({ url: input.url, secrets: [secret], messageId: input.messageId, payload: input.payload, headers: input.headers, allowList: deps.config.outboundAllowList });
       await record(deps, input, attempt, r.statusCode, r.error, r.durationMs);
       if (r.final) throw ApplicationFailure.nonRetryable(r.error!, r.final);
-      if (r.statusCode === 410) throw ApplicationFailure.nonRetryable('receiver answered 410 Gone', 'WebhookGone');
-      if (r.error) throw ApplicationFailure.retryable(r.error, 'WebhookDeliveryFailed');
+      if (r.statusCode === 410) throw ApplicationFailure.nonRetryable('receiver answered 410 Gone', WEBHOOK_FAILURE.gone);
+      if (r.error) throw ApplicationFailure.retryable(r.error, WEBHOOK_FAILURE.deliveryFailed);
       return { statusCode: r.statusCode! };
     },
   };

@@ -10,8 +10,20 @@ import { SA } from '../domain/searchAttributes.js';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, notFound } from './errors.js';
 import { isUuid } from '../domain/ids.js';
-import { rootCause } from '../workflows/failure.js';
-import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobView, type WebhookTarget } from '../workflows/job.js';
+import { rootCause } from '../workflows/contract/failures.js';
+import {
+  JOBS,
+  jobStatusQuery,
+  jobWorkflowId,
+  type JobArgs,
+  type JobError,
+  type JobKey,
+  type JobProgress,
+  type JobResult,
+  type JobView,
+  type JobWorkflowOf,
+  type WebhookTarget,
+} from '../workflows/contract/jobs.js';
 import type { AppDeps } from './deps.js';
 import type { Static } from '@sinclair/typebox';
 import type { JobAccepted } from './schemas/common.js';
@@ -20,19 +32,16 @@ import { deleteJob, findJobInWorkspace, insertJob, webhookDeliveriesOfJob } from
 import { logContext } from '../telemetry/log.js';
 import { jobsStarted } from '../telemetry/metrics.js';
 
-/** A job workflow: takes one input (its own fields and `JobInput`), returns a `JobResult`. Its input type is read back with `Parameters<W>`. */
-export type JobWorkflow = (input: any) => Promise<JobResult<unknown>>;
+/** A job workflow, as far as reading its status and result goes. */
+type JobWorkflow = (input: any) => Promise<JobResult<unknown>>;
 
-export interface StartJobOptions<W extends JobWorkflow> {
+export interface StartJobOptions<K extends JobKey> {
   workspaceId: string;
-  /** Short kebab-case job type, also the workflow id prefix: `enrichment`, `bulk-upsert` … */
-  type: string;
-  /** The workflow function, e.g. `enrichmentWorkflow` (started by reference, never by name). */
-  workflow: W;
+  /** The job type (workflows/contract/jobs.ts `JOBS`): names the workflow to start, also the workflow id prefix. */
+  job: K;
   /** Workflow input; `jobId`, `workspaceId`, `jobType` and `webhook` are added. Keep it small. */
-  args: Omit<Parameters<W>[0], keyof JobInput>;
+  args: JobArgs[K];
   webhook?: WebhookTarget | null;
-  taskQueue?: string;
   /** Extra search attributes for the Temporal UI (e.g. SourceId). */
   searchAttributes?: Partial<Record<'PostId' | 'SourceId', string>>;
   /** A job id chosen by the caller (e.g. to stage inputs under it first). */
@@ -42,27 +51,24 @@ export interface StartJobOptions<W extends JobWorkflow> {
 
 export type JobAcceptedBody = Static<typeof JobAccepted>;
 
-export function jobWorkflowId(type: string, jobId: string): string {
-  return `${type}-${jobId}`;
-}
-
-export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: StartJobOptions<W>): Promise<JobAcceptedBody> {
+export async function startJob<K extends JobKey>(deps: AppDeps, opts: StartJobOptions<K>): Promise<JobAcceptedBody> {
   const jobId = opts.jobId ?? uuidv7();
-  const workflowId = jobWorkflowId(opts.type, jobId);
-  await insertJob(deps.orm.em, { id: jobId, workspaceId: opts.workspaceId, type: opts.type, workflowId });
-  const input = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: opts.type, webhook: opts.webhook ?? null };
+  const type = opts.job;
+  const workflowId = jobWorkflowId(type, jobId);
+  await insertJob(deps.orm.em, { id: jobId, workspaceId: opts.workspaceId, type, workflowId });
+  const input = { ...opts.args, jobId, workspaceId: opts.workspaceId, jobType: type, webhook: opts.webhook ?? null };
   const attrs = [
     { key: SA.WorkspaceId, value: opts.workspaceId },
-    { key: SA.JobType, value: opts.type },
+    { key: SA.JobType, value: type },
     ...Object.entries(opts.searchAttributes ?? {}).map(([k, v]) => ({ key: SA[k as 'PostId' | 'SourceId'], value: v! })),
   ];
   // The request that started the job, findable from the workflow (memo, in the UI and `describe()`).
   const requestId = logContext.getStore()?.requestId;
   try {
-    await deps.temporal.workflow.start(opts.workflow, {
+    await deps.temporal.workflow.start<JobWorkflowOf<K>>(JOBS[type].workflowType, {
       workflowId,
-      taskQueue: opts.taskQueue ?? deps.config.temporal.taskQueue,
-      args: [input] as Parameters<W>,
+      taskQueue: deps.config.temporal.taskQueue + JOBS[type].taskQueueSuffix,
+      args: [input],
       typedSearchAttributes: new TypedSearchAttributes(attrs),
       memo: { jobId, workspaceId: opts.workspaceId, ...(requestId ? { requestId } : {}) },
     });
@@ -71,8 +77,8 @@ export async function startJob<W extends JobWorkflow>(deps: AppDeps, opts: Start
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw conflict(`Job ${jobId} is already running`);
     throw e;
   }
-  jobsStarted.inc({ type: opts.type });
-  deps.log.info({ jobId, jobType: opts.type, workflowId, workspaceId: opts.workspaceId }, 'job started');
+  jobsStarted.inc({ type });
+  deps.log.info({ jobId, jobType: type, workflowId, workspaceId: opts.workspaceId }, 'job started');
   return {
     message: opts.message ?? 'Accepted: the job runs in the background; poll jobStatusEndpoint for its status',
     jobId,

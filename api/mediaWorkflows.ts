@@ -21,22 +21,23 @@ import { DOMAIN_ERROR_FAILURE, domainErrorFromData, type DomainErrorData } from 
 import { ApiError } from './errors.js';
 import { SA } from '../domain/searchAttributes.js';
 import type { StoredMedia } from '../db/media.js';
-import { rootCause } from '../workflows/failure.js';
+import { rootCause } from '../workflows/contract/failures.js';
+import { MEDIA_WORKFLOWS, type AssembleMediaInput, type ImportMediaInput } from '../workflows/contract/media.js';
 import { logContext } from '../telemetry/log.js';
 import type { AppDeps } from './deps.js';
 import { requestHash } from './middleware/idempotency.js';
 
-/** The input every media workflow carries: its workspace and the id of the media it creates. */
-interface MediaWorkflowInput {
-  workspaceId: string;
-  id: string;
+/** The input of each media workflow the API runs; each carries its workspace and the id of the media it creates. */
+interface MediaWorkflowArgs {
+  import: ImportMediaInput;
+  assembly: AssembleMediaInput;
 }
+type MediaWorkflow<K extends keyof MediaWorkflowArgs> = (input: MediaWorkflowArgs[K]) => Promise<StoredMedia>;
 
-export interface RunMediaWorkflowOptions<I extends MediaWorkflowInput> {
-  /** `import` or `assembly`: the workflow id prefix `media-<kind>-`. */
-  kind: 'import' | 'assembly';
-  workflow: (input: I) => Promise<StoredMedia>;
-  args: I;
+export interface RunMediaWorkflowOptions<K extends keyof MediaWorkflowArgs> {
+  /** `import` or `assembly`: the workflow to run (`MEDIA_WORKFLOWS`) and the workflow id prefix `media-<kind>-`. */
+  kind: K;
+  args: MediaWorkflowArgs[K];
   /** The request (its `Idempotency-Key`, method, path) and its parsed body. */
   ctx: Context;
   body: unknown;
@@ -49,14 +50,14 @@ function workflowIdOf(ctx: Context, kind: string, workspaceId: string, id: strin
   return `media-${kind}-${hash}`;
 }
 
-export async function runMediaWorkflow<I extends MediaWorkflowInput>(deps: AppDeps, opts: RunMediaWorkflowOptions<I>): Promise<StoredMedia> {
+export async function runMediaWorkflow<K extends keyof MediaWorkflowArgs>(deps: AppDeps, opts: RunMediaWorkflowOptions<K>): Promise<StoredMedia> {
   const { workspaceId, id } = opts.args;
   const deadline = Date.now() + deps.config.media.requestDeadlineMs;
   const workflowId = workflowIdOf(opts.ctx, opts.kind, workspaceId, id, opts.body);
   const requestId = logContext.getStore()?.requestId;
-  let handle: WorkflowHandle<typeof opts.workflow>;
+  let handle: WorkflowHandle<MediaWorkflow<K>>;
   try {
-    handle = await deps.temporal.workflow.start(opts.workflow, {
+    handle = await deps.temporal.workflow.start<MediaWorkflow<K>>(MEDIA_WORKFLOWS[opts.kind], {
       workflowId,
       taskQueue: deps.config.temporal.taskQueue,
       args: [opts.args],
@@ -68,7 +69,7 @@ export async function runMediaWorkflow<I extends MediaWorkflowInput>(deps: AppDe
     });
   } catch (e) {
     if (!(e instanceof WorkflowExecutionAlreadyStartedError)) throw e;
-    handle = deps.temporal.workflow.getHandle<typeof opts.workflow>(workflowId);
+    handle = deps.temporal.workflow.getHandle<MediaWorkflow<K>>(workflowId);
   }
   try {
     return await deps.temporal.connection.withDeadline(deadline, () => handle.result());

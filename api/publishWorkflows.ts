@@ -3,7 +3,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import pLimit from 'p-limit';
 import type { ReplacedRow } from '../db/schedules.js';
 import { publishWorkflowId } from '../domain/publishing.js';
-import { unscheduleUpdate } from '../workflows/scheduling.js';
+import { unscheduleUpdate } from '../workflows/contract/publishing.js';
 import type { AppDeps } from './deps.js';
 
 const UPDATE_CONCURRENCY = 16;

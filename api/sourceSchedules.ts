@@ -8,7 +8,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { sourceRefreshWorkflow, type SourceRefreshInput } from '../workflows/sourcePull.js';
+import { SOURCE_WORKFLOWS, type SourceRefreshInput } from '../workflows/contract/sources.js';
 import type { AppDeps } from './deps.js';
 import { SA } from '../domain/searchAttributes.js';
 
@@ -24,7 +24,7 @@ export async function upsertSourceSchedule(
   const args: [SourceRefreshInput] = [{ workspaceId: source.workspaceId, sourceId: source.id }];
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: sourceRefreshWorkflow,
+    workflowType: SOURCE_WORKFLOWS.refresh,
     workflowId: `source-refresh-${source.id}`,
     taskQueue: deps.config.temporal.taskQueue,
     args,

@@ -13,7 +13,6 @@ import { ApiError } from './errors.js';
 import { MAX_ASSEMBLED_BYTES, MAX_CHUNK_BYTES, MAX_UPLOAD_BYTES, READ_URL_TTL_SECS } from '../domain/social.js';
 import { ALLOWED_TYPES, chunkSizes, declaredType, NOT_A_CHUNK, recordMedia, storeStream, tooLarge, type FileKind, type StoredObject } from '../db/media.js';
 import type { ObjectStore } from '../infra/objectStore.js';
-import { mediaAssemblyWorkflow } from '../workflows/mediaAssembly.js';
 import { runMediaWorkflow } from './mediaWorkflows.js';
 import type { RouteInput, RouteResult } from './route.js';
 import { assertUncompressedBody } from './validation.js';
@@ -130,6 +129,6 @@ export async function assembleChunks(kind: FileKind, { ctx, body, auth, deps, em
   const ext = EXTENSION_ALIASES[kind][wantedExt] ?? wantedExt;
   if (!Object.values(ALLOWED_TYPES[kind]).includes(ext)) throw invalidField('/fileExtension', `must be one of ${extensionsOf(kind).join(', ')}`);
   const args = { workspaceId: auth.workspaceId, chunks: names, ext, kind, id: uuidv7() };
-  const o = await runMediaWorkflow(deps, { kind: 'assembly', workflow: mediaAssemblyWorkflow, args, ctx, body });
+  const o = await runMediaWorkflow(deps, { kind: 'assembly', args, ctx, body });
   return mediaJson(deps.storage, o);
 }

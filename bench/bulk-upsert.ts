@@ -35,7 +35,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { connectTemporal } from '../infra/temporalConnection.js';
 import { loadConfig } from '../domain/config.js';
-import { jobWorkflowId } from '../api/jobs.js';
+import { jobWorkflowId } from '../workflows/contract/jobs.js';
 import { openOrm } from '../db/orm.js';
 import { Contact } from '../db/contacts.js';
 import { createWorkspace } from '../db/workspaces.js';

@@ -10,11 +10,9 @@
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { Config } from '../domain/config.js';
-import { mediaRetentionWorkflow } from '../workflows/mediaRetention.js';
-import { retentionWorkflow } from '../workflows/retention.js';
-import { tokenRefreshWorkflow } from '../workflows/tokenRefresh.js';
 import { TOKEN_REFRESH_EVERY_MS } from '../activities/oauthTokens.js';
-import { workspaceEventsSweepWorkflow } from '../workflows/workspaceEventsSweep.js';
+import { MAINTENANCE_WORKFLOWS } from '../workflows/contract/maintenance.js';
+import { MEDIA_WORKFLOWS } from '../workflows/contract/media.js';
 
 /** One per task queue, so deployments (and test runs) sharing a namespace keep their own. */
 export const mediaRetentionScheduleId = (config: Config) => `media-retention-${config.temporal.taskQueue}`;
@@ -31,8 +29,8 @@ const RETENTION_EVERY = '1 day';
  */
 const WORKSPACE_EVENTS_EVERY = '5 minutes';
 
-/** Creates the Schedule `scheduleId` starting `workflowType` every `every`, or updates an existing one. Idempotent. */
-async function ensureSchedule(client: Client, config: Config, scheduleId: string, workflowType: () => Promise<unknown>, every: string, note: string): Promise<string> {
+/** Creates the Schedule `scheduleId` starting `workflowType` (a workflow without arguments) every `every`, or updates an existing one. Idempotent. */
+async function ensureSchedule(client: Client, config: Config, scheduleId: string, workflowType: string, every: string, note: string): Promise<string> {
   const action = {
     type: 'startWorkflow' as const,
     workflowType,
@@ -59,14 +57,14 @@ async function ensureSchedule(client: Client, config: Config, scheduleId: string
 /** Creates the media retention Schedule, or updates an existing one to this worker's settings. Idempotent. */
 export async function ensureMediaRetentionSchedule(client: Client, config: Config): Promise<string> {
   const note = `Removes media chunks never assembled and uploads no post references after ${config.media.retentionHours} h`;
-  return ensureSchedule(client, config, mediaRetentionScheduleId(config), mediaRetentionWorkflow, MEDIA_RETENTION_EVERY, note);
+  return ensureSchedule(client, config, mediaRetentionScheduleId(config), MEDIA_WORKFLOWS.retention, MEDIA_RETENTION_EVERY, note);
 }
 
 /** Creates the personal-data retention Schedule (docs/PRIVACY.md "Retention"), or updates it. Idempotent. */
 export async function ensureRetentionSchedule(client: Client, config: Config): Promise<string> {
   const r = config.retention;
   const note = `Purges contacts deleted over ${r.deletedContactDays} d ago, job results over ${r.jobResultDays} d, webhook deliveries over ${r.webhookDeliveryDays} d`;
-  return ensureSchedule(client, config, retentionScheduleId(config), retentionWorkflow, RETENTION_EVERY, note);
+  return ensureSchedule(client, config, retentionScheduleId(config), MAINTENANCE_WORKFLOWS.retention, RETENTION_EVERY, note);
 }
 
 /** One per task queue, like the others. */
@@ -78,7 +76,7 @@ export async function ensureTokenRefreshSchedule(client: Client, config: Config)
     client,
     config,
     tokenRefreshScheduleId(config),
-    tokenRefreshWorkflow,
+    MAINTENANCE_WORKFLOWS.tokenRefresh,
     `${TOKEN_REFRESH_EVERY_MS / 60_000} minutes`,
     'Refreshes OAuth access tokens that end within the refresh margin plus two sweep periods',
   );
@@ -87,5 +85,5 @@ export async function ensureTokenRefreshSchedule(client: Client, config: Config)
 /** Creates the workspace events sweep Schedule (docs/PUBLISHING.md "Events"), or updates it. Idempotent. */
 export async function ensureWorkspaceEventsSchedule(client: Client, config: Config): Promise<string> {
   const note = 'Sends integration.expires_soon for grants ending soon and starts event deliveries left unstarted';
-  return ensureSchedule(client, config, workspaceEventsScheduleId(config), workspaceEventsSweepWorkflow, WORKSPACE_EVENTS_EVERY, note);
+  return ensureSchedule(client, config, workspaceEventsScheduleId(config), MAINTENANCE_WORKFLOWS.workspaceEventsSweep, WORKSPACE_EVENTS_EVERY, note);
 }

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { Runtime, type ActivityInterceptorsFactory, type InjectedSinks } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { Config } from '../domain/config.js';
-import type { JobSinks } from '../workflows/job.js';
+import type { JobSinks } from '../workflows/contract/jobs.js';
 import { logContext, temporalLogger } from '../telemetry/log.js';
 import { requestIdOf } from '../telemetry/correlation.js';
 import { jobsCancelled, jobsCompleted, jobsFailed } from '../telemetry/metrics.js';

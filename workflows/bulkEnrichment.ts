@@ -14,23 +14,14 @@
  *   the rows not reached counted as such.
  * The result (`jobResponsePayload`) is the job's counts (`bulkEnrichSummary`).
  */
-import { CancellationScope, condition, continueAsNew, defineSignal, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, continueAsNew, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { BulkBatchResult } from '../activities/providers/bulkEnrichment.js';
 import type { BulkEnrichmentSummary } from '../domain/bulkEnrichment.js';
-import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
-
-export interface BulkEnrichmentInput {
-  /** Rows of the job (`bulk_enrichment_rows.seq` 0 … total-1). */
-  total: number;
-  batchRows?: number;
-  batchesPerRun?: number;
-  /** Set when continuing as new. */
-  resume?: { from: number; generation: number };
-}
-
-export const bulkEnrichmentPauseSignal = defineSignal('pause');
-export const bulkEnrichmentResumeSignal = defineSignal('resume');
+import { jobFailure, runJob } from './job.js';
+import { DATA_FAILURE } from './contract/failures.js';
+import type { JobInput, JobResult } from './contract/jobs.js';
+import { bulkEnrichmentPauseSignal, bulkEnrichmentResumeSignal, type BulkEnrichmentInput } from './contract/enrichment.js';
 
 export const BATCH_ROWS = 500;
 export const BATCHES_PER_RUN = 40;
@@ -39,12 +30,12 @@ const { bulkEnrichBatch } = proxyActivities<Activities>({
   startToCloseTimeout: '2 hours',
   // The batch heartbeats every second: a killed worker's batch is retried after this.
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', nonRetryableErrorTypes: ['bulk_job_not_found'] },
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', nonRetryableErrorTypes: [DATA_FAILURE.bulkJobNotFound] },
 });
 
 const local = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes: ['bulk_job_not_found'] },
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', nonRetryableErrorTypes: [DATA_FAILURE.bulkJobNotFound] },
 });
 
 export async function bulkEnrichmentWorkflow(input: BulkEnrichmentInput & JobInput): Promise<JobResult<BulkEnrichmentSummary>> {

@@ -9,27 +9,15 @@
 import { CancellationScope, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { IngestChunkResult, RowError } from '../activities/dbContacts.js';
-import type { ContactFileFormat } from '../domain/contactFile.js';
-import { runJob, trackJob, type JobInput, type JobResult, type JobTracker } from './job.js';
+import { runJob, trackJob, type JobTracker } from './job.js';
+import { DATA_FAILURE } from './contract/failures.js';
+import type { BulkUpsertArgs, ContactFileRef } from './contract/contacts.js';
+import type { JobInput, JobResult } from './contract/jobs.js';
 
-export interface BulkUpsertInput {
-  sourceId: string;
-  batchId: string;
-  /** Rows of an inline request (0 for a file: its rows are counted while it is read). */
-  totalRows: number;
-  /** Rows come from this contacts file, staged segment by segment while earlier rows are ingested. */
-  file?: ContactFileRef;
-  chunkSize?: number;
-  /** Chunks one run processes before it continues as new (default CHUNKS_PER_RUN). */
-  chunksPerRun?: number;
+/** What the caller gives (the contract), and the state a continued run resumes from. */
+export interface BulkUpsertInput extends BulkUpsertArgs {
   /** Set when continuing as new: where to resume and the totals so far. */
   resume?: { offset: number; totals: BulkUpsertTotals; file?: FileProgress };
-}
-
-export interface ContactFileRef {
-  fileName: string;
-  format: ContactFileFormat;
-  sizeBytes: number;
 }
 
 /** How far a contacts file was read: staged rows [0, staged), the next record at byteOffset. */
@@ -74,7 +62,7 @@ const { ingestStagedChunk, dropStagedRows, stageFileSegment } = proxyActivities<
     initialInterval: '2 seconds',
     maximumInterval: '30 seconds',
     maximumAttempts: 10,
-    nonRetryableErrorTypes: ['source_not_found', 'staged_rows_missing', 'contacts_file_unreadable'],
+    nonRetryableErrorTypes: [DATA_FAILURE.sourceNotFound, DATA_FAILURE.stagedRowsMissing, DATA_FAILURE.contactsFileUnreadable],
   },
 });
 

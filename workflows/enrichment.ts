@@ -13,14 +13,10 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SliceOutcome } from '../domain/enrichment.js';
-import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
-import { rootCause } from './failure.js';
-
-export interface EnrichmentWorkflowInput {
-  plan: EnrichmentPlan;
-  /** False for session keys: nothing is checked or charged. */
-  billable: boolean;
-}
+import { jobFailure, runJob } from './job.js';
+import { rootCause } from './contract/failures.js';
+import type { EnrichmentWorkflowInput } from './contract/enrichment.js';
+import type { JobInput, JobResult } from './contract/jobs.js';
 
 const local = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',

@@ -10,11 +10,9 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ErasureReport } from '../activities/privacy.js';
-import { runJob, type JobInput, type JobResult } from './job.js';
-
-export interface ErasureWorkflowInput {
-  requestId: string;
-}
+import { runJob } from './job.js';
+import type { JobInput, JobResult } from './contract/jobs.js';
+import type { ErasureWorkflowInput } from './contract/privacy.js';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',

@@ -3,7 +3,8 @@
  * the same schedule/unschedule handling as a post (id `publish-<postId>-<n>`), then one comment
  * on the thread resolved from `externalPostUrl`, recorded on the row and the post.
  */
-import { claimWhenDue, db, initialState, providerActivities, publishError, resultOf, type PublishResult, type PublishWorkflowInput } from './scheduling.js';
+import { claimWhenDue, db, initialState, providerActivities, publishError, resultOf } from './scheduling.js';
+import type { PublishResult, PublishWorkflowInput } from './contract/publishing.js';
 
 export async function externalReplyWorkflow(input: PublishWorkflowInput): Promise<PublishResult> {
   const state = initialState();

@@ -7,17 +7,12 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { jobFailure, runJob, type JobInput, type JobResult } from './job.js';
+import { jobFailure, runJob } from './job.js';
+import { DATA_FAILURE } from './contract/failures.js';
+import type { ImportVerifiedCompaniesInput } from './contract/discovery.js';
+import type { JobInput, JobResult } from './contract/jobs.js';
 
 export const VERIFIED_IMPORT_BATCH = 100;
-
-export interface ImportVerifiedCompaniesInput {
-  companyIds: string[];
-  segmentId: string | null;
-  contactsPerCompany: number;
-  /** Workspace and user keys pay for each person imported; session keys do not (absent: not charged). */
-  billable?: boolean;
-}
 
 export interface ImportVerifiedCompaniesResult {
   companies: { requested: number; imported: number; created: number; updated: number; notFound: string[] };
@@ -30,7 +25,7 @@ export interface ImportVerifiedCompaniesResult {
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['segment_not_found'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: [DATA_FAILURE.segmentNotFound] },
 });
 
 export async function importVerifiedCompaniesWorkflow(input: ImportVerifiedCompaniesInput & JobInput): Promise<JobResult<ImportVerifiedCompaniesResult>> {

@@ -1,5 +1,6 @@
 /**
- * What every job workflow shares: the `status` query that `GET /jobs/{jobId}` reads while the
+ * What every job workflow shares (the contract, its types and the `status` query, is
+ * ./contract/jobs.ts): the answer to the `status` query `GET /jobs/{jobId}` reads while the
  * workflow runs, the move to `completed` / `failed` / `cancelled`, and the webhook that tells
  * the caller once the status is final. A job workflow is written as
  *
@@ -11,69 +12,11 @@
  * with: `{jobResponsePayload, progress}` (a failure carries the progress as its second detail).
  * Progress is only ever what the workflow counted (rows, slices, companies); nothing is made up.
  */
-import {
-  ApplicationFailure,
-  CancellationScope,
-  ContinueAsNew,
-  defineQuery,
-  isCancellation,
-  proxyActivities,
-  proxySinks,
-  setHandler,
-  type Sinks,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, ContinueAsNew, isCancellation, proxyActivities, proxySinks, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { rootCause } from './failure.js';
+import { WEBHOOK_FAILURE, rootCause } from './contract/failures.js';
+import { jobStatusQuery, type JobError, type JobInput, type JobProgress, type JobResult, type JobSinks, type JobView } from './contract/jobs.js';
 
-export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
-
-export interface JobError {
-  code: string;
-  message: string;
-}
-
-export interface JobProgress {
-  completed: number;
-  total: number;
-  percent: number;
-}
-
-/** The result of every job workflow: the payload and the progress it ended with. */
-export interface JobResult<T> {
-  jobResponsePayload: T;
-  progress: JobProgress;
-}
-
-export interface JobView {
-  jobStatus: JobStatus;
-  progress: JobProgress;
-  jobResponsePayload: unknown;
-  error: JobError | null;
-}
-
-export interface WebhookTarget {
-  url: string;
-  headers?: Record<string, string>;
-}
-
-/** Added by `startJob` to every job workflow's input. */
-export interface JobInput {
-  jobId: string;
-  workspaceId: string;
-  jobType: string;
-  webhook?: WebhookTarget | null;
-}
-
-export const jobStatusQuery = defineQuery<JobView>('status');
-
-/**
- * How a job's end reaches the worker's metrics (worker/telemetry.ts). A sink call is no command:
- * histories are unchanged, and the worker skips it while replaying.
- */
-export interface JobSinks extends Sinks {
-  jobs: { finished(jobType: string, status: 'completed' | 'failed' | 'cancelled'): void };
-}
 const { jobs } = proxySinks<JobSinks>();
 
 export interface JobTracker {
@@ -87,7 +30,7 @@ const { deliverWebhook } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   // Standard Webhooks practice: keep trying with backoff for a day.
   scheduleToCloseTimeout: '24 hours',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour', nonRetryableErrorTypes: ['WebhookGone', 'OutboundBlocked'] },
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour', nonRetryableErrorTypes: [WEBHOOK_FAILURE.gone, WEBHOOK_FAILURE.outboundBlocked] },
 });
 
 /** Builds a failure the job reports as `{code, message}`. */

@@ -8,19 +8,8 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { FileKind, StoredMedia } from '../db/media.js';
-
-export interface AssembleMediaInput {
-  workspaceId: string;
-  /** Chunk file names in order (checked by the API: the workspace's chunks, sizes within the limits). */
-  chunks: string[];
-  /** Extension of the result, normalised (`mp4`, `jpg` …). */
-  ext: string;
-  /** Which types the result may be (absent in histories from before contacts files had their own way in: media). */
-  kind?: FileKind;
-  /** Id of the media row and object to create (chosen by the API, the same on every attempt). */
-  id: string;
-}
+import type { StoredMedia } from '../db/media.js';
+import type { AssembleMediaInput } from './contract/media.js';
 
 const { assembleMediaChunks } = proxyActivities<Activities>({
   // A server-side copy of up to 1 GiB.

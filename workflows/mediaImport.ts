@@ -7,13 +7,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { StoredMedia } from '../db/media.js';
-
-export interface ImportMediaInput {
-  workspaceId: string;
-  url: string;
-  /** Id of the media row and object to create (chosen by the API, the same on every attempt). */
-  id: string;
-}
+import type { ImportMediaInput } from './contract/media.js';
 
 const { importMediaFromUrl } = proxyActivities<Activities>({
   // The download's own deadline (IMPORT_TIMEOUT_MS, 60 s) plus storing ≤ 50 MiB.

@@ -17,9 +17,8 @@ import {
   publishError,
   resultOf,
   withRateLimitWaits,
-  type PublishResult,
-  type PublishWorkflowInput,
 } from './scheduling.js';
+import type { PublishResult, PublishWorkflowInput } from './contract/publishing.js';
 import { repostChainWorkflow } from './repostChain.js';
 
 export async function publishPostWorkflow(input: PublishWorkflowInput): Promise<PublishResult> {

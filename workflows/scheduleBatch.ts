@@ -7,7 +7,7 @@
  */
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { DispatchInput } from '../activities/publishing.js';
+import type { DispatchInput } from './contract/publishing.js';
 
 const { dispatchScheduleBatch } = proxyActivities<Activities>({
   startToCloseTimeout: '1 hour',

@@ -1,40 +1,30 @@
 /**
- * What every scheduled-publish workflow shares: the `reschedule` and `unschedule` Updates (and
- * the signals they replaced, kept for histories and workflows started before), the durable wait
+ * What every scheduled-publish workflow shares: the handlers of the `reschedule` and `unschedule`
+ * Updates and of the signals they replaced (their definitions are the contract,
+ * ./contract/publishing.ts), the durable wait
  * until `scheduledTime` (restarted when a reschedule arrives, ended by an unschedule), the
  * activity proxies (provider calls on the network's own task queue) and the reading of typed
  * failures. Deterministic: only `@temporalio/workflow` and types.
  */
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  sleep,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RateLimitWait } from '../domain/publishing.js';
 import type { PostError, Provider } from '../domain/social.js';
+import { PUBLISH_FAILURE, SCHEDULE_REJECTION } from './contract/failures.js';
+import {
+  rescheduleUpdate,
+  scheduleSignal,
+  stateQuery,
+  unscheduleSignal,
+  unscheduleUpdate,
+  type PublishResult,
+  type PublishState,
+  type PublishWorkflowInput,
+  type ScheduleSignal,
+} from './contract/publishing.js';
 
-export interface PublishWorkflowInput {
-  workspaceId: string;
-  postId: string;
-  /** Schedule row number: the workflow id is `publish-<postId>-<n>`. */
-  n: number;
-  /** Base task queue; provider calls go to `<taskQueue>-microblog` / `<taskQueue>-pronet`. */
-  taskQueue: string;
-}
-
-/** A schedule row's identity and time; row ids are UUIDv7, so a later bulk-schedule sorts later. */
-export interface ScheduleSignal {
-  scheduleId: string;
-  scheduledTime: string;
-}
+// tokenLifecycle.test.ts still reads the Update from here; everything else imports ./contract/publishing.js.
+export { rescheduleUpdate };
 
 /**
  * The workflow wakes this long before `scheduledTime` to claim the row and hand the step to the
@@ -42,45 +32,6 @@ export interface ScheduleSignal {
  * request until `scheduledTime` (`notBefore`), so queueing latency does not make posts late.
  */
 export const PUBLISH_LEAD_MS = 10_000;
-
-/**
- * Sent by the dispatch activity with update-with-start: the row this workflow publishes (a newer
- * row replaces the current one, the same row moves its time). Acknowledged once applied.
- */
-export const rescheduleUpdate = defineUpdate<void, [ScheduleSignal]>('reschedule');
-/** Sent by the API for a row it cancelled or replaced: ends the wait if that row is the current one. */
-export const unscheduleUpdate = defineUpdate<void, [{ scheduleId: string }]>('unscheduleRow');
-
-/** The `type` of the ApplicationFailure a rejected reschedule or unschedule carries. */
-export const SCHEDULE_REJECTION = {
-  /** No row id, or a `scheduledTime` that is no date. */
-  invalid: 'invalid_schedule',
-  /** The row is older than the one the workflow holds: a newer schedule replaced it. */
-  stale: 'stale_schedule',
-  /** The row is not the one the workflow waits for (or it waits for none yet). */
-  notCurrent: 'not_current_schedule',
-  /** The workflow no longer waits: it claimed its row or is ending; a new row needs a new run. */
-  notWaiting: 'not_waiting',
-} as const;
-
-/**
- * Before the Updates (kept: histories and workflows started before hold these signals, and
- * adding or keeping a handler issues no command). Nothing sends them any more.
- */
-export const scheduleSignal = defineSignal<[ScheduleSignal]>('schedule');
-export const unscheduleSignal = defineSignal<[{ scheduleId: string }]>('unschedule');
-
-export interface PublishState {
-  phase: 'waiting' | 'publishing' | 'published' | 'failed' | 'cancelled' | 'superseded';
-  scheduleId: string | null;
-  scheduledTime: string | null;
-  externalId: string | null;
-  threadExternalIds: string[];
-  error: PostError | null;
-}
-export const stateQuery = defineQuery<PublishState>('state');
-
-export type PublishResult = Pick<PublishState, 'phase' | 'externalId' | 'threadExternalIds' | 'error'>;
 
 /** Short database transitions run as local activities: fewer round trips through the cluster. */
 export const db = proxyLocalActivities<Activities>({
@@ -104,7 +55,7 @@ export function providerActivities(taskQueue: string, provider: Provider) {
       backoffCoefficient: 2,
       maximumInterval: '2 minutes',
       maximumAttempts: 8,
-      nonRetryableErrorTypes: ['invalid_input', 'credentials_revoked', 'outcome_unknown'],
+      nonRetryableErrorTypes: [PUBLISH_FAILURE.invalidInput, PUBLISH_FAILURE.credentialsRevoked, PUBLISH_FAILURE.outcomeUnknown],
     },
   });
 }
@@ -118,7 +69,7 @@ export const RATE_LIMIT_TIMER_PATCH = 'rate-limit-timer';
 /** The wait a failed provider step carries when the network answered 429 (see `asActivityFailure`). */
 function rateLimitWaitOf(err: unknown): RateLimitWait | null {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== 'rate_limited') return null;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== PUBLISH_FAILURE.rateLimited) return null;
   const w = (cause.details?.[0] as { rateLimit?: RateLimitWait } | undefined)?.rateLimit;
   return w && typeof w.waitMs === 'number' && typeof w.maxWaitMs === 'number' && typeof w.retryAt === 'string' ? w : null;
 }
@@ -141,7 +92,7 @@ export async function withRateLimitWaits<T>(run: () => Promise<T>, show: (retryA
       if (waitedMs + wait.waitMs > wait.maxWaitMs) {
         const why = err instanceof ActivityFailure && err.cause ? err.cause.message : 'rate limited';
         throw ApplicationFailure.create({
-          type: 'rate_limited',
+          type: PUBLISH_FAILURE.rateLimited,
           message: `${why}; the network asks to wait until ${wait.retryAt}, beyond the ${Math.round(wait.maxWaitMs / 1000)} s this publish may wait in total`,
           nonRetryable: true,
           details: [{ code: 'provider_rate_limited' }],

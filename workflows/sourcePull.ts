@@ -11,20 +11,17 @@
 import { CancellationScope, ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { PullPageResult } from '../activities/dbSources.js';
-import { runJob, type JobInput, type JobResult } from './job.js';
+import { runJob } from './job.js';
+import { SOURCE_PROVIDER_FAILURE } from './contract/failures.js';
+import { jobWorkflowId, type JobInput, type JobKey, type JobResult } from './contract/jobs.js';
+import type { SourcePullInput, SourceRefreshInput } from './contract/sources.js';
 
-export const SOURCE_PULL_JOB_TYPE = 'source-pull';
+const SOURCE_PULL_JOB_TYPE: JobKey = 'source-pull';
+
 /** People per provider page; one activity fetches and ingests one page. */
 export const PULL_PAGE_SIZE = 500;
 /** Upper bound of pages per pull (500,000 people) so a history stays far below its limits. */
 export const MAX_PULL_PAGES = 1000;
-
-export interface SourcePullInput {
-  sourceId: string;
-  segmentId: string | null;
-  numberOfPastDaysToSync: number;
-  trigger: 'api' | 'schedule';
-}
 
 export interface SourcePullResult {
   sourceId: string;
@@ -55,7 +52,7 @@ const { pullSourcePage } = proxyActivities<Activities>({
     backoffCoefficient: 2,
     maximumInterval: '1 minute',
     maximumAttempts: 6,
-    nonRetryableErrorTypes: ['provider_credentials_invalid', 'provider_rejected_query', 'provider_not_configured'],
+    nonRetryableErrorTypes: [SOURCE_PROVIDER_FAILURE.credentialsInvalid, SOURCE_PROVIDER_FAILURE.rejectedQuery, SOURCE_PROVIDER_FAILURE.notConfigured],
   },
 });
 
@@ -106,11 +103,6 @@ export async function sourcePullWorkflow(input: SourcePullInput & JobInput): Pro
   });
 }
 
-export interface SourceRefreshInput {
-  workspaceId: string;
-  sourceId: string;
-}
-
 /** A UUIDv7 from workflow time and the workflow's deterministic randomness. */
 function workflowUuidV7(): string {
   const hex = Date.now().toString(16).padStart(12, '0');
@@ -125,7 +117,7 @@ export async function sourceRefreshWorkflow(input: SourceRefreshInput): Promise<
   const settings = await scheduledPullSettings(input);
   if (!settings) return { jobId: null, jobStatus: 'skipped' };
   const jobId = workflowUuidV7();
-  const workflowId = `${SOURCE_PULL_JOB_TYPE}-${jobId}`;
+  const workflowId = jobWorkflowId(SOURCE_PULL_JOB_TYPE, jobId);
   const attrs = workflowInfo()
     .typedSearchAttributes.getAll()
     .map((p) => (p.key.name === 'JobType' ? { ...p, value: SOURCE_PULL_JOB_TYPE } : p));

@@ -9,11 +9,9 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { SubjectAccessResult } from '../activities/subjectAccess.js';
-import { runJob, type JobInput, type JobResult } from './job.js';
-
-export interface SubjectAccessWorkflowInput {
-  requestId: string;
-}
+import { runJob } from './job.js';
+import type { JobInput, JobResult } from './contract/jobs.js';
+import type { SubjectAccessWorkflowInput } from './contract/privacy.js';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '10 minutes',

@@ -7,11 +7,12 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { EventDeliveryInput } from '../infra/eventDispatch.js';
+import { WEBHOOK_FAILURE } from './contract/failures.js';
 
 const { deliverEvent } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '24 hours',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour', nonRetryableErrorTypes: ['WebhookGone', 'OutboundBlocked', 'WebhookRequestInvalid'] },
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour', nonRetryableErrorTypes: [WEBHOOK_FAILURE.gone, WEBHOOK_FAILURE.outboundBlocked, WEBHOOK_FAILURE.requestInvalid] },
 });
 const { failEventDelivery } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: { maximumInterval: '1 minute' } });
 

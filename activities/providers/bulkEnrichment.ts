@@ -35,6 +35,7 @@ import {
 import type { ActivityDeps } from '../deps.js';
 import { createEnrichmentProvider } from './enrichment.js';
 import { EnrichmentProviderError, type EnrichmentProvider } from './enrichmentProvider.js';
+import { DATA_FAILURE } from '../../workflows/contract/failures.js';
 
 /** Rows settled per transaction. */
 export const CHUNK = 100;
@@ -96,7 +97,7 @@ export function createBulkEnrichmentActivities(deps: ActivityDeps) {
     async bulkEnrichBatch(input: BulkBatchInput): Promise<BulkBatchResult> {
       const ctx = Context.current();
       const job = await readBulkJob(deps.pool, input.workspaceId, input.jobId);
-      if (!job) throw ApplicationFailure.nonRetryable(`Bulk enrichment job ${input.jobId} no longer exists`, 'bulk_job_not_found');
+      if (!job) throw ApplicationFailure.nonRetryable(`Bulk enrichment job ${input.jobId} no longer exists`, DATA_FAILURE.bulkJobNotFound);
       const run = new BatchRun(deps, job, ctx.cancellationSignal);
       let cursor = input.from;
       const beat = setInterval(() => ctx.heartbeat(cursor), 1000);
@@ -126,7 +127,7 @@ export function createBulkEnrichmentActivities(deps: ActivityDeps) {
 
     async bulkEnrichSummary(input: { workspaceId: string; jobId: string }): Promise<BulkEnrichmentSummary> {
       const s = await bulkJobSummary(deps.pool, input.workspaceId, input.jobId);
-      if (!s) throw ApplicationFailure.nonRetryable(`Bulk enrichment job ${input.jobId} no longer exists`, 'bulk_job_not_found');
+      if (!s) throw ApplicationFailure.nonRetryable(`Bulk enrichment job ${input.jobId} no longer exists`, DATA_FAILURE.bulkJobNotFound);
       return s;
     },
   };

@@ -10,7 +10,7 @@ import { conflict, notFound } from '../errors.js';
 import { badRequest } from '../../domain/errors.js';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { defineRoute, reply, type RouteInput } from '../route.js';
-import { jobWorkflowId, startJob } from '../jobs.js';
+import { startJob } from '../jobs.js';
 import { JobAccepted } from '../schemas/common.js';
 import { ContactIdParams } from '../schemas/contacts.js';
 import {
@@ -46,10 +46,11 @@ import { segmentMembershipWhere } from '../../db/segmentMembership.js';
 import { addToEstimate, DEFAULT_FRESHNESS_DAYS, emptyEstimate, planRow } from '../../domain/bulkEnrichment.js';
 import { loadEnrichmentConfig, type EnrichmentConfig } from '../../domain/enrichment.js';
 import { isUuid } from '../../domain/ids.js';
-import { bulkEnrichmentPauseSignal, bulkEnrichmentResumeSignal, bulkEnrichmentWorkflow, type BulkEnrichmentInput } from '../../workflows/bulkEnrichment.js';
+import { bulkEnrichmentPauseSignal, bulkEnrichmentResumeSignal, type BulkEnrichmentInput } from '../../workflows/contract/enrichment.js';
+import { jobWorkflowId, type JobKey } from '../../workflows/contract/jobs.js';
 import type { AppDeps } from '../deps.js';
 
-const JOB_TYPE = 'bulk-enrichment';
+const JOB_TYPE = 'bulk-enrichment' satisfies JobKey;
 
 type SelectionBody = Pick<BulkEnrichmentEstimateBody, 'fields' | 'segmentId' | 'conditions' | 'groupedCondition' | 'contactIds' | 'freshnessDays'>;
 
@@ -179,8 +180,7 @@ export const bulkEnrichmentRoutes = [
       try {
         const accepted = await startJob(deps, {
           workspaceId: auth.workspaceId,
-          type: JOB_TYPE,
-          workflow: bulkEnrichmentWorkflow,
+          job: JOB_TYPE,
           jobId,
           args,
           webhook: body.webhookConfiguration ?? null,

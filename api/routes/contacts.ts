@@ -26,7 +26,6 @@ import { isUuid } from '../../domain/ids.js';
 import { addRowKeys, checkFieldMapping, mapRow, planFor } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
 import { startJob } from '../jobs.js';
-import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import {
   BulkFetchBody,
   BulkUpsertBody,
@@ -318,8 +317,7 @@ export const contactRoutes = [
       if (!file) await stageRows(deps.pool, batchId, body.contactsData);
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
-        type: 'bulk-upsert',
-        workflow: bulkUpsertContactsWorkflow,
+        job: 'bulk-upsert',
         args: file
           ? { sourceId: source.id, batchId, totalRows: 0, file: { fileName: body.contactsFile!.fileName, format: file.format, sizeBytes: file.sizeBytes } }
           : { sourceId: source.id, batchId, totalRows: body.contactsData.length },

@@ -34,7 +34,7 @@ import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type Disc
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
 import { insufficientCredits, notFound } from '../errors.js';
 import { SESSION_PREVIEW_ROWS, previewPage } from '../../domain/sessionPreview.js';
-import { importVerifiedCompaniesWorkflow, type ImportVerifiedCompaniesInput } from '../../workflows/importVerifiedCompanies.js';
+import type { ImportVerifiedCompaniesInput } from '../../workflows/contract/discovery.js';
 
 /**
  * Decides payment before searching: a billable key whose balance cannot cover the most the page
@@ -182,8 +182,7 @@ export const discoveryRoutes = [
       };
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
-        type: 'import-verified-companies',
-        workflow: importVerifiedCompaniesWorkflow,
+        job: 'import-verified-companies',
         args,
         webhook: body.webhookConfiguration ?? null,
         message: `Import of ${body.companyIds.length} verified companies accepted; poll jobStatusEndpoint for the result`,

@@ -14,7 +14,7 @@ import { isSuppressed, suppressionKey } from '../../db/privacy.js';
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { UnifiedDataBody } from '../schemas/enrichment.js';
-import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
+import type { EnrichmentWorkflowInput } from '../../workflows/contract/enrichment.js';
 
 export const enrichmentRoutes = [
   defineRoute({
@@ -50,8 +50,7 @@ export const enrichmentRoutes = [
       try {
         const accepted = await startJob(deps, {
           workspaceId: auth.workspaceId,
-          type: 'enrichment',
-          workflow: enrichmentWorkflow,
+          job: 'enrichment',
           jobId,
           args,
           webhook: body.webhookConfiguration ?? null,

@@ -5,7 +5,6 @@
  * route waits for their result. Every answer is a media object with a presigned `readUrl` (15 minutes).
  */
 import { MEDIA_TYPES } from '../../domain/social.js';
-import { mediaImportWorkflow } from '../../workflows/mediaImport.js';
 import { runMediaWorkflow } from '../mediaWorkflows.js';
 import { defineRoute } from '../route.js';
 import { assembleChunks, extensionsOf, mediaJson, uploadFile } from '../uploads.js';
@@ -75,7 +74,7 @@ export const mediaRoutes = [
     idempotent: true,
     handler: async ({ ctx, body, auth, deps }) => {
       const args = { workspaceId: auth.workspaceId, url: body.url, id: uuidv7() };
-      const o = await runMediaWorkflow(deps, { kind: 'import', workflow: mediaImportWorkflow, args, ctx, body });
+      const o = await runMediaWorkflow(deps, { kind: 'import', args, ctx, body });
       return mediaJson(deps.storage, o);
     },
   }),

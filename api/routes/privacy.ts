@@ -26,8 +26,7 @@ import {
 import type { SuppressionKind } from '../../db/privacyEntities.js';
 import type { PoolClient } from '../../db/pool.js';
 import type { AppDeps } from '../deps.js';
-import type { JobInput, JobResult, WebhookTarget } from '../../workflows/job.js';
-import { erasureWorkflow } from '../../workflows/erasure.js';
+import type { WebhookTarget } from '../../workflows/contract/jobs.js';
 
 /** The normalised identifiers of a body; a value that is no email / profile URL is a 400 naming it. */
 function normalized(body: { emails?: string[]; profileUrls?: string[] }): { kind: SuppressionKind; value: string }[] {
@@ -65,8 +64,7 @@ export async function startSealedRequestJob(
     ids: PersonIdentifiers;
     context: string;
     insert: (client: PoolClient, jobId: string, sealed: string) => Promise<void>;
-    type: string;
-    workflow: (input: { requestId: string } & JobInput) => Promise<JobResult<unknown>>;
+    job: 'erasure' | 'subject-access';
     webhook: WebhookTarget | null | undefined;
     message: string;
   },
@@ -75,7 +73,7 @@ export async function startSealedRequestJob(
   const jobId = uuidv7();
   const sealed = keyringOf(deps.config).encryptText(JSON.stringify(o.ids), o.context);
   await inWorkspaceTransaction(deps.pool, workspaceId, (client) => o.insert(client, jobId, sealed));
-  return startJob(deps, { workspaceId, type: o.type, workflow: o.workflow, jobId, args: { requestId: jobId }, webhook: o.webhook ?? null, message: o.message });
+  return startJob(deps, { workspaceId, job: o.job, jobId, args: { requestId: jobId }, webhook: o.webhook ?? null, message: o.message });
 }
 
 export const privacyRoutes = [
@@ -100,8 +98,7 @@ export const privacyRoutes = [
         ids: personOf(body),
         context: ERASURE_IDENTIFIERS_CONTEXT,
         insert: (client, jobId, sealed) => insertErasureRequest(client, jobId, auth.workspaceId, sealed),
-        type: 'erasure',
-        workflow: erasureWorkflow,
+        job: 'erasure',
         webhook: body.webhookConfiguration,
         message: 'Erasure accepted; poll jobStatusEndpoint for the report per store',
       });

@@ -12,7 +12,8 @@ import { SA } from '../../domain/searchAttributes.js';
 import { invalidField, type ErrorDetail } from '../../domain/errors.js';
 import { ApiError, conflict } from '../errors.js';
 import { contentProblem, emptyContentProblem, scheduleBatchWorkflowId, scheduledTimeProblem } from '../../domain/publishing.js';
-import { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
+import type { scheduleBatchWorkflow } from '../../workflows/scheduleBatch.js';
+import { PUBLISH_WORKFLOWS } from '../../workflows/contract/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 import { isUuid, providerKindsCompatible, type Automation } from '../../domain/social.js';
 import type { Queryable } from '../../db/pool.js';
@@ -126,7 +127,7 @@ async function schedule(tx: EntityManager, deps: AppDeps, workspaceId: string, r
   const { stale } = await replaceSchedules(tx, workspaceId, batchId, rows);
   const taskQueue = deps.config.temporal.taskQueue;
   // If the commit fails after this start, the dispatch finds no rows of the batch and does nothing.
-  await deps.temporal.workflow.start(scheduleBatchWorkflow, {
+  await deps.temporal.workflow.start<typeof scheduleBatchWorkflow>(PUBLISH_WORKFLOWS.scheduleBatch, {
     workflowId: scheduleBatchWorkflowId(batchId),
     taskQueue,
     args: [{ batchId, workspaceId, taskQueue }],

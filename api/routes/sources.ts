@@ -58,7 +58,7 @@ import {
   SourceResponse,
   type SourceJson,
 } from '../schemas/sources.js';
-import { sourcePullWorkflow, type SourcePullInput } from '../../workflows/sourcePull.js';
+import type { SourcePullInput } from '../../workflows/contract/sources.js';
 
 /** The display fields the contract names for social-listening sources: null while not known (e.g. an image no pull has learned yet). */
 const LISTENING_DISPLAY_UNKNOWN = { socialName: null, socialHandle: null, platformName: null, interactionType: null, profileImageUrl: null };
@@ -346,8 +346,7 @@ export const sourceRoutes = [
       };
       const accepted = await startJob(deps, {
         workspaceId: auth.workspaceId,
-        type: 'source-pull',
-        workflow: sourcePullWorkflow,
+        job: 'source-pull',
         args,
         searchAttributes: { SourceId: row.id },
         message: 'Accepted: the audience is pulled in the background; poll jobStatusEndpoint for its status',

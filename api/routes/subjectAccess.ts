@@ -9,7 +9,6 @@ import { JobAccepted } from '../schemas/common.js';
 import { AccessRequestBody } from '../schemas/subjectAccess.js';
 import { personOf, startSealedRequestJob } from './privacy.js';
 import { ACCESS_IDENTIFIERS_CONTEXT, insertAccessRequest } from '../../db/subjectAccess.js';
-import { subjectAccessWorkflow } from '../../workflows/subjectAccess.js';
 
 export const subjectAccessRoutes = [
   defineRoute({
@@ -34,8 +33,7 @@ export const subjectAccessRoutes = [
         ids: personOf(body),
         context: ACCESS_IDENTIFIERS_CONTEXT,
         insert: (client, jobId, sealed) => insertAccessRequest(client, jobId, auth.workspaceId, sealed),
-        type: 'subject-access',
-        workflow: subjectAccessWorkflow,
+        job: 'subject-access',
         webhook: body.webhookConfiguration,
         message: 'Subject access accepted; poll jobStatusEndpoint for the link to the document',
       });

@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOneValidationDetail, startTestApp, type TestApp } from '../harness.js';
 import { startJob } from '../../api/jobs.js';
-import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import { stageRows } from '../../db/contactStaging.js';
 import { inWorkspaceScope } from '../../db/tenancy.js';
 import { hash53, unpackHashes } from '../../domain/hash53.js';
@@ -582,8 +581,7 @@ describe('bulk upsert', () => {
     const accepted = await inWorkspaceScope(ws.workspaceId, () =>
       startJob(app.deps, {
         workspaceId: ws.workspaceId,
-        type: 'bulk-upsert',
-        workflow: bulkUpsertContactsWorkflow,
+        job: 'bulk-upsert',
         args: { sourceId: src, batchId, totalRows: data.length, chunkSize: 2, chunksPerRun: 4 },
       }),
     );

@@ -8,7 +8,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { startJob } from '../../api/jobs.js';
-import { bulkUpsertContactsWorkflow } from '../../workflows/bulkUpsert.js';
 import { startTestApp, type TestApp } from '../harness.js';
 import { inWorkspaceScope } from '../../db/tenancy.js';
 
@@ -153,8 +152,7 @@ describe('bulk upsert from a contacts file', () => {
     const accepted = await inWorkspaceScope(ws.workspaceId, () =>
       startJob(app.deps, {
         workspaceId: ws.workspaceId,
-        type: 'bulk-upsert',
-        workflow: bulkUpsertContactsWorkflow,
+        job: 'bulk-upsert',
         args: { sourceId, batchId, totalRows: 0, file: { fileName: up.body.fileName, format: 'jsonl', sizeBytes: file.length }, chunkSize: 100, chunksPerRun: 4 },
       }),
     );

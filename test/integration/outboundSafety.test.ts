@@ -23,7 +23,7 @@ import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
 import { OFFICIAL_PROVIDER_ORIGINS, providerBaseUrlAllowed, providerBaseUrlAllowList } from '../../infra/outbound.js';
-import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
+import type { EnrichmentWorkflowInput } from '../../workflows/contract/enrichment.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
@@ -129,7 +129,7 @@ describe('job webhooks', () => {
     const plan = planEnrichment({ fields: ['emails'], pronet: `https://www.pronet.example/in/hook-${randomBytes(4).toString('hex')}/` } as never, loadEnrichmentConfig(inst.app.config.rootDir, inst.app.config.env));
     const args: EnrichmentWorkflowInput = { plan, billable: false };
     // As the route does it: in the workspace's scope (row-level security, db/tenancy.ts).
-    return (await inWorkspaceScope(inst.ws.workspaceId, () => startJob(inst.app.deps, { workspaceId: inst.ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook: { url } }))).jobId;
+    return (await inWorkspaceScope(inst.ws.workspaceId, () => startJob(inst.app.deps, { workspaceId: inst.ws.workspaceId, job: 'enrichment', args, webhook: { url } }))).jobId;
   }
   async function deliveries(inst: Instance, jobId: string) {
     const deadline = Date.now() + 20_000;

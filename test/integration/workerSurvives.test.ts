@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJob } from '../../api/jobs.js';
 import { inWorkspaceScope } from '../../db/tenancy.js';
 import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
-import { enrichmentWorkflow, type EnrichmentWorkflowInput } from '../../workflows/enrichment.js';
+import type { EnrichmentWorkflowInput } from '../../workflows/contract/enrichment.js';
 import { FakeLinkedIn } from '../fakes/linkedin.js';
 import { FakeX } from '../fakes/x.js';
 import { HOSTILE_MODES, startHostileServer, type HostileMode, type HostileServer } from '../fakes/hostile.js';
@@ -100,7 +100,7 @@ async function enrichmentJob(webhook: { url: string; headers?: Record<string, st
   );
   const args: EnrichmentWorkflowInput = { plan, billable: true };
   // As the route does it: in the workspace's scope (row-level security, db/tenancy.ts).
-  const accepted = await inWorkspaceScope(ws.workspaceId, () => startJob(app.deps, { workspaceId: ws.workspaceId, type: 'enrichment', workflow: enrichmentWorkflow, args, webhook }));
+  const accepted = await inWorkspaceScope(ws.workspaceId, () => startJob(app.deps, { workspaceId: ws.workspaceId, job: 'enrichment', args, webhook }));
   return accepted.jobId;
 }
 

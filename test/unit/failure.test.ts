@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { rootCause } from '../../workflows/failure.js';
+import { rootCause } from '../../workflows/contract/failures.js';
 
 describe('rootCause', () => {
   it('finds the application failure under a workflow failure and an activity failure', () => {

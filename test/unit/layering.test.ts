@@ -167,6 +167,22 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('api/, activities/, db/, worker/ and infra/ import values from workflows/ only through the contract (workflows/contract/; types from anywhere)', () => {
+    const offenders: string[] = [];
+    for (const dir of ['api', 'activities', 'db', 'worker', 'infra'])
+      for (const f of sourceFiles(dir)) for (const m of valueImports(f)) if (/(^|\/)workflows\//.test(m) && !/(^|\/)workflows\/contract\//.test(m)) offenders.push(`${f.fileName} → ${m}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('the workflow contract imports values only from the workflow SDK and itself (types only from domain/ and db/)', () => {
+    const offenders: string[] = [];
+    for (const f of sourceFiles('workflows/contract')) {
+      for (const m of valueImports(f)) if (!(m === '@temporalio/workflow' || m.startsWith('./'))) offenders.push(`${f.fileName} → ${m}`);
+      for (const m of allImports(f)) if (!(m === '@temporalio/workflow' || m.startsWith('./') || /^\.\.\/\.\.\/(domain|db)\//.test(m))) offenders.push(`${f.fileName} → ${m}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it('domain/ is pure: it builds no SQL (no kysely or pg import, no sql`…`, no statement text)', () => {
     const offenders: string[] = [];
     for (const f of sourceFiles('domain')) {

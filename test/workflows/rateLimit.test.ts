@@ -15,7 +15,7 @@ import { startTestApp, type TestApp } from '../harness.js';
 import { startTimeSkipping, type TimeSkippingWorld } from './timeSkipping.js';
 import { FakeX } from '../fakes/x.js';
 import { publishPostWorkflow } from '../../workflows/publishPost.js';
-import { rescheduleUpdate } from '../../workflows/scheduling.js';
+import { rescheduleUpdate } from '../../workflows/contract/publishing.js';
 import { publishWorkflowId } from '../../domain/publishing.js';
 
 let app: TestApp;

@@ -16,7 +16,9 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { startTestApp, type TestApp } from '../harness.js';
 import { startTimeSkipping, type TimeSkippingWorld } from './timeSkipping.js';
 import { publishPostWorkflow } from '../../workflows/publishPost.js';
-import { PUBLISH_LEAD_MS, SCHEDULE_REJECTION, rescheduleUpdate, stateQuery, unscheduleUpdate, type ScheduleSignal } from '../../workflows/scheduling.js';
+import { PUBLISH_LEAD_MS } from '../../workflows/scheduling.js';
+import { SCHEDULE_REJECTION } from '../../workflows/contract/failures.js';
+import { rescheduleUpdate, stateQuery, unscheduleUpdate, type ScheduleSignal } from '../../workflows/contract/publishing.js';
 import { publishWorkflowId } from '../../domain/publishing.js';
 import type { Activities } from '../../activities/index.js';
 
