@@ -2,7 +2,7 @@
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 
 // First, when OTEL_* names a collector: the instrumentations patch pg and http as they load.
-startTracing('api');
+await startTracing('api');
 const { loadConfig, refuseUnsafeProductionSecrets } = await import('../domain/config.js');
 const { startApiServer } = await import('./server.js');
 

@@ -2,7 +2,7 @@
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 
 // First, when OTEL_* names a collector: the instrumentations patch pg and http as they load.
-startTracing('worker');
+await startTracing('worker');
 const { loadConfig, refuseUnsafeProductionSecrets } = await import('../domain/config.js');
 const { openStores } = await import('../db/connect.js');
 const { existsSync } = await import('node:fs');

@@ -23,9 +23,6 @@ import {
   type ScheduleSignal,
 } from './contract/publishing.js';
 
-// tokenLifecycle.test.ts still reads the Update from here; everything else imports ./contract/publishing.js.
-export { rescheduleUpdate };
-
 /**
  * The workflow wakes this long before `scheduledTime` to claim the row and hand the step to the
  * provider worker (media uploads included); the provider activity then holds the creating

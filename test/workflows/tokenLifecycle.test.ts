@@ -24,7 +24,7 @@ import { FakeX } from '../fakes/x.js';
 import { oauthConnect } from '../oauthFlow.js';
 import { publishPostWorkflow } from '../../workflows/publishPost.js';
 import { tokenRefreshWorkflow } from '../../workflows/tokenRefresh.js';
-import { rescheduleUpdate } from '../../workflows/scheduling.js';
+import { rescheduleUpdate } from '../../workflows/contract/publishing.js';
 import { publishWorkflowId } from '../../domain/publishing.js';
 import type { Activities } from '../../activities/index.js';
 
