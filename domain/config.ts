@@ -302,8 +302,21 @@ export function stackPorts(env: NodeJS.ProcessEnv = process.env) {
 export interface DiscoveryConfig {
   exactCountLimit: number;
   engine: 'postgres' | 'opensearch';
+  /** One node's URL, or several separated by commas (a cluster's nodes). */
   opensearchUrl: string;
   indexPrefix: string;
+}
+
+/**
+ * OPENSEARCH_URL as the client's node list: one URL, or several separated by commas (the nodes of
+ * a cluster: a request that cannot reach one is sent to another), each without its trailing slash.
+ */
+function openSearchNodes(value: string): string {
+  const urls = value.split(',').map((u) => u.trim().replace(/\/$/, '')).filter(Boolean);
+  for (const u of urls) {
+    if (!URL.canParse(u) || !/^https?:$/.test(new URL(u).protocol)) throw new Error(`OPENSEARCH_URL must be http(s) URLs separated by commas; got ${JSON.stringify(u)}`);
+  }
+  return urls.join(',');
 }
 
 export function discoveryConfig(env: NodeJS.ProcessEnv, opensearchPort = stackPorts(env).opensearch): DiscoveryConfig {
@@ -314,7 +327,7 @@ export function discoveryConfig(env: NodeJS.ProcessEnv, opensearchPort = stackPo
   return {
     exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000),
     engine,
-    opensearchUrl: (env.OPENSEARCH_URL || `http://127.0.0.1:${opensearchPort}`).replace(/\/$/, ''),
+    opensearchUrl: openSearchNodes(env.OPENSEARCH_URL || `http://127.0.0.1:${opensearchPort}`),
     indexPrefix: prefix,
   };
 }
