@@ -82,12 +82,12 @@ async function main() {
   const home = mkdtempSync(join(tmpdir(), 'node-kill-'));
   spawnSync('chmod', ['755', home]); // the unprivileged opensearch user writes below it
   const names = PORTS.map((_, i) => `node-${i + 1}`);
-  const nodeEnv = (i: number) => ({ ...process.env, OPENSEARCH_PORT: String(PORTS[i]), OPENSEARCH_DATA_DIR: join(home, names[i]!), OPENSEARCH_JAVA_OPTS: process.env.OPENSEARCH_JAVA_OPTS ?? '-Xms384m -Xmx384m' });
+  const nodeEnv = (i: number) => ({ ...process.env, OPENSEARCH_PORT: String(PORTS[i]), OPENSEARCH_DATA_DIR: join(home, names[i]!) });
   const cluster = (i: number) => ({ cluster: 'node-kill', name: names[i]!, nodes: PORTS.map((p, j) => ({ name: names[j]!, transportPort: p + 100 })) });
   const pidOf = (i: number) => Number(readFileSync(join(stackLayout(nodeEnv(i)).data, `opensearch-${PORTS[i]}.pid`), 'utf8'));
   const urls = PORTS.map((p) => `http://127.0.0.1:${p}`);
   let t = performance.now();
-  await Promise.all(PORTS.map((_, i) => startOpenSearch(stackLayout(nodeEnv(i)), cluster(i))));
+  await Promise.all(PORTS.map((_, i) => startOpenSearch(stackLayout(nodeEnv(i)), { cluster: cluster(i), readyTimeoutMs: 240_000 })));
   say(`2-node cluster up in ${((performance.now() - t) / 1000).toFixed(1)} s (${urls.join(', ')})`);
 
   const db = await (async () => {
@@ -204,6 +204,16 @@ async function main() {
         if (!ok && failures.length < 20) failures.push(`${clock()} s [${p}] ${m.name}: ${why}`);
       }
     };
+    const table = () => {
+      console.log(`\n${'phase'.padEnd(12)} ${'requests'.padStart(8)} ${'same 200'.padStart(8)} ${'failed'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'max ms'.padStart(7)}`);
+      for (const ph of ['before', 'node down', 'rejoining', 'green again'] as Phase[]) {
+        const r = results.filter((x) => x.phase === ph);
+        if (!r.length) continue;
+        const ms = r.map((x) => x.ms);
+        const good = r.filter((x) => x.ok).length;
+        console.log(`${ph.padEnd(12)} ${String(r.length).padStart(8)} ${String(good).padStart(8)} ${String(r.length - good).padStart(7)} ${pct(ms, 50).toFixed(1).padStart(7)} ${pct(ms, 95).toFixed(1).padStart(7)} ${Math.max(...ms).toFixed(1).padStart(7)}`);
+      }
+    };
     const clients = Array.from({ length: CLIENTS }, client);
     await sleep(Number(args.before) * 1000);
     phase = 'node down';
@@ -213,13 +223,18 @@ async function main() {
     await sleep(Number(args.down) * 1000);
     phase = 'rejoining';
     transitions.push(`${clock()} s  starting ${names[victim]} again`);
+    table(); // the figures so far, should the node not come back
     t = performance.now();
-    await startOpenSearch(stackLayout(nodeEnv(victim)), cluster(victim));
-    killed = undefined;
-    transitions.push(`${clock()} s  ${names[victim]} answers HTTP (${((performance.now() - t) / 1000).toFixed(1)} s after its start)`);
-    await json(`${urls[survivor]}/_cluster/health?wait_for_status=green&timeout=120s`).catch(() => {});
-    phase = 'green again';
-    await sleep(Number(args.after) * 1000);
+    try {
+      await startOpenSearch(stackLayout(nodeEnv(victim)), { cluster: cluster(victim), readyTimeoutMs: 240_000 });
+      killed = undefined;
+      transitions.push(`${clock()} s  ${names[victim]} answers HTTP (${((performance.now() - t) / 1000).toFixed(1)} s after its start)`);
+      await json(`${urls[survivor]}/_cluster/health?wait_for_status=green&timeout=120s`).catch(() => {});
+      phase = 'green again';
+      await sleep(Number(args.after) * 1000);
+    } catch (e) {
+      transitions.push(`${clock()} s  ${names[victim]} did not come back: ${(e as Error).message.split('\n')[0]}`);
+    }
     running = false;
     await Promise.all(clients);
     polling = false;
@@ -228,13 +243,7 @@ async function main() {
 
     // ---- the report
     console.log(`\nnode-kill run: ${args.people} people, ${args.companies} companies; 2 nodes, 2 shards, 1 replica; ${CLIENTS} clients; killed ${names[victim]} (${args.kill === 'manager' ? 'the cluster manager' : 'not the cluster manager'})`);
-    console.log(`\n${'phase'.padEnd(12)} ${'requests'.padStart(8)} ${'same 200'.padStart(8)} ${'failed'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p95 ms'.padStart(7)} ${'max ms'.padStart(7)}`);
-    for (const ph of ['before', 'node down', 'rejoining', 'green again'] as Phase[]) {
-      const r = results.filter((x) => x.phase === ph);
-      const ms = r.map((x) => x.ms);
-      const good = r.filter((x) => x.ok).length;
-      console.log(`${ph.padEnd(12)} ${String(r.length).padStart(8)} ${String(good).padStart(8)} ${String(r.length - good).padStart(7)} ${pct(ms, 50).toFixed(1).padStart(7)} ${pct(ms, 95).toFixed(1).padStart(7)} ${Math.max(...ms).toFixed(1).padStart(7)}`);
-    }
+    table();
     console.log('\ncluster health seen from the survivor:');
     for (const x of transitions.sort((a, b) => Number(a.slice(0, 6)) - Number(b.slice(0, 6)))) console.log(`  ${x}`);
     const bad = results.filter((x) => !x.ok).length;

@@ -322,6 +322,11 @@ function openSearchNodes(value: string): string {
 export function discoveryConfig(env: NodeJS.ProcessEnv, opensearchPort = stackPorts(env).opensearch): DiscoveryConfig {
   const engine = (env.DISCOVERY_ENGINE || 'postgres').trim().toLowerCase();
   if (engine !== 'postgres' && engine !== 'opensearch') throw new Error(`DISCOVERY_ENGINE must be postgres (the default) or opensearch; got ${JSON.stringify(env.DISCOVERY_ENGINE)}`);
+  // the shape of the indexes a re-index builds (db/opensearchIndex.ts reads them): a typo fails here, not at index creation
+  for (const [key, min] of [['OPENSEARCH_SHARDS', 1], ['OPENSEARCH_REPLICAS', 0]] as const) {
+    const v = env[key];
+    if (v !== undefined && v !== '' && !(/^\d+$/.test(v.trim()) && Number(v) >= min)) throw new Error(`${key} must be a whole number ≥ ${min}; got ${JSON.stringify(v)}`);
+  }
   const prefix = env.OPENSEARCH_INDEX_PREFIX ?? 'discovery';
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(prefix)) throw new Error(`OPENSEARCH_INDEX_PREFIX must be lowercase letters, digits, - and _; got ${JSON.stringify(prefix)}`);
   return {

@@ -353,7 +353,11 @@ export interface OpenSearchClusterNode {
   nodes: { name: string; transportPort: number }[];
 }
 
-export async function startOpenSearch(l: StackLayout = stackLayout(), cluster?: OpenSearchClusterNode): Promise<StackStatus> {
+export async function startOpenSearch(
+  l: StackLayout = stackLayout(),
+  opts: { cluster?: OpenSearchClusterNode; readyTimeoutMs?: number } = {},
+): Promise<StackStatus> {
+  const { cluster } = opts;
   const port = l.ports.opensearch;
   const home = l.env.OPENSEARCH_DATA_DIR ?? join(l.data, 'opensearch');
   const log = join(home, 'opensearch.log');
@@ -397,7 +401,7 @@ export async function startOpenSearch(l: StackLayout = stackLayout(), cluster?: 
   closeSync(fd);
   child.unref();
   writeFileSync(join(l.data, `opensearch-${port}.pid`), String(child.pid));
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
   while (Date.now() < deadline) {
     if (await openSearchReady(port)) return { service: 'opensearch', external: false, running: true, startedNow: true, log };
     if (!pidAlive(child.pid!)) break;
