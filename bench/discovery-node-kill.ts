@@ -229,7 +229,9 @@ async function main() {
       await startOpenSearch(stackLayout(nodeEnv(victim)), { cluster: cluster(victim), readyTimeoutMs: 240_000 });
       killed = undefined;
       transitions.push(`${clock()} s  ${names[victim]} answers HTTP (${((performance.now() - t) / 1000).toFixed(1)} s after its start)`);
-      await json(`${urls[survivor]}/_cluster/health?wait_for_status=green&timeout=120s`).catch(() => {});
+      // polled (json() gives a request 2 s): green once the node's copies are recovered
+      const greenBy = Date.now() + 300_000;
+      while (Date.now() < greenBy && !(await json<{ status: string }>(`${urls[survivor]}/_cluster/health`).then((h) => h.status === 'green', () => false))) await sleep(500);
       phase = 'green again';
       await sleep(Number(args.after) * 1000);
     } catch (e) {
