@@ -337,12 +337,6 @@ const OPENSEARCH_JVM_OPTIONS = [
 ].join('\n');
 
 /**
- * A single-node OpenSearch on loopback (OPENSEARCH_PORT, default 9200; transport port + 100), or
- * with `cluster` one node of a cluster (transport ports of the others given),
- * data under `OPENSEARCH_DATA_DIR` (default `<DATA_DIR>/opensearch`), owned by the unprivileged
- * user when run as root. The integration-test distribution has no security plugin: loopback only.
- */
-/**
  * A node of a cluster on loopback (bench/discovery-node-kill.ts): its name, and every node's name and
  * transport port, for discovery and the first election (all started at once: none forms a cluster
  * alone).
@@ -353,6 +347,13 @@ export interface OpenSearchClusterNode {
   nodes: { name: string; transportPort: number }[];
 }
 
+/**
+ * A single-node OpenSearch on loopback (OPENSEARCH_PORT, default 9200; transport port + 100), or
+ * with `cluster` one node of a cluster; data under `OPENSEARCH_DATA_DIR` (default
+ * `<DATA_DIR>/opensearch`), owned by the unprivileged user when run as root; ready when it
+ * answers `_cluster/health` (within `readyTimeoutMs`, default 90 s).
+ * The integration-test distribution has no security plugin: loopback only.
+ */
 export async function startOpenSearch(
   l: StackLayout = stackLayout(),
   opts: { cluster?: OpenSearchClusterNode; readyTimeoutMs?: number } = {},
