@@ -32,10 +32,14 @@ type Query = Record<string, unknown>;
 export const aliasOf = (prefix: string, entity: DiscoveryEntity) => `${prefix}-${entity === 'contact' ? 'people' : 'companies'}`;
 
 const clients = new Map<string, Client>();
-/** One client per URL (it keeps its connections). */
+/**
+ * One client per URL (it keeps its connections). `url` may name several nodes, separated by
+ * commas: a request that meets a connection error or a 502/503/504 on one node is sent to the next
+ * (the client's `maxRetries`, 3), and the failed node is left out until it answers a ping again.
+ */
 export function openSearchClient(url: string): Client {
   let c = clients.get(url);
-  if (!c) clients.set(url, (c = new Client({ node: url, requestTimeout: 30_000 })));
+  if (!c) clients.set(url, (c = new Client({ nodes: url.split(','), requestTimeout: 30_000 })));
   return c;
 }
 
