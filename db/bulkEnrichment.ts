@@ -28,7 +28,7 @@ import { Contact } from './contacts.js';
 import { assertWorkspaceScope, inWorkspaceTransaction, workspaceOwned } from './tenancy.js';
 import type { Pool, Queryable } from './pool.js';
 import { compileSql } from './sqlFragments.js';
-import { lockForEmailWrite, logEmailWrite } from './contactIngest.js';
+import { lockForEmailWrite, logEmailWrite } from './identityLog.js';
 import { settleJobCredits, type ChargeInput } from './credits.js';
 import { InsufficientCreditsError } from '../domain/errors.js';
 

@@ -195,6 +195,16 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('domain/ does no file I/O (no node:fs or node:path): configuration files are read outside it', () => {
+    // domain/config.ts is the one exception still: it loads the process configuration and the
+    // installation secrets file (DATA_DIR/secrets.json). Nothing else may join it.
+    const ALLOWED = new Set(['config.ts']);
+    const offenders: string[] = [];
+    for (const f of sourceFiles('domain'))
+      for (const m of allImports(f)) if (/^(node:)?(fs|path)(\/|$)/.test(m) && !ALLOWED.has(f.fileName.split('/').pop()!)) offenders.push(`${f.fileName} → ${m}`);
+    expect(offenders).toEqual([]);
+  });
+
   it('domain/ holds no SQL fragment either (columns, joins, casts, sub-selects are db/ code)', () => {
     expect(sourceFiles('domain').flatMap(sqlFragmentsIn)).toEqual([]);
     // The check itself finds them: a column, a cast, a sub-select, a join, an alias prefix (not a field path).
