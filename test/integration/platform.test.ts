@@ -177,7 +177,7 @@ describe('credits', () => {
 
   it('charges a repeated idempotency key once, even concurrently', async () => {
     const ws = await app.createWorkspace({ credits: 100 });
-    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' }))));
     expect(results.filter((r) => r.charged === 10)).toHaveLength(1);
     expect(results.filter((r) => r.replayed)).toHaveLength(9);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(90);
