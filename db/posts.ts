@@ -292,19 +292,19 @@ export async function claimRepostChild(em: EntityManager, postId: string): Promi
   });
 }
 
-const selectPostToPublish = preparedQuery((p: { postId: string }) =>
+const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>
   postQueries
     .selectFrom('posts')
     .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
-    .where('id', '=', p.postId),
+    .where('id', '=', p.postId)
+    .where('workspace_id', '=', p.workspaceId),
 );
 
 /** What a publish step sends of a post of the workspace. */
 export type PostToPublish = RowOf<typeof selectPostToPublish>;
 
 export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
-  assertWorkspaceScope(workspaceId);
-  const [row] = await selectPostToPublish(db, { postId });
+  const [row] = await selectPostToPublish(db, { workspaceId, postId });
   return row;
 }
 
