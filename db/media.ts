@@ -328,12 +328,12 @@ export async function mediaContentTypes(db: Queryable, workspaceId: string, file
 
 /** The stored media (not chunks) of the workspace among `fileNames`, for a publish step to upload. */
 export async function mediaToPublish(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, { contentType: string; sizeBytes: number }>> {
+  assertWorkspaceScope(workspaceId);
   const rows = await runQuery(
     db,
     media
       .selectFrom('media_objects')
       .select(['file_name', 'content_type', 'size_bytes'])
-      .where('workspace_id', '=', workspaceId)
       .where((eb) => eb.and([eb('file_name', '=', eb.fn.any(textArray(fileNames))), eb.not(eb.ref('is_chunk'))])),
   );
   return new Map(rows.map((m) => [m.file_name, { contentType: m.content_type, sizeBytes: m.size_bytes }]));

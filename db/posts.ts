@@ -292,19 +292,19 @@ export async function claimRepostChild(em: EntityManager, postId: string): Promi
   });
 }
 
-const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>
+const selectPostToPublish = preparedQuery((p: { postId: string }) =>
   postQueries
     .selectFrom('posts')
     .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
-    .where('id', '=', p.postId)
-    .where('workspace_id', '=', p.workspaceId),
+    .where('id', '=', p.postId),
 );
 
 /** What a publish step sends of a post of the workspace. */
 export type PostToPublish = RowOf<typeof selectPostToPublish>;
 
 export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
-  const [row] = await selectPostToPublish(db, { workspaceId, postId });
+  assertWorkspaceScope(workspaceId);
+  const [row] = await selectPostToPublish(db, { postId });
   return row;
 }
 
