@@ -360,7 +360,7 @@ async function readDocuments(db: Queryable, entity: DiscoveryEntity, after: stri
   });
   if (!companies.rows.length) return { ids: [], lines: [] };
   const ids = companies.rows.map((row) => row[0] as string);
-  // the companies' people as nested documents, in id order (ds_people's company_id index)
+  // raw SQL: the companies' people as nested documents, in id order (ds_people's company_id index)
   const people = await db.query<unknown[]>({
     text: `select p.company_id::text, ${PERSON_DOC.select} from ds_people p where p.company_id = any($1::uuid[]) order by p.company_id, p.id`,
     values: [ids],
