@@ -3,6 +3,7 @@
  * segment, a filtered set or a list of contact ids, its summary and per-row traces, pause /
  * resume / cancel, the provenance of what enrichment wrote on a contact, and the workspace's
  * default freshness window. Rows are planned with the single-row rules (domain/bulkEnrichment.ts).
+ * The steps are use cases in api/usecases/bulkEnrichment.ts; the routes adapt HTTP to them.
  */
 import { notFound } from '../errors.js';
 import { defineRoute, reply } from '../route.js';
