@@ -4,7 +4,7 @@
  * and upserted set-based under the workspace's company lock.
  */
 import { sql, type Selectable } from 'kysely';
-import { uuidv7Source } from '../domain/ids.js';
+import { uuidv7Pooled } from '../domain/ids.js';
 import { inTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
 import { assertWorkspaceScope } from './tenancy.js';
 import type { ContactIngestDB } from './contacts.js';
@@ -106,7 +106,6 @@ async function resolveCompanies(db: Queryable, workspaceId: string, withCompany:
       .orderBy('created_at')
       .orderBy('id'),
   );
-  const newId = uuidv7Source(withCompany.length);
   const byKey = new Map<string, CompanyRow>();
   const byName = new Map<string, CompanyRow>();
   for (const f of found) {
@@ -121,7 +120,7 @@ async function resolveCompanies(db: Queryable, workspaceId: string, withCompany:
     // A company first seen by name only takes the domain when it arrives.
     if (!row && key.startsWith('d:') && nameKey) row = byKey.get(nameKey);
     if (!row && key.startsWith('n:')) row = byName.get(key.slice(2));
-    if (!row) row = { id: newId(), company_key: key, lname: lname ?? null };
+    if (!row) row = { id: uuidv7Pooled(), company_key: key, lname: lname ?? null };
     if (row.company_key.startsWith('n:') && key.startsWith('d:')) {
       byKey.delete(row.company_key);
       row.company_key = key;

@@ -37,7 +37,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { sql, type Selectable } from 'kysely';
-import { uuidv7Source } from '../domain/ids.js';
+import { uuidv7Pooled } from '../domain/ids.js';
 import { packHashes } from '../domain/hash53.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { assertWorkspaceScope } from './tenancy.js';
@@ -338,14 +338,13 @@ async function lookUpIndexed(client: PoolClient, workspaceId: string, sourceId: 
  * automated ingest.
  */
 function matchGroups(groups: Group[], hits: Hits, mode: IngestMode): Group[] {
-  const newId = uuidv7Source(groups.length);
   const byContact = new Map<string, Group>();
   for (const g of groups) {
     let hit: Hit | undefined = g.pronetKey ? hits.byPronet.get(g.pronetKey) : undefined;
     if (!hit) for (const e of g.emails) { hit = hits.byEmail.get(e)?.find((h) => fits(h, g)); if (hit) break; }
     if (!hit) for (const k of g.rowKeys) { const h = hits.byRowKey.get(k); if (fits(h, g)) { hit = h; break; } }
     if (!hit) {
-      g.contactId = newId();
+      g.contactId = uuidv7Pooled();
       g.isNew = true;
       byContact.set(g.contactId, g);
       continue;

@@ -18,8 +18,8 @@ import {
   contactSearchCatalog,
   personCatalog,
   type DiscoveryEntity,
-  type VerifiedFilters,
 } from '../domain/discoveryCatalog.js';
+import { type VerifiedFilters } from '../domain/verifiedSearchInput.js';
 import { likeContains } from '../domain/like.js';
 import type { DiscoveryConfig } from '../domain/config.js';
 import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS } from './opensearchIndex.js';

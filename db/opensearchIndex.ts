@@ -14,7 +14,8 @@
  * swaps the alias (db/discoveryOpenSearch.ts).
  */
 import type { FieldType } from '../domain/conditions.js';
-import { companySearchCatalog, contactSearchCatalog, personCatalog, COMPANY_PREFIX, PERSON_PREFIX, VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE } from '../domain/discoveryCatalog.js';
+import { companySearchCatalog, contactSearchCatalog, personCatalog, COMPANY_PREFIX, PERSON_PREFIX } from '../domain/discoveryCatalog.js';
+import { VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE } from '../domain/verifiedSearchInput.js';
 
 /**
  * Index settings. One primary shard holds a few million documents comfortably (a shard of

@@ -103,7 +103,7 @@ const verifiedPeople = (companyIds: string[], perCompany: number) =>
         .selectAll('p')
         .whereRef('p.company_id', '=', 'c.id')
         .where((w) => w.ref('p.verified'))
-        // The expression of the `ds_people_verified_rank` index (domain/discoveryCatalog.ts).
+        // The expression of the `ds_people_verified_rank` index (SENIORITY_RANK_SQL, db/discoveryColumns.ts).
         .orderBy(sql.raw(SENIORITY_RANK_SQL))
         .orderBy('p.member_years_experience', (ob) => ob.desc().nullsLast())
         .orderBy('p.id')

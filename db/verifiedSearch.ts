@@ -1,12 +1,13 @@
 /**
  * SQL of the verified discovery searches (find-verified-companies / find-verified-contacts) over
- * the global ds_* tables: the filters of domain/verifiedSearch.ts, ranked (VERIFIED_RANKING_DOC)
+ * the global ds_* tables: the filters of domain/verifiedSearchInput.ts, ranked (VERIFIED_RANKING_DOC)
  * and paged by page number.
  */
 import { sql } from 'kysely';
 import { writeOutput } from '../domain/conditions.js';
 import { bound, type Fragment } from './conditionSql.js';
-import { VERIFIED_DEFAULT_FIELDS, VERIFIED_RESULT_FIELDS, type DiscoveryEntity, type VerifiedFilters } from '../domain/discoveryCatalog.js';
+import { VERIFIED_DEFAULT_FIELDS, VERIFIED_RESULT_FIELDS, type DiscoveryEntity } from '../domain/discoveryCatalog.js';
+import { type VerifiedFilters } from '../domain/verifiedSearchInput.js';
 import { PERSON_COPIES, SENIORITY_RANK_SQL, verifiedResultSql } from './discoveryColumns.js';
 import { InvalidInputError } from '../domain/errors.js';
 import { likeContains } from '../domain/like.js';

@@ -4,15 +4,11 @@
  * fragment or trailing slash, so `https://www.LinkedIn.com/in/Jane-Doe/?x=1` and
  * `linkedin.com/in/jane-doe` are one key.
  */
+import { parseWebAddress } from './webAddress.js';
+
 export function normalizeProfileUrl(raw: string | null | undefined): string | null {
-  if (!raw) return null;
-  let s = raw.trim().toLowerCase();
-  if (!s) return null;
-  s = s.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
-  s = s.replace(/[?#].*$/, '');
-  s = s.replace(/^www\./, '');
-  s = s.replace(/\/+$/, '');
-  return s || null;
+  const a = parseWebAddress(raw);
+  return (a && (a.authority + a.path.toLowerCase()).replace(/\/+$/, '')) || null;
 }
 
 export function normalizeEmail(raw: string | null | undefined): string | null {
@@ -22,7 +18,5 @@ export function normalizeEmail(raw: string | null | undefined): string | null {
 
 /** `https://www.Acme.com/about` → `acme.com`. */
 export function normalizeDomain(raw: string | null | undefined): string | null {
-  if (!raw) return null;
-  const s = raw.trim().toLowerCase().replace(/^[a-z][a-z0-9+.-]*:\/\//, '').replace(/^www\./, '').replace(/[/?#:].*$/, '');
-  return s || null;
+  return parseWebAddress(raw)?.host || null;
 }

@@ -6,24 +6,6 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 export const isUuid = (s: unknown): s is string => typeof s === 'string' && UUID_RE.test(s);
 
-/**
- * A source of up to `n` UUIDv7s for one batch: one draw of randomness for all of them (uuid's
- * `v7()` draws per id, a visible cost at 10,000 ids), one timestamp, and a counter in the
- * sequence bits so that the ids still sort in the order they were handed out.
- */
-export function uuidv7Source(n: number): () => string {
-  const random = randomFillSync(new Uint8Array(16 * Math.max(n, 1)));
-  const msecs = Date.now();
-  const start = ((random[6]! & 0x3f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
-  let i = 0;
-  return () => {
-    if (i >= n) throw new RangeError(`uuidv7Source: more than ${n} ids requested`);
-    const id = uuidv7({ random: random.subarray(16 * i, 16 * i + 16), msecs, seq: start + i });
-    i++;
-    return id;
-  };
-}
-
 /** Random bytes for {@link uuidv7Pooled}, drawn 4 KiB at a time; each 16-byte slice is used once. */
 const pool = new Uint8Array(16 * 256);
 let pooled = pool.length;

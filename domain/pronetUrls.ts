@@ -5,6 +5,8 @@
  * `/embed/feed/update/...` form) or a vanity post URL
  * (`https://www.linkedin.com/posts/name_slug-activity-123-abcd`). Anything else is `null`.
  */
+import { decodedPath, isHttpAddress, parseWebAddress } from './webAddress.js';
+
 export const THREAD_URN_KINDS = ['activity', 'ugcPost', 'share'] as const;
 export type ThreadUrnKind = (typeof THREAD_URN_KINDS)[number];
 
@@ -25,8 +27,7 @@ function thread(kind: string, id: string): PronetThread {
 }
 
 function isPronetHost(host: string): boolean {
-  const h = host.toLowerCase();
-  return h === 'linkedin.com' || h.endsWith('.linkedin.com');
+  return host === 'linkedin.com' || host.endsWith('.linkedin.com');
 }
 
 export function parsePronetPostUrl(input: string): PronetThread | null {
@@ -34,21 +35,10 @@ export function parsePronetPostUrl(input: string): PronetThread | null {
   const direct = URN_RE.exec(raw);
   if (direct) return thread(direct[1]!, direct[2]!);
 
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
-  if (!isPronetHost(url.hostname)) return null;
-
-  let path: string;
-  try {
-    path = decodeURIComponent(url.pathname);
-  } catch {
-    return null;
-  }
+  const address = parseWebAddress(raw);
+  if (!address || !isHttpAddress(address, { schemeRequired: true }) || !isPronetHost(address.host)) return null;
+  const path = decodedPath(address);
+  if (path === null) return null;
   if (/^\/(embed\/)?feed\/update\//.test(path)) {
     const m = URN_IN_PATH_RE.exec(path);
     return m ? thread(m[1]!, m[2]!) : null;

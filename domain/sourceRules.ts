@@ -8,6 +8,7 @@
  */
 import { InvalidRequestError, invalidField } from './errors.js';
 import { normalizeProfileUrl } from './identity.js';
+import { decodedPath, isHttpAddress, parseWebAddress } from './webAddress.js';
 import { charCount } from './inputSafety.js';
 
 export const SOURCE_TYPES = [
@@ -58,19 +59,10 @@ const POST_PATH = /^\/(posts\/[^/\s]+|feed\/update\/urn:li:(activity|share|ugcpo
  * absolute http(s) URL or a scheme-less `host/path`.
  */
 function urlPath(raw: string): string | null {
-  const s = raw.trim();
-  if (!s || /\s/.test(s)) return null;
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(s) ? s : `https://${s}`;
-  let u: URL;
-  try {
-    u = new URL(withScheme);
-  } catch {
-    return null;
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return null;
-  if (!u.hostname.includes('.')) return null;
-  const path = decodeURIComponent(u.pathname).toLowerCase().replace(/\/+$/, '');
-  return path || null;
+  if (/\s/.test(raw.trim())) return null;
+  const address = parseWebAddress(raw);
+  if (!address || !isHttpAddress(address)) return null;
+  return decodedPath(address)?.toLowerCase().replace(/\/+$/, '') || null;
 }
 
 export type PronetUrlKind = 'profile' | 'company' | 'post';

@@ -22,7 +22,8 @@ import {
   VerifiedContactBody,
   type VerifiedBody,
 } from '../schemas/discovery.js';
-import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC } from '../../domain/verifiedSearchInput.js';
 import { VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
 import { SESSION_PREVIEW_ROWS } from '../../domain/sessionPreview.js';
 import { importVerifiedCompanies, searchV2Page, searchVerifiedPage } from '../usecases/discoverySearch.js';

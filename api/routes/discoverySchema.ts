@@ -7,19 +7,17 @@ import type { AppDeps } from '../deps.js';
 import type { WorkspaceScope } from '../../db/scope.js';
 import { OptionList, V2SchemaResponse, VerifiedSchemaResponse, v2OptionsQuery, verifiedOptionsQuery, verifiedSuggestionsQuery } from '../schemas/discovery.js';
 import { GROUP_OPERATORS, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
+import { type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import {
-  VERIFIED_INPUTS,
   childOptions,
   hasSuggestions,
   v2OptionsColumn,
   v2SchemaItems,
   verifiedSchemaItems,
   verifiedSchemaMeta,
-  type DiscoveryEntity,
   type OptionItem,
-  type OptionSource,
-  type VerifiedInputDef,
-} from '../../domain/discoveryCatalog.js';
+} from '../../domain/discoverySchemaItems.js';
+import { VERIFIED_INPUTS, type OptionSource, type VerifiedInputDef } from '../../domain/verifiedSearchInput.js';
 import { invalidField } from '../../domain/errors.js';
 import { distinctValues } from '../../db/discoveryOptions.js';
 

@@ -2,10 +2,15 @@
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import {
-  VERIFIED_INPUTS, VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC, VERIFIED_SCHEMA_VERSION, childOptions, hasSuggestions, v2OptionsColumn, v2SchemaItems,
-  type DiscoveryEntity,
-} from '../../domain/discoveryCatalog.js';
+  VERIFIED_SCHEMA_VERSION,
+  childOptions,
+  hasSuggestions,
+  v2OptionsColumn,
+  v2SchemaItems,
+} from '../../domain/discoverySchemaItems.js';
+import { VERIFIED_INPUTS, VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC } from '../../domain/verifiedSearchInput.js';
 import { V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import { debitCredits, findCreditAccount, getBalance } from '../../db/credits.js
 import { V2_DEFAULT_LIMIT, searchV2, type SearchPage } from '../../db/discoverySearch.js';
 import { searchVerified, verifiedPageRows } from '../../db/verifiedSearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
-import { VERIFIED_MAX_LIMIT, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { VERIFIED_MAX_LIMIT, parseVerifiedInput } from '../../domain/verifiedSearchInput.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
 import { SESSION_PREVIEW_ROWS, previewPage } from '../../domain/sessionPreview.js';
 import type { ImportVerifiedCompaniesInput } from '../../workflows/contract/discovery.js';

@@ -5,16 +5,9 @@ import { compileWhere, projectionOf } from '../../db/conditionSql.js';
 import { compileSql } from '../../db/sqlFragments.js';
 import { contactSearchColumns } from '../../db/discoveryColumns.js';
 import { CsvRecordReader, RecordError, copyLine, parseCsvRecord, parseRecord } from '../../domain/datasetRecords.js';
-import {
-  VERIFIED_INPUTS,
-  contactSearchCatalog,
-  companySearchCatalog,
-  parseAmount,
-  parseVerifiedInput,
-  v2SchemaItems,
-  verifiedSchemaItems,
-  verifiedSchemaMeta,
-} from '../../domain/discoveryCatalog.js';
+import { contactSearchCatalog, companySearchCatalog } from '../../domain/discoveryCatalog.js';
+import { v2SchemaItems, verifiedSchemaItems, verifiedSchemaMeta } from '../../domain/discoverySchemaItems.js';
+import { VERIFIED_INPUTS, parseAmount, parseVerifiedInput } from '../../domain/verifiedSearchInput.js';
 import { discoveryCharge } from '../../domain/pricing.js';
 
 const fails = (fn: () => unknown, path: string) => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { v2OptionsQuery, verifiedBody, verifiedOptionsQuery, verifiedSuggestionsQuery } from '../../api/schemas/discovery.js';
-import { v2SchemaItems, verifiedSchemaItems } from '../../domain/discoveryCatalog.js';
+import { v2SchemaItems, verifiedSchemaItems } from '../../domain/discoverySchemaItems.js';
 
 const fieldOfLink = (link: string) => new URL(link, 'http://x').searchParams.get('field')!;
 const enumOf = (schema: { properties: { field: unknown } }) => [...((schema.properties.field as { enum: string[] }).enum)].sort();
