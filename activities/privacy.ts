@@ -22,13 +22,13 @@ import {
   eraseFromDatabase,
   expandIdentifiers,
   findErasureRequest,
-  inWorkspaceTransaction,
   mergeErasureRequest,
   needlesOf,
   suppressionKey,
   type DatabaseErasureReport,
   type PersonIdentifiers,
 } from '../db/privacy.js';
+import { activityScope, scopeTransaction } from '../db/scope.js';
 import type { ActivityDeps } from './deps.js';
 
 export interface ErasureStepInput {
@@ -69,7 +69,7 @@ export function createPrivacyActivities(deps: ActivityDeps) {
   const hmacKey = suppressionKey(deps.config.serverSecret);
 
   async function load(input: ErasureStepInput): Promise<{ ids: PersonIdentifiers; plan: ErasurePlan; report: Partial<ErasureReport> }> {
-    const row = await findErasureRequest(deps.pool, input.workspaceId, input.requestId);
+    const row = await findErasureRequest(activityScope(), input.requestId);
     if (!row) throw new Error(`erasure request ${input.requestId} not found`);
     const ids: PersonIdentifiers = row.identifiers
       ? JSON.parse(keyring.decryptText(row.identifiers, ERASURE_IDENTIFIERS_CONTEXT))
@@ -96,21 +96,23 @@ export function createPrivacyActivities(deps: ActivityDeps) {
     async erasureResolve(input: ErasureStepInput): Promise<void> {
       const { ids, plan } = await load(input);
       if (plan.expanded) return;
-      const all = await expandIdentifiers(deps.pool, input.workspaceId, ids);
-      await inWorkspaceTransaction(deps.pool, input.workspaceId, async (client) => {
-        await setErasureIdentifiers(client, input.workspaceId, input.requestId, keyring.encryptText(JSON.stringify(all), ERASURE_IDENTIFIERS_CONTEXT));
-        await mergeErasureRequest(client, input.workspaceId, input.requestId, 'plan', { expanded: true });
+      const scope = activityScope();
+      const all = await expandIdentifiers(scope.db, scope.workspaceId, ids);
+      await scopeTransaction(scope, async (client) => {
+        await setErasureIdentifiers(client, scope.workspaceId, input.requestId, keyring.encryptText(JSON.stringify(all), ERASURE_IDENTIFIERS_CONTEXT));
+        await mergeErasureRequest(client, scope.workspaceId, input.requestId, 'plan', { expanded: true });
       });
     },
 
     /** The workspace's tables, and the suppression list (db/privacy.ts eraseFromDatabase). */
     async erasureDatabase(input: ErasureStepInput): Promise<DatabaseErasureReport> {
       const { ids } = await load(input);
-      return eraseFromDatabase(deps.pool, input.workspaceId, input.requestId, ids, hmacKey);
+      return eraseFromDatabase(activityScope(), input.requestId, ids, hmacKey);
     },
 
     /** Objects under the workspace's prefix whose bytes carry one of the identifiers (contacts files, exports). */
     async erasureObjectStore(input: ErasureStepInput): Promise<{ objects: number }> {
+      const scope = activityScope();
       const { ids, plan, report } = await load(input);
       if (report.objectStore) return report.objectStore;
       let objects = plan.objects;
@@ -118,7 +120,7 @@ export function createPrivacyActivities(deps: ActivityDeps) {
         const needles = needlesOf(ids);
         const { client, bucket } = deps.storage;
         objects = [];
-        for await (const o of client.listObjectsV2(bucket, `${input.workspaceId}/`, true) as AsyncIterable<{ name?: string }>) {
+        for await (const o of client.listObjectsV2(bucket, `${scope.workspaceId}/`, true) as AsyncIterable<{ name?: string }>) {
           if (!o.name) continue;
           Context.current().heartbeat(o.name);
           const chunks: Buffer[] = [];
@@ -126,12 +128,12 @@ export function createPrivacyActivities(deps: ActivityDeps) {
           const text = Buffer.concat(chunks).toString('utf8').toLowerCase();
           if (needles.some((n) => text.includes(n))) objects.push(o.name);
         }
-        await mergeErasureRequest(deps.pool, input.workspaceId, input.requestId, 'plan', { objects });
+        await mergeErasureRequest(scope.db, scope.workspaceId, input.requestId, 'plan', { objects });
       }
       if (objects.length) await deps.storage.client.removeObjects(deps.storage.bucket, objects);
-      await inWorkspaceTransaction(deps.pool, input.workspaceId, async (client) => {
-        await deleteMediaRows(client, input.workspaceId, objects);
-        await mergeErasureRequest(client, input.workspaceId, input.requestId, 'report', { objectStore: { objects: objects.length } });
+      await scopeTransaction(scope, async (client) => {
+        await deleteMediaRows(client, scope.workspaceId, objects);
+        await mergeErasureRequest(client, scope.workspaceId, input.requestId, 'report', { objectStore: { objects: objects.length } });
       });
       return { objects: objects.length };
     },
@@ -142,18 +144,19 @@ export function createPrivacyActivities(deps: ActivityDeps) {
      * a running one terminated first; its jobs row and delivery records go with it.
      */
     async erasureTemporal(input: ErasureStepInput & { ownWorkflowId: string }): Promise<{ workflowExecutions: number; jobs: number }> {
+      const scope = activityScope();
       const { ids, plan, report } = await load(input);
       if (report.temporal) return report.temporal;
       let runs = plan.workflows;
       if (!runs) {
         const needles = needlesOf(ids);
         runs = [];
-        for await (const w of deps.temporal.workflow.list({ query: `${SA.WorkspaceId.name} = "${input.workspaceId}"` })) {
+        for await (const w of deps.temporal.workflow.list({ query: `${SA.WorkspaceId.name} = "${scope.workspaceId}"` })) {
           if (w.workflowId === input.ownWorkflowId) continue;
           Context.current().heartbeat(w.workflowId);
           if (await historyCarries(w.workflowId, w.runId, needles).catch((e) => (isNotFound(e) ? false : Promise.reject(e)))) runs.push({ workflowId: w.workflowId, runId: w.runId });
         }
-        await mergeErasureRequest(deps.pool, input.workspaceId, input.requestId, 'plan', { workflows: runs });
+        await mergeErasureRequest(scope.db, scope.workspaceId, input.requestId, 'plan', { workflows: runs });
       }
       const namespace = deps.config.temporal.namespace;
       for (const r of runs) {
@@ -173,11 +176,11 @@ export function createPrivacyActivities(deps: ActivityDeps) {
         }
       }
       const workflowIds = [...new Set(runs.map((r) => r.workflowId))];
-      const result = await inWorkspaceTransaction(deps.pool, input.workspaceId, async (client) => {
-        const done = await lockTemporalReport(client, input.workspaceId, input.requestId);
+      const result = await scopeTransaction(scope, async (client) => {
+        const done = await lockTemporalReport(client, scope.workspaceId, input.requestId);
         if (done) return done;
-        const temporal = { workflowExecutions: runs.length, jobs: await deleteJobsByWorkflowIds(client, input.workspaceId, workflowIds) };
-        await mergeErasureRequest(client, input.workspaceId, input.requestId, 'report', { temporal });
+        const temporal = { workflowExecutions: runs.length, jobs: await deleteJobsByWorkflowIds(client, scope.workspaceId, workflowIds) };
+        await mergeErasureRequest(client, scope.workspaceId, input.requestId, 'report', { temporal });
         return temporal;
       });
       return result;
@@ -185,7 +188,7 @@ export function createPrivacyActivities(deps: ActivityDeps) {
 
     /** Drops the request's identifiers (only the counts stay) and answers the report. */
     async erasureComplete(input: ErasureStepInput): Promise<ErasureReport> {
-      await completeErasureRequest(deps.pool, input.workspaceId, input.requestId);
+      await completeErasureRequest(activityScope(), input.requestId);
       const { report } = await load(input);
       return report as ErasureReport;
     },

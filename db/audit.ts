@@ -10,6 +10,7 @@ import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { preparedQuery, runQuery, typedQueries } from './sqlFragments.js';
 import type { Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import { assertWorkspaceScope } from './tenancy.js';
 import type { AuditActorKind } from './auditEntities.js';
 import { AuditEvent, AuditOutcome } from './auditEntities.js';
@@ -108,11 +109,11 @@ function filtered(workspaceId: string, f: AuditFilters) {
 }
 
 /** A page of the trail, newest first (`next`) or going back towards newer (`prev`), from the boundary id. */
-export async function auditEventsPage(db: Queryable, workspaceId: string, f: AuditFilters, limit: number, from?: { dir: 'next' | 'prev'; afterId: string }): Promise<AuditRow[]> {
-  let q = filtered(workspaceId, f);
+export async function auditEventsPage(scope: WorkspaceScope, f: AuditFilters, limit: number, from?: { dir: 'next' | 'prev'; afterId: string }): Promise<AuditRow[]> {
+  let q = filtered(scope.workspaceId, f);
   if (from) q = q.where('e.id', from.dir === 'next' ? '<' : '>', from.afterId);
   const rows = await runQuery(
-    db,
+    scope.db,
     q
       .select(['e.id', 'e.occurred_at', 'e.actor_key_id', 'e.actor_kind', 'e.action', 'e.resource_type', 'e.request_id', 'o.status'])
       .select((eb) => eb.fn.coalesce('e.resource_id', 'o.resource_id').as('resource_id'))
@@ -132,7 +133,7 @@ export async function auditEventsPage(db: Queryable, workspaceId: string, f: Aud
   }));
 }
 
-export async function countAuditEvents(db: Queryable, workspaceId: string, f: AuditFilters): Promise<number> {
-  const [row] = await runQuery(db, filtered(workspaceId, f).select((eb) => eb.fn.countAll<number>().as('n')));
+export async function countAuditEvents(scope: WorkspaceScope, f: AuditFilters): Promise<number> {
+  const [row] = await runQuery(scope.db, filtered(scope.workspaceId, f).select((eb) => eb.fn.countAll<number>().as('n')));
   return Number(row?.n ?? 0);
 }

@@ -25,6 +25,7 @@ import DataLoader from 'dataloader';
 import { v7 as uuidv7 } from 'uuid';
 import { LockMode, type EntityManager, type InferKyselyDB } from '@mikro-orm/postgresql';
 import type { Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import type { InferEntity } from '@mikro-orm/core';
 import { CreditAccountBusyError, InsufficientCreditsError } from '../domain/errors.js';
 import { CreditAccount, CreditTransaction } from './platform.js';
@@ -431,9 +432,10 @@ export type CreditTransactionRow = Pick<InferEntity<typeof CreditTransaction>, '
  * rows after (`next`: older) or before (`prev`: newer) the `seq` `from.after[0]`, newest first for
  * `next`, oldest first for `prev`; from the newest row without `from`.
  */
-export async function creditTransactionsPage(em: EntityManager, workspaceId: string, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
+export async function creditTransactionsPage(scope: WorkspaceScope, limit: number, from?: { dir: 'next' | 'prev'; after: unknown[] }): Promise<CreditTransactionRow[]> {
   const after = from?.after[0] as number | undefined;
   const seq = from ? (from.dir === 'next' ? { seq: { $lt: after } } : { seq: { $gt: after } }) : {};
+  const { em, workspaceId } = scope;
   return em.find(
     CreditTransaction,
     { workspaceId, ...seq },
@@ -441,6 +443,6 @@ export async function creditTransactionsPage(em: EntityManager, workspaceId: str
   );
 }
 
-export async function countCreditTransactions(em: EntityManager, workspaceId: string): Promise<number> {
+export async function countCreditTransactions({ em, workspaceId }: WorkspaceScope): Promise<number> {
   return em.count(CreditTransaction, { workspaceId }, inWorkspace(workspaceId));
 }

@@ -9,7 +9,7 @@ import type { Provider } from '../domain/social.js';
 import { LockMode } from '@mikro-orm/core';
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import { entityRows } from './entityRows.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { Integration } from './social.js';
@@ -48,7 +48,8 @@ export interface NewIntegration {
   apiBaseUrl: string | null;
 }
 
-export async function insertIntegration(em: EntityManager, workspaceId: string, i: NewIntegration): Promise<IntegrationEntity> {
+export async function insertIntegration(scope: WorkspaceScope, i: NewIntegration): Promise<IntegrationEntity> {
+  const { em, workspaceId } = scope;
   // A raw-token connect knows nothing of a grant: no scopes, handle or expiry.
   const row = em.create(Integration, { ...i, workspaceId, status: 'connected', scopes: [], handle: null, accessExpiresAt: null, grantExpiresAt: null });
   await em.flush();
@@ -186,12 +187,11 @@ export interface IntegrationListQuery {
  * as PostgreSQL's text, exact to the microsecond, the keyset), and the total matching.
  */
 export async function listConnectedIntegrations(
-  em: EntityManager,
-  db: Queryable,
-  workspaceId: string,
+  scope: WorkspaceScope,
   query: IntegrationListQuery,
 ): Promise<{ rows: Array<{ integration: IntegrationEntity; k: string }>; total: number }> {
-  assertWorkspaceScope(workspaceId);
+  const { em, db } = scope;
+  assertWorkspaceScope(scope.workspaceId);
   let filtered = integrations.selectFrom('integrations').where('status', 'in', [sql.lit('connected' as const), sql.lit('reauth_required' as const)]);
   // the column comes from the fixed map, the values are bound
   for (const c of query.conditions) filtered = filtered.where(INTEGRATION_FILTER_COLUMN[c.field], '=', sql<string>`any(${textArray(c.values)})`);

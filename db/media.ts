@@ -17,6 +17,7 @@ import { MEDIA_TYPES } from '../domain/social.js';
 import { CONTACT_FILE_TYPES, sniffContactFile } from '../domain/contactFile.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import { MediaObject, Post } from './social.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { acrossWorkspaces, assertWorkspaceScope } from './tenancy.js';
@@ -265,20 +266,20 @@ export async function findMedia(em: EntityManager, id: string): Promise<StoredOb
   return m && { id: m.id, fileName: m.fileName, contentType: m.contentType, sizeBytes: m.sizeBytes };
 }
 
-// unknownMedia, mediaContentTypes and mediaToPublish run on the pg client (runQuery): their callers (the
-// posts and bulk-schedule routes, the publish activity) pass a pg pool or transaction client.
+// unknownMedia and mediaContentTypes run on the request's pool (the posts and bulk-schedule routes hand
+// on their scope); mediaToPublish on the pg client the publish activity passes.
 const media = typedQueries<InferKyselyDB<typeof MediaObject>>();
 
 /**
  * Which of `fileNames` are not usable media of the workspace (missing, foreign, an unassembled
  * chunk, or a contacts file). Returns the set of unknown names.
  */
-export async function unknownMedia(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Set<string>> {
+export async function unknownMedia(scope: WorkspaceScope, fileNames: string[]): Promise<Set<string>> {
   const unique = [...new Set(fileNames)];
   if (unique.length === 0) return new Set();
-  assertWorkspaceScope(workspaceId);
+  assertWorkspaceScope(scope.workspaceId);
   const rows = await runQuery(
-    db,
+    scope.db,
     media
       .selectFrom('media_objects')
       .select('file_name')
@@ -313,11 +314,11 @@ export async function deleteChunkRecords(em: EntityManager, fileNames: string[])
 }
 
 /** The content type of each of `fileNames` that is a media object of the workspace. */
-export async function mediaContentTypes(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, string>> {
+export async function mediaContentTypes(scope: WorkspaceScope, fileNames: string[]): Promise<Map<string, string>> {
   if (!fileNames.length) return new Map();
-  assertWorkspaceScope(workspaceId);
+  assertWorkspaceScope(scope.workspaceId);
   const rows = await runQuery(
-    db,
+    scope.db,
     media
       .selectFrom('media_objects')
       .select(['file_name', 'content_type'])

@@ -13,6 +13,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { DUE_SLACK_MS } from '../domain/publishing.js';
 import type { Article, Automation, MediaRef, Provider, ThreadItem } from '../domain/social.js';
 import type { Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import { entityRows } from './entityRows.js';
 import { compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledSort } from './conditionSql.js';
 import { preparedQuery, runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
@@ -144,7 +145,7 @@ export interface NewDraftPost {
   automation?: Automation;
 }
 
-export async function insertDraftPost(em: EntityManager, workspaceId: string, p: NewDraftPost): Promise<PostEntity> {
+export async function insertDraftPost({ em, workspaceId }: WorkspaceScope, p: NewDraftPost): Promise<PostEntity> {
   const post = em.create(Post, {
     id: uuidv7(),
     workspaceId,
@@ -209,13 +210,13 @@ const postQueries = typedQueries<SchedulingDB>();
  * the post and its sort columns (`keyOf` turns them into the next token's keyset), and the total.
  */
 export async function filterPostsPage(
-  em: EntityManager,
-  db: Queryable,
-  q: { workspaceId: string; filter: { conditions?: unknown; groupedCondition?: unknown }; sort: unknown; from: { after: unknown[]; dir: 'next' | 'prev' } | undefined; limit: number },
+  scope: WorkspaceScope,
+  q: { filter: { conditions?: unknown; groupedCondition?: unknown }; sort: unknown; from: { after: unknown[]; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number; keyOf: CompiledSort['keyOf'] }> {
   const where = compileWhere(postColumns, q.filter);
   const sort = compileSort(postColumns, q.sort);
-  assertWorkspaceScope(q.workspaceId);
+  const { em, db } = scope;
+  assertWorkspaceScope(scope.workspaceId);
   const filtered = postQueries.selectFrom('posts as p').where(sql<SqlBool>`(${where.sql})`);
   const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir) : sql`true`;
   const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;

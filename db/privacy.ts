@@ -8,8 +8,9 @@
  * from any other scope.
  */
 import { createHmac, hkdfSync } from 'node:crypto';
-import type { Pool, Queryable } from './pool.js';
-import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
+import type { Queryable } from './pool.js';
+import { scopeTransaction, type WorkspaceScope } from './scope.js';
+import { assertWorkspaceScope } from './tenancy.js';
 import { hash53, unpackHashes } from '../domain/hash53.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { lockForEmailWrite } from './identityLog.js';
@@ -35,7 +36,6 @@ export interface DatabaseErasureReport {
 /** Keyring context of the identifiers column: a value sealed for another use never opens here. */
 export const ERASURE_IDENTIFIERS_CONTEXT = 'erasure-identifiers';
 
-export { inWorkspaceTransaction };
 
 // ---------------------------------------------------------------------------------------------
 // Suppression list
@@ -84,7 +84,7 @@ export interface SuppressionRow {
   createdAt: Date;
 }
 
-export async function listSuppressions(db: Queryable, workspaceId: string, limit: number, after: string | null): Promise<SuppressionRow[]> {
+export async function listSuppressions({ db, workspaceId }: WorkspaceScope, limit: number, after: string | null): Promise<SuppressionRow[]> {
   assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<{ identifier_hash: string; kind: SuppressionKind; reason: SuppressionReason; created_at: Date }>(
@@ -95,7 +95,7 @@ export async function listSuppressions(db: Queryable, workspaceId: string, limit
   return r.rows.map((x) => ({ identifierHash: x.identifier_hash, kind: x.kind, reason: x.reason, createdAt: x.created_at }));
 }
 
-export async function removeSuppression(db: Queryable, workspaceId: string, hash: string): Promise<boolean> {
+export async function removeSuppression({ db, workspaceId }: WorkspaceScope, hash: string): Promise<boolean> {
   assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query(`delete from suppression_entries where identifier_hash = $1`, [hash]);
@@ -105,7 +105,7 @@ export async function removeSuppression(db: Queryable, workspaceId: string, hash
 // ---------------------------------------------------------------------------------------------
 // Erasure requests
 
-export async function insertErasureRequest(db: Queryable, id: string, workspaceId: string, sealedIdentifiers: string): Promise<void> {
+export async function insertErasureRequest({ db, workspaceId }: WorkspaceScope, id: string, sealedIdentifiers: string): Promise<void> {
   assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   await db.query(`insert into erasure_requests (id, identifiers) values ($1, $2)`, [id, sealedIdentifiers]);
@@ -117,7 +117,7 @@ export interface ErasureRequestRow {
   report: Record<string, unknown> | null;
 }
 
-export async function findErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<ErasureRequestRow | null> {
+export async function findErasureRequest({ db, workspaceId }: WorkspaceScope, id: string): Promise<ErasureRequestRow | null> {
   assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   const r = await db.query<ErasureRequestRow>(`select identifiers, plan, report from erasure_requests where id = $1`, [id]);
@@ -147,7 +147,7 @@ export async function lockTemporalReport(db: Queryable, workspaceId: string, id:
 }
 
 /** The end of a request: its identifiers are dropped (only the report stays). */
-export async function completeErasureRequest(db: Queryable, workspaceId: string, id: string): Promise<void> {
+export async function completeErasureRequest({ db, workspaceId }: WorkspaceScope, id: string): Promise<void> {
   assertWorkspaceScope(workspaceId);
   // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).
   await db.query(`update erasure_requests set identifiers = null, completed_at = coalesce(completed_at, now()) where id = $1`, [id]);
@@ -254,8 +254,9 @@ export async function deletePersonRows(client: Queryable, workspaceId: string, i
  * emails and profile URLs on the suppression list, under the workspace's ingest lock (so no
  * ingest in flight interleaves). Idempotent: a second run finds nothing left to delete.
  */
-export async function eraseFromDatabase(pool: Pool, workspaceId: string, requestId: string, ids: PersonIdentifiers, key: Buffer): Promise<DatabaseErasureReport> {
-  return inWorkspaceTransaction(pool, workspaceId, async (client) => {
+export async function eraseFromDatabase(scope: WorkspaceScope, requestId: string, ids: PersonIdentifiers, key: Buffer): Promise<DatabaseErasureReport> {
+  const { workspaceId } = scope;
+  return scopeTransaction(scope, async (client) => {
     await lockForEmailWrite(client, workspaceId);
     // A retry after a crash answers what the first run removed: the report commits with the deletes.
     // raw SQL: not yet ported to typed Kysely (open work of issue 30, named in docs/PRIVACY.md).

@@ -19,6 +19,7 @@ import { preparedQuery, typedQueries, uuidArray, type RowOf } from './sqlFragmen
 import { Post, type SchedulingDB } from './social.js';
 import { onClient, recordEvent, type DeliveryRef, type NewEvent } from './events.js';
 import { assertWorkspaceScope } from './tenancy.js';
+import type { WorkspaceScope } from './scope.js';
 import { eventStateKey } from '../domain/events.js';
 
 export interface NewScheduleRow {
@@ -144,7 +145,7 @@ export async function cancelSchedules(tx: EntityManager, postId: string): Promis
 /** What bulk-schedule validates of a post; `kind` is the provider of its integration (the columns `postsForSchedule` selects). */
 export type PostForSchedule = RowOf<typeof postsForSchedule>;
 
-export async function postsForSchedule(em: EntityManager, workspaceId: string, postIds: string[]) {
+export async function postsForSchedule({ em, workspaceId }: WorkspaceScope, postIds: string[]) {
   assertWorkspaceScope(workspaceId);
   return em
     .getKysely<SchedulingDB>()

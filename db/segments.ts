@@ -9,6 +9,7 @@ import { workspaceId } from './platform.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
+import type { WorkspaceScope } from './scope.js';
 import { isUuid } from '../domain/ids.js';
 
 export const DEFAULT_SEGMENT_NAME = 'All contacts';
@@ -80,11 +81,12 @@ export interface NewSegment {
 }
 
 /** Inserts a (never default) segment and returns it. */
-export async function insertSegment(em: EntityManager, workspaceId: string, s: NewSegment): Promise<SegmentEntity> {
+export async function insertSegment(scope: WorkspaceScope, s: NewSegment): Promise<SegmentEntity> {
+  const { em } = scope;
   const now = new Date();
   const seg = em.create(Segment, {
     id: uuidv7(),
-    workspaceId,
+    workspaceId: scope.workspaceId,
     isDefault: false,
     ...s,
     groupedCondition: s.groupedCondition as SegmentEntity['groupedCondition'],
@@ -101,8 +103,9 @@ export async function insertSegment(em: EntityManager, workspaceId: string, s: N
  * by into the SQL text with its parameter inlined, and a `?` in the user's text was then read as
  * a placeholder (q=">?¹" was a 500, found by the fuzzer).
  */
-export async function searchSegmentsByName(em: EntityManager, workspaceId: string, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
-  assertWorkspaceScope(workspaceId);
+export async function searchSegmentsByName(scope: WorkspaceScope, contains: string, prefix: string, limit: number): Promise<SegmentEntity[]> {
+  const { em } = scope;
+  assertWorkspaceScope(scope.workspaceId);
   const rows = await em
     .getKysely<InferKyselyDB<typeof Segment>>()
     .selectFrom('segments')

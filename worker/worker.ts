@@ -43,9 +43,12 @@ export interface WorkerSet {
   shutdown(): Promise<void>;
 }
 
-/** Every activity runs inside these: its span (when tracing), its log context and its own MikroORM RequestContext. */
-export function activityInterceptors(deps: Pick<ActivityDeps, 'orm'> & Partial<Pick<ActivityDeps, 'log'>>) {
-  return [...tracingActivityInterceptors(), activityLogContext(deps.log), activityOrmContext(deps.orm)];
+/**
+ * Every activity runs inside these: its span (when tracing), its log context and its own MikroORM
+ * RequestContext, and (given the pool) its `activityScope()`.
+ */
+export function activityInterceptors(deps: Pick<ActivityDeps, 'orm'> & Partial<Pick<ActivityDeps, 'log' | 'pool'>>) {
+  return [...tracingActivityInterceptors(), activityLogContext(deps.log), activityOrmContext(deps.orm, deps.pool)];
 }
 
 export async function createWorkers(

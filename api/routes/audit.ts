@@ -5,10 +5,7 @@
 import { defineRoute } from '../route.js';
 import { PageOf } from '../schemas/common.js';
 import { AuditEventItem, AuditEventsQuery } from '../schemas/audit.js';
-import { decodeToken, pageMeta, queryFingerprint } from '../../domain/pagination.js';
-import { isUuid } from '../../domain/ids.js';
-import { invalidField } from '../../domain/errors.js';
-import { auditEventsPage, countAuditEvents, type AuditFilters } from '../../db/audit.js';
+import { listAuditEvents } from '../usecases/listAuditEvents.js';
 
 export const auditRoutes = [
   defineRoute({
@@ -26,38 +23,6 @@ export const auditRoutes = [
     responses: { 200: PageOf(AuditEventItem) },
     errors: [400, 401, 429, 500],
     orm: false,
-    handler: async ({ query, auth, deps }) => {
-      const limit = query.limit ?? 100;
-      const filters: AuditFilters = {
-        actorKeyId: query.actorKeyId,
-        action: query.action,
-        resourceType: query.resourceType,
-        resourceId: query.resourceId,
-        since: query.since ? new Date(query.since) : undefined,
-        until: query.until ? new Date(query.until) : undefined,
-      };
-      const { limit: _limit, paginationToken, ...filterQuery } = query;
-      const fp = queryFingerprint(auth.workspaceId, { r: 'audit', ...filterQuery });
-      const from = paginationToken ? decodeToken(deps.config.serverSecret, fp, paginationToken) : undefined;
-      const afterId = from?.after[0];
-      if (from && !isUuid(afterId)) throw invalidField('/paginationToken', 'is malformed');
-      const [rows, total] = await Promise.all([
-        auditEventsPage(deps.pool, auth.workspaceId, filters, limit + 1, from && { dir: from.dir, afterId: afterId as string }),
-        countAuditEvents(deps.pool, auth.workspaceId, filters),
-      ]);
-      const page = pageMeta({ secret: deps.config.serverSecret, fingerprint: fp, rows, limit, totalRecords: total, from, keyOf: (r) => [r.id] });
-      return {
-        data: page.data.map((r) => ({
-          id: r.id,
-          occurredAt: r.occurredAt.toISOString(),
-          actor: { apiKeyId: r.actorKeyId, kind: r.actorKind },
-          action: r.action,
-          resource: { type: r.resourceType, id: r.resourceId },
-          requestId: r.requestId,
-          status: r.status,
-        })),
-        meta: page.meta,
-      };
-    },
+    handler: ({ query, scope, deps }) => listAuditEvents(scope, deps.config.serverSecret, query),
   }),
 ];

@@ -5,28 +5,22 @@
  * and the integration disappears from reads and lists.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { disconnectIntegration, findConnectedIntegration, insertIntegration, listConnectedIntegrations, type IntegrationListQuery } from '../../db/integrations.js';
-import { entityJson } from '../entityJson.js';
+import { disconnectIntegration, findConnectedIntegration, insertIntegration } from '../../db/integrations.js';
+import { integrationJson, listIntegrations } from '../usecases/listIntegrations.js';
 import { assertProviderBaseUrl } from '../outboundUrls.js';
 import { encryptCredentials } from '../../domain/credentials.js';
 import { keyringOf } from '../../domain/keyring.js';
-import { invalidField } from '../../domain/errors.js';
 import { notFound } from '../errors.js';
-import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { isUuid } from '../../domain/social.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
   ConnectIntegrationBody,
   FilterIntegrationsBody,
-  Integration,
   IntegrationDeleted,
   IntegrationPage,
   IntegrationResponse,
-  type IntegrationJson,
 } from '../schemas/integrations.js';
-
-const integrationJson = (i: object): IntegrationJson => entityJson(Integration, i);
 
 export const integrationRoutes = [
   defineRoute({
@@ -39,13 +33,13 @@ export const integrationRoutes = [
     responses: { 200: IntegrationResponse },
     errors: [400, 401, 500], errorCodes: ['url_not_allowed'],
     idempotent: true,
-    handler: async ({ body, auth, em, deps }) => {
+    handler: async ({ body, scope, deps }) => {
       // The adapters call this URL with the account's token: only what the operator allows
       // (PROVIDER_BASE_URL_ALLOW_LIST, by default the networks' official hosts), on an allowed address.
       if (body.apiBaseUrl) await assertProviderBaseUrl(body.apiBaseUrl, deps.config.env, deps.config.outboundAllowList, '/apiBaseUrl');
       const id = uuidv7();
       const blob = encryptCredentials(body.credentials, keyringOf(deps.config), id);
-      const row = await insertIntegration(em, auth.workspaceId, {
+      const row = await insertIntegration(scope, {
         id,
         provider: body.provider,
         name: body.name,
@@ -67,36 +61,7 @@ export const integrationRoutes = [
     body: FilterIntegrationsBody,
     responses: { 200: IntegrationPage },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, em, deps }) => {
-      const limit = body.limit ?? 25;
-      // The schema holds the operator's value shape and the provider kinds (IntegrationCondition).
-      const conditions: IntegrationListQuery['conditions'] = (body.conditions ?? []).map((c) => ({
-        field: c.field,
-        values: c.operator === 'IN' ? c.value : [c.value],
-      }));
-      const fingerprint = queryFingerprint(auth.workspaceId, { r: 'integrations', c: body.conditions ?? [] });
-      const from: TokenPayload | undefined = body.paginationToken
-        ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken)
-        : undefined;
-      let after: IntegrationListQuery['after'];
-      if (from) {
-        const [ts, id] = from.after as [string, string];
-        if (typeof ts !== 'string' || typeof id !== 'string') throw invalidField('/paginationToken', 'is malformed');
-        after = { dir: from.dir, createdAt: ts, id };
-      }
-      const { rows, total } = await listConnectedIntegrations(em, deps.pool, auth.workspaceId, { conditions, after, limit: limit + 1 });
-      const page = pageMeta({
-        secret: deps.config.serverSecret,
-        fingerprint,
-        rows,
-        limit,
-        totalRecords: total,
-        // The sort key travels as PostgreSQL's own text form: exact to the microsecond.
-        keyOf: (r) => [r.k, r.integration.id],
-        from,
-      });
-      return { data: page.data.map((r) => integrationJson(r.integration)), meta: page.meta };
-    },
+    handler: ({ body, scope, deps }) => listIntegrations(scope, deps.config.serverSecret, body),
   }),
 
   defineRoute({
@@ -107,8 +72,8 @@ export const integrationRoutes = [
     params: IdParams,
     responses: { 200: IntegrationResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, em }) => {
-      const row = isUuid(params.id) ? await findConnectedIntegration(em, params.id) : null;
+    handler: async ({ params, scope }) => {
+      const row = isUuid(params.id) ? await findConnectedIntegration(scope.em, params.id) : null;
       if (!row) throw notFound('Integration', params.id);
       return { data: integrationJson(row) };
     },
@@ -123,8 +88,8 @@ export const integrationRoutes = [
     params: IdParams,
     responses: { 200: IntegrationDeleted },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, em }) => {
-      const disconnected = isUuid(params.id) && (await disconnectIntegration(em, params.id));
+    handler: async ({ params, scope }) => {
+      const disconnected = isUuid(params.id) && (await disconnectIntegration(scope.em, params.id));
       if (!disconnected) throw notFound('Integration', params.id);
       return { data: { id: params.id, deleted: true as const } };
     },

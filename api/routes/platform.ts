@@ -10,8 +10,7 @@ import { PageOf } from '../schemas/common.js';
 import { CreditBalance, CreditTransaction, CreditTransactionsQuery, Health, JobParams, JobResponse, Readiness } from '../schemas/platform.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../../domain/pagination.js';
 import { countCreditTransactions, creditTransactionsPage } from '../../db/credits.js';
-import { pingDatabase } from '../../db/pool.js';
-import { pendingMigrations } from '../../db/orm.js';
+import { readiness } from '../usecases/readiness.js';
 
 const swaggerDir = join(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'), '..');
 const SWAGGER_ASSETS: Record<string, string> = {
@@ -27,16 +26,6 @@ const DOCS_HTML = `<!doctype html>
 <body><div id="ui"></div><script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui', persistAuthorization: true });</script></body></html>`;
 
-async function timed(fn: () => Promise<unknown>) {
-  const t = performance.now();
-  try {
-    await fn();
-    return { ok: true, ms: Math.round(performance.now() - t) };
-  } catch (e) {
-    return { ok: false, ms: Math.round(performance.now() - t), error: e instanceof Error ? e.message : String(e) };
-  }
-}
-
 export const platformRoutes = [
   defineRoute({
     method: 'get', path: '/healthz', tag: 'Platform', summary: 'Liveness: the process answers', auth: false, rateLimited: false,
@@ -47,18 +36,8 @@ export const platformRoutes = [
     method: 'get', path: '/readyz', tag: 'Platform', summary: 'Readiness: PostgreSQL (with every migration of this build applied), Temporal and the object store answer', auth: false, rateLimited: false,
     responses: { 200: Readiness, 503: Readiness },
     handler: async ({ deps }) => {
-      if (deps.shuttingDown) return reply(503, { status: 'degraded', checks: { shutdown: { ok: false, ms: 0, error: 'the process is shutting down: it serves what it gets until it drains' } } });
-      const checks = {
-        database: await timed(() => pingDatabase(deps.pool)),
-        temporal: await timed(() => deps.temporal.workflowService.getSystemInfo({})),
-        objectStore: await timed(() => deps.storage.ping()),
-        schema: await timed(async () => {
-          const pending = await pendingMigrations(deps.orm);
-          if (pending.length) throw new Error(`the database lacks ${pending.length} migration(s) of this build (${pending.join(', ')}): run npm run start:migrate (npm start migrates when it starts)`);
-        }),
-      };
-      const ok = Object.values(checks).every((c) => c.ok);
-      return reply(ok ? 200 : 503, { status: ok ? 'ready' : 'degraded', checks });
+      const { ok, body } = await readiness(deps);
+      return reply(ok ? 200 : 503, body);
     },
   }),
   defineRoute({
@@ -93,21 +72,21 @@ export const platformRoutes = [
     examples: { response: { data: { balance: 975, updatedAt: '2026-11-28T09:30:00.000Z' } } },
     // A hot read through the pool, batched per event-loop turn: no entity manager.
     orm: false,
-    handler: async ({ auth, deps }) => {
-      const row = await deps.readBalance(auth.workspaceId);
+    handler: async ({ scope, deps }) => {
+      const row = await deps.readBalance(scope.workspaceId);
       return { data: { balance: row?.balance ?? 0, updatedAt: (row?.updatedAt ?? new Date(0)).toISOString() } };
     },
   }),
   defineRoute({
     method: 'get', path: '/credits/transactions', tag: 'Credits', summary: 'Credit ledger of the workspace, newest first',
     query: CreditTransactionsQuery, responses: { 200: PageOf(CreditTransaction) }, errors: [400, 401, 500],
-    handler: async ({ auth, deps, em, query }) => {
+    handler: async ({ scope, deps, query }) => {
       const limit = query.limit ?? 100;
-      const fp = queryFingerprint(auth.workspaceId, { r: 'ledger' });
+      const fp = queryFingerprint(scope.workspaceId, { r: 'ledger' });
       const from = query.paginationToken ? decodeToken(deps.config.serverSecret, fp, query.paginationToken) : undefined;
       const [rows, total] = await Promise.all([
-        creditTransactionsPage(em, auth.workspaceId, limit + 1, from),
-        countCreditTransactions(em, auth.workspaceId),
+        creditTransactionsPage(scope, limit + 1, from),
+        countCreditTransactions(scope),
       ]);
       const page = pageMeta({
         secret: deps.config.serverSecret, fingerprint: fp, rows, limit, totalRecords: total, from,
@@ -122,7 +101,7 @@ export const platformRoutes = [
   defineRoute({
     method: 'get', path: '/jobs/{jobId}', tag: 'Jobs', summary: 'Latest status, progress and result of a job',
     params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 500],
-    handler: async ({ auth, deps, params }) => ({ data: await readJob(deps, auth.workspaceId, params.jobId) }),
+    handler: async ({ scope, deps, params }) => ({ data: await readJob(deps, scope.workspaceId, params.jobId) }),
   }),
   defineRoute({
     method: 'post', path: '/jobs/{jobId}/cancel', tag: 'Jobs', summary: 'Cancel a running job',
@@ -130,6 +109,6 @@ export const platformRoutes = [
       'Stops a queued or running job. A job that has ended (`completed`, `failed`, `cancelled`) answers 409 `job_not_running`, ' +
       'also while its webhook notification is still being retried: the notification reports the outcome and keeps its retry schedule.',
     params: JobParams, responses: { 200: JobResponse }, errors: [401, 404, 409, 500], errorCodes: ['job_not_running'],
-    handler: async ({ auth, deps, params }) => ({ data: await cancelJob(deps, auth.workspaceId, params.jobId) }),
+    handler: async ({ scope, deps, params }) => ({ data: await cancelJob(deps, scope.workspaceId, params.jobId) }),
   }),
 ];

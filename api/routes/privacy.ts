@@ -3,18 +3,14 @@
  * whose identifiers wait, sealed, in `erasure_requests` (never in the workflow input); the
  * suppression list (keyed hashes) can be added to, listed and removed from directly.
  */
-import { v7 as uuidv7 } from 'uuid';
-import { assertWebhookConfiguration } from '../outboundUrls.js';
-import { startJob } from '../jobs.js';
 import { defineRoute, reply } from '../route.js';
+import { startSealedRequestJob } from '../usecases/startSealedRequestJob.js';
 import { JobAccepted } from '../schemas/common.js';
 import { ErasureRequestBody, SuppressionAdded, SuppressionBody, SuppressionHashParams, SuppressionList, SuppressionListQuery, SuppressionRemoved } from '../schemas/privacy.js';
 import { InvalidInputError } from '../../domain/errors.js';
-import { keyringOf } from '../../domain/keyring.js';
 import {
   ERASURE_IDENTIFIERS_CONTEXT,
   addSuppressions,
-  inWorkspaceTransaction,
   insertErasureRequest,
   listSuppressions,
   normalizeIdentifier,
@@ -24,9 +20,6 @@ import {
   type PersonIdentifiers,
 } from '../../db/privacy.js';
 import type { SuppressionKind } from '../../db/privacyEntities.js';
-import type { PoolClient } from '../../db/pool.js';
-import type { AppDeps } from '../deps.js';
-import type { WebhookTarget } from '../../workflows/contract/jobs.js';
 
 /** The normalised identifiers of a body; a value that is no email / profile URL is a 400 naming it. */
 function normalized(body: { emails?: string[]; profileUrls?: string[] }): { kind: SuppressionKind; value: string }[] {
@@ -53,29 +46,6 @@ export function personOf(body: ErasureRequestBody): PersonIdentifiers {
   return ids;
 }
 
-/**
- * Starts a privacy job on the claim-check pattern: the identifiers are sealed (keyring, `context`)
- * into the job's request row by `insert`, and the workflow's input is the request id only.
- */
-export async function startSealedRequestJob(
-  deps: AppDeps,
-  workspaceId: string,
-  o: {
-    ids: PersonIdentifiers;
-    context: string;
-    insert: (client: PoolClient, jobId: string, sealed: string) => Promise<void>;
-    job: 'erasure' | 'subject-access';
-    webhook: WebhookTarget | null | undefined;
-    message: string;
-  },
-) {
-  await assertWebhookConfiguration(o.webhook ?? undefined, deps.config.outboundAllowList);
-  const jobId = uuidv7();
-  const sealed = keyringOf(deps.config).encryptText(JSON.stringify(o.ids), o.context);
-  await inWorkspaceTransaction(deps.pool, workspaceId, (client) => o.insert(client, jobId, sealed));
-  return startJob(deps, { workspaceId, job: o.job, jobId, args: { requestId: jobId }, webhook: o.webhook ?? null, message: o.message });
-}
-
 export const privacyRoutes = [
   defineRoute({
     method: 'post',
@@ -93,11 +63,11 @@ export const privacyRoutes = [
     responses: { 202: JobAccepted },
     errors: [400, 401, 409, 422, 429, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
-      const accepted = await startSealedRequestJob(deps, auth.workspaceId, {
+    handler: async ({ body, scope, deps }) => {
+      const accepted = await startSealedRequestJob(scope, deps, {
         ids: personOf(body),
         context: ERASURE_IDENTIFIERS_CONTEXT,
-        insert: (client, jobId, sealed) => insertErasureRequest(client, jobId, auth.workspaceId, sealed),
+        insert: insertErasureRequest,
         job: 'erasure',
         webhook: body.webhookConfiguration,
         message: 'Erasure accepted; poll jobStatusEndpoint for the report per store',
@@ -115,11 +85,12 @@ export const privacyRoutes = [
     responses: { 201: SuppressionAdded },
     errors: [400, 401, 429, 500],
     orm: false,
-    handler: async ({ body, auth, deps }) => {
+    handler: async ({ body, scope, deps }) => {
       const key = suppressionKey(deps.config.serverSecret);
       const entries = normalized(body).map((x) => ({ kind: x.kind, hash: suppressionHash(key, x.kind, x.value) }));
       if (!entries.length) throw new InvalidInputError(['emails'], 'name at least one email or profile URL');
-      const added = await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => addSuppressions(client, auth.workspaceId, entries, 'doNotContact'));
+      // One statement: the scope's pool runs it as the workspace (row-level security).
+      const added = await addSuppressions(scope.db, scope.workspaceId, entries, 'doNotContact');
       const now = new Date().toISOString();
       return reply(201, { data: { added, entries: entries.map((e) => ({ identifierHash: e.hash, kind: e.kind, reason: 'doNotContact' as const, createdAt: now })) } });
     },
@@ -133,9 +104,9 @@ export const privacyRoutes = [
     responses: { 200: SuppressionList },
     errors: [400, 401, 429, 500],
     orm: false,
-    handler: async ({ query, auth, deps }) => {
+    handler: async ({ query, scope }) => {
       const limit = query.limit ?? 100;
-      const rows = await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => listSuppressions(client, auth.workspaceId, limit + 1, query.cursor ?? null));
+      const rows = await listSuppressions(scope, limit + 1, query.cursor ?? null);
       const page = rows.slice(0, limit);
       return {
         data: page.map((r) => ({ identifierHash: r.identifierHash, kind: r.kind, reason: r.reason, createdAt: r.createdAt.toISOString() })),
@@ -152,8 +123,8 @@ export const privacyRoutes = [
     responses: { 200: SuppressionRemoved },
     errors: [400, 401, 429, 500],
     orm: false,
-    handler: async ({ params, auth, deps }) => {
-      const removed = await inWorkspaceTransaction(deps.pool, auth.workspaceId, (client) => removeSuppression(client, auth.workspaceId, params.identifierHash));
+    handler: async ({ params, scope }) => {
+      const removed = await removeSuppression(scope, params.identifierHash);
       return { data: { removed } };
     },
   }),

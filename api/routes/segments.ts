@@ -8,25 +8,11 @@
  *
  * `/segments/search` is mounted before `/segments/{id}`.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
-import {
-  deleteSegment,
-  ensureDefaultSegment,
-  findSegment,
-  insertSegment,
-  searchSegmentsByName,
-  updateSegment,
-  type SegmentEntity,
-} from '../../db/segments.js';
-import { allSourceIds, existingSourceIds } from '../../db/sources.js';
-import type { Queryable } from '../../db/pool.js';
-import { loadContactCatalog } from '../../db/contactRead.js';
-import { isUuid } from '../../domain/ids.js';
+import { deleteSegment, ensureDefaultSegment, searchSegmentsByName } from '../../db/segments.js';
 import { likeContains, likePrefix } from '../../domain/like.js';
-import { invalidField } from '../../domain/errors.js';
 import { conflict, notFound } from '../errors.js';
-import { validateSegmentConditions } from '../../db/segmentMembership.js';
-import { DEFAULT_SEGMENT_CLONE_DOC, cloneSegmentContent } from '../../domain/segmentRules.js';
+import { DEFAULT_SEGMENT_CLONE_DOC } from '../../domain/segmentRules.js';
+import { cloneSegment, createSegment, loadSegment, patchSegment, segmentJson } from '../usecases/segments.js';
 import { defineRoute } from '../route.js';
 import { IdParams } from '../schemas/common.js';
 import {
@@ -37,49 +23,7 @@ import {
   SegmentList,
   SegmentResponse,
   SegmentSearchQuery,
-  type SegmentJson,
 } from '../schemas/segments.js';
-
-function segmentJson(r: SegmentEntity): SegmentJson {
-  return {
-    id: r.id,
-    type: 'segments',
-    attributes: {
-      name: r.name,
-      clonedFrom: r.clonedFrom ?? null,
-      segmentSources: r.segmentSources ?? [],
-      isDefault: r.isDefault,
-      // Stored as the request schemas (Condition, GroupedCondition) accepted them.
-      conditions: (r.conditions ?? []) as SegmentJson['attributes']['conditions'],
-      groupedCondition: (r.groupedCondition ?? null) as SegmentJson['attributes']['groupedCondition'],
-      workflows: (r.workflows ?? []) as SegmentJson['attributes']['workflows'],
-      savedViewTemplates: (r.savedViewTemplates ?? []) as SegmentJson['attributes']['savedViewTemplates'],
-      createdAt: r.createdAt.toISOString(),
-      updatedAt: r.updatedAt.toISOString(),
-    },
-  };
-}
-
-async function loadSegment(em: EntityManager, id: string): Promise<SegmentEntity> {
-  const seg = await findSegment(em, id);
-  if (!seg) throw notFound('Segment', id);
-  return seg;
-}
-
-/** Every id must be a source of the workspace (400 naming the first that is not). */
-async function checkSources(em: EntityManager, ids: string[]): Promise<string[]> {
-  const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
-  const known = await existingSourceIds(em, valid);
-  ids.forEach((id, i) => {
-    if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
-  });
-  return ids.map((id) => id.toLowerCase());
-}
-
-async function checkConditions(q: Queryable, workspaceId: string, body: { conditions?: unknown; groupedCondition?: unknown }): Promise<void> {
-  if (body.conditions === undefined && (body.groupedCondition === undefined || body.groupedCondition === null)) return;
-  validateSegmentConditions(await loadContactCatalog(q, workspaceId), body);
-}
 
 export const segmentRoutes = [
   defineRoute({
@@ -101,21 +45,7 @@ export const segmentRoutes = [
       },
     },
     idempotent: true,
-    handler: async ({ body, auth, deps, em }) => {
-      await ensureDefaultSegment(em, auth.workspaceId);
-      const sources = await checkSources(em, body.segmentSources ?? []);
-      await checkConditions(deps.pool, auth.workspaceId, body);
-      const row = await insertSegment(em, auth.workspaceId, {
-        name: body.name.trim(),
-        clonedFrom: null,
-        segmentSources: sources,
-        conditions: body.conditions ?? [],
-        groupedCondition: body.groupedCondition ?? null,
-        workflows: body.workflows ?? [],
-        savedViewTemplates: body.savedViewTemplates ?? [],
-      });
-      return { data: segmentJson(row) };
-    },
+    handler: ({ body, scope }) => createSegment(scope, body),
   }),
 
   defineRoute({
@@ -127,10 +57,10 @@ export const segmentRoutes = [
     query: SegmentSearchQuery,
     responses: { 200: SegmentList },
     errors: [400, 401, 500],
-    handler: async ({ query, auth, deps, em }) => {
-      await ensureDefaultSegment(em, auth.workspaceId);
+    handler: async ({ query, scope }) => {
+      await ensureDefaultSegment(scope.em, scope.workspaceId);
       const q = (query.q ?? '').trim().toLowerCase();
-      const rows = await searchSegmentsByName(em, auth.workspaceId, likeContains(q), likePrefix(q), query.limit ?? 10);
+      const rows = await searchSegmentsByName(scope, likeContains(q), likePrefix(q), query.limit ?? 10);
       return { data: rows.map(segmentJson) };
     },
   }),
@@ -149,33 +79,7 @@ export const segmentRoutes = [
     responses: { 200: SegmentResponse },
     errors: [400, 401, 404, 500],
     idempotent: true,
-    handler: async ({ params, body, auth, em }) => {
-      const origin = await loadSegment(em, params.id);
-      const c = cloneSegmentContent(
-        {
-          name: origin.name,
-          isDefault: origin.isDefault,
-          segmentSources: origin.segmentSources ?? [],
-          conditions: origin.conditions ?? [],
-          groupedCondition: origin.groupedCondition ?? null,
-          workflows: origin.workflows ?? [],
-          savedViewTemplates: origin.savedViewTemplates ?? [],
-        },
-        body,
-        new Date(),
-        origin.isDefault && body.workflowOnly !== true ? await allSourceIds(em) : [],
-      );
-      const row = await insertSegment(em, auth.workspaceId, {
-        name: c.name,
-        clonedFrom: origin.id,
-        segmentSources: c.segmentSources,
-        conditions: c.conditions ?? [],
-        groupedCondition: c.groupedCondition ?? null,
-        workflows: c.workflows,
-        savedViewTemplates: c.savedViewTemplates,
-      });
-      return { data: segmentJson(row) };
-    },
+    handler: ({ params, body, scope }) => cloneSegment(scope, params.id, body),
   }),
 
   defineRoute({
@@ -186,7 +90,7 @@ export const segmentRoutes = [
     params: IdParams,
     responses: { 200: SegmentResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, em }) => ({ data: segmentJson(await loadSegment(em, params.id)) }),
+    handler: async ({ params, scope }) => ({ data: segmentJson(await loadSegment(scope.em, params.id)) }),
   }),
 
   defineRoute({
@@ -201,28 +105,7 @@ export const segmentRoutes = [
     body: PatchSegmentBody,
     responses: { 200: SegmentResponse },
     errors: [400, 401, 404, 500],
-    handler: async ({ params, body, auth, deps, em }) => {
-      const seg = await loadSegment(em, params.id);
-      if (seg.isDefault) {
-        for (const k of ['segmentSources', 'conditions', 'groupedCondition'] as const) {
-          if (body[k] !== undefined) throw invalidField(`/${k}`, 'cannot be set on the default segment, which holds every contact');
-        }
-      }
-      const sources = body.segmentSources !== undefined ? await checkSources(em, body.segmentSources) : undefined;
-      await checkConditions(deps.pool, auth.workspaceId, {
-        conditions: body.conditions ?? (body.groupedCondition !== undefined ? seg.conditions : undefined),
-        groupedCondition: body.groupedCondition !== undefined ? body.groupedCondition : body.conditions !== undefined ? seg.groupedCondition : undefined,
-      });
-      const row = await updateSegment(em, seg, {
-        name: body.name?.trim(),
-        segmentSources: sources,
-        conditions: body.conditions,
-        groupedCondition: body.groupedCondition,
-        workflows: body.workflows,
-        savedViewTemplates: body.savedViewTemplates,
-      });
-      return { data: segmentJson(row) };
-    },
+    handler: ({ params, body, scope }) => patchSegment(scope, params.id, body),
   }),
 
   defineRoute({
@@ -234,12 +117,12 @@ export const segmentRoutes = [
     params: IdParams,
     responses: { 200: SegmentDeleted },
     errors: [401, 404, 409, 500], errorCodes: ['default_segment_protected'],
-    handler: async ({ params, em }) => {
-      const seg = await loadSegment(em, params.id);
+    handler: async ({ params, scope }) => {
+      const seg = await loadSegment(scope.em, params.id);
       if (seg.isDefault) throw conflict('The default segment holds every contact and cannot be deleted', 'default_segment_protected');
       const id = seg.id;
       // A concurrent DELETE that removed it first answered 200: this one answers as if sent after it.
-      if (!(await deleteSegment(em, seg))) throw notFound('Segment', params.id);
+      if (!(await deleteSegment(scope.em, seg))) throw notFound('Segment', params.id);
       return { data: { id, deleted: true as const } };
     },
   }),

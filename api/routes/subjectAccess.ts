@@ -7,7 +7,8 @@
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { AccessRequestBody } from '../schemas/subjectAccess.js';
-import { personOf, startSealedRequestJob } from './privacy.js';
+import { personOf } from './privacy.js';
+import { startSealedRequestJob } from '../usecases/startSealedRequestJob.js';
 import { ACCESS_IDENTIFIERS_CONTEXT, insertAccessRequest } from '../../db/subjectAccess.js';
 
 export const subjectAccessRoutes = [
@@ -28,11 +29,11 @@ export const subjectAccessRoutes = [
     responses: { 202: JobAccepted },
     errors: [400, 401, 409, 422, 429, 500],
     idempotent: true,
-    handler: async ({ body, auth, deps }) => {
-      const accepted = await startSealedRequestJob(deps, auth.workspaceId, {
+    handler: async ({ body, scope, deps }) => {
+      const accepted = await startSealedRequestJob(scope, deps, {
         ids: personOf(body),
         context: ACCESS_IDENTIFIERS_CONTEXT,
-        insert: (client, jobId, sealed) => insertAccessRequest(client, jobId, auth.workspaceId, sealed),
+        insert: (s, jobId, sealed) => insertAccessRequest(s.db, jobId, s.workspaceId, sealed),
         job: 'subject-access',
         webhook: body.webhookConfiguration,
         message: 'Subject access accepted; poll jobStatusEndpoint for the link to the document',

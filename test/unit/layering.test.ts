@@ -151,16 +151,9 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('converted route groups use the request\'s scope, never a raw pool (no deps.pool, no Pool/PoolClient/Queryable)', () => {
-    // Groups not yet converted to `scope` (issue 28 item 2): remove a file here when it is.
-    const unconverted = new Set(
-      ['audit', 'integrations', 'platform', 'posts', 'privacy', 'publishing', 'segments'].map((n) =>
-        join('api', 'routes', `${n}.ts`),
-      ),
-    );
+  it('route groups use the request\'s scope, never a raw pool (no deps.pool, no Pool/PoolClient/Queryable)', () => {
     const offenders: string[] = [];
     for (const f of sourceFiles('api/routes')) {
-      if (unconverted.has(f.fileName)) continue;
       if (/\bdeps\.pool\b/.test(f.text)) offenders.push(`${f.fileName} uses deps.pool`);
       for (const s of f.statements) {
         if (!ts.isImportDeclaration(s)) continue;
@@ -171,8 +164,6 @@ describe('layering', () => {
       }
     }
     expect(offenders).toEqual([]);
-    // Every file named is still there (a renamed one would silently escape the check).
-    for (const f of unconverted) expect(sourceFiles('api/routes').some((s) => s.fileName === f)).toBe(true);
   });
 
   it('db/ imports nothing from api/ or activities/; api/ nothing from activities/', () => {
