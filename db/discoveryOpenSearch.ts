@@ -4,10 +4,11 @@
  * the indexer that fills the indexes from the ds_* tables (bulk API, alias swap) and keeps them
  * in step with opt-outs.
  *
- * The query mirrors db/discoverySearch.ts `whereSql` node for node: the same negation normal form,
- * the same grouping of a company search's person conditions into one `nested` query (met by the
- * same person), leaves with the compiler's semantics (a missing value matches no positive
- * operator and every negative one: `must_not` of a positive query is exactly that).
+ * The query compiles the same rewritten tree as db/discoveryWhere.ts `whereSql`
+ * (domain/discoveryConditionTree.ts: negation normal form, a company search's person conditions
+ * as one match, here a `nested` query met by the same person); leaves have the compiler's
+ * semantics (a missing value matches no positive operator and every negative one: `must_not` of a
+ * positive query is exactly that).
  */
 import { Client, errors } from '@opensearch-project/opensearch';
 import { SearchUnavailableError } from '../domain/errors.js';
@@ -21,6 +22,7 @@ import {
   type VerifiedFilters,
 } from '../domain/discoveryCatalog.js';
 import { likeContains } from '../domain/like.js';
+import { normalForm, rootGroup, type NormalNode } from '../domain/discoveryConditionTree.js';
 import type { DiscoveryConfig } from '../domain/config.js';
 import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
@@ -67,9 +69,6 @@ async function engineSearch(url: string, params: Parameters<Client['search']>[0]
 // ---------------------------------------------------------------------------------------------
 // conditions → query DSL
 
-const isGroup = (n: unknown): n is { operator: string; conditions: unknown[] } => typeof n === 'object' && n !== null && 'conditions' in n;
-const personOnly = (node: unknown): boolean =>
-  isGroup(node) ? node.conditions.every(personOnly) : typeof (node as { field?: unknown }).field === 'string' && (node as { field: string }).field.startsWith(PERSON_PREFIX);
 const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
 
 const not = (q: Query): Query => ({ bool: { must_not: [q] } });
@@ -153,42 +152,29 @@ function leafQuery(catalog: FieldCatalog, leaf: Condition, base: string): Query 
 const nestedPeople = (q: Query): Query => ({ nested: { path: 'people', query: q } });
 
 /**
- * The query of a node under `negated` (whereSql's twin). `base` is `people.` inside a company's
- * nested person query.
+ * The query of a tree in negation normal form (domain/discoveryConditionTree.ts, which
+ * db/discoveryWhere.ts compiles to SQL): a company search's person match is one `nested` query,
+ * met by one person. `person` is the inside of that match (fields under `people.`).
  */
-function nodeQuery(entity: DiscoveryEntity | 'person', node: unknown, negated: boolean): Query {
-  const catalog = entity === 'contact' ? contactSearchCatalog : entity === 'person' ? personCatalog : companySearchCatalog;
-  const base = entity === 'person' ? 'people.' : '';
-  if (!isGroup(node)) {
-    if (entity === 'company' && personOnly(node)) {
-      const inner = nestedPeople(nodeQuery('person', node, false));
-      return negated ? not(inner) : inner;
-    }
-    const q = leafQuery(catalog, node as Condition, base);
-    return negated ? not(q) : q;
+function normalQuery(entity: DiscoveryEntity | 'person', n: NormalNode): Query {
+  if (n.kind === 'leaf') {
+    const catalog = entity === 'contact' ? contactSearchCatalog : entity === 'person' ? personCatalog : companySearchCatalog;
+    const q = leafQuery(catalog, n.condition, entity === 'person' ? 'people.' : '');
+    return n.negated ? not(q) : q;
   }
-  const op = node.operator.toUpperCase();
-  const conj = op === 'AND' ? !negated : negated;
-  const kidNegated = op === 'NOT' ? !negated : negated;
-  const parts: Query[] = [];
-  let kids = node.conditions;
-  if (entity === 'company') {
-    const persons = kids.filter(personOnly);
-    kids = kids.filter((k) => !personOnly(k));
-    if (persons.length) {
-      const sub = nestedPeople(nodeQuery('person', { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons }, false));
-      parts.push(kidNegated ? not(sub) : sub);
-    }
+  if (n.kind === 'people') {
+    const q = nestedPeople(normalQuery('person', n.match));
+    return n.negated ? not(q) : q;
   }
-  for (const k of kids) parts.push(nodeQuery(entity, k, kidNegated));
-  return conj ? all(parts) : any(parts);
+  const parts = n.parts.map((p) => normalQuery(entity, p));
+  return n.kind === 'and' ? all(parts) : any(parts);
 }
 
 /** The query of a v2 search's `conditions` AND `groupedCondition` (match_all without any). */
 export function openSearchQuery(entity: DiscoveryEntity, input: { conditions?: unknown[]; groupedCondition?: unknown }): Query {
-  const kids = [...(input.conditions ?? []), ...(input.groupedCondition ? [input.groupedCondition] : [])];
+  const root = rootGroup(input);
   // scoring is not needed: every clause is a filter
-  return kids.length ? { bool: { filter: [nodeQuery(entity, { operator: 'AND', conditions: kids }, false)] } } : { match_all: {} };
+  return root ? { bool: { filter: [normalQuery(entity, normalForm(entity, root))] } } : { match_all: {} };
 }
 
 /**
