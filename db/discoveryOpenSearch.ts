@@ -47,22 +47,55 @@ export function openSearchClient(url: string): Client {
 
 /** Seconds a client is told to wait after the engine failed to answer (Retry-After). */
 const SEARCH_RETRY_AFTER_S = 5;
+/**
+ * Pauses before the retries of a search the cluster could not answer whole: a node lost mid-way,
+ * a cluster manager being elected again (about 1–3 s when the elected one dies), shard copies
+ * being promoted. Bounded: after them the API answers 503 rather than hold the request.
+ */
+const SEARCH_RETRY_PAUSES_MS = [200, 500, 1000];
+
+/** A search answer that left out shards (by a cluster's default, or a timeout): never a whole answer. */
+class PartialResultError extends Error {}
+
+/** Failures a retry may cure: no connection, a node going away, shards not there for a moment. */
+function transient(e: unknown): boolean {
+  return (
+    e instanceof PartialResultError ||
+    e instanceof errors.ConnectionError ||
+    e instanceof errors.NoLivingConnectionsError ||
+    (e instanceof errors.ResponseError && [502, 503, 504].includes(e.statusCode ?? 0))
+  );
+}
 
 /**
- * A search on the engine; the engine's own failures (no connection, a timeout, a 429 or 5xx, an
- * index not there) become SearchUnavailableError (503 `search_unavailable`), not a 500.
+ * A search on the engine, whole or not at all. `allow_partial_search_results: false`: a search
+ * that cannot reach a copy of every shard is an error, not a 200 from the shards that answered
+ * (OpenSearch's default would answer it with `_shards.successful < total` and fewer ids); an
+ * answer that still left shards out is refused too. Each attempt goes to the next node of
+ * OPENSEARCH_URL on a connection error or 502/503/504 (the client's own retries); a search that
+ * still fails so is tried again after SEARCH_RETRY_PAUSES_MS. The engine's failures (no
+ * connection, a timeout, a 429 or 5xx, shards missing, an index not there) become
+ * SearchUnavailableError (503 `search_unavailable`, Retry-After), never a 500 or a partial page.
  */
 async function engineSearch(url: string, params: Parameters<Client['search']>[0]) {
-  try {
-    return await openSearchClient(url).search(params);
-  } catch (e) {
-    const unavailable =
-      e instanceof errors.ConnectionError ||
-      e instanceof errors.NoLivingConnectionsError ||
-      e instanceof errors.TimeoutError ||
-      (e instanceof errors.ResponseError && (e.statusCode === 429 || (e.statusCode ?? 0) >= 500 || e.body?.error?.type === 'index_not_found_exception'));
-    if (unavailable) throw new SearchUnavailableError(SEARCH_RETRY_AFTER_S, { cause: e });
-    throw e;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await openSearchClient(url).search({ ...params, allow_partial_search_results: false });
+      const shards = res.body._shards;
+      if (res.body.timed_out || shards.successful < shards.total) throw new PartialResultError(`${shards.successful} of ${shards.total} shards answered`);
+      return res;
+    } catch (e) {
+      if (transient(e) && attempt < SEARCH_RETRY_PAUSES_MS.length) {
+        await new Promise((r) => setTimeout(r, SEARCH_RETRY_PAUSES_MS[attempt]));
+        continue;
+      }
+      const unavailable =
+        transient(e) ||
+        e instanceof errors.TimeoutError ||
+        (e instanceof errors.ResponseError && (e.statusCode === 429 || (e.statusCode ?? 0) >= 500 || e.body?.error?.type === 'index_not_found_exception'));
+      if (unavailable) throw new SearchUnavailableError(SEARCH_RETRY_AFTER_S, { cause: e });
+      throw e;
+    }
   }
 }
 
