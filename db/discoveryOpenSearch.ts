@@ -503,7 +503,8 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
         body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas, 'translog.durability': 'request' } },
       });
       await client.indices.refresh({ index: name });
-      await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' });
+      // the node may wait up to 60 s: the request waits longer than the client's default 30 s
+      await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' }, { requestTimeout: 75_000 });
       old = await previousIndexes(client, alias);
       await client.indices.updateAliases({
         body: { actions: [...old.map((index) => ({ remove: { index, alias } })), { add: { index: name, alias } }] },
