@@ -503,8 +503,7 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
         body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas, 'translog.durability': 'request' } },
       });
       await client.indices.refresh({ index: name });
-      // the node may wait up to 60 s: the request waits longer than the client's default 30 s
-      await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' }, { requestTimeout: 75_000 });
+      await waitForCopies(client, name);
       old = await previousIndexes(client, alias);
       await client.indices.updateAliases({
         body: { actions: [...old.map((index) => ({ remove: { index, alias } })), { add: { index: name, alias } }] },
@@ -518,6 +517,26 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
     out[entity === 'contact' ? 'people' : 'companies'] = { name, documents: n, ms: Date.now() - t0 };
   }
   return { index: out };
+}
+
+/** How long a build waits for its replicas: copying a large index to its replicas takes minutes. */
+const COPIES_WAIT_MS = 30 * 60_000;
+
+/**
+ * Waits until every copy of `index` is started (green; yellow without replicas), asking the
+ * cluster 60 s at a time (each request given longer than that, past the client's 30 s default)
+ * for up to COPIES_WAIT_MS. A wait that runs out answers 408 with `timed_out`: asked again.
+ */
+async function waitForCopies(client: Client, index: string): Promise<void> {
+  const deadline = Date.now() + COPIES_WAIT_MS;
+  for (;;) {
+    try {
+      await client.cluster.health({ index, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' }, { requestTimeout: 75_000 });
+      return;
+    } catch (e) {
+      if (!(e instanceof errors.ResponseError && e.statusCode === 408) || Date.now() > deadline) throw e;
+    }
+  }
 }
 
 async function previousIndexes(client: Client, alias: string): Promise<string[]> {
