@@ -4,7 +4,7 @@ import { sample } from 'openapi-sampler';
 import { sharedSchemas } from './schemas/common.js';
 import { JobWebhookEvent } from './schemas/platform.js';
 import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
-import { refShared } from './validation.js';
+import { noNul, refShared } from './validation.js';
 import { ROUTE_ERROR_CODES } from './errors.js';
 import { startsJob, type RouteDef } from './route.js';
 
@@ -328,7 +328,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
         for (const [name, s] of Object.entries(props)) {
           const docName = where === 'path' ? docParam(published, r, name) : name;
           const renamed = docName !== name ? { description: `The ${name} (this path's parameter is named \`${docName}\` for every operation on it)` } : {};
-          parameters.push({ name: docName, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), ...renamed, schema: toOpenApiSchema(s) });
+          parameters.push({ name: docName, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), ...renamed, schema: toOpenApiSchema(noNul(s)) });
         }
       }
       if (r.idempotent) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for 24 h' });
@@ -364,7 +364,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
         responses,
         ...(r.auth === false ? { security: [] } : {}),
       };
-      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
+      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(noNul(r.body)), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
       if (r.contentType === 'multipart/form-data') {
         op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] } } } };
       }
@@ -427,7 +427,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
     webhooks,
     components: {
       schemas: {
-        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema(RESPONSE_COMPONENTS.has(s.$id!) ? closeResponseObjects({ ...s, $id: undefined }) : { ...s, $id: undefined })])),
+        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema(RESPONSE_COMPONENTS.has(s.$id!) ? closeResponseObjects({ ...s, $id: undefined }) : noNul({ ...s, $id: undefined }))])),
         ...Object.fromEntries(extraComponents),
         ...Object.fromEntries(errorComponents),
         JobWebhookEvent: webhookEvent,

@@ -20,7 +20,7 @@ import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
 import { findSource, type SourceEntity } from '../../db/sources.js';
 import { segmentMembershipWhere } from '../../db/segmentMembership.js';
 import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
-import { notFound, unprocessable } from '../errors.js';
+import { notFound, notFoundField, unprocessable } from '../errors.js';
 import { dropSuppressed, suppressionKey } from '../../db/privacy.js';
 import { isUuid } from '../../domain/ids.js';
 import { addRowKeys, checkFieldMapping, mapRow, planFor } from '../../domain/contactMapping.js';
@@ -75,7 +75,7 @@ async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: s
   const path = '/contactsFile/fileName';
   if (inlineRows) throw invalidField('/contactsData', 'must be empty ([]) when contactsFile is given: the rows come from the file');
   const found = await findContactFile(deps.pool, fileName);
-  if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /contact-files (or its chunks and POST /contact-files/assemble-chunks) and send the fileName returned');
+  if (!found) throw notFoundField(path, 'is not a file of this workspace: upload it with POST /contact-files (or its chunks and POST /contact-files/assemble-chunks) and send the fileName returned');
   const format = formatOf(found.contentType);
   if (!format)
     throw badRequest('file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [

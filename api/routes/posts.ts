@@ -4,7 +4,7 @@
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
 import { invalidField } from '../../domain/errors.js';
-import { conflict, featureNotAvailable, notFound } from '../errors.js';
+import { conflict, featureNotAvailable, notFound, notFoundField } from '../errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { providerKindsCompatible, type Article, type MediaRef, type ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
@@ -46,7 +46,7 @@ async function checkMediaRefs(db: Queryable, workspaceId: string, p: { media?: M
   if (!refs.length) return;
   const unknown = await unknownMedia(db, workspaceId, refs.map(([, f]) => f));
   const bad = refs.find(([, f]) => unknown.has(f));
-  if (bad) throw invalidField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
+  if (bad) throw notFoundField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
 }
 
 export const postRoutes = [
@@ -59,7 +59,7 @@ export const postRoutes = [
     body: CreatePostBody,
     bodyLimit: 2 * 1024 * 1024, // up to MAX_THREAD_ITEMS texts of MAX_CONTENT_LENGTH, escaped
     responses: { 200: PostResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
       await connectedProvider(em, body.providerId, '/providerId');
@@ -80,10 +80,8 @@ export const postRoutes = [
     errors: [400, 401, 500],
     handler: async ({ body, auth, em, deps }) => {
       const limit = body.limit ?? 50;
-      const sortInput = body.sort?.length ? body.sort : [{ field: 'createdAt', direction: 'desc' }];
-      const fields = sortInput.map((s) => s.field);
-      const dup = fields.findIndex((f, i) => fields.indexOf(f) !== i);
-      if (dup >= 0) throw invalidField(`/sort/${dup}/field`, 'is listed twice');
+      // A field sorted on again adds nothing: its first mention is kept (as `fields` lists keep theirs).
+      const sortInput = body.sort?.length ? body.sort.filter((s, i, all) => all.findIndex((o) => o.field === s.field) === i) : [{ field: 'createdAt', direction: 'desc' }];
       const fingerprint = queryFingerprint(auth.workspaceId, { r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
       const from: TokenPayload | undefined = body.paginationToken ? decodeToken(deps.config.serverSecret, fingerprint, body.paginationToken) : undefined;
       const { rows, total, keyOf } = await filterPostsPage(em, deps.pool, { workspaceId: auth.workspaceId, filter: body, sort: sortInput, from, limit });

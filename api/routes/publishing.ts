@@ -79,12 +79,13 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
   const types = await mediaTypes(db, workspaceId, posts);
 
   const rows: NewScheduleRow[] = [];
+  const missing: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const [i, entry] of body.posts.entries()) {
     const id = entry.postId.toLowerCase();
     const post = postById.get(id);
     if (!post) {
-      fail(`/posts/${i}/postId`, 'is not a post of this workspace');
+      missing.push({ path: `/posts/${i}/postId`, message: 'is not a post of this workspace' });
       continue;
     }
     if (seen.has(id)) fail(`/posts/${i}/postId`, 'is listed twice; give one entry with several schedules');
@@ -101,7 +102,7 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
       const at = `/posts/${i}/schedules/${j}`;
       const providerId = s.providerId.toLowerCase();
       const kind = kindById.get(providerId);
-      if (!kind) fail(`${at}/providerId`, 'is not a connected integration of this workspace');
+      if (!kind) missing.push({ path: `${at}/providerId`, message: 'is not a connected integration of this workspace' });
       else if (!providerKindsCompatible(post.kind, kind)) fail(`${at}/providerId`, `is a ${kind} account; this post is for ${post.kind}`);
       else {
         const problem = contentProblem({ content: post.content, media: post.media, threadItems: post.thread_items, externalPost: post.external_post }, kind, types);
@@ -112,6 +113,8 @@ async function validateBulk(db: Queryable, em: EntityManager, workspaceId: strin
       rows.push({ postId: id, providerId, scheduledTime: new Date(s.scheduledTime), automation: (s.automation ?? {}) as Automation });
     }
   }
+  // A well-formed id the workspace does not have is a 404 (like a missing path resource), before any rule of the others.
+  if (missing.length) throw new ApiError(404, 'not_found', `${missing[0]!.path}: ${missing[0]!.message}; nothing was scheduled`, missing);
   if (details.length) throw validationFailed(details);
   return rows;
 }
@@ -155,7 +158,7 @@ export const publishingRoutes = [
     body: BulkScheduleBody,
     bodyLimit: 'bulk', // up to MAX_SCHEDULE_ROWS rows
     responses: { 200: MessageResponse },
-    errors: [400, 401, 409, 500], errorCodes: ['invalid_post_state'],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['invalid_post_state'],
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
       const rows = await validateBulk(deps.pool, em, auth.workspaceId, body, new Date());
@@ -177,7 +180,7 @@ export const publishingRoutes = [
       'connected `pronet` or `pronetPage` integration. Answers the scheduled post.',
     body: ExternalReplyBody,
     responses: { 200: PostResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ body, auth, em, deps }) => {
       const thread = parsePronetPostUrl(body.externalPostUrl);

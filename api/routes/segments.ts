@@ -24,7 +24,7 @@ import { loadContactCatalog } from '../../db/contactRead.js';
 import { isUuid } from '../../domain/ids.js';
 import { likeContains, likePrefix } from '../../domain/like.js';
 import { invalidField } from '../../domain/errors.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, notFound, notFoundField } from '../errors.js';
 import { validateSegmentConditions } from '../../db/segmentMembership.js';
 import { DEFAULT_SEGMENT_CLONE_DOC, cloneSegmentContent } from '../../domain/segmentRules.js';
 import { defineRoute } from '../route.js';
@@ -71,7 +71,7 @@ async function checkSources(em: EntityManager, ids: string[]): Promise<string[]>
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
   const known = await existingSourceIds(em, valid);
   ids.forEach((id, i) => {
-    if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
+    if (!known.has(id.toLowerCase())) throw notFoundField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
   });
   return ids.map((id) => id.toLowerCase());
 }
@@ -92,7 +92,7 @@ export const segmentRoutes = [
       '(same rules as `POST /contacts/filter-contacts`). `workflows` and `savedViewTemplates` are stored as given.',
     body: CreateSegmentBody,
     responses: { 200: SegmentResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     examples: {
       request: {
         name: 'Analytical leads',

@@ -106,7 +106,7 @@ export const FilterPostsBody = Type.Object(
       }),
     ),
     groupedCondition: Type.Optional(GroupedCondition),
-    sort: Type.Optional(Type.Array(PostSortEntry, { maxItems: 4, description: 'Default: createdAt desc; `id` breaks ties; empty dates sort last ascending, first descending' })),
+    sort: Type.Optional(Type.Array(PostSortEntry, { maxItems: 4, description: 'Default: createdAt desc; a field listed again is ignored (its first mention counts); `id` breaks ties; empty dates sort last ascending, first descending' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
     paginationToken: Type.Optional(PaginationToken),
   },

@@ -253,7 +253,7 @@ describe('chunked upload', () => {
     // The chunks were consumed.
     expect(await objectsOf(ws.workspaceId)).toEqual([res.body.fileName]);
     const again = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'mp4' } });
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(404);
     expect(again.body.error.details[0].path).toBe('/chunks/0/fileName');
   });
 
@@ -274,8 +274,8 @@ describe('chunked upload', () => {
     const refused = answers.filter((r) => r.status !== 200);
     expect(ok.length, JSON.stringify(answers.map((r) => [r.status, r.body.fileName ?? r.body.error?.message]))).toBe(1);
     for (const r of refused) {
-      expect(r.status, JSON.stringify(r.body)).toBe(400);
-      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.status, JSON.stringify(r.body)).toBe(404);
+      expect(r.body.error.code).toBe('not_found');
       expect(r.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^\/chunks\/\d\/fileName$/), message: expect.stringMatching(/is not a chunk uploaded by this workspace/) });
     }
     const got = await download(ok[0]!.body.readUrl);
