@@ -12,14 +12,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { startTestApp, type TestApp } from '../harness.js';
 import { startTimeSkipping, type TimeSkippingWorld } from './timeSkipping.js';
-import { publishPostWorkflow } from '../../workflows/publishPost.js';
 import { PUBLISH_LEAD_MS } from '../../workflows/scheduling.js';
 import { SCHEDULE_REJECTION } from '../../workflows/contract/failures.js';
 import { rescheduleUpdate, stateQuery, unscheduleUpdate, type ScheduleSignal } from '../../workflows/contract/publishing.js';
-import { publishWorkflowId } from '../../domain/publishing.js';
 import type { Activities } from '../../activities/index.js';
 
 const DAY = 86_400_000;
@@ -65,14 +63,7 @@ async function draft(content: string): Promise<string> {
 
 /** Starts (or reaches) the post's publish workflow with a row, as the dispatch activity does. */
 async function reschedule(postId: string, row: ScheduleSignal) {
-  const startWorkflowOperation = new WithStartWorkflowOperation(publishPostWorkflow, {
-    workflowId: publishWorkflowId(postId, 0),
-    taskQueue: world.taskQueue,
-    args: [{ workspaceId: ws.workspaceId, postId, n: 0, taskQueue: world.taskQueue }],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-  });
-  await world.env.client.workflow.executeUpdateWithStart(rescheduleUpdate, { args: [row], startWorkflowOperation });
-  return startWorkflowOperation.workflowHandle();
+  return world.startPublish({ workspaceId: ws.workspaceId, postId }, row);
 }
 
 /** The test server's clock: each skip moves it ahead of the wall clock for the rest of the file. */

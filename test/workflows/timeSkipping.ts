@@ -16,11 +16,15 @@ import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { isGrpcServiceError, ServiceError, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { status } from '@grpc/grpc-js';
 import { Worker } from '@temporalio/worker';
 import { ROOT_DIR } from '../../domain/config.js';
 import { createActivities, type Activities } from '../../activities/index.js';
 import { TASK_QUEUES, activityInterceptors } from '../../worker/worker.js';
-import { scheduleBatchWorkflowId } from '../../domain/publishing.js';
+import { publishWorkflowId, scheduleBatchWorkflowId } from '../../domain/publishing.js';
+import { publishPostWorkflow } from '../../workflows/publishPost.js';
+import { rescheduleUpdate, stateQuery, type ScheduleSignal } from '../../workflows/contract/publishing.js';
 import { jobSinks } from '../../worker/telemetry.js';
 import { freePort, type TestApp } from '../harness.js';
 
@@ -33,11 +37,29 @@ export interface TimeSkippingWorld {
   real: Activities;
   /** Runs workers with `activities` (real ones overridden by the test's) while `fn` runs. */
   withWorkers<R>(activities: Partial<Activities>, fn: () => Promise<R>): Promise<R>;
+  /** Starts (or reaches) the publish workflow of run `n` of a post with a row, as the dispatch activity does. */
+  startPublish(post: { workspaceId: string; postId: string; n?: number }, row: ScheduleSignal): Promise<WorkflowHandle<typeof publishPostWorkflow>>;
   /** Stops the test server, and ends the batch workflows the real bulk-schedule started on the dev server (no worker polls their queue). */
   teardown(): Promise<void>;
 }
 
 const SERVER_START_MS = 120_000;
+/** How long one update-with-start may take on the test server, and how often it is tried. */
+const UPDATE_WITH_START_MS = 60_000;
+const UPDATE_WITH_START_ATTEMPTS = 3;
+
+/**
+ * The Java test server, on a loaded machine, answers some update-with-starts with gRPC UNKNOWN
+ * ("Application error processing RPC"), sometimes after applying them, and leaves others
+ * unanswered (one hung a CI run past its 240 s timeout). After such an attempt the workflow is
+ * asked which row it holds: the row itself means the Update was applied (the workflow may
+ * already be publishing it, and would refuse it again as `not_waiting`); otherwise the attempt
+ * is made again, which USE_EXISTING makes harmless. A refused Update is an answer, not retried.
+ */
+function testServerGaveNoAnswer(err: unknown): boolean {
+  const cause = err instanceof ServiceError ? err.cause : err;
+  return isGrpcServiceError(cause) && (cause.code === status.UNKNOWN || cause.code === status.DEADLINE_EXCEEDED);
+}
 
 /** The Java test server on a free port, once it accepts connections. */
 async function startTestServer(): Promise<{ address: string; process: ChildProcess }> {
@@ -90,6 +112,25 @@ export async function startTimeSkipping(app: TestApp): Promise<TimeSkippingWorld
       // Each worker polls until fn settles, then drains.
       const [first, ...rest] = workers;
       return first!.runUntil(() => rest.reduce<() => Promise<R>>((inner, w) => () => w.runUntil(inner), fn)());
+    },
+    async startPublish({ workspaceId, postId, n = 0 }, row) {
+      for (let attempt = 1; ; attempt++) {
+        const startWorkflowOperation = new WithStartWorkflowOperation(publishPostWorkflow, {
+          workflowId: publishWorkflowId(postId, n),
+          taskQueue,
+          args: [{ workspaceId, postId, n, taskQueue }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        });
+        try {
+          await env.client.withDeadline(Date.now() + UPDATE_WITH_START_MS, () => env.client.workflow.executeUpdateWithStart(rescheduleUpdate, { args: [row], startWorkflowOperation }));
+          return await startWorkflowOperation.workflowHandle();
+        } catch (err) {
+          if (attempt >= UPDATE_WITH_START_ATTEMPTS || !testServerGaveNoAnswer(err)) throw err;
+          const handle = env.client.workflow.getHandle<typeof publishPostWorkflow>(publishWorkflowId(postId, n));
+          const held = await env.client.withDeadline(Date.now() + UPDATE_WITH_START_MS, () => handle.query(stateQuery)).catch(() => null);
+          if (held?.scheduleId === row.scheduleId) return handle;
+        }
+      }
     },
     async teardown() {
       const batches = await app.pool.query<{ batch_id: string }>(`select distinct batch_id from post_schedules where batch_id is not null`);
