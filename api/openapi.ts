@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document, generated from the same route definitions and schemas ajv validates. */
 import type { TSchema } from '@sinclair/typebox';
 import { sample } from 'openapi-sampler';
-import { sharedSchemas } from './schemas/common.js';
+import { NO_NUL, sharedSchemas } from './schemas/common.js';
 import { JobWebhookEvent } from './schemas/platform.js';
 import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
 import { noNul, refShared } from './validation.js';
@@ -287,6 +287,12 @@ function publishedPaths(routes: RouteDef[]): Map<RouteDef, { path: string; renam
 type Published = ReturnType<typeof publishedPaths>;
 const docParam = (published: Published, r: RouteDef, name: string) => published.get(r)?.rename[name] ?? name;
 
+function withoutNulPattern(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutNulPattern);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([k, v]) => !(k === 'pattern' && v === NO_NUL)).map(([k, v]) => [k, withoutNulPattern(v)]));
+}
+
 /** The document of each set of route groups (the app's, or a test's), built once. */
 const cached = new WeakMap<RouteDef[][], Record<string, unknown>>();
 
@@ -297,8 +303,10 @@ const cached = new WeakMap<RouteDef[][], Record<string, unknown>>();
  */
 function addSampledExamples(doc: Record<string, unknown>): void {
   const media = (content: unknown) => (content as Record<string, { schema?: unknown; example?: unknown }> | undefined)?.['application/json'];
+  // Sampled as if the NUL exclusion were absent: from that pattern alone the sampler makes '', which a minLength refuses.
+  const plain = withoutNulPattern(doc) as Record<string, unknown>;
   const fill = (m: { schema?: unknown; example?: unknown } | undefined) => {
-    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true, enablePatterns: true }, doc);
+    if (m?.schema && m.example === undefined) m.example = sample(withoutNulPattern(m.schema) as object, { skipReadOnly: true, quiet: true, enablePatterns: true }, plain);
   };
   for (const item of [...Object.values(doc.paths as object), ...Object.values(doc.webhooks as object)] as Record<string, Record<string, unknown>>[]) {
     for (const op of Object.values(item)) {

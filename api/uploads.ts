@@ -52,9 +52,12 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
       if (stored) return new Writable({ write: (_chunk, _enc, cb) => cb() });
       const sink = new PassThrough();
       const declared = undeclared ? undefined : (file as { mimetype?: string | null } | undefined)?.mimetype;
-      // A chunk is untyped bytes until assembly: a part that declares no type is one too.
-      const type = chunk && !declared ? CHUNK_CONTENT_TYPE : declaredType(declared, kind, chunk);
-      stored = (async () => storeStream(store, sink, { workspaceId, maxBytes, kind, chunk, declared: type, field: ['file'] }))();
+      // Inside the promise: a refused type rejects `stored` (answered below), it must not throw into formidable.
+      stored = (async () => {
+        // A chunk is untyped bytes until assembly: a part that declares no type is one too.
+        const type = chunk && !declared ? CHUNK_CONTENT_TYPE : declaredType(declared, kind, chunk);
+        return storeStream(store, sink, { workspaceId, maxBytes, kind, chunk, declared: type, field: ['file'] });
+      })();
       // On refusal keep reading the request so the client receives the answer.
       stored.catch(() => {
         sink.unpipe();
