@@ -23,6 +23,7 @@ import { routeGroups } from './routes/index.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { requestContext } from './middleware/requestContext.js';
 import { inWorkspaceScope, useWorkspace } from '../db/tenancy.js';
+import type { WorkspaceScope } from '../db/scope.js';
 import { logContext } from '../telemetry/log.js';
 import { uuidv7Pooled } from '../domain/ids.js';
 import { audited, auditedAs, isAuditedRoute } from './audit.js';
@@ -155,6 +156,8 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters,
   });
 
   async function serve(ctx: Context, auth: AuthContext | undefined) {
+    // The unit of work's one scope, made once here (inside `inWorkspaceScope`) and handed to the handler.
+    const scope: WorkspaceScope | undefined = auth && { workspaceId: auth.workspaceId, em: deps.orm.em, db: deps.pool };
     // Path params and query strings are checked as a whole before any schema sees them.
     assertSafeInput(ctx.params, 'params');
     assertUtf8Query(ctx.querystring);
@@ -193,7 +196,7 @@ function mount(router: Router, def: RouteDef, deps: AppDeps, limiters: Limiters,
     const handle = async () => {
       try {
         // `deps.orm.em` resolves to the request's RequestContext fork (requestContext middleware, unless `orm: false`).
-        const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, claimIdempotency, routes } as never);
+        const result = await def.handler({ body, params, query, ctx, auth: auth!, deps, em: deps.orm.em, scope: scope!, claimIdempotency, routes } as never);
         const status = isReply(result) ? result.status : 200;
         const resBody = isReply(result) ? result.body : result;
         const headers = isReply(result) ? (result.headers ?? {}) : {};

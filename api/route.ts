@@ -8,6 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AppDeps } from './deps.js';
 import type { AuthContext } from './middleware/auth.js';
 import type { RouteErrorCode } from './errors.js';
+import type { WorkspaceScope } from '../db/scope.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -24,6 +25,12 @@ export interface RouteInput<B, P, Q> {
   auth: AuthContext;
   /** The request's MikroORM entity manager (its RequestContext fork, scoped to `auth.workspaceId`). */
   em: EntityManager;
+  /**
+   * The request's unit of work (authenticated routes): its workspace, entity manager (`em`) and the
+   * pool its statements run on in the workspace's row-level security scope. A converted route hands
+   * this on to `db/` and `usecases/` and touches no pool itself (test/unit/layering.test.ts).
+   */
+  scope: WorkspaceScope;
   deps: AppDeps;
   /**
    * Idempotent multipart routes only (their body is streamed, not parsed up front): claims the

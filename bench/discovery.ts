@@ -35,7 +35,8 @@ import { PROCESS_NODE_FLAGS, loadConfig } from '../domain/config.js';
 import { importDataset } from '../db/datasetImport.js';
 import { migrate, openDatabase, ormOptions } from '../db/orm.js';
 import { createWorkspace } from '../db/workspaces.js';
-import { compiledBuild, startService, stopService } from './lib.js';
+import { compiledBuild, databaseCpu, databaseCpuSpent, peakRssMb, startService, stopService } from './lib.js';
+import { readFileSync } from 'node:fs';
 import { searchV2 } from '../db/discoverySearch.js';
 import { generateFiles } from '../scripts/dataset.js';
 import { QUERIES } from './discoveryQueries.js';
@@ -88,6 +89,33 @@ async function explainMix(pool: pg.Pool, secret: string, exactCountLimit: number
     }
     console.log(`${q.name.padEnd(36)} ${String(sent.length).padStart(10)} ${String(buffers).padStart(8)} ${ms.toFixed(1).padStart(8)}`);
   }
+}
+
+/** Resident set (VmRSS) / its peak (VmHWM) of a process, MB (0 when it is gone or not readable). */
+function statusMb(pid: number, key: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`${key}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+const rssMb = (pid: number) => statusMb(pid, 'VmRSS');
+const hwmMb = (pid: number) => statusMb(pid, 'VmHWM');
+
+/** CPU ms (user + system) a process used so far. */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** The pid of the OpenSearch node at `url` when it runs on this machine (scripts/stack.ts's pid file), else undefined. */
+function openSearchPid(url: string): number | undefined {
+  const file = join(process.env.DATA_DIR ?? join(process.cwd(), '.data'), `opensearch-${new URL(url).port}.pid`);
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  return existsSync(`/proc/${pid}/stat`) ? pid : undefined;
 }
 
 function median(xs: number[]): number {
@@ -154,7 +182,15 @@ async function main() {
       url = `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`;
     }
     const discovery = { ...config.discovery, engine: 'opensearch' as const, opensearchUrl: url, indexPrefix: `bench-${DB.replace(/[^a-z0-9_-]/g, '-')}` };
+    // the CPU each side spends on the build: on a shared machine a steadier measure than the wall clock
+    const osPid = openSearchPid(url);
+    const cpu0 = { node: process.cpuUsage(), pg: databaseCpu(DB), os: osPid ? processCpuMs(osPid) : NaN };
     const re = await reindexDiscovery(db.pool, discovery);
+    const nodeCpu = process.cpuUsage(cpu0.node);
+    const cpu = { node: (nodeCpu.user + nodeCpu.system) / 1000, postgres: databaseCpuSpent(cpu0.pg, databaseCpu(DB)), opensearch: osPid ? processCpuMs(osPid) - cpu0.os : NaN };
+    const docs = re.index.people.documents + re.index.companies.documents;
+    const cpuTotal = cpu.node + cpu.postgres + cpu.opensearch;
+    console.log(`opensearch index CPU: indexer (node) ${(cpu.node / 1000).toFixed(1)} s, postgres ${(cpu.postgres / 1000).toFixed(1)} s, opensearch ${(cpu.opensearch / 1000).toFixed(1)} s = ${((cpuTotal * 1000) / docs).toFixed(0)} µs per document (${Math.round(docs / (cpuTotal / 1000))} documents per CPU-second); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
     if (!args.keep) dropIndexes = async () => void (await fetch(`${url}/${discovery.indexPrefix}-*`, { method: 'DELETE' }));
     for (const [name, r] of Object.entries(re.index)) console.log(`opensearch index ${name.padEnd(9)} ${r.documents} documents in ${(r.ms / 1000).toFixed(1)} s = ${Math.round(r.documents / (r.ms / 1000))} documents/s (bulk, refresh and alias swap included)`);
     // parity oracle at this size: each query's first page (items, total, tokens) on both engines
@@ -251,6 +287,12 @@ async function main() {
     console.log(`\nengine ${args.engine}; ${QUERIES.length} queries × ${RUNS} runs × ${REPEAT} repetitions (p50 and p95 columns: median over the repetitions; ~ = estimated total)`);
     console.log(`worst p95 ${worst.toFixed(1)} ms (target ≤ 25 ms), median of the p95s ${median(medians).toFixed(1)} ms (target ≤ 12 ms)`);
     console.log(`anchor p95 ${anchorP95.toFixed(1)} ms: worst p95 = ${(worst / anchorP95).toFixed(1)}× the anchor, median p95 = ${(median(medians) / anchorP95).toFixed(1)}×; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+    // memory and disk of the run's processes (PostgreSQL: the postmaster's shared memory is counted
+    // in each backend's RSS; the figure is the bench's backends and the database's size on disk)
+    const pgRss = [...databaseCpu(DB).keys()].reduce((sum, pid) => sum + rssMb(Number(pid)), 0);
+    const osPid = engineEnv.OPENSEARCH_URL ? openSearchPid(engineEnv.OPENSEARCH_URL) : undefined;
+    const dbSize = (await db.pool.query<{ size: string }>(`select pg_database_size(current_database()) as size`)).rows[0]!.size;
+    console.log(`memory: API RSS ${rssMb(api.pid!)} MB (peak ${peakRssMb(api)} MB), postgres backends of ${DB} RSS ${pgRss} MB${osPid ? `, opensearch RSS ${rssMb(osPid)} MB (peak ${hwmMb(osPid)} MB)` : ''}; disk: database ${DB} ${(Number(dbSize) / 1e6).toFixed(0)} MB`);
     if (args.explain) await explainMix(db.pool, config.serverSecret, config.discovery.exactCountLimit);
   } finally {
     agent.destroy();

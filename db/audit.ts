@@ -3,8 +3,8 @@
  * its outcome written after, and the workspace's filtered, keyset-paginated read. Both tables are
  * append-only (grants and a trigger, Migration20261128630000_audit_trail): nothing here updates
  * or deletes. Every statement runs on the caller's scoped connection: row-level security keeps
- * the read to the workspace (`assertWorkspaceScope`); the rows written name their workspace
- * themselves, which the policy checks.
+ * the read to the workspace and gives the rows written its workspace (the column's default);
+ * `assertWorkspaceScope` checks that it is the one the caller names.
  */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
@@ -28,10 +28,9 @@ export type AuditEventInput = {
   requestId: string | null;
 };
 
-/** An event's row (also given the prepared statement's stand-ins: it only reads properties). */
-const eventRow = (e: AuditEventInput) => ({
+/** An event's row (also given the prepared statement's stand-ins: it only reads properties); its workspace is the scope's. */
+const eventRow = (e: Omit<AuditEventInput, 'workspaceId'>) => ({
   id: e.id,
-  workspace_id: e.workspaceId,
   actor_key_id: e.actorKeyId,
   actor_kind: e.actorKind,
   action: e.action,
@@ -40,28 +39,31 @@ const eventRow = (e: AuditEventInput) => ({
   request_id: e.requestId,
 });
 
-const INSERT_EVENT = preparedQuery((p: AuditEventInput) => audit().insertInto('audit_events').values(eventRow(p)), 'audit-event');
+const INSERT_EVENT = preparedQuery((p: Omit<AuditEventInput, 'workspaceId'>) => audit().insertInto('audit_events').values(eventRow(p)), 'audit-event');
 
 /** Appends one event (its own statement: it commits before the write it announces runs). */
 export async function recordAuditEvent(db: Queryable, event: AuditEventInput): Promise<void> {
+  assertWorkspaceScope(event.workspaceId);
   await INSERT_EVENT(db, event);
 }
 
 /** Appends several events in one statement (the retention purge's, in its own transaction). */
 export async function recordAuditEvents(db: Queryable, events: AuditEventInput[]): Promise<void> {
   if (!events.length) return;
+  for (const workspaceId of new Set(events.map((e) => e.workspaceId))) assertWorkspaceScope(workspaceId);
   await runQuery(db, audit().insertInto('audit_events').values(events.map(eventRow)));
 }
 
 const INSERT_OUTCOME = preparedQuery(
-  (p: { id: string; eventId: string; workspaceId: string; status: number; resourceId: string | null }) =>
-    audit().insertInto('audit_outcomes').values({ id: p.id, event_id: p.eventId, workspace_id: p.workspaceId, status: p.status, resource_id: p.resourceId }),
+  (p: { id: string; eventId: string; status: number; resourceId: string | null }) =>
+    audit().insertInto('audit_outcomes').values({ id: p.id, event_id: p.eventId, status: p.status, resource_id: p.resourceId }),
   'audit-outcome',
 );
 
 /** Appends the status an audited request ended with (and the id of what it created, if any). */
 export async function recordAuditOutcome(db: Queryable, outcome: { eventId: string; workspaceId: string; status: number; resourceId: string | null }): Promise<void> {
-  await INSERT_OUTCOME(db, { id: uuidv7(), ...outcome });
+  assertWorkspaceScope(outcome.workspaceId);
+  await INSERT_OUTCOME(db, { id: uuidv7(), eventId: outcome.eventId, status: outcome.status, resourceId: outcome.resourceId });
 }
 
 export interface AuditFilters {

@@ -28,7 +28,7 @@ import { Contact } from './contacts.js';
 import { assertWorkspaceScope, inWorkspaceTransaction, workspaceOwned } from './tenancy.js';
 import type { Pool, Queryable } from './pool.js';
 import { compileSql } from './sqlFragments.js';
-import { lockForEmailWrite, logEmailWrite } from './contactIngest.js';
+import { lockForEmailWrite, logEmailWrite } from './identityLog.js';
 import { settleJobCredits, type ChargeInput } from './credits.js';
 import { InsufficientCreditsError } from '../domain/errors.js';
 
@@ -43,7 +43,7 @@ export const BulkEnrichmentJob = defineEntity({
   filters: workspaceOwned,
   properties: {
     jobId: p.uuid().primary(),
-    workspaceId: workspaceId('bulk_enrichment_jobs').index('bulk_enrichment_jobs_workspace_id_index'),
+    workspaceId: workspaceId('bulk_enrichment_jobs', { indexed: true }),
     state: p.text().$type<BulkJobState>().default('running'),
     generation: p.integer().default(0),
     slices: p.array().columnType('text[]'),
@@ -67,7 +67,7 @@ export const BulkEnrichmentRow = defineEntity({
   properties: {
     jobId: p.manyToOne(BulkEnrichmentJob).mapToPk().fieldName('job_id').deleteRule('cascade').foreignKeyName('bulk_enrichment_rows_job_id_fkey').primary(),
     seq: p.integer().primary(),
-    workspaceId: workspaceId('bulk_enrichment_rows').index('bulk_enrichment_rows_workspace_id_index'),
+    workspaceId: workspaceId('bulk_enrichment_rows', { indexed: true }),
     contactId: p.uuid(),
     status: p.text().$type<BulkRowStatus>().default('pending'),
     credits: p.integer().default(0),
@@ -84,7 +84,7 @@ export const ContactEnrichment = defineEntity({
   properties: {
     contactId: p.manyToOne(Contact).mapToPk().fieldName('contact_id').deleteRule('cascade').foreignKeyName('contact_enrichments_contact_id_fkey').primary(),
     slice: p.text().primary(),
-    workspaceId: workspaceId('contact_enrichments').index('contact_enrichments_workspace_id_index'),
+    workspaceId: workspaceId('contact_enrichments', { indexed: true }),
     provider: p.text(),
     jobId: p.uuid().nullable(),
     enrichedAt: p.datetime(),

@@ -38,13 +38,17 @@ import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import { sql, type Selectable } from 'kysely';
 import { uuidv7Source } from '../domain/ids.js';
-import { packHashes, unpackHashes } from '../domain/hash53.js';
-import { inTransaction, withTransaction, type Pool, type PoolClient, type Queryable } from './pool.js';
+import { packHashes } from '../domain/hash53.js';
+import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { assertWorkspaceScope } from './tenancy.js';
 import type { ContactIngestDB } from './contacts.js';
-import { runQuery, typedQueries } from './sqlFragments.js';
+import { anyText, runQuery, textArrayLiteral, typedQueries } from './sqlFragments.js';
 import { BinaryCopy } from './copyBinary.js';
-import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, type CompanyInput, type ContactInput } from '../domain/contactMapping.js';
+import type { ContactInput } from '../domain/contactMapping.js';
+import { absorb, groupRows, type ContactGroup as Group } from '../domain/contactGroups.js';
+import { checkIdentityLog, identityLogPosition, ingestLock, isConflict, logIdentities, type IdentityHashes } from './identityLog.js';
+import { timed, type PhaseTimes } from './phaseTimes.js';
+import { startCompanies } from './companyResolution.js';
 
 const q = typedQueries<ContactIngestDB>();
 
@@ -64,59 +68,6 @@ export interface IngestResult {
   created: number;
   updated: number;
   skipped: number;
-}
-
-/** Rows of one batch that are the same person, merged; the fields are those of a ContactInput. */
-interface Group extends Omit<ContactInput, 'rowKey' | 'emails'> {
-  first: number;
-  members: number[];
-  /** Distinct; a row key belongs to one group. */
-  rowKeys: string[];
-  emails: string[];
-  contactId?: string;
-  isNew?: boolean;
-  skip?: boolean;
-  companyId?: string;
-  mergedInto?: Group;
-}
-
-const SCALARS = ['firstName', 'lastName', 'fullName', 'title', 'pronet', 'pronetKey', 'workEmail'] as const;
-
-function absorb(g: Group, x: Partial<Group> & { emails?: string[] }): void {
-  for (const k of SCALARS) if (x[k] !== undefined) g[k] = x[k];
-  // Copies only when merging: the first row of a group lends its values (they are never mutated).
-  if (x.emails?.length) g.emails = g.emails.length ? [...new Set([...g.emails, ...x.emails])] : x.emails;
-  if (x.customFields) g.customFields = g.customFields ? { ...g.customFields, ...x.customFields } : x.customFields;
-  if (x.company) g.company = g.company ? { ...g.company, ...x.company } : x.company;
-  if (x.origin) g.origin = x.origin;
-}
-
-/** Groups the rows of one batch that are the same person (same precedence as the database match). */
-function groupRows(inputs: ContactInput[]): Group[] {
-  const groups: Group[] = [];
-  const byPronet = new Map<string, Group>();
-  const byEmail = new Map<string, Group>();
-  const byRowKey = new Map<string, Group>();
-  const compatible = (g: Group | undefined, pk: string | undefined) => g && (!g.pronetKey || !pk || g.pronetKey === pk);
-  inputs.forEach((inp, i) => {
-    const pk = inp.pronetKey;
-    let g = pk ? byPronet.get(pk) : undefined;
-    if (!g) for (const e of inp.emails ?? []) if (compatible(byEmail.get(e), pk)) { g = byEmail.get(e); break; }
-    if (!g && compatible(byRowKey.get(inp.rowKey), pk)) g = byRowKey.get(inp.rowKey);
-    if (!g) {
-      g = { first: i, members: [], rowKeys: [], origin: null, emails: [] };
-      groups.push(g);
-    }
-    g.members.push(i);
-    absorb(g, inp as Partial<Group>);
-    const prev = byRowKey.get(inp.rowKey);
-    if (prev && prev !== g) prev.rowKeys.splice(prev.rowKeys.indexOf(inp.rowKey), 1);
-    if (prev !== g) g.rowKeys.push(inp.rowKey);
-    byRowKey.set(inp.rowKey, g);
-    if (g.pronetKey) byPronet.set(g.pronetKey, g);
-    for (const e of g.emails) if (!byEmail.has(e)) byEmail.set(e, g);
-  });
-  return groups;
 }
 
 /** New value of each column of a matched contact (given values win, emails/companies/custom fields merge). */
@@ -173,18 +124,6 @@ async function withPlanner<T>(client: PoolClient, off: ('seqscan' | 'mergejoin' 
   }
 }
 
-/**
- * A text[] literal (`{"a","b"}`) for array parameters: node-postgres would build one by escaping
- * each element apart, which on a 10,000-key look-up is most of its garbage.
- */
-const ARRAY_SPECIAL = /[\\"]/;
-function textArray(xs: string[]): string {
-  if (!xs.length) return '{}';
-  if (!xs.some((x) => ARRAY_SPECIAL.test(x))) return `{"${xs.join('","')}"}`;
-  return `{${xs.map((x) => `"${x.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
-}
-/** `any($n::text[])` of `xs`, passed as one text[] literal (textArray). */
-const anyText = (xs: string[]) => sql<string>`any(${textArray(xs)}::text[])`;
 
 /** COPYs `data` (binary format) into `target` (`table (columns)`). */
 async function copyInto(client: PoolClient, target: string, data: BinaryCopy): Promise<void> {
@@ -193,113 +132,7 @@ async function copyInto(client: PoolClient, target: string, data: BinaryCopy): P
   await pipeline(Readable.from([data.bytes()]), client.query(copyFrom(`copy ${target} from stdin with (format binary)`)));
 }
 
-/** Raised by the optimistic pass when another ingest committed an identity the batch did not see. */
-class IngestConflict extends Error {}
 
-/** Unique violation, deadlock: a concurrent ingest wrote the same identity. */
-const isConflict = (e: unknown) => e instanceof IngestConflict || ['23505', '40P01'].includes((e as { code?: string }).code ?? '');
-
-const ingestLock = (client: PoolClient, workspaceId: string) =>
-  // raw SQL: an advisory lock, a function call on no table.
-  client.query(`select pg_advisory_xact_lock(hashtextextended('contact-ingest:' || $1, 0))`, [workspaceId]);
-
-/**
- * The identity log (`contact_identity_log`): every ingest, under the workspace's ingest lock and
- * so in commit order, appends (hashes of) the emails and row keys it wrote. An optimistic ingest
- * notes the log's end before its look-ups; before it commits it reads what was appended since,
- * and any email or row key (of its source) in common means another ingest may have written a
- * contact it did not see: it is redone under the lock (as after a hash collision, harmlessly).
- * Entries are kept LOG_KEEP_MS; a batch that spent more than LOG_TRUST_MS between look-up and
- * check does not trust the log and is redone.
- */
-const LOG_KEEP_MS = 15 * 60_000;
-const LOG_TRUST_MS = 5 * 60_000;
-
-interface LogPosition {
-  seq: number;
-  at: number;
-}
-
-/** A batch's identities as the log stores them. */
-interface IdentityHashes {
-  emails: Buffer;
-  rowKeys: Buffer;
-}
-
-async function identityLogPosition(client: PoolClient, workspaceId: string): Promise<LogPosition> {
-  const [r] = await runQuery(
-    client,
-    q
-      .selectFrom('contact_identity_log')
-      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq')),
-  );
-  return { seq: r!.seq, at: Date.now() };
-}
-
-async function checkIdentityLog(client: PoolClient, since: LogPosition, workspaceId: string, sourceId: string, mine: IdentityHashes): Promise<void> {
-  if (Date.now() - since.at > LOG_TRUST_MS) throw new IngestConflict('the batch took too long to trust the identity log');
-  const recent = await runQuery(
-    client,
-    q
-      .selectFrom('contact_identity_log')
-      .select((eb) => [eb('source_id', 'is not distinct from', sourceId).$castTo<boolean>().as('same_source'), 'email_hashes', 'row_key_hashes'])
-      .where('seq', '>', since.seq),
-  );
-  if (!recent.length) return;
-  const emails = new Set(unpackHashes(mine.emails));
-  const rowKeys = new Set(unpackHashes(mine.rowKeys));
-  for (const r of recent)
-    if (unpackHashes(r.email_hashes).some((h) => emails.has(h)) || (r.same_source && unpackHashes(r.row_key_hashes).some((h) => rowKeys.has(h))))
-      throw new IngestConflict('a concurrent ingest wrote an identity of this batch');
-}
-
-/** Appends the identities this transaction wrote; the caller holds the ingest lock. */
-async function logIdentities(client: PoolClient, workspaceId: string, sourceId: string | null, written: IdentityHashes): Promise<void> {
-  await runQuery(
-    client,
-    q
-      .with('expired', (db) =>
-        db
-          .deleteFrom('contact_identity_log')
-          .where('logged_at', '<', sql<Date>`clock_timestamp() - ${LOG_KEEP_MS}::int * interval '1 millisecond'`),
-      )
-      .insertInto('contact_identity_log')
-      .values({ source_id: sourceId, email_hashes: written.emails, row_key_hashes: written.rowKeys }),
-  );
-}
-
-/**
- * For writers outside the ingest path that change a contact's emails (PATCH): takes the ingest
- * lock (before any row lock: ingests take it before writing contacts). Call logEmailWrite under it.
- */
-export async function lockForEmailWrite(client: PoolClient, workspaceId: string): Promise<void> {
-  await ingestLock(client, workspaceId);
-}
-
-/**
- * Logs emails added to or removed from a contact, so that an ingest in flight that looked them up
- * earlier is redone. The caller holds the lock (lockForEmailWrite).
- */
-export async function logEmailWrite(client: PoolClient, workspaceId: string, emails: string[]): Promise<void> {
-  if (emails.length) await logIdentities(client, workspaceId, null, { emails: packHashes(emails), rowKeys: packHashes([]) });
-}
-
-/**
- * Milliseconds spent per phase of the ingest path, summed over batches (and lanes). Filled only
- * when a caller passes one (the benchmarks); production code passes none.
- */
-export type PhaseTimes = Record<string, number>;
-
-/** Runs `fn`, adding its wall time to `times[name]` when `times` is given. */
-export async function timed<T>(times: PhaseTimes | undefined, name: string, fn: () => Promise<T> | T): Promise<T> {
-  if (!times) return fn();
-  const t0 = performance.now();
-  try {
-    return await fn();
-  } finally {
-    times[name] = (times[name] ?? 0) + performance.now() - t0;
-  }
-}
 
 /**
  * Ingests a batch: companies first, then the contacts optimistically, and on a conflict with a
@@ -461,7 +294,7 @@ async function lookUpIndexed(client: PoolClient, workspaceId: string, sourceId: 
         runQuery(
           client,
           q
-            .selectFrom(sql<{ email: string }>`unnest(${textArray(probedEmails)}::text[])`.as<'e'>(sql`e(email)`))
+            .selectFrom(sql<{ email: string }>`unnest(${textArrayLiteral(probedEmails)}::text[])`.as<'e'>(sql`e(email)`))
             .innerJoin('contacts as c', (join) => join.on('c.emails', '@>', sql<string[]>`array[${sql.ref('e.email')}]`))
             .select(['e.email', 'c.id', 'c.pronet_key', 'c.status'])
             .orderBy('c.created_at')
@@ -637,7 +470,7 @@ async function linkSources(client: PoolClient, sourceId: string, w: BatchWrites)
         q
           .updateTable('contact_sources as cs')
           .from(
-            sql<{ row_key: string; contact_id: string; origin: string | null }>`unnest(${textArray(changed.rowKeys)}::text[], ${changed.contactIds}::uuid[], ${changed.origins}::text[])`.as<'u'>(
+            sql<{ row_key: string; contact_id: string; origin: string | null }>`unnest(${textArrayLiteral(changed.rowKeys)}::text[], ${changed.contactIds}::uuid[], ${changed.origins}::text[])`.as<'u'>(
               sql`u(row_key, contact_id, origin)`,
             ),
           )
@@ -661,225 +494,3 @@ function outcomes(size: number, groups: Group[]): IngestResult {
   return result;
 }
 
-type CompanyColumns = Selectable<ContactIngestDB['companies']>;
-
-/** A company of the batch, found or new: its id and identity key (columns of `companies`) and its lower-case name. */
-interface CompanyRow extends Pick<CompanyColumns, 'id' | 'company_key'> {
-  lname: string | null;
-  /** Stored values of an existing company, to skip writes that change nothing. */
-  stored?: Pick<CompanyColumns, (typeof COMPANY_COLUMNS)[number]>;
-}
-
-const COMPANY_COLUMNS = ['company_key', 'company_domain', ...Object.values(COMPANY_INPUT_COLUMNS)] as const;
-
-/** The groups that name a company, with its identity. */
-function companiesOf(groups: Group[]): { g: Group; id: CompanyIdentity }[] {
-  const withCompany: { g: Group; id: CompanyIdentity }[] = [];
-  const identities = new CompanyIdentities();
-  for (const g of groups) {
-    const id = g.company && identities.of(g.company);
-    if (id) withCompany.push({ g, id });
-  }
-  return withCompany;
-}
-
-/**
- * Resolves each group's company (by domain key, else name) and upserts the companies. Upserts of
- * one workspace are serialised (a lookup must see the companies a concurrent upsert creates).
- */
-async function upsertCompanies(client: PoolClient, workspaceId: string, groups: Group[]): Promise<void> {
-  const withCompany = companiesOf(groups);
-  if (!withCompany.length) return;
-  // raw SQL: an advisory lock, a function call on no table.
-  await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
-  const writes = await resolveCompanies(client, workspaceId, withCompany);
-  if (writes) await writeCompanies(client, workspaceId, writes);
-}
-
-/**
- * The companies of a batch without the lock, when none needs a write: most batches of an import
- * repeat companies an earlier batch stored as they are, and then the ids read are those a locked
- * read would give (a company found by its key stays that company), so they neither wait for
- * another batch's upsert nor make it wait. Otherwise the locked upsert is done.
- *
- * Resolves once the connection they use is held, with the work under way (`done`): the work
- * needs no other connection, so a batch whose transaction waits for it never waits on the pool
- * (its company work holds a connection already and only needs PostgreSQL).
- */
-async function startCompanies(pool: Pool, workspaceId: string, groups: Group[], phases?: PhaseTimes): Promise<{ done: Promise<void> }> {
-  const withCompany = companiesOf(groups);
-  if (!withCompany.length) return { done: Promise.resolve() };
-  const client = await pool.connect();
-  const work = async () => {
-    try {
-      const writes = await timed(phases, 'company look-up', () => resolveCompanies(client, workspaceId, withCompany));
-      if (writes) await timed(phases, 'company upsert', () => inTransaction(client, () => upsertCompanies(client, workspaceId, groups)));
-    } finally {
-      client.release();
-    }
-  };
-  return { done: work() };
-}
-
-interface CompanyWrites {
-  ids: string[];
-  keys: string[];
-  names: (string | null)[];
-  websites: (string | null)[];
-  domains: (string | null)[];
-  industries: (string | null)[];
-  headcounts: (string | null)[];
-  pronets: (string | null)[];
-}
-
-/** Gives each group its company id (found or new); returns the companies to write, or null when none changes. */
-async function resolveCompanies(db: Queryable, workspaceId: string, withCompany: { g: Group; id: CompanyIdentity }[]): Promise<CompanyWrites | null> {
-  const keys = new Set<string>();
-  const names = new Set<string>();
-  for (const { id } of withCompany) {
-    keys.add(id.key);
-    if (id.lname) {
-      names.add(id.lname);
-      keys.add(id.nameKey!);
-    }
-  }
-  const found = await runQuery(
-    db,
-    q
-      .selectFrom('companies')
-      .select((eb) => ['id', eb.fn<string | null>('lower', ['company_name']).as('lname'), ...COMPANY_COLUMNS])
-      .where((eb) => eb.or([eb('company_key', '=', anyText([...keys])), eb(eb.fn('lower', ['company_name']), '=', anyText([...names]))]))
-      .orderBy('created_at')
-      .orderBy('id'),
-  );
-  const newId = uuidv7Source(withCompany.length);
-  const byKey = new Map<string, CompanyRow>();
-  const byName = new Map<string, CompanyRow>();
-  for (const f of found) {
-    const r: CompanyRow = { id: f.id, company_key: f.company_key, lname: f.lname, stored: f };
-    byKey.set(r.company_key, r);
-    if (r.lname && !byName.has(r.lname)) byName.set(r.lname, r);
-  }
-  // Final state per company id: its row (whose key a later domain may still upgrade) and merged fields.
-  const upserts = new Map<string, { row: CompanyRow; c: CompanyInput }>();
-  for (const { g, id: { key, lname, nameKey } } of withCompany) {
-    let row = byKey.get(key);
-    // A company first seen by name only takes the domain when it arrives.
-    if (!row && key.startsWith('d:') && nameKey) row = byKey.get(nameKey);
-    if (!row && key.startsWith('n:')) row = byName.get(key.slice(2));
-    if (!row) row = { id: newId(), company_key: key, lname: lname ?? null };
-    if (row.company_key.startsWith('n:') && key.startsWith('d:')) {
-      byKey.delete(row.company_key);
-      row.company_key = key;
-    }
-    byKey.set(row.company_key, row);
-    if (lname && !byName.has(lname)) byName.set(lname, row);
-    g.companyId = row.id;
-    const prev = upserts.get(row.id);
-    if (!prev) upserts.set(row.id, { row, c: g.company! });
-    else if (!sameFields(prev.c, g.company!)) prev.c = { ...prev.c, ...g.company };
-  }
-  const w: CompanyWrites = { ids: [], keys: [], names: [], websites: [], domains: [], industries: [], headcounts: [], pronets: [] };
-  for (const [id, { row, c }] of upserts) {
-    const key = row.company_key;
-    const domain = key.startsWith('d:') ? key.slice(2) : null;
-    // A company whose stored values would not change is not written (read under the lock: current).
-    if (row.stored) {
-      const st = row.stored;
-      const same = (given: string | null | undefined, stored: string | null) => given === undefined || given === null || given === stored;
-      if (st.company_key === key && same(domain, st.company_domain) && COMPANY_INPUT_FIELDS.every((f) => same(c[f], st[COMPANY_INPUT_COLUMNS[f]]))) continue;
-    }
-    w.ids.push(id);
-    w.keys.push(key);
-    w.names.push(c.companyName ?? null);
-    w.websites.push(c.companyWebsite ?? null);
-    w.domains.push(domain);
-    w.industries.push(c.companyIndustry ?? null);
-    w.headcounts.push(c.companyHeadcount ?? null);
-    w.pronets.push(c.companyPronet ?? null);
-  }
-  return w.ids.length ? w : null;
-}
-
-/** One set-based upsert of the companies (arrays as parameters); the caller holds the company lock. */
-async function writeCompanies(client: PoolClient, workspaceId: string, w: CompanyWrites): Promise<void> {
-  const now = new Date();
-  type Given = string | null;
-  const rows = sql<{ id: string; k: string; n: Given; w: Given; d: Given; i: Given; h: Given; p: Given }>`unnest(${w.ids}::uuid[], ${w.keys}::text[], ${w.names}::text[],
-    ${w.websites}::text[], ${w.domains}::text[], ${w.industries}::text[], ${w.headcounts}::text[], ${w.pronets}::text[])`.as<'t'>(sql`t(id, k, n, w, d, i, h, p)`);
-  await runQuery(
-    client,
-    q
-      .insertInto('companies')
-      .columns(['id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
-      .expression(
-        q
-          .selectFrom(rows)
-          .select((eb) => ['t.id', 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', eb.val(now).as('created_at'), eb.val(now).as('updated_at')]),
-      )
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          company_key: eb.ref('excluded.company_key'),
-          company_name: eb.fn.coalesce('excluded.company_name', 'companies.company_name'),
-          company_website: eb.fn.coalesce('excluded.company_website', 'companies.company_website'),
-          company_domain: eb.fn.coalesce('excluded.company_domain', 'companies.company_domain'),
-          company_industry: eb.fn.coalesce('excluded.company_industry', 'companies.company_industry'),
-          company_headcount: eb.fn.coalesce('excluded.company_headcount', 'companies.company_headcount'),
-          company_pronet: eb.fn.coalesce('excluded.company_pronet', 'companies.company_pronet'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      ),
-  );
-}
-
-/** Whether `b` adds nothing to `a` (most rows of a batch repeat their company as it is). */
-function sameFields(a: CompanyInput, b: CompanyInput): boolean {
-  for (const k of COMPANY_INPUT_FIELDS) if (b[k] !== undefined && b[k] !== a[k]) return false;
-  return true;
-}
-
-interface CompanyIdentity {
-  /** companyKey(): `d:<domain>` or `n:<lower name>`. */
-  key: string;
-  /** Lower-cased trimmed name and its `n:` key, when the company has a name. */
-  lname?: string;
-  nameKey?: string;
-}
-
-/** The identity of each company input, worked out once per (website, name): most rows of a batch repeat a company. */
-class CompanyIdentities {
-  private readonly byWebsite = new Map<string, Map<string, CompanyIdentity | null>>();
-
-  of(c: CompanyInput): CompanyIdentity | null {
-    let byName = this.byWebsite.get(c.companyWebsite ?? '');
-    if (!byName) this.byWebsite.set(c.companyWebsite ?? '', (byName = new Map()));
-    let id = byName.get(c.companyName ?? '');
-    if (id === undefined) {
-      const key = companyKey(c);
-      const lname = c.companyName?.trim().toLowerCase() || undefined;
-      id = key ? { key, lname, nameKey: lname && `n:${lname}` } : null;
-      byName.set(c.companyName ?? '', id);
-    }
-    return id;
-  }
-}
-
-/**
- * The company record one contact's edit links to (PATCH): the stored one its input matches (like
- * the ingest path: by domain, else by name), never rewritten, or a new one written from the input;
- * null when the input names no company. Runs on the caller's transaction, under the company lock.
- */
-export async function linkCompany(client: PoolClient, workspaceId: string, company: CompanyInput): Promise<string | null> {
-  const g: Group = { first: 0, members: [], rowKeys: [], origin: null, emails: [], company };
-  const withCompany = companiesOf([g]);
-  if (!withCompany.length) return null;
-  assertWorkspaceScope(workspaceId);
-  // raw SQL: an advisory lock, a function call on no table.
-  await client.query(`select pg_advisory_xact_lock(hashtextextended('company-upsert:' || $1, 0))`, [workspaceId]);
-  const writes = await resolveCompanies(client, workspaceId, withCompany);
-  if (writes) {
-    const [stored] = await runQuery(client, q.selectFrom('companies').select('id').where('id', '=', g.companyId!));
-    if (!stored) await writeCompanies(client, workspaceId, writes);
-  }
-  return g.companyId ?? null;
-}

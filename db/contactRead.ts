@@ -16,16 +16,16 @@ import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js
 import { isUuid } from '../domain/ids.js';
 import { CustomFieldDefinition } from './contacts.js';
 import type { Queryable } from './pool.js';
-import { inWorkspaceScope } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspaceScope } from './tenancy.js';
 import { BATCH_PER_TURN, compileSql, runQuery, typedQueries } from './sqlFragments.js';
 
 export async function loadContactCatalog(q: Queryable, workspaceId: string): Promise<ContactCatalog> {
+  assertWorkspaceScope(workspaceId);
   const defs = await runQuery(
     q,
     typedQueries<InferKyselyDB<typeof CustomFieldDefinition>>()
       .selectFrom('custom_field_definitions')
       .select(['id', 'label', 'type', 'options'])
-      .where('workspace_id', '=', workspaceId)
       .orderBy('created_at')
       .orderBy('id'),
   );
@@ -38,13 +38,13 @@ export async function loadContactCatalog(q: Queryable, workspaceId: string): Pro
  * `customFields` lists every custom field of the workspace (`null` when unset). A `fields`
  * projection carries the same values for the paths it names (listContacts).
  */
-const CUSTOM_FIELDS_SQL = `(select coalesce(jsonb_object_agg(d.id::text, c.custom_fields -> d.id::text), '{}'::jsonb) from custom_field_definitions d where d.workspace_id = c.workspace_id)`;
+const CUSTOM_FIELDS_SQL = `(select coalesce(jsonb_object_agg(d.id::text, c.custom_fields -> d.id::text), '{}'::jsonb) from custom_field_definitions d)`;
 
 /** A timestamp as `Date.prototype.toISOString` writes it (UTC, milliseconds truncated, as pg's Date parsing does). */
 const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * Active contacts of workspace `$1` with their primary company and sources, each row one `json`
+ * Active contacts of the scope's workspace (row-level security) with their primary company and sources, each row one `json`
  * value in the shape of {@link ContactJson} (properties in its order): PostgreSQL builds it, so the
  * hot read parses one JSON column instead of 19 typed ones (type parsers, a Date per timestamp,
  * array parsing, then mapping). The id condition is appended.
@@ -59,13 +59,14 @@ const SELECT_ACTIVE_CONTACTS = `select json_build_object(
        'customFields', ${CUSTOM_FIELDS_SQL},
        'createdAt', ${isoSql('c.created_at')}, 'updatedAt', ${isoSql('c.updated_at')}) as contact
      from contacts c left join companies co on co.id = c.primary_company_id
-     where c.workspace_id = $1 and c.status = 'active' and `;
+     where c.status = 'active' and `;
 
 /** Active contacts of the workspace by id, in the order of `ids`; unknown/foreign/deleted ids are absent. Raw SQL: SELECT_ACTIVE_CONTACTS builds the JSON. */
 export async function fetchContacts(q: Queryable, workspaceId: string, ids: string[]): Promise<ContactJson[]> {
   const valid = [...new Set(ids.filter(isUuid).map((s) => s.toLowerCase()))];
   if (!valid.length) return [];
-  const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contacts', text: SELECT_ACTIVE_CONTACTS + 'c.id = any($2::uuid[])', values: [workspaceId, valid] });
+  assertWorkspaceScope(workspaceId);
+  const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contacts', text: SELECT_ACTIVE_CONTACTS + 'c.id = any($1::uuid[])', values: [valid] });
   const byId = new Map(r.rows.map(({ contact }) => [contact.id, contact]));
   return valid.map((id) => byId.get(id)).filter((c): c is ContactJson => !!c);
 }
@@ -78,7 +79,8 @@ export async function fetchContacts(q: Queryable, workspaceId: string, ids: stri
  */
 export async function fetchContact(q: Queryable, workspaceId: string, id: string): Promise<ContactJson | undefined> {
   if (!isUuid(id)) return undefined;
-  const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contact', text: SELECT_ACTIVE_CONTACTS + 'c.id = $2', values: [workspaceId, id.toLowerCase()] });
+  assertWorkspaceScope(workspaceId);
+  const r = await q.query<{ contact: ContactJson }>({ name: 'fetch-contact', text: SELECT_ACTIVE_CONTACTS + 'c.id = $1', values: [id.toLowerCase()] });
   return r.rows[0]?.contact;
 }
 
@@ -154,7 +156,8 @@ export async function listContacts(q: Queryable, body: ListInput, opts: ListOpti
   });
   const token = body.paginationToken ? decodeToken(opts.secret, fingerprint, body.paginationToken) : undefined;
   const joins = new Set([...(scope?.joins ?? []), ...where.joins, ...sort.joins, ...(projection?.joins ?? [])]);
-  const filter = sql`c.workspace_id = ${opts.workspaceId}::uuid and c.status = 'active' and (${scope?.sql ?? sql`true`}) and (${where.sql})`;
+  assertWorkspaceScope(opts.workspaceId);
+  const filter = sql`c.status = 'active' and (${scope?.sql ?? sql`true`}) and (${where.sql})`;
   const keyset = token ? keysetPredicate(sort, token.after, token.dir) : sql`true`;
   // a projection naming company.* paths answers `company: null` for a contact without one, like the full contact
   const companyPaths = projection?.fields.some((f) => f.output[0] === 'company') ?? false;
@@ -196,6 +199,7 @@ export async function uniqueValues(
   body: { groupByField: string; conditions?: unknown; groupedCondition?: unknown; limit?: number },
   opts: { workspaceId: string; catalog: ContactCatalog },
 ): Promise<{ value: unknown; count: number }[]> {
+  assertWorkspaceScope(opts.workspaceId);
   const catalog = contactColumns(opts.catalog);
   const where = compileWhere(catalog, body);
   const group = compileGroupBy(catalog, body.groupByField);
@@ -203,7 +207,7 @@ export async function uniqueValues(
   const r = await q.query<{ value: unknown; count: number }>(
     compileSql(sql`select v as value, count(*)::int as count
      from (select ${group.sql} as v from contacts c ${sql.raw(joinSql(joins))}
-           where c.workspace_id = ${opts.workspaceId}::uuid and c.status = 'active' and (${where.sql})) t
+           where c.status = 'active' and (${where.sql})) t
      where v is not null
      group by v order by count(*) desc, v asc limit ${sql.lit(body.limit ?? 100)}`),
   );

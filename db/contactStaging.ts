@@ -17,7 +17,7 @@ import type { ContactIngestDB } from './contacts.js';
 import { runQuery, typedQueries } from './sqlFragments.js';
 import { mapRow, type ContactInput, type MappingPlan } from '../domain/contactMapping.js';
 import type { ContactCatalog } from '../domain/contactCatalog.js';
-import { timed, type PhaseTimes } from './contactIngest.js';
+import { timed, type PhaseTimes } from './phaseTimes.js';
 import { BINARY_COPY_TRAILER, binaryCopyHeader } from './copyBinary.js';
 
 export const STAGING_BLOCK = 1000;

@@ -7,7 +7,8 @@ import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/
 import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, customValue, derivedFullName, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
 import { isUuid } from '../domain/ids.js';
-import { linkCompany, lockForEmailWrite, logEmailWrite } from './contactIngest.js';
+import { linkCompany } from './companyResolution.js';
+import { lockForEmailWrite, logEmailWrite } from './identityLog.js';
 import { withTransaction, type Pool, type PoolClient } from './pool.js';
 import { compileSql, runQuery, typedQueries } from './sqlFragments.js';
 import { sql, type RawBuilder } from 'kysely';

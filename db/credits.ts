@@ -31,7 +31,7 @@ import { CreditAccount, CreditTransaction } from './platform.js';
 import { isLockTimeout, isUniqueViolation } from './pgErrors.js';
 import { sql } from 'kysely';
 import { BATCH_PER_TURN, preparedQuery, textArray, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
-import { inWorkspace, inWorkspaceScope, useWorkspace, withoutTenancy } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspace, inWorkspaceScope, useWorkspace, withoutTenancy } from './tenancy.js';
 import { creditsDebited } from '../telemetry/metrics.js';
 
 /** What a ledger row is (`kind` of `GET /credits/transactions`). */
@@ -99,13 +99,12 @@ interface Plan<T> {
  * one round trip (see applyPlan), compiled once and kept as a named statement.
  */
 const READ_ACCOUNT = preparedQuery(
-  (p: { workspaceId: string; keys: string[] }) =>
+  (p: { keys: string[] }) =>
     typedQueries<InferKyselyDB<typeof CreditAccount | typeof CreditTransaction>>().selectNoFrom((eb) => [
-      eb.selectFrom('credit_accounts').select('balance').where('workspace_id', '=', p.workspaceId).as('balance'),
+      eb.selectFrom('credit_accounts').select('balance').as('balance'),
       eb
         .selectFrom('credit_transactions')
         .select(sql<Record<string, string | number>>`coalesce(jsonb_object_agg(idempotency_key, amount), '{}')`.as('recorded'))
-        .where('workspace_id', '=', p.workspaceId)
         .where('idempotency_key', '=', sql<string>`any(${textArray(p.keys)})`)
         .as('recorded'),
     ]),
@@ -117,7 +116,7 @@ const READ_ACCOUNT = preparedQuery(
  * and a running sum, beyond the entity manager; kept as a named statement, planned once per
  * connection). The UPDATE takes the account row's lock, and PostgreSQL re-checks its conditions
  * on the newest row version after any wait: the total must keep the balance >= 0, the balance
- * must equal $4 when the plan depends on it, and none of the keys it writes may be recorded. The
+ * must equal $3 when the plan depends on it, and none of the keys it writes may be recorded. The
  * ledger rows are inserted from the UPDATE's result with their running `balance_after`, so only
  * once the lock is held: each draws its `seq` (the ledger's order, in plan order) and its
  * `created_at` (`clock_timestamp()`, the column's default) then, and the movements of a workspace
@@ -132,38 +131,36 @@ const READ_ACCOUNT = preparedQuery(
 const APPLY_MOVEMENT = {
   name: 'credit-movement-apply',
   text: `with moved as (
-    update credit_accounts set balance = balance + $2::bigint, updated_at = clock_timestamp()
-    where workspace_id = $1
-      and (select set_config('lock_timeout', $3, true)) is not null
-      and balance + $2::bigint >= 0
-      and ($4::bigint is null or balance = $4::bigint)
-      and not exists (select 1 from credit_transactions where workspace_id = $1 and idempotency_key = any($8::text[]))
+    update credit_accounts set balance = balance + $1::bigint, updated_at = clock_timestamp()
+    where (select set_config('lock_timeout', $2, true)) is not null
+      and balance + $1::bigint >= 0
+      and ($3::bigint is null or balance = $3::bigint)
+      and not exists (select 1 from credit_transactions where idempotency_key = any($7::text[]))
     returning balance
   ), ledger as (
-    insert into credit_transactions (id, workspace_id, amount, balance_after, reason, idempotency_key, job_id, metadata, kind)
-    select e.id, $1, e.amount, moved.balance - $2::bigint + sum(e.amount) over (order by e.ord), e.reason, e.key, e.job_id, e.metadata, e.kind
-    from moved, unnest($5::uuid[], $6::bigint[], $7::text[], $8::text[], $9::uuid[], $10::jsonb[], $11::text[])
+    insert into credit_transactions (id, amount, balance_after, reason, idempotency_key, job_id, metadata, kind)
+    select e.id, e.amount, moved.balance - $1::bigint + sum(e.amount) over (order by e.ord), e.reason, e.key, e.job_id, e.metadata, e.kind
+    from moved, unnest($4::uuid[], $5::bigint[], $6::text[], $7::text[], $8::uuid[], $9::jsonb[], $10::text[])
       with ordinality as e(id, amount, reason, key, job_id, metadata, kind, ord)
     order by e.ord
   )
   select balance from moved`,
 };
 
-async function readAccount(db: Queryable, workspaceId: string, keys: string[]): Promise<AccountState> {
-  const row = (await READ_ACCOUNT(db, { workspaceId, keys }))[0]!; // `recorded` is never null (coalesce)
+async function readAccount(db: Queryable, keys: string[]): Promise<AccountState> {
+  const row = (await READ_ACCOUNT(db, { keys }))[0]!; // `recorded` is never null (coalesce)
   return { balance: row.balance ?? 0, recorded: new Map(Object.entries(row.recorded!).map(([k, v]) => [k, Number(v)])) };
 }
 
 /** Balances after each entry, or null when the account no longer allows the plan (nothing changed). */
 // Raw SQL: the named statement APPLY_MOVEMENT (above).
-async function applyPlan(db: Queryable, workspaceId: string, state: AccountState, plan: Plan<unknown>): Promise<number[] | null> {
+async function applyPlan(db: Queryable, state: AccountState, plan: Plan<unknown>): Promise<number[] | null> {
   const total = plan.entries.reduce((sum, e) => sum + e.amount, 0);
   const column = <K extends keyof LedgerEntry>(k: K) => plan.entries.map((e) => e[k] ?? null);
   try {
     const r = await db.query<{ balance: number }>({
       ...APPLY_MOVEMENT,
       values: [
-        workspaceId,
         total,
         `${CREDIT_LOCK_TIMEOUT_MS}ms`,
         plan.dependsOnBalance ? state.balance : null,
@@ -189,11 +186,12 @@ async function applyPlan(db: Queryable, workspaceId: string, state: AccountState
 
 /** Reads the account, plans, applies; plans again from a fresh read while the account invalidates the plan. */
 async function move<T>(db: Queryable, workspaceId: string, keys: string[], plan: (state: AccountState) => Plan<T>): Promise<T> {
+  assertWorkspaceScope(workspaceId);
   for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
-    const state = await readAccount(db, workspaceId, keys);
+    const state = await readAccount(db, keys);
     const p = plan(state);
     if (p.entries.length === 0) return p.result([]);
-    const balances = await applyPlan(db, workspaceId, state, p);
+    const balances = await applyPlan(db, state, p);
     if (balances) return p.result(balances);
   }
   throw new CreditAccountBusyError(1);
@@ -231,12 +229,13 @@ function countCharged(input: Pick<DebitInput, 'reason' | 'kind'>, result: DebitR
  */
 export async function debitCredits(db: Queryable, input: DebitInput): Promise<DebitResult> {
   if (Math.trunc(input.amount) < 0) throw new Error('debit amount must be >= 0');
+  assertWorkspaceScope(input.workspaceId);
   if (input.billable === false || Math.trunc(input.amount) === 0) return { charged: 0, balance: (await findCreditAccount(db, input.workspaceId))?.balance ?? 0, replayed: false };
   // Most debits are under a key never charged before (a search's own UUID) and covered by the
   // balance: applied straight away, that is one round trip instead of a read and a write. The
   // statement itself refuses a recorded key or a balance that cannot cover it (nothing moves);
   // the plan below then reads the account and tells which (replay or 402).
-  const applied = await applyPlan(db, input.workspaceId, { balance: 0, recorded: new Map() }, { entries: [debitEntry(input)], result: () => undefined });
+  const applied = await applyPlan(db, { balance: 0, recorded: new Map() }, { entries: [debitEntry(input)], result: () => undefined });
   if (applied) {
     const charged = { charged: Math.trunc(input.amount), balance: applied[0]!, replayed: false };
     countCharged(input, charged);
@@ -373,11 +372,12 @@ export async function getBalance(em: EntityManager, workspaceId: string): Promis
 
 const creditAccounts = () => typedQueries<InferKyselyDB<typeof CreditAccount>>().selectFrom('credit_accounts').select(['workspace_id', 'balance', 'updated_at']);
 /**
- * Hot reads: built and compiled once, named statements each connection plans once. The scalar one
- * for a single workspace (an `= any` array parameter is planned anew on every call), the array
- * one for the batches of several (`createBalanceReader`).
+ * Hot reads: built and compiled once, named statements each connection plans once. The one for a
+ * single workspace has no parameter: row-level security's condition on the session's workspace is
+ * its index condition (an `= any` array parameter is planned anew on every call); the array one,
+ * across workspaces, for the batches of several (`createBalanceReader`).
  */
-const creditBalance = preparedQuery((p: { workspaceId: string }) => creditAccounts().where('workspace_id', '=', p.workspaceId), 'credit-balance');
+const creditBalance = preparedQuery(() => creditAccounts(), 'credit-balance');
 const creditBalances = preparedQuery(
   (p: { workspaceIds: string[] }) => creditAccounts().where((eb) => eb('workspace_id', '=', eb.fn.any(uuidArray(p.workspaceIds)))),
   'credit-balances',
@@ -391,7 +391,8 @@ const accountOf = (row: RowOf<typeof creditBalance>): CreditAccountRead => ({ ba
 
 /** The workspace's credit account, or null when it has none yet. */
 export async function findCreditAccount(db: Queryable, workspaceId: string): Promise<CreditAccountRead | null> {
-  const [row] = await creditBalance(db, { workspaceId });
+  assertWorkspaceScope(workspaceId);
+  const [row] = await creditBalance(db, {});
   return row ? accountOf(row) : null;
 }
 
@@ -413,7 +414,7 @@ export function createBalanceReader(db: Queryable): BalanceReader {
       // statement keyed by their ids, across workspaces.
       const rows =
         distinct.length === 1
-          ? await inWorkspaceScope(distinct[0]!, () => creditBalance(db, { workspaceId: distinct[0]! }))
+          ? await inWorkspaceScope(distinct[0]!, () => creditBalance(db, {}))
           : await withoutTenancy('balances of the requests of one event-loop turn, each by its workspace id', () => creditBalances(db, { workspaceIds: distinct }));
       const byWorkspace = new Map(rows.map((r) => [r.workspace_id, accountOf(r)]));
       return workspaceIds.map((id) => byWorkspace.get(id) ?? null);

@@ -19,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
-import { randomBytes } from 'node:crypto';
+import { uuidv7Pooled } from '../domain/ids.js';
 import {
   CsvRecordReader,
   RECORD_COLUMNS,
@@ -158,48 +158,6 @@ interface StagedRecord {
   line: number;
   /** First occurrence of its key in a load into an empty table: COPYed straight in. */
   direct: boolean;
-}
-
-/**
- * UUIDv7 (RFC 9562) for bulk loads: 48-bit millisecond time, a 12-bit sequence in `rand_a` that
- * keeps ids of one millisecond increasing, and 62 random bits drawn from a pooled buffer —
- * an order of magnitude cheaper than one crypto call per id.
- */
-let rndPool = Buffer.alloc(0);
-let rndAt = 0;
-let lastMs = 0;
-let seqInMs = 0;
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-export function fastUuidv7(): string {
-  let ms = Date.now();
-  if (ms <= lastMs) {
-    ms = lastMs;
-    if (++seqInMs > 0xfff) {
-      ms = ++lastMs;
-      seqInMs = 0;
-    }
-  } else {
-    lastMs = ms;
-    seqInMs = 0;
-  }
-  if (rndAt + 8 > rndPool.length) {
-    rndPool = randomBytes(8 * 4096);
-    rndAt = 0;
-  }
-  const b = new Uint8Array(16);
-  b[0] = Math.floor(ms / 2 ** 40) & 0xff;
-  b[1] = Math.floor(ms / 2 ** 32) & 0xff;
-  b[2] = (ms >>> 24) & 0xff;
-  b[3] = (ms >>> 16) & 0xff;
-  b[4] = (ms >>> 8) & 0xff;
-  b[5] = ms & 0xff;
-  b[6] = 0x70 | ((seqInMs >>> 8) & 0x0f);
-  b[7] = seqInMs & 0xff;
-  for (let i = 8; i < 16; i++) b[i] = rndPool[rndAt++]!;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  let h = '';
-  for (let i = 0; i < 16; i++) h += (i === 4 || i === 6 || i === 8 || i === 10 ? '-' : '') + HEX[b[i]!];
-  return h;
 }
 
 /** 52-bit FNV-1a-style hash of a key (two 32-bit lanes), exact as a JS number. */
@@ -556,7 +514,7 @@ async function loadRecords(run: KindImport, writer: Awaited<ReturnType<typeof cr
         first = !seen.has(h);
         seen.add(h);
       }
-      batch.push({ seq: seq++, id: fastUuidv7(), values: rec.values, line, direct: first });
+      batch.push({ seq: seq++, id: uuidv7Pooled(), values: rec.values, line, direct: first });
       if (kind === 'people') {
         const title = rec.values[titleIndex];
         if (typeof title === 'string') titles.add(title);

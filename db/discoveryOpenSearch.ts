@@ -32,10 +32,14 @@ type Query = Record<string, unknown>;
 export const aliasOf = (prefix: string, entity: DiscoveryEntity) => `${prefix}-${entity === 'contact' ? 'people' : 'companies'}`;
 
 const clients = new Map<string, Client>();
-/** One client per URL (it keeps its connections). */
+/**
+ * One client per URL (it keeps its connections). `url` may name several nodes, separated by
+ * commas: a request that meets a connection error or a 502/503/504 on one node is sent to the next
+ * (the client's `maxRetries`, 3), and the failed node is left out until it answers a ping again.
+ */
 export function openSearchClient(url: string): Client {
   let c = clients.get(url);
-  if (!c) clients.set(url, (c = new Client({ node: url, requestTimeout: 30_000 })));
+  if (!c) clients.set(url, (c = new Client({ nodes: url.split(','), requestTimeout: 30_000 })));
   return c;
 }
 
@@ -286,71 +290,107 @@ export async function searchVerifiedIds(
 // indexing
 
 /** Rows per read from the ds_* tables (keyset on the id); a company document carries its people. */
-const READ_ROWS: Record<DiscoveryEntity, number> = { contact: 5000, company: 500 };
+const READ_ROWS: Record<DiscoveryEntity, number> = { contact: 10_000, company: 1000 };
 /** A bulk request is sent once its body holds this much (OpenSearch's advice: 5–15 MB). */
 const BULK_BYTES = 8 * 1024 * 1024;
 /** Bulk requests in flight at once during a build (the node indexes one per write thread). */
 const BULK_IN_FLIGHT = Number(process.env.OPENSEARCH_BULK_IN_FLIGHT ?? 3);
 
 /**
- * A catalog's filter values as a JSON object built by PostgreSQL, `{"dsContact": {…}, "dsCompany":
- * {…}}` (each the value the SQL search filters on; dates as microseconds since the epoch),
- * so a document costs the indexer no parsing or serialising: the rows' text is the bulk body.
+ * A document's fields as SQL select items (the catalog's filter expressions, each the value the
+ * SQL search filters on) and how a row of them (rowMode `array`, from `offset` on) becomes the
+ * document's `{"dsContact": {…}, "dsCompany": {…}}`. Numbers come as float8 (every stored value is
+ * an integer below 2^53, exact), dates as float8 microseconds since the epoch; a null is left out
+ * (a missing field is what the SQL's null is). The document is built here, not by PostgreSQL's
+ * json functions: a plain row costs the database a fraction of a JSON one (json_build_object and
+ * json_strip_nulls per row were most of a build's time).
  */
-function docJsonSql(fields: SqlField[]): string {
-  const groups = new Map<string, string[]>();
-  for (const f of fields) {
-    const [group, name] = f.path.split('.') as [string, string];
-    const expr = f.type === 'date' ? `(extract(epoch from ${f.sql}) * 1000000)::bigint` : f.sql;
-    let list = groups.get(group);
-    if (!list) groups.set(group, (list = []));
-    list.push(`'${name}', ${expr}`);
-  }
-  // json, not jsonb (no binary form built per row: the text is all that is sent); a function
-  // takes at most 100 arguments, so a group of more than 40 fields is merged as jsonb
-  const objectOf = (pairs: string[]) => {
-    if (pairs.length <= 40) return `json_build_object(${pairs.join(', ')})`;
-    const parts: string[] = [];
-    for (let i = 0; i < pairs.length; i += 40) parts.push(`jsonb_build_object(${pairs.slice(i, i + 40).join(', ')})`);
-    return `(${parts.join(' || ')})::json`;
+function documentFields(fields: SqlField[], offset: number): { select: string; build: (row: unknown[]) => Record<string, Record<string, unknown>> } {
+  const select = fields.map((f) =>
+    f.type === 'date' ? `(extract(epoch from ${f.sql}) * 1000000)::float8` : f.type === 'number' ? `(${f.sql})::float8` : f.sql,
+  );
+  const paths = fields.map((f) => f.path.split('.') as [string, string]);
+  const groups = [...new Set(paths.map(([g]) => g))];
+  return {
+    select: select.join(', '),
+    build: (row) => {
+      const doc: Record<string, Record<string, unknown>> = {};
+      for (const g of groups) doc[g] = {};
+      for (let i = 0; i < paths.length; i++) {
+        const v = row[offset + i];
+        if (v !== null) doc[paths[i]![0]]![paths[i]![1]] = v;
+      }
+      return doc;
+    },
   };
-  return [...groups].map(([group, pairs]) => `'${group}', ${objectOf(pairs)}`).join(', ');
 }
 
 const companyFields = companySearchColumns.fields.filter((f) => !f.path.startsWith(PERSON_PREFIX));
-/** The FROM, id and document (JSON, nulls stripped: a missing field is what the SQL's null is) of each index's rows. */
-const DOCUMENT_SQL: Record<DiscoveryEntity, { from: string; id: string; document: string }> = {
-  contact: {
-    from: 'ds_people p left join ds_companies c on c.id = p.company_id',
-    id: 'p.id',
-    document: `json_strip_nulls(json_build_object('id', p.id, 'company_id', p.company_id, 'seniority_rank', ${SENIORITY_RANK_SQL}, ${docJsonSql(contactSearchColumns.fields)}))`,
-  },
-  company: {
-    from: 'ds_companies c',
-    id: 'c.id',
-    // the company's people as nested documents (ds_people's company_id index)
-    document: `json_strip_nulls(json_build_object('id', c.id, ${docJsonSql(companyFields)},
-      'people', coalesce((select json_agg(json_build_object(${docJsonSql(personColumns.fields)}) order by p.id) from ds_people p where p.company_id = c.id), '[]'::json)))`,
-  },
-};
+const CONTACT_DOC = documentFields(contactSearchColumns.fields, 3);
+const COMPANY_DOC = documentFields(companyFields, 1);
+const PERSON_DOC = documentFields(personColumns.fields, 1);
+
+/** A bulk `index` action and its document (two NDJSON lines). */
+const indexLine = (id: string, doc: object) => `{"index":{"_id":"${id}"}}\n${JSON.stringify(doc)}`;
+
+/** The rows of one read: `entity`'s ids after `after` (or the named ones), in id order. */
+async function readDocuments(db: Queryable, entity: DiscoveryEntity, after: string, only?: string[]): Promise<{ ids: string[]; lines: string[] }> {
+  const more = only ? `and ${entity === 'contact' ? 'p' : 'c'}.id = any($2::uuid[])` : '';
+  const params = only ? [after, only] : [after];
+  if (entity === 'contact') {
+    // raw SQL: the catalog's filter expressions over the search's FROM
+    const r = await db.query<unknown[]>({
+      text: `select p.id::text, p.company_id::text, ${SENIORITY_RANK_SQL}, ${CONTACT_DOC.select}
+             from ds_people p left join ds_companies c on c.id = p.company_id
+             where p.id > $1::uuid ${more} order by p.id limit ${READ_ROWS.contact}`,
+      values: params,
+      rowMode: 'array',
+    });
+    const ids = r.rows.map((row) => row[0] as string);
+    const lines = r.rows.map((row) => {
+      const doc = { id: row[0], ...(row[1] !== null ? { company_id: row[1] } : {}), seniority_rank: row[2], ...CONTACT_DOC.build(row) };
+      return indexLine(row[0] as string, doc);
+    });
+    return { ids, lines };
+  }
+  const companies = await db.query<unknown[]>({
+    text: `select c.id::text, ${COMPANY_DOC.select} from ds_companies c where c.id > $1::uuid ${more} order by c.id limit ${READ_ROWS.company}`,
+    values: params,
+    rowMode: 'array',
+  });
+  if (!companies.rows.length) return { ids: [], lines: [] };
+  const ids = companies.rows.map((row) => row[0] as string);
+  // raw SQL: the companies' people as nested documents, in id order (ds_people's company_id index)
+  const people = await db.query<unknown[]>({
+    text: `select p.company_id::text, ${PERSON_DOC.select} from ds_people p where p.company_id = any($1::uuid[]) order by p.company_id, p.id`,
+    values: [ids],
+    rowMode: 'array',
+  });
+  const peopleOf = new Map<string, object[]>();
+  for (const row of people.rows) {
+    const id = row[0] as string;
+    let list = peopleOf.get(id);
+    if (!list) peopleOf.set(id, (list = []));
+    list.push(PERSON_DOC.build(row));
+  }
+  const lines = companies.rows.map((row) => indexLine(row[0] as string, { id: row[0], ...COMPANY_DOC.build(row), people: peopleOf.get(row[0] as string) ?? [] }));
+  return { ids, lines };
+}
 
 /**
  * The bulk `index` lines of `entity`'s documents, read from the ds_* tables in id order (all of
- * them, or the named ones), a few thousand rows at a time. Raw SQL: the catalog's expressions.
+ * them, or the named ones), a few thousand rows at a time; the next read runs while the caller
+ * sends the current one.
  */
-async function* documentLines(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<{ ids: string[]; lines: string[] }> {
-  const q = DOCUMENT_SQL[entity];
-  let after = '00000000-0000-0000-0000-000000000000';
+export async function* documentLines(db: Queryable, entity: DiscoveryEntity, only?: string[]): AsyncGenerator<{ ids: string[]; lines: string[] }> {
+  let next = readDocuments(db, entity, '00000000-0000-0000-0000-000000000000', only);
   for (;;) {
-    // raw SQL: the documents as JSON text, built from the catalog's filter expressions
-    const r = await db.query<{ id: string; line: string }>(
-      `select ${q.id}::text as id, '{"index":{"_id":"' || ${q.id} || '"}}' || chr(10) || ${q.document}::text as line
-       from ${q.from} where ${q.id} > $1::uuid ${only ? `and ${q.id} = any($2::uuid[])` : ''} order by ${q.id} limit ${READ_ROWS[entity]}`,
-      only ? [after, only] : [after],
-    );
-    if (!r.rows.length) return;
-    yield { ids: r.rows.map((row) => row.id), lines: r.rows.map((row) => row.line) };
-    after = r.rows[r.rows.length - 1]!.id;
+    const batch = await next;
+    if (!batch.ids.length) return;
+    next = readDocuments(db, entity, batch.ids[batch.ids.length - 1]!, only);
+    // a read failing while this batch is sent is reported by the next step's await
+    next.catch(() => {});
+    yield batch;
   }
 }
 

@@ -13,6 +13,7 @@ import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql, type Compilable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Queryable } from './pool.js';
+import { assertWorkspaceScope } from './tenancy.js';
 import { runQuery, typedQueries, uuidArray } from './sqlFragments.js';
 import { Integration } from './social.js';
 import { WebhookEventDelivery, WebhookSubscription, WorkspaceEvent, type EventDeliveryStatus, type EventType } from './eventEntities.js';
@@ -120,6 +121,7 @@ export async function integrationsEndingWithin(run: RunTyped, days: number): Pro
 
 /** What one delivery needs to be sent, or null when the delivery (or its subscription) was deleted. */
 export async function deliveryToSend(em: EntityManager, workspaceId: string, deliveryId: string) {
+  assertWorkspaceScope(workspaceId);
   const row = await em
     .getKysely<EventsDB>()
     .selectFrom('webhook_event_deliveries as d')
@@ -138,7 +140,6 @@ export async function deliveryToSend(em: EntityManager, workspaceId: string, del
       'e.payload',
     ])
     .where('d.id', '=', deliveryId)
-    .where('d.workspace_id', '=', workspaceId)
     .executeTakeFirst();
   return row ?? null;
 }
@@ -309,15 +310,16 @@ export async function findDelivery(em: EntityManager, subscriptionId: string, de
 
 /** A new pending delivery of the same event to the same subscription (`POST …/redeliver`), or null when there is no such delivery. */
 export async function insertRedelivery(em: EntityManager, workspaceId: string, subscriptionId: string, deliveryId: string): Promise<DeliveryRef | null> {
+  assertWorkspaceScope(workspaceId);
   const id = uuidv7();
   const inserted = await em
     .getKysely<EventsDB>()
     .insertInto('webhook_event_deliveries')
-    .columns(['id', 'workspace_id', 'subscription_id', 'event_id', 'redelivery_of'])
+    .columns(['id', 'subscription_id', 'event_id', 'redelivery_of'])
     .expression((eb) =>
       eb
         .selectFrom('webhook_event_deliveries')
-        .select([eb.val(id).as('id'), 'workspace_id', 'subscription_id', 'event_id', eb.val(deliveryId).as('redelivery_of')])
+        .select([eb.val(id).as('id'), 'subscription_id', 'event_id', eb.val(deliveryId).as('redelivery_of')])
         .where('id', '=', deliveryId)
         .where('subscription_id', '=', subscriptionId),
     )

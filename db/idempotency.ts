@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { InferEntity } from '@mikro-orm/core';
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { IdempotencyRecord } from './platform.js';
-import { inWorkspace } from './tenancy.js';
+import { assertWorkspaceScope, inWorkspace } from './tenancy.js';
 
 export type IdempotencyRecordRow = Pick<InferEntity<typeof IdempotencyRecord>, 'requestHash' | 'status' | 'responseBody' | 'responseHeaders'>;
 
@@ -26,10 +26,11 @@ export async function deleteExpiredIdempotencyRecords(em: EntityManager, workspa
  * statement would put an ERROR line with the key's values into PostgreSQL's log each time.
  */
 export async function insertIdempotencyRecord(em: EntityManager, workspaceId: string, key: string, method: string, path: string, requestHash: string): Promise<boolean> {
+  assertWorkspaceScope(workspaceId);
   const inserted = await em
     .getKysely<InferKyselyDB<typeof IdempotencyRecord>>()
     .insertInto('idempotency_records')
-    .values({ workspace_id: workspaceId, idempotency_key: key, method, path, request_hash: requestHash, created_at: new Date() })
+    .values({ idempotency_key: key, method, path, request_hash: requestHash, created_at: new Date() })
     .onConflict((oc) => oc.columns(['workspace_id', 'idempotency_key']).doNothing())
     .executeTakeFirst();
   return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;

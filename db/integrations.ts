@@ -13,7 +13,7 @@ import type { Queryable } from './pool.js';
 import { entityRows } from './entityRows.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
 import { Integration } from './social.js';
-import { acrossWorkspaces } from './tenancy.js';
+import { acrossWorkspaces, assertWorkspaceScope } from './tenancy.js';
 
 export type IntegrationEntity = InferEntity<typeof Integration>;
 
@@ -191,7 +191,8 @@ export async function listConnectedIntegrations(
   workspaceId: string,
   query: IntegrationListQuery,
 ): Promise<{ rows: Array<{ integration: IntegrationEntity; k: string }>; total: number }> {
-  let filtered = integrations.selectFrom('integrations').where('workspace_id', '=', workspaceId).where('status', 'in', [sql.lit('connected' as const), sql.lit('reauth_required' as const)]);
+  assertWorkspaceScope(workspaceId);
+  let filtered = integrations.selectFrom('integrations').where('status', 'in', [sql.lit('connected' as const), sql.lit('reauth_required' as const)]);
   // the column comes from the fixed map, the values are bound
   for (const c of query.conditions) filtered = filtered.where(INTEGRATION_FILTER_COLUMN[c.field], '=', sql<string>`any(${textArray(c.values)})`);
   const from = query.after;

@@ -19,7 +19,7 @@ import type { ObjectStore } from '../infra/objectStore.js';
 import type { Queryable } from './pool.js';
 import { MediaObject, Post } from './social.js';
 import { runQuery, textArray, typedQueries } from './sqlFragments.js';
-import { acrossWorkspaces } from './tenancy.js';
+import { acrossWorkspaces, assertWorkspaceScope } from './tenancy.js';
 
 /**
  * The two kinds of upload, each with its own way in: media for posts (`/v1/media/…`) and contacts
@@ -276,12 +276,12 @@ const media = typedQueries<InferKyselyDB<typeof MediaObject>>();
 export async function unknownMedia(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Set<string>> {
   const unique = [...new Set(fileNames)];
   if (unique.length === 0) return new Set();
+  assertWorkspaceScope(workspaceId);
   const rows = await runQuery(
     db,
     media
       .selectFrom('media_objects')
       .select('file_name')
-      .where('workspace_id', '=', workspaceId)
       .where((eb) =>
         eb.and([eb('file_name', '=', eb.fn.any(textArray(unique))), eb.not(eb.ref('is_chunk')), eb('content_type', '<>', eb.fn<string>('all', [textArray(Object.keys(CONTACT_FILE_TYPES))]))]),
       ),
@@ -315,12 +315,12 @@ export async function deleteChunkRecords(em: EntityManager, fileNames: string[])
 /** The content type of each of `fileNames` that is a media object of the workspace. */
 export async function mediaContentTypes(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, string>> {
   if (!fileNames.length) return new Map();
+  assertWorkspaceScope(workspaceId);
   const rows = await runQuery(
     db,
     media
       .selectFrom('media_objects')
       .select(['file_name', 'content_type'])
-      .where('workspace_id', '=', workspaceId)
       .where((eb) => eb('file_name', '=', eb.fn.any(textArray(fileNames)))),
   );
   return new Map(rows.map((m) => [m.file_name, m.content_type]));
@@ -328,12 +328,12 @@ export async function mediaContentTypes(db: Queryable, workspaceId: string, file
 
 /** The stored media (not chunks) of the workspace among `fileNames`, for a publish step to upload. */
 export async function mediaToPublish(db: Queryable, workspaceId: string, fileNames: string[]): Promise<Map<string, { contentType: string; sizeBytes: number }>> {
+  assertWorkspaceScope(workspaceId);
   const rows = await runQuery(
     db,
     media
       .selectFrom('media_objects')
       .select(['file_name', 'content_type', 'size_bytes'])
-      .where('workspace_id', '=', workspaceId)
       .where((eb) => eb.and([eb('file_name', '=', eb.fn.any(textArray(fileNames))), eb.not(eb.ref('is_chunk'))])),
   );
   return new Map(rows.map((m) => [m.file_name, { contentType: m.content_type, sizeBytes: m.size_bytes }]));

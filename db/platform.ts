@@ -42,10 +42,14 @@ export const Workspace = defineEntity({
 
 /**
  * The workspace column of a workspace-owned table: `workspace_id uuid not null references
- * workspaces(id) on delete cascade`, defaulting to the session's workspace (`SCOPED_WORKSPACE_ID`).
+ * workspaces(id) on delete cascade`, defaulting to the session's workspace (`SCOPED_WORKSPACE_ID`);
+ * `indexed`: with an index of its own, named as PostgreSQL names it (`<table>_<column>_index`).
  */
-export const workspaceId = (table: string) =>
-  p.manyToOne(Workspace).mapToPk().fieldName('workspace_id').deleteRule('cascade').foreignKeyName(`${table}_workspace_id_fkey`).defaultRaw(SCOPED_WORKSPACE_ID);
+export const workspaceId = (table: string, { indexed = false } = {}) => {
+  const column = 'workspace_id';
+  const property = p.manyToOne(Workspace).mapToPk().fieldName(column).deleteRule('cascade').foreignKeyName(`${table}_${column}_fkey`).defaultRaw(SCOPED_WORKSPACE_ID);
+  return indexed ? property.index(`${table}_${column}_index`) : property;
+};
 
 export const ApiKey = defineEntity({
   name: 'ApiKey',
@@ -53,7 +57,7 @@ export const ApiKey = defineEntity({
   filters: workspaceOwned,
   properties: {
     id: p.uuid().primary(),
-    workspaceId: workspaceId('api_keys').index('api_keys_workspace_id_index'),
+    workspaceId: workspaceId('api_keys', { indexed: true }),
     kind: p.text().$type<KeyKind>(),
     /** SHA-256 of the key; the key itself is shown once and never stored. */
     keyHash: p.text().unique('api_keys_key_hash_key'),

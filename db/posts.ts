@@ -18,7 +18,7 @@ import { compileSort, compileWhere, keysetPredicate, reverseOrder, type Compiled
 import { preparedQuery, runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
 import { postColumns } from './postColumns.js';
 import { Post, type SchedulingDB } from './social.js';
-import { acrossWorkspaces } from './tenancy.js';
+import { acrossWorkspaces, assertWorkspaceScope } from './tenancy.js';
 
 export type PostEntity = InferEntity<typeof Post>;
 
@@ -215,7 +215,8 @@ export async function filterPostsPage(
 ): Promise<{ rows: Array<{ post: PostEntity; sortRow: Record<string, unknown> }>; total: number; keyOf: CompiledSort['keyOf'] }> {
   const where = compileWhere(postColumns, q.filter);
   const sort = compileSort(postColumns, q.sort);
-  const filtered = postQueries.selectFrom('posts as p').where('p.workspace_id', '=', sql<string>`${q.workspaceId}::uuid`).where(sql<SqlBool>`(${where.sql})`);
+  assertWorkspaceScope(q.workspaceId);
+  const filtered = postQueries.selectFrom('posts as p').where(sql<SqlBool>`(${where.sql})`);
   const keyset = q.from ? keysetPredicate(sort, q.from.after, q.from.dir) : sql`true`;
   const orderBy = q.from?.dir === 'prev' ? reverseOrder(sort) : sort.orderBy;
   const [rows, [count]] = await Promise.all([
@@ -291,19 +292,19 @@ export async function claimRepostChild(em: EntityManager, postId: string): Promi
   });
 }
 
-const selectPostToPublish = preparedQuery((p: { workspaceId: string; postId: string }) =>
+const selectPostToPublish = preparedQuery((p: { postId: string }) =>
   postQueries
     .selectFrom('posts')
     .select(['provider_id', 'content', 'media', 'thread_items', 'external_post', 'external_post_url', 'parent_post_id'])
-    .where('id', '=', p.postId)
-    .where('workspace_id', '=', p.workspaceId),
+    .where('id', '=', p.postId),
 );
 
 /** What a publish step sends of a post of the workspace. */
 export type PostToPublish = RowOf<typeof selectPostToPublish>;
 
 export async function postToPublish(db: Queryable, workspaceId: string, postId: string): Promise<PostToPublish | undefined> {
-  const [row] = await selectPostToPublish(db, { workspaceId, postId });
+  assertWorkspaceScope(workspaceId);
+  const [row] = await selectPostToPublish(db, { postId });
   return row;
 }
 

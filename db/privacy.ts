@@ -12,7 +12,7 @@ import type { Pool, Queryable } from './pool.js';
 import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
 import { hash53, unpackHashes } from '../domain/hash53.js';
 import { normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
-import { lockForEmailWrite } from './contactIngest.js';
+import { lockForEmailWrite } from './identityLog.js';
 import type { SuppressionKind, SuppressionReason } from './privacyEntities.js';
 
 /** What an erasure request names: any mix of contact ids, emails and profile URLs. */

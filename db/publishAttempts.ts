@@ -9,6 +9,7 @@
 import { sql } from 'kysely';
 import type { Queryable } from './pool.js';
 import type { PublishAttemptDB } from './social.js';
+import { assertWorkspaceScope } from './tenancy.js';
 import { preparedQuery, typedQueries, type RowOf } from './sqlFragments.js';
 
 const workerQueries = typedQueries<PublishAttemptDB>();
@@ -25,12 +26,11 @@ export async function findPublishAttempt(db: Queryable, stepKey: string): Promis
   return row;
 }
 
-const takeOver = preparedQuery((p: { stepKey: string; workspaceId: string; postId: string; attempt: number }) =>
+const takeOver = preparedQuery((p: { stepKey: string; postId: string; attempt: number }) =>
   workerQueries
     .insertInto('publish_attempts')
     .values({
       step_key: p.stepKey,
-      workspace_id: p.workspaceId,
       post_id: p.postId,
       state: sql.lit('pending'),
       attempts: sql.lit(0),
@@ -55,6 +55,7 @@ export async function takeOverPublishAttempt(
   db: Queryable,
   s: { stepKey: string; workspaceId: string; postId: string; attempt: number },
 ): Promise<RowOf<typeof takeOver> | undefined> {
+  assertWorkspaceScope(s.workspaceId); // the record's workspace is the scope's (the column's default)
   const [row] = await takeOver(db, s);
   return row;
 }

@@ -13,7 +13,7 @@ import { Contact } from './contacts.js';
 import { Job, WebhookDelivery } from './platform.js';
 import { AccessRequest } from './subjectAccessEntities.js';
 import { recordAuditEvents } from './audit.js';
-import { lockForEmailWrite } from './contactIngest.js';
+import { lockForEmailWrite } from './identityLog.js';
 import { deletePersonRows, type PersonRowsRemoved } from './privacy.js';
 import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
 import { normalizeEmail } from '../domain/identity.js';

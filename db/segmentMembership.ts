@@ -9,7 +9,7 @@
  *   const seg = segmentMembershipWhere(segment, catalog);
  *   const req = contactWhere(catalog, body);
  *   compileSql(sql`select … from contacts c ${sql.raw(joinSql(new Set([...seg.joins, ...req.joins])))}
- *     where c.workspace_id = ${ws}::uuid and c.status = 'active' and (${seg.sql}) and (${req.sql}) …`)
+ *     where c.status = 'active' and (${seg.sql}) and (${req.sql}) …`)
  *
  * The segment's stored conditions are compiled with the JSON pointers `/segment/conditions` and
  * `/segment/groupedCondition`, so a stored condition that no longer fits the catalog (a deleted

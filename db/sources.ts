@@ -263,7 +263,7 @@ const SOURCE_CATALOG = sqlCatalogOf(
     {
       path: 'segmentIds',
       type: 'multi',
-      sql: `array(select g.id::text from segments g where g.workspace_id = s.workspace_id and s.id = any(g.segment_sources))`,
+      sql: `array(select g.id::text from segments g where s.id = any(g.segment_sources))`,
       output: ['segmentIds'],
       filteringSupported: true,
     },

@@ -15,6 +15,7 @@ import { Company } from './contacts.js';
 import { DsCompany, DsPerson } from './dataset.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
 import { runQuery, typedQueries, uuidArray, type RowOf } from './sqlFragments.js';
+import { assertWorkspaceScope } from './tenancy.js';
 
 const db = typedQueries<InferKyselyDB<typeof DsCompany | typeof DsPerson | typeof Company>>();
 
@@ -43,6 +44,7 @@ export interface KeyedDsCompany {
  * known by name only takes the domain key first. Returns how many rows were created and updated.
  */
 export async function upsertCompaniesFromDataset(pool: Pool, workspaceId: string, keyed: KeyedDsCompany[]): Promise<{ created: number; updated: number }> {
+  assertWorkspaceScope(workspaceId);
   return withTransaction(pool, async (client) => {
     const renames = sql<{ key: string; lname: string }>`unnest(${keyed.map((k) => k.key)}::text[], ${keyed.map((k) => (k.r.company_name ?? '').trim().toLowerCase())}::text[])`.as<'t'>(
       sql`t(key, lname)`,
@@ -53,11 +55,10 @@ export async function upsertCompaniesFromDataset(pool: Pool, workspaceId: string
         .updateTable('companies as c')
         .from(renames)
         .set((eb) => ({ company_key: eb.ref('t.key'), updated_at: sql`now()` }))
-        .where('c.workspace_id', '=', workspaceId)
         .where('c.company_key', '=', sql<string>`'n:' || t.lname`)
         .where('t.key', 'like', 'd:%')
         .where((eb) =>
-          eb.not(eb.exists(eb.selectFrom('companies as d').select(eb.lit(1).as('one')).where('d.workspace_id', '=', workspaceId).whereRef('d.company_key', '=', 't.key'))),
+          eb.not(eb.exists(eb.selectFrom('companies as d').select(eb.lit(1).as('one')).whereRef('d.company_key', '=', 't.key'))),
         ),
     );
     type Incoming = { id: string; k: string; n: string | null; w: string | null; d: string | null; i: string | null; h: string | null; p: string | null };
@@ -69,11 +70,11 @@ export async function upsertCompaniesFromDataset(pool: Pool, workspaceId: string
       client,
       db
         .insertInto('companies')
-        .columns(['id', 'workspace_id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
+        .columns(['id', 'company_key', 'company_name', 'company_website', 'company_domain', 'company_industry', 'company_headcount', 'company_pronet', 'created_at', 'updated_at'])
         .expression((eb) =>
           eb
             .selectFrom(incoming)
-            .select(['t.id', sql<string>`${workspaceId}::uuid`.as('workspace_id'), 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', sql<Date>`now()`.as('created_at'), sql<Date>`now()`.as('updated_at')]),
+            .select(['t.id', 't.k', 't.n', 't.w', 't.d', 't.i', 't.h', 't.p', sql<Date>`now()`.as('created_at'), sql<Date>`now()`.as('updated_at')]),
         )
         .onConflict((oc) =>
           oc.columns(['workspace_id', 'company_key']).doUpdateSet((eb) => ({

@@ -8,19 +8,9 @@
  * contact. Nothing here touches the network or the database.
  */
 import { InvalidRequestError } from './errors.js';
-import {
-  ENRICHMENT_SLICES,
-  planEnrichment,
-  providersTried,
-  sliceStatus,
-  slicePrice,
-  type AttemptRecord,
-  type EnrichmentConfig,
-  type EnrichmentLookup,
-  type EnrichmentSlice,
-  type PlannedProvider,
-  type SliceOutcome,
-} from './enrichment.js';
+import { ENRICHMENT_SLICES, providersTried, sliceStatus, slicePrice, type AttemptRecord, type EnrichmentLookup, type EnrichmentSlice, type SliceOutcome } from './enrichment.js';
+import { planEnrichment, type PlannedProvider } from './enrichmentPlan.js';
+import { type EnrichmentConfig } from './enrichmentConfig.js';
 import { enrichmentSlicePrice } from './pricing.js';
 
 /** Largest explicit `contactIds` list of one request. */

@@ -302,19 +302,37 @@ export function stackPorts(env: NodeJS.ProcessEnv = process.env) {
 export interface DiscoveryConfig {
   exactCountLimit: number;
   engine: 'postgres' | 'opensearch';
+  /** One node's URL, or several separated by commas (a cluster's nodes). */
   opensearchUrl: string;
   indexPrefix: string;
+}
+
+/**
+ * OPENSEARCH_URL as the client's node list: one URL, or several separated by commas (the nodes of
+ * a cluster: a request that cannot reach one is sent to another), each without its trailing slash.
+ */
+function openSearchNodes(value: string): string {
+  const urls = value.split(',').map((u) => u.trim().replace(/\/$/, '')).filter(Boolean);
+  for (const u of urls) {
+    if (!URL.canParse(u) || !/^https?:$/.test(new URL(u).protocol)) throw new Error(`OPENSEARCH_URL must be http(s) URLs separated by commas; got ${JSON.stringify(u)}`);
+  }
+  return urls.join(',');
 }
 
 export function discoveryConfig(env: NodeJS.ProcessEnv, opensearchPort = stackPorts(env).opensearch): DiscoveryConfig {
   const engine = (env.DISCOVERY_ENGINE || 'postgres').trim().toLowerCase();
   if (engine !== 'postgres' && engine !== 'opensearch') throw new Error(`DISCOVERY_ENGINE must be postgres (the default) or opensearch; got ${JSON.stringify(env.DISCOVERY_ENGINE)}`);
+  // the shape of the indexes a re-index builds (db/opensearchIndex.ts reads them): a typo fails here, not at index creation
+  for (const [key, min] of [['OPENSEARCH_SHARDS', 1], ['OPENSEARCH_REPLICAS', 0]] as const) {
+    const v = env[key];
+    if (v !== undefined && v !== '' && !(/^\d+$/.test(v.trim()) && Number(v) >= min)) throw new Error(`${key} must be a whole number ≥ ${min}; got ${JSON.stringify(v)}`);
+  }
   const prefix = env.OPENSEARCH_INDEX_PREFIX ?? 'discovery';
   if (!/^[a-z0-9][a-z0-9_-]*$/.test(prefix)) throw new Error(`OPENSEARCH_INDEX_PREFIX must be lowercase letters, digits, - and _; got ${JSON.stringify(prefix)}`);
   return {
     exactCountLimit: int(env.DISCOVERY_EXACT_COUNT_LIMIT, 10_000),
     engine,
-    opensearchUrl: (env.OPENSEARCH_URL || `http://127.0.0.1:${opensearchPort}`).replace(/\/$/, ''),
+    opensearchUrl: openSearchNodes(env.OPENSEARCH_URL || `http://127.0.0.1:${opensearchPort}`),
     indexPrefix: prefix,
   };
 }

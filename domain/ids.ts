@@ -28,16 +28,27 @@ export function uuidv7Source(n: number): () => string {
 const pool = new Uint8Array(16 * 256);
 let pooled = pool.length;
 
+/** Time and sequence of the last {@link uuidv7Pooled} id, advanced as uuid's own `v7()` does. */
+let lastMs = -Infinity;
+let seq = 0;
+
 /**
- * A UUIDv7 for ids minted once per request (request ids): uuid's `v7()` draws its randomness
- * through WebCrypto on every call (~8 µs, a visible share of a hot request), this takes it from a
- * pooled buffer (~1 µs). Ids made within one millisecond do not sort in the order they were made
- * (their sequence bits are random), so row ids keep `v7()` / {@link uuidv7Source}.
+ * A UUIDv7 with its randomness from a pooled buffer: uuid's `v7()` draws it through WebCrypto on
+ * every call (~8 µs, a visible share of a hot request, and most of a bulk load's id cost), this
+ * takes it from a buffer filled 4 KiB at a time (~1 µs). Like `v7()` it keeps a sequence in the
+ * `rand_a`/`rand_b` bits (random at each new millisecond, +1 within one), so the ids of one
+ * process sort in the order they were made: request ids, and the row ids of the dataset import.
  */
 export function uuidv7Pooled(): string {
   if (pooled === pool.length) {
     randomFillSync(pool);
     pooled = 0;
   }
-  return uuidv7({ random: pool.subarray(pooled, (pooled += 16)) });
+  const random = pool.subarray(pooled, (pooled += 16));
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
+    seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else if ((seq = (seq + 1) | 0) === 0) lastMs++;
+  return uuidv7({ random, msecs: lastMs, seq });
 }

@@ -337,11 +337,28 @@ const OPENSEARCH_JVM_OPTIONS = [
 ].join('\n');
 
 /**
- * A single-node OpenSearch on loopback (OPENSEARCH_PORT, default 9200; transport port + 100),
- * data under `OPENSEARCH_DATA_DIR` (default `<DATA_DIR>/opensearch`), owned by the unprivileged
- * user when run as root. The integration-test distribution has no security plugin: loopback only.
+ * A node of a cluster on loopback (bench/discovery-node-kill.ts): its name, and every node's name and
+ * transport port, for discovery and the first election (all started at once: none forms a cluster
+ * alone).
  */
-export async function startOpenSearch(l: StackLayout = stackLayout()): Promise<StackStatus> {
+export interface OpenSearchClusterNode {
+  cluster: string;
+  name: string;
+  nodes: { name: string; transportPort: number }[];
+}
+
+/**
+ * A single-node OpenSearch on loopback (OPENSEARCH_PORT, default 9200; transport port + 100), or
+ * with `cluster` one node of a cluster; data under `OPENSEARCH_DATA_DIR` (default
+ * `<DATA_DIR>/opensearch`), owned by the unprivileged user when run as root; ready when it
+ * answers `_cluster/health` (within `readyTimeoutMs`, default 90 s).
+ * The integration-test distribution has no security plugin: loopback only.
+ */
+export async function startOpenSearch(
+  l: StackLayout = stackLayout(),
+  opts: { cluster?: OpenSearchClusterNode; readyTimeoutMs?: number } = {},
+): Promise<StackStatus> {
+  const { cluster } = opts;
   const port = l.ports.opensearch;
   const home = l.env.OPENSEARCH_DATA_DIR ?? join(l.data, 'opensearch');
   const log = join(home, 'opensearch.log');
@@ -364,7 +381,14 @@ export async function startOpenSearch(l: StackLayout = stackLayout()): Promise<S
   const child = spawn(
     bin,
     [
-      `-Ehttp.port=${port}`, `-Etransport.port=${port + 100}`, '-Enetwork.host=127.0.0.1', '-Ediscovery.type=single-node',
+      `-Ehttp.port=${port}`, `-Etransport.port=${port + 100}`, '-Enetwork.host=127.0.0.1',
+      ...(cluster
+        ? [
+            `-Ecluster.name=${cluster.cluster}`, `-Enode.name=${cluster.name}`,
+            `-Ediscovery.seed_hosts=${cluster.nodes.map((n) => `127.0.0.1:${n.transportPort}`).join(',')}`,
+            `-Ecluster.initial_cluster_manager_nodes=${cluster.nodes.map((n) => n.name).join(',')}`,
+          ]
+        : ['-Ediscovery.type=single-node']),
       `-Epath.data=${join(home, 'data')}`, `-Epath.logs=${join(home, 'logs')}`, '-Ecluster.routing.allocation.disk.threshold_enabled=false',
     ],
     {
@@ -378,7 +402,7 @@ export async function startOpenSearch(l: StackLayout = stackLayout()): Promise<S
   closeSync(fd);
   child.unref();
   writeFileSync(join(l.data, `opensearch-${port}.pid`), String(child.pid));
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
   while (Date.now() < deadline) {
     if (await openSearchReady(port)) return { service: 'opensearch', external: false, running: true, startedNow: true, log };
     if (!pidAlive(child.pid!)) break;

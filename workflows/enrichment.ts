@@ -12,7 +12,9 @@
  */
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { AttemptOutcome, AttemptRecord, EnrichmentPlan, EnrichmentResult, EnrichmentSlice, PlannedProvider, SliceOutcome } from '../domain/enrichment.js';
+import type { AttemptOutcome } from '../domain/providerStatus.js';
+import type { AttemptRecord, EnrichmentResult, EnrichmentSlice, SliceOutcome } from '../domain/enrichment.js';
+import type { EnrichmentPlan, PlannedProvider } from '../domain/enrichmentPlan.js';
 import { jobFailure, runJob } from './job.js';
 import { rootCause } from './contract/failures.js';
 import type { EnrichmentWorkflowInput } from './contract/enrichment.js';

@@ -21,17 +21,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { bulkJobSummary, pendingRows, readBulkJob, setBulkJobState, settleRows, type BulkJobSettings, type PendingRow, type RowSettlement } from '../../db/bulkEnrichment.js';
 import { bulkDebitKey, planRow, rowTrace, type BulkEnrichmentSummary, type BulkSliceOutcome } from '../../domain/bulkEnrichment.js';
-import {
-  providersTried,
-  sliceDataHasContent,
-  slicePrice,
-  sliceStatus,
-  type AttemptRecord,
-  type EnrichmentConfig,
-  type EnrichmentLookup,
-  type EnrichmentSlice,
-  type PlannedProvider,
-} from '../../domain/enrichment.js';
+import { providersTried, sliceDataHasContent, slicePrice, sliceStatus, type AttemptRecord, type EnrichmentLookup, type EnrichmentSlice } from '../../domain/enrichment.js';
+import { type EnrichmentConfig } from '../../domain/enrichmentConfig.js';
+import { type PlannedProvider } from '../../domain/enrichmentPlan.js';
 import type { ActivityDeps } from '../deps.js';
 import { createEnrichmentProvider } from './enrichment.js';
 import { EnrichmentProviderError, type EnrichmentProvider } from './enrichmentProvider.js';

@@ -17,22 +17,10 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { releaseHold, settleJobCredits } from '../../db/credits.js';
-import {
-  PROVIDER_FAILURE,
-  assembleEnrichmentResult,
-  loadEnrichmentConfig,
-  providersTried,
-  sliceDataHasContent,
-  sliceDebitKey,
-  slicePrice,
-  type AnySliceData,
-  type EnrichmentLookup,
-  type EnrichmentResult,
-  type EnrichmentSlice,
-  type ResolvedProvider,
-  type SettledSlice,
-  type SliceOutcome,
-} from '../../domain/enrichment.js';
+import { PROVIDER_FAILURE } from '../../domain/providerStatus.js';
+import { assembleEnrichmentResult, providersTried, sliceDataHasContent, sliceDebitKey, slicePrice, type AnySliceData, type EnrichmentLookup, type EnrichmentResult, type EnrichmentSlice, type SettledSlice, type SliceOutcome } from '../../domain/enrichment.js';
+import { loadEnrichmentConfig } from '../../infra/enrichmentConfigFile.js';
+import { type ResolvedProvider } from '../../domain/enrichmentConfig.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
 import type { ActivityDeps } from '../deps.js';
 import { DatasetEnrichmentProvider } from './enrichmentDataset.js';

@@ -15,14 +15,9 @@
  * OUTBOUND_ALLOW_LIST), redirects are not followed, and an error body reaches the job only as
  * the provider's short JSON reason.
  */
-import {
-  classifyProviderStatus,
-  sliceDataErrors,
-  type EnrichmentLookup,
-  type EnrichmentSlice,
-  type ResolvedProvider,
-  type SliceDataOf,
-} from '../../domain/enrichment.js';
+import { classifyProviderStatus } from '../../domain/providerStatus.js';
+import { sliceDataErrors, type EnrichmentLookup, type EnrichmentSlice, type SliceDataOf } from '../../domain/enrichment.js';
+import { type ResolvedProvider } from '../../domain/enrichmentConfig.js';
 import {
   OutboundBlockedError,
   OutboundInvalidRequestError,

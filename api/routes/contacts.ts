@@ -5,27 +5,17 @@
  * Static paths come before `{param}` paths; `/contacts/unified-data-api` (enrichment) is
  * mounted by an earlier group.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { v7 as uuidv7 } from 'uuid';
-import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { ingestContacts } from '../../db/contactIngest.js';
 import { fetchContacts, listContacts, loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
-import { stageRows } from '../../db/contactStaging.js';
-import { findContactFile, readCsvHeader } from '../../db/contactFile.js';
-import { formatOf } from '../../domain/contactFile.js';
 import { deleteContact, patchContact } from '../../db/contactWrite.js';
 import type { AppDeps } from '../deps.js';
-import { assertSegment, attachSourceToSegment } from '../../db/segmentLinks.js';
 import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
-import { findSource, type SourceEntity } from '../../db/sources.js';
 import { segmentMembershipWhere } from '../../db/segmentMembership.js';
-import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
-import { notFound, notFoundField, unprocessable } from '../errors.js';
+import { notFound, unprocessable } from '../errors.js';
 import { dropSuppressed, suppressionKey } from '../../db/privacy.js';
-import { isUuid } from '../../domain/ids.js';
-import { addRowKeys, checkFieldMapping, mapRow, planFor } from '../../domain/contactMapping.js';
+import { mapRow, planFor } from '../../domain/contactMapping.js';
 import { defineRoute, reply } from '../route.js';
-import { startJob } from '../jobs.js';
+import { bulkUpsertContacts, loadSource, validationFailed } from '../usecases/bulkUpsertContacts.js';
 import {
   BulkFetchBody,
   BulkUpsertBody,
@@ -45,50 +35,12 @@ import {
   UpsertContactBody,
 } from '../schemas/contacts.js';
 
-/** The source a contact write names, as far as mapping needs it; a malformed or foreign id is a 404. */
-async function loadSource(em: EntityManager, id: string): Promise<SourceEntity> {
-  const source = isUuid(id) ? await findSource(em, id) : null;
-  if (!source) throw notFound('Source', id);
-  return source;
-}
-
 /** One active contact of the workspace, or a 404: through the reads batched per event-loop turn (`deps.readContact`). */
 async function oneContact(deps: AppDeps, workspaceId: string, id: string) {
   const c = await deps.readContact(workspaceId, id);
   if (!c) throw notFound('Contact', id);
   return c;
 }
-
-/** Column names of inline rows (as mapping sees them), each with its JSON pointer in the first row that has it. */
-function columnsOf(rows: Record<string, unknown>[]): Map<string, string> {
-  const columns = new Map<string, string>();
-  rows.forEach((row, i) => addRowKeys(row, `/contactsData/${i}`, columns));
-  return columns;
-}
-
-/**
- * The contacts file of a bulk upsert: a media object of the workspace whose detected type is CSV
- * or JSON Lines, and for CSV a usable header (its columns, checked against the mapping like the
- * keys of inline rows). JSON Lines rows are checked one by one as they are imported.
- */
-async function checkContactsFile(deps: AppDeps, workspaceId: string, fileName: string, inlineRows: number) {
-  const path = '/contactsFile/fileName';
-  if (inlineRows) throw invalidField('/contactsData', 'must be empty ([]) when contactsFile is given: the rows come from the file');
-  const found = await findContactFile(deps.pool, fileName);
-  if (!found) throw notFoundField(path, 'is not a file of this workspace: upload it with POST /contact-files (or its chunks and POST /contact-files/assemble-chunks) and send the fileName returned');
-  const format = formatOf(found.contentType);
-  if (!format)
-    throw badRequest('file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [
-      { path, message: `holds ${found.contentType}, not text/csv or application/x-ndjson` },
-    ]);
-  if (format === 'jsonl') return { format, sizeBytes: found.sizeBytes, header: undefined };
-  const h = await readCsvHeader(deps.storage, fileName);
-  if (!h.header) throw invalidField(path, h.problem!);
-  return { format, sizeBytes: found.sizeBytes, header: new Map(h.header.map((c) => [c, path])) };
-}
-
-const validationFailed = (details: ErrorDetail[]) =>
-  badRequest('validation_failed', details.map((d) => `${d.path}: ${d.message}`).slice(0, 5).join('; '), details.slice(0, 100));
 
 export const contactRoutes = [
   defineRoute({
@@ -100,7 +52,7 @@ export const contactRoutes = [
     body: BulkFetchBody,
     responses: { 200: ContactList },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, deps }) => ({ data: await fetchContacts(deps.pool, auth.workspaceId, body.contactIds) }),
+    handler: async ({ body, deps, scope }) => ({ data: await fetchContacts(scope.db, scope.workspaceId, body.contactIds) }),
   }),
 
   defineRoute({
@@ -125,9 +77,9 @@ export const contactRoutes = [
         limit: 50,
       },
     },
-    handler: async ({ body, auth, deps }) => {
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      return listContacts(deps.pool, body, { workspaceId: auth.workspaceId, catalog, secret: deps.config.serverSecret });
+    handler: async ({ body, deps, scope }) => {
+      const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
+      return listContacts(scope.db, body, { workspaceId: scope.workspaceId, catalog, secret: deps.config.serverSecret });
     },
   }),
 
@@ -143,13 +95,13 @@ export const contactRoutes = [
     body: BySegmentBody,
     responses: { 200: ContactPage },
     errors: [400, 401, 404, 500],
-    handler: async ({ params, body, auth, deps, em }) => {
-      await ensureDefaultSegment(em, auth.workspaceId);
-      const seg = await findSegment(em, params.segmentId);
+    handler: async ({ params, body, deps, scope }) => {
+      await ensureDefaultSegment(scope.em, scope.workspaceId);
+      const seg = await findSegment(scope.em, params.segmentId);
       if (!seg) throw notFound('Segment', params.segmentId);
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      return listContacts(deps.pool, body, {
-        workspaceId: auth.workspaceId,
+      const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
+      return listContacts(scope.db, body, {
+        workspaceId: scope.workspaceId,
         catalog,
         secret: deps.config.serverSecret,
         scopeKey: `segment:${seg.id}`,
@@ -170,9 +122,9 @@ export const contactRoutes = [
     body: UniqueValuesBody,
     responses: { 200: UniqueValuesResponse },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, deps }) => {
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      return { data: await uniqueValues(deps.pool, body, { workspaceId: auth.workspaceId, catalog }) };
+    handler: async ({ body, deps, scope }) => {
+      const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
+      return { data: await uniqueValues(scope.db, body, { workspaceId: scope.workspaceId, catalog }) };
     },
   }),
 
@@ -186,7 +138,7 @@ export const contactRoutes = [
     errors: [401, 404, 500],
     // The hottest read, through the pool (no entity manager), batched with the reads of the same event-loop turn.
     orm: false,
-    handler: async ({ params, auth, deps }) => ({ data: await oneContact(deps, auth.workspaceId, params.id) }),
+    handler: async ({ params, deps, scope }) => ({ data: await oneContact(deps, scope.workspaceId, params.id) }),
   }),
 
   defineRoute({
@@ -204,10 +156,10 @@ export const contactRoutes = [
     body: PatchContactBody,
     responses: { 200: ContactResponse },
     errors: [400, 401, 404, 409, 500], errorCodes: ['conflict', 'company_conflict'],
-    handler: async ({ params, body, auth, deps }) => {
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      await patchContact(deps.pool, auth.workspaceId, params.id, body, catalog);
-      return { data: await oneContact(deps, auth.workspaceId, params.id) };
+    handler: async ({ params, body, deps, scope }) => {
+      const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
+      await patchContact(scope.db, scope.workspaceId, params.id, body, catalog);
+      return { data: await oneContact(deps, scope.workspaceId, params.id) };
     },
   }),
 
@@ -220,8 +172,8 @@ export const contactRoutes = [
     params: ContactIdParams,
     responses: { 200: ContactDeleted },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => {
-      await deleteContact(deps.pool, params.id);
+    handler: async ({ params, deps, scope }) => {
+      await deleteContact(scope.db, params.id);
       return { data: { id: params.id.toLowerCase(), deleted: true as const } };
     },
   }),
@@ -241,15 +193,15 @@ export const contactRoutes = [
     errors: [400, 401, 404, 422, 500], errorCodes: ['contact_suppressed'],
     examples: { request: { 'contact.firstName': 'Ada', 'contact.lastName': 'Lovelace', 'contact.workEmail': 'ada@analytical.example', 'company.companyName': 'Analytical Engines' } },
     idempotent: true,
-    handler: async ({ params, body, auth, deps, em }) => {
-      const source = await loadSource(em, params.sourceId);
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
+    handler: async ({ params, body, deps, scope }) => {
+      const source = await loadSource(scope.em, params.sourceId);
+      const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
       const mapped = mapRow(body, catalog, planFor(catalog, source.sourceMeta?.config?.fieldMapping), '');
       if (!mapped.input) throw validationFailed(mapped.errors);
-      const { suppressed } = await dropSuppressed(deps.pool, auth.workspaceId, [mapped.input], suppressionKey(deps.config.serverSecret));
+      const { suppressed } = await dropSuppressed(scope.db, scope.workspaceId, [mapped.input], suppressionKey(deps.config.serverSecret));
       if (suppressed) throw unprocessable('contact_suppressed', 'The contact is on the workspace suppression list (docs/PRIVACY.md): it was not written');
-      const r = await ingestContacts(deps.pool, [mapped.input], { workspaceId: auth.workspaceId, sourceId: source.id, mode: 'explicit' });
-      return { data: await oneContact(deps, auth.workspaceId, r.rows[0]!.contactId) };
+      const r = await ingestContacts(scope.db, [mapped.input], { workspaceId: scope.workspaceId, sourceId: source.id, mode: 'explicit' });
+      return { data: await oneContact(deps, scope.workspaceId, r.rows[0]!.contactId) };
     },
   }),
 
@@ -277,57 +229,6 @@ export const contactRoutes = [
     responses: { 202: JobAccepted },
     errors: [400, 401, 404, 500], errorCodes: ['file_type_not_allowed'],
     idempotent: true,
-    handler: async ({ params, body, auth, deps, em }) => {
-      const source = await loadSource(em, params.sourceId);
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const mapping = source.sourceMeta?.config?.fieldMapping ?? [];
-      const mappingErrors = checkFieldMapping(catalog, mapping, '/sourceMeta/config/fieldMapping');
-      if (mappingErrors.length) throw validationFailed(mappingErrors);
-      // The rows: inline, or a contacts file (checked here as far as its type and CSV header).
-      const file = body.contactsFile ? await checkContactsFile(deps, auth.workspaceId, body.contactsFile.fileName, body.contactsData.length) : undefined;
-      if (!file && !body.contactsData.length) throw invalidField('/contactsData', 'must NOT have fewer than 1 items (or send contactsFile)');
-      const columns = file ? file.header : columnsOf(body.contactsData);
-      if (columns) {
-        const where = file ? '/contactsFile/fileName' : '/contactsData';
-        if (mapping.length) {
-          const missing = mapping.filter((m) => !columns.has(m.sourceFieldName));
-          if (missing.length)
-            throw validationFailed(missing.map((m) => ({ path: where, message: `sourceFieldName ${m.sourceFieldName} of the field mapping occurs in no ${file ? 'column of the file' : 'row'}` })));
-        } else {
-          // Without a mapping the keys are catalog paths: an unknown one is a request error.
-          const bad: ErrorDetail[] = [];
-          for (const [k, pointer] of columns) {
-            if (k.startsWith('_') || catalog.get(k)?.write) continue;
-            if (bad.length < 20)
-              bad.push({
-                path: pointer,
-                message: `unknown ${file ? 'column' : 'field'} ${k}; keys are writable paths from GET /schema/contact or columns of the source's fieldMapping`,
-              });
-          }
-          if (bad.length) throw validationFailed(bad);
-        }
-      }
-      if (body.segmentId) {
-        await ensureDefaultSegment(em, auth.workspaceId);
-        await assertSegment(em, body.segmentId);
-      }
-      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      if (body.segmentId) await attachSourceToSegment(deps.pool, body.segmentId, source.id);
-      const batchId = uuidv7();
-      if (!file) await stageRows(deps.pool, batchId, body.contactsData);
-      const accepted = await startJob(deps, {
-        workspaceId: auth.workspaceId,
-        job: 'bulk-upsert',
-        args: file
-          ? { sourceId: source.id, batchId, totalRows: 0, file: { fileName: body.contactsFile!.fileName, format: file.format, sizeBytes: file.sizeBytes } }
-          : { sourceId: source.id, batchId, totalRows: body.contactsData.length },
-        webhook: body.webhookConfiguration ?? null,
-        searchAttributes: { SourceId: source.id },
-        message: file
-          ? `Accepted ${file.format === 'csv' ? 'CSV' : 'JSON Lines'} file ${body.contactsFile!.fileName}; poll jobStatusEndpoint for the progress and result`
-          : `Accepted ${body.contactsData.length} rows; poll jobStatusEndpoint for the result`,
-      });
-      return reply(202, accepted);
-    },
+    handler: async ({ params, body, deps, scope }) => reply(202, await bulkUpsertContacts(scope, deps, params.sourceId, body)),
   }),
 ];

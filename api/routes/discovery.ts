@@ -28,7 +28,8 @@ import {
 import { startJob } from '../jobs.js';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { debitCredits, findCreditAccount, getBalance } from '../../db/credits.js';
-import { V2_DEFAULT_LIMIT, searchV2, searchVerified, verifiedPageRows, type SearchPage } from '../../db/discoverySearch.js';
+import { V2_DEFAULT_LIMIT, searchV2, type SearchPage } from '../../db/discoverySearch.js';
+import { searchVerified, verifiedPageRows } from '../../db/verifiedSearch.js';
 import { assertSegment } from '../../db/segmentLinks.js';
 import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';

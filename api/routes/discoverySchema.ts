@@ -20,7 +20,7 @@ import {
   type VerifiedInputDef,
 } from '../../domain/discoveryCatalog.js';
 import { invalidField } from '../../domain/errors.js';
-import { distinctValues } from '../../db/discoverySearch.js';
+import { distinctValues } from '../../db/discoveryOptions.js';
 
 /** Embedded options per verified item (the full list is behind `optionsLink`). */
 const EMBEDDED_OPTIONS = 50;

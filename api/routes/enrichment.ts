@@ -7,7 +7,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
 import { holdCredits, releaseHold } from '../../db/credits.js';
-import { loadEnrichmentConfig, planEnrichment } from '../../domain/enrichment.js';
+import { loadEnrichmentConfig } from '../../infra/enrichmentConfigFile.js';
+import { planEnrichment } from '../../domain/enrichmentPlan.js';
 import { startJob } from '../jobs.js';
 import { unprocessable } from '../errors.js';
 import { isSuppressed, suppressionKey } from '../../db/privacy.js';

@@ -4,6 +4,7 @@
  * deleted, unknown, upper-case and repeated ids, get exactly the answers they get one at a time,
  * and the reads of a turn cost one statement per workspace.
  */
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { createContactReader, fetchContact } from '../../db/contactRead.js';
@@ -77,7 +78,7 @@ describe('GET /contacts/{id} read in batches', () => {
     const counting: Queryable = {
       query: ((config: { name?: string }, values?: unknown[]) => {
         statements.push(config.name ?? 'unnamed');
-        return app.pool.query(config as never, values as never);
+        return app.deps.pool.query(config as never, values as never);
       }) as Queryable['query'],
     };
     const read = createContactReader(counting);
@@ -85,7 +86,7 @@ describe('GET /contacts/{id} read in batches', () => {
     const reads = [...a.ids.map((id) => [a.workspaceId, id]), ...b.ids.map((id) => [b.workspaceId, id]), [a.workspaceId, b.ids[0]!], [a.workspaceId, deletedId], [b.workspaceId, 'not-a-uuid']] as [string, string][];
     const batched = await Promise.all(reads.map(([w, id]) => read(w, id)));
     expect(statements.sort()).toEqual(['fetch-contacts', 'fetch-contacts']);
-    const single = await Promise.all(reads.map(([w, id]) => fetchContact(app.pool, w, id)));
+    const single = await Promise.all(reads.map(([w, id]) => inWorkspaceScope(w, () => fetchContact(app.deps.pool, w, id))));
     expect(batched).toEqual(single);
     expect(batched.filter(Boolean)).toHaveLength(a.ids.length + b.ids.length);
 

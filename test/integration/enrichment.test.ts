@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../harness.js';
 import { startFakeEnrichmentProvider, type FakeEnrichmentProvider } from '../fakes/enrichmentProvider.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhookReceiver.js';
 import { CREDIT_LOCK_TIMEOUT_MS, debitCredits } from '../../db/credits.js';
+import { inWorkspaceScope } from '../../db/tenancy.js';
 import { InsufficientCreditsError } from '../../domain/errors.js';
 import { normalizeProfileUrl } from '../../domain/identity.js';
 import { createEnrichmentActivities } from '../../activities/providers/enrichment.js';
@@ -407,8 +408,8 @@ describe('credits and webhooks', () => {
       expect(await balance(ws)).toBe(4);
       const tx = (await app.http('GET', '/credits/transactions', { apiKey: ws.apiKey })).body.data;
       expect(tx[0]).toMatchObject({ kind: 'hold', amount: -6, balanceAfter: 4, jobId });
-      await expect(debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' })).rejects.toBeInstanceOf(InsufficientCreditsError);
-      await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' });
+      await expect(inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'spent-elsewhere', reason: 'test' }))).rejects.toBeInstanceOf(InsufficientCreditsError);
+      await inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 4, idempotencyKey: 'spent-elsewhere', reason: 'test' }));
       expect(await balance(ws)).toBe(0);
     } finally {
       await app.startWorker();

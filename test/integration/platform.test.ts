@@ -99,7 +99,7 @@ describe('credits', () => {
   it('never overdraws under concurrent debits', async () => {
     const ws = await app.createWorkspace({ credits: 50 });
     const attempts = Array.from({ length: 40 }, (_, i) =>
-      debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' }).then(
+      inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `race-${i}`, reason: 'test' })).then(
         () => 'ok',
         (e) => (e instanceof InsufficientCreditsError ? 'insufficient_credits' : e),
       ),
@@ -116,7 +116,7 @@ describe('credits', () => {
     const reads = Array.from({ length: 30 }, (_, i) => workspaces[i % 3]!);
     const answers = await Promise.all(reads.map((ws) => app.http('GET', '/credits/balance', { apiKey: ws.apiKey })));
     expect(answers.map((a) => a.body.data.balance)).toEqual(reads.map((_, i) => [7, 11, 0][i % 3]));
-    await debitCredits(app.pool, { workspaceId: workspaces[1]!.workspaceId, amount: 4, idempotencyKey: 'after-reads', reason: 'test' });
+    await inWorkspaceScope(workspaces[1]!.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: workspaces[1]!.workspaceId, amount: 4, idempotencyKey: 'after-reads', reason: 'test' }));
     const after = await Promise.all(workspaces.map((ws) => app.http('GET', '/credits/balance', { apiKey: ws.apiKey })));
     expect(after.map((a) => a.body.data.balance)).toEqual([7, 7, 0]);
   });
@@ -125,7 +125,7 @@ describe('credits', () => {
     const ws = await app.createWorkspace({ credits: 1 });
     const outcomes = await Promise.all(
       ['first', 'second'].map((key) =>
-        debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' }).then(
+        inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 1, idempotencyKey: key, reason: 'test' })).then(
           (r) => `charged ${r.charged}, balance ${r.balance}`,
           (e) => (e instanceof InsufficientCreditsError ? `402 with balance ${e.balance}` : e),
         ),
@@ -140,18 +140,18 @@ describe('credits', () => {
     const pool = app.pool;
     const jobs = Array.from({ length: 12 }, () => uuidv7());
     const job = async (jobId: string, i: number) => {
-      await holdCredits(pool, { workspaceId: ws.workspaceId, jobId, amount: 6, reason: 'hold', billable: true });
-      if (i % 3 === 0) return releaseHold(pool, ws.workspaceId, jobId);
-      const [charged] = await settleJobCredits(pool, { workspaceId: ws.workspaceId, jobId, billable: true, charges: [{ amount: 4, idempotencyKey: `settle:${jobId}`, reason: 'test' }] });
+      await inWorkspaceScope(ws.workspaceId, () => holdCredits(app.deps.pool, { workspaceId: ws.workspaceId, jobId, amount: 6, reason: 'hold', billable: true }));
+      if (i % 3 === 0) return inWorkspaceScope(ws.workspaceId, () => releaseHold(app.deps.pool, ws.workspaceId, jobId));
+      const [charged] = await inWorkspaceScope(ws.workspaceId, () => settleJobCredits(app.deps.pool, { workspaceId: ws.workspaceId, jobId, billable: true, charges: [{ amount: 4, idempotencyKey: `settle:${jobId}`, reason: 'test' }] }));
       return charged;
     };
     await Promise.all([
       ...jobs.map(job),
-      ...Array.from({ length: 10 }, (_, i) => debitCredits(pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `d-${i}`, reason: 'test' })),
-      debitEach(pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), billable: true, unitPrice: 5, keys: ['e-1', 'e-2', 'e-3'], reason: 'test' }),
+      ...Array.from({ length: 10 }, (_, i) => inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 3, idempotencyKey: `d-${i}`, reason: 'test' }))),
+      inWorkspaceScope(ws.workspaceId, () => debitEach(app.deps.pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), billable: true, unitPrice: 5, keys: ['e-1', 'e-2', 'e-3'], reason: 'test' })),
     ]);
     // Retried settlements and releases change nothing.
-    await Promise.all(jobs.map((jobId, i) => (i % 3 === 0 ? releaseHold(pool, ws.workspaceId, jobId) : job(jobId, i))));
+    await Promise.all(jobs.map((jobId, i) => (i % 3 === 0 ? inWorkspaceScope(ws.workspaceId, () => releaseHold(app.deps.pool, ws.workspaceId, jobId)) : job(jobId, i))));
     const expected = 200 - 8 * 4 - 10 * 3 - 3 * 5;
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(expected);
     const ledger = (await pool.query<{ kind: string; amount: number; balance_after: number }>('select kind, amount, balance_after from credit_transactions where workspace_id = $1 ', [ws.workspaceId])).rows;
@@ -165,19 +165,19 @@ describe('credits', () => {
   it('settles a job that holds nothing charge by charge: what the balance cannot cover is refused, the rest charged', async () => {
     const ws = await app.createWorkspace({ credits: 10 });
     const jobId = uuidv7();
-    const results = await settleJobCredits(app.pool, {
+    const results = await inWorkspaceScope(ws.workspaceId, () => settleJobCredits(app.deps.pool, {
       workspaceId: ws.workspaceId,
       jobId,
       billable: true,
       charges: [6, 6, 4].map((amount, i) => ({ amount, idempotencyKey: `s-${i}`, reason: 'test' })),
-    });
+    }));
     expect(results.map((r) => (r instanceof InsufficientCreditsError ? 'refused' : r.charged))).toEqual([6, 'refused', 4]);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(0);
   });
 
   it('charges a repeated idempotency key once, even concurrently', async () => {
     const ws = await app.createWorkspace({ credits: 100 });
-    const results = await Promise.all(Array.from({ length: 10 }, () => debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 10, idempotencyKey: 'job-1:emails', reason: 'test' }))));
     expect(results.filter((r) => r.charged === 10)).toHaveLength(1);
     expect(results.filter((r) => r.replayed)).toHaveLength(9);
     expect((await app.http('GET', '/credits/balance', { apiKey: ws.apiKey })).body.data.balance).toBe(90);
@@ -185,14 +185,14 @@ describe('credits', () => {
 
   it('does not bill session keys', async () => {
     const ws = await app.createWorkspace({ credits: 5 });
-    const r = await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false });
+    const r = await inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 5, idempotencyKey: 'k', reason: 't', billable: false }));
     expect(r.charged).toBe(0);
     expect(r.balance).toBe(5);
   });
 
   it('lists the ledger newest first with pagination covering every row once', async () => {
     const ws = await app.createWorkspace({ credits: 1000 });
-    for (let i = 0; i < 7; i++) await debitCredits(app.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' });
+    for (let i = 0; i < 7; i++) await inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: i + 1, idempotencyKey: `l-${i}`, reason: 'test' }));
     await inWorkspaceScope(ws.workspaceId, () => grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 3));
     const seen: string[] = [];
     let token = '';
@@ -218,8 +218,8 @@ describe('credits', () => {
     const ws = await app.createWorkspace({ credits: 60 });
     const pool = app.pool;
     await Promise.allSettled([
-      ...Array.from({ length: 30 }, (_, i) => debitCredits(pool, { workspaceId: ws.workspaceId, amount: 1 + (i % 3), idempotencyKey: `c-${i}`, reason: 'test' })),
-      ...Array.from({ length: 5 }, (_, i) => holdCredits(pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), amount: 2 + i, reason: 'test', billable: true })),
+      ...Array.from({ length: 30 }, (_, i) => inWorkspaceScope(ws.workspaceId, () => debitCredits(app.deps.pool, { workspaceId: ws.workspaceId, amount: 1 + (i % 3), idempotencyKey: `c-${i}`, reason: 'test' }))),
+      ...Array.from({ length: 5 }, (_, i) => inWorkspaceScope(ws.workspaceId, () => holdCredits(app.deps.pool, { workspaceId: ws.workspaceId, jobId: uuidv7(), amount: 2 + i, reason: 'test', billable: true }))),
       inWorkspaceScope(ws.workspaceId, () => grantCredits(app.deps.orm.em.fork(), ws.workspaceId, 7)),
     ]);
     type Entry = { id: string; amount: number; balanceAfter: number; createdAt: string };

@@ -2,11 +2,13 @@
  * The API side of scheduling runs its Kysely statements (db/schedules.ts, db/posts.ts) on the
  * entity manager of the route's `em.transactional`: they must join that transaction. A rollback
  * undoes the Kysely writes, and the Kysely row lock is held by the transaction until it ends.
+ * The pool is enforced and each case runs in the workspace's scope, as a route does (the
+ * statements name no workspace: row-level security and the column default supply it).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { openDatabase, type Database } from '../../db/orm.js';
-import { useWorkspace } from '../../db/tenancy.js';
+import { inWorkspaceScope, useWorkspace, withoutTenancy } from '../../db/tenancy.js';
 import { cloneTestDatabase, dropTestDatabase } from '../harness.js';
 import { createWorkspace } from '../../db/workspaces.js';
 import { Integration, Post, PostSchedule } from '../../db/social.js';
@@ -20,10 +22,10 @@ let providerId: string;
 beforeAll(async () => {
   const clone = await cloneTestDatabase('schedtx');
   dbName = clone.name;
-  db = await openDatabase(clone.url, { max: 4 });
-  workspaceId = (await createWorkspace(db.orm.em.fork(), { name: 'tx' })).workspaceId;
+  db = await openDatabase(clone.url, { max: 4, tenancy: 'enforced' });
+  workspaceId = (await withoutTenancy('test fixture', () => createWorkspace(db.orm.em.fork(), { name: 'tx' }))).workspaceId;
   providerId = uuidv7();
-  await db.orm.em.fork().insert(Integration, { id: providerId, workspaceId, provider: 'microblog', name: 'x', externalAccountId: '1', credentialsEncrypted: 'c' });
+  await inWorkspaceScope(workspaceId, () => em().insert(Integration, { id: providerId, workspaceId, provider: 'microblog', name: 'x', externalAccountId: '1', credentialsEncrypted: 'c' }));
 }, 60_000);
 afterAll(async () => {
   await db?.close();
@@ -44,7 +46,7 @@ async function newDraft(): Promise<string> {
 
 const scheduleRow = (postId: string) => ({ postId, providerId, scheduledTime: new Date(Date.now() + 3_600_000), automation: {} });
 
-it('rolls back the Kysely writes with the transaction', async () => {
+it('rolls back the Kysely writes with the transaction', () => inWorkspaceScope(workspaceId, async () => {
   const postId = await newDraft();
   await expect(
     em().transactional(async (tx) => {
@@ -62,9 +64,9 @@ it('rolls back the Kysely writes with the transaction', async () => {
   await em().transactional((tx) => replaceSchedules(tx, workspaceId, uuidv7(), [scheduleRow(postId)]));
   expect(await em().count(PostSchedule, { postId, status: 'scheduled' })).toBe(1);
   expect((await em().findOneOrFail(Post, { id: postId })).status).toBe('scheduled');
-});
+}));
 
-it('holds the Kysely row lock until the transaction ends', async () => {
+it('holds the Kysely row lock until the transaction ends', () => inWorkspaceScope(workspaceId, async () => {
   const postId = await newDraft();
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
@@ -86,4 +88,4 @@ it('holds the Kysely row lock until the transaction ends', async () => {
   release();
   await first;
   await em().transactional((tx) => lockPostsForScheduling(tx, [postId]));
-});
+}));

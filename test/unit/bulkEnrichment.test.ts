@@ -1,7 +1,7 @@
 /** Row planning, estimate and trace of bulk enrichment (domain/bulkEnrichment.ts). */
 import { describe, expect, it } from 'vitest';
 import { addToEstimate, emptyEstimate, planRow, rowPrice, rowTrace, type BulkSliceOutcome } from '../../domain/bulkEnrichment.js';
-import { parseEnrichmentConfig } from '../../domain/enrichment.js';
+import { parseEnrichmentConfig } from '../../domain/enrichmentConfig.js';
 
 const config = parseEnrichmentConfig({
   providers: { alpha: { type: 'http', baseUrl: 'http://127.0.0.1:1' }, names: { type: 'http', baseUrl: 'http://127.0.0.1:2', lookups: ['pronet', 'name_domain'] } },

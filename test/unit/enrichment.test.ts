@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_ENRICHMENT_CONFIG,
-  EnrichmentConfigError,
-  assembleEnrichmentResult,
-  classifyProviderStatus,
-  loadEnrichmentConfig,
-  parseEnrichmentConfig,
-  parseRetryAfter,
-  planEnrichment,
-  providersTried,
-  sliceDataErrors,
-  sliceDataHasContent,
-  slicePrice,
-  sliceStatus,
-  type AttemptRecord,
-  type SettledSlice,
-} from '../../domain/enrichment.js';
+import { DEFAULT_ENRICHMENT_CONFIG, EnrichmentConfigError, parseEnrichmentConfig } from '../../domain/enrichmentConfig.js';
+import { assembleEnrichmentResult, providersTried, sliceDataErrors, sliceDataHasContent, slicePrice, sliceStatus, type AttemptRecord, type SettledSlice } from '../../domain/enrichment.js';
+import { classifyProviderStatus, parseRetryAfter } from '../../domain/providerStatus.js';
+import { loadEnrichmentConfig } from '../../infra/enrichmentConfigFile.js';
+import { planEnrichment } from '../../domain/enrichmentPlan.js';
 import { InvalidRequestError } from '../../domain/errors.js';
 
 const config = parseEnrichmentConfig({

@@ -86,6 +86,8 @@ describe('Helm chart', () => {
     for (const c of containers) {
       const env = new Map<string, any>(c.env.map((e: any) => [e.name, e.value]));
       expect([env.get('DISCOVERY_ENGINE'), env.get('OPENSEARCH_URL'), env.get('OPENSEARCH_INDEX_PREFIX')]).toEqual(['opensearch', 'https://search.example.com:9200', 'acme']);
+      // a managed cluster's indexes are built with a replica by default (a node may go)
+      expect([env.get('OPENSEARCH_SHARDS'), env.get('OPENSEARCH_REPLICAS')]).toEqual(['1', '1']);
     }
     const plain = render(CLOUD_VALUES).docs.flatMap((d) => (d.spec?.template?.spec?.containers ?? []) as any[]);
     for (const c of plain) expect(c.env.find((e: any) => e.name === 'OPENSEARCH_URL')).toBeUndefined();

@@ -1,6 +1,6 @@
 /** The enrichment jobs (workflows/enrichment.ts, workflows/bulkEnrichment.ts): inputs and the bulk job's signals. */
 import { defineSignal } from '@temporalio/workflow';
-import type { EnrichmentPlan } from '../../domain/enrichment.js';
+import type { EnrichmentPlan } from '../../domain/enrichmentPlan.js';
 
 export interface EnrichmentWorkflowInput {
   plan: EnrichmentPlan;

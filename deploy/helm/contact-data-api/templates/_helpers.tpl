@@ -128,6 +128,8 @@ DISCOVERY_ENGINE: {{ .Values.discovery.engine | quote }}
 {{- if eq .Values.discovery.engine "opensearch" }}
 OPENSEARCH_URL: {{ required "discovery.opensearch.url is required with discovery.engine=opensearch" .Values.discovery.opensearch.url | quote }}
 OPENSEARCH_INDEX_PREFIX: {{ .Values.discovery.opensearch.indexPrefix | quote }}
+OPENSEARCH_SHARDS: {{ .Values.discovery.opensearch.shards | quote }}
+OPENSEARCH_REPLICAS: {{ .Values.discovery.opensearch.replicas | quote }}
 {{- end }}
 {{- with .Values.tracing.otlpEndpoint }}
 OTEL_EXPORTER_OTLP_ENDPOINT: {{ . | quote }}
