@@ -392,8 +392,8 @@ function dataExceptionError(err: unknown): ApiError | undefined {
 /** An input field as the JSON pointer the error names (segments joined as written: no `~` escapes). */
 const pointer = (field: InputField) => `/${field.join('/')}`;
 
-/** A request the domain refused as it was asked: 400 with the domain's code and field pointers. */
-const invalidRequest = (err: InvalidRequestError) => new ApiError(400, err.code, err.message, err.details);
+/** A request the domain refused as it was asked: 400 with the domain's code and field pointers (404 for `not_found`: a reference to something the workspace does not have). */
+const invalidRequest = (err: InvalidRequestError) => new ApiError(err.code === 'not_found' ? 404 : 400, err.code, err.message, err.details);
 
 /** A 400 naming one field of the input: `/path: problem`, with the field's pointer in the details. */
 function fieldError(code: string, field: InputField, problem: string, detail = problem): ApiError {

@@ -1,6 +1,7 @@
 /** Shapes shared by several endpoint groups. */
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { LIMITS, MAX_NUMERIC } from '../../domain/conditions.js';
+import { catalogSharedSchemas } from './conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
@@ -146,4 +147,4 @@ export const PageOf = <T extends TSchema>(t: T) => Type.Object({ data: Type.Arra
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 /** Schemas referenced by `$ref` from route schemas; registered with ajv and published in OpenAPI components. */
-export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];
+export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, ...catalogSharedSchemas, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];

@@ -60,3 +60,18 @@ describe('filter-posts sort', () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
   });
 });
+
+describe('contact conditions', () => {
+  it('a well-formed custom field path the workspace does not have is a 404 naming it', async () => {
+    const path = `contact.customFields.${UNKNOWN}`;
+    expectNotFound(await call('POST', '/contacts/filter-contacts', { conditions: [{ field: path, operator: '==', value: 1 }] }), '/conditions/0/field');
+    expectNotFound(await call('POST', '/contacts/filter-contacts', { sort: [{ field: path }] }), '/sort/0/field');
+    expectNotFound(await call('POST', '/contacts/unique-values', { groupByField: path }), '/groupByField');
+    expectNotFound(await call('POST', '/segments', { name: 'S', groupedCondition: { operator: 'AND', conditions: [{ field: path, operator: 'IS EMPTY' }] } }), '/groupedCondition/conditions/0/field');
+  });
+  it('a path outside the catalog is refused by the schema', async () => {
+    const r = await call('POST', '/contacts/filter-contacts', { conditions: [{ field: 'string', operator: '==', value: 'x' }] });
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.map((d: { path: string }) => d.path)).toContain('/conditions/0/field');
+  });
+});
