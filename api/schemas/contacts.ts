@@ -143,7 +143,7 @@ export const BulkUpsertBody = Type.Object(
   {
     additionalProperties: false,
     // The handler's rule: rows, or a file (then `contactsData` is `[]`).
-    anyOf: [{ properties: { contactsData: { minItems: 1 } } }, { required: ['contactsFile'] }],
+    oneOf: [{ properties: { contactsData: { minItems: 1 } }, not: { required: ['contactsFile'] } }, { required: ['contactsFile'], properties: { contactsData: { maxItems: 0 } } }],
   },
 );
 export type BulkUpsertBody = Static<typeof BulkUpsertBody>;
