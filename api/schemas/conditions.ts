@@ -15,7 +15,7 @@
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { GROUP_OPERATORS, LIMITS, MAX_NUMERIC, OPERATORS_BY_TYPE, type CatalogField, type Condition, type FieldType, type GroupedCondition } from '../../domain/conditions.js';
 import { BUILTIN_CONTACT_FIELDS, CUSTOM_FIELD_PATH_PATTERN } from '../../domain/contactCatalog.js';
-import { companySearchCatalog, contactSearchCatalog } from '../../domain/discoveryCatalog.js';
+import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog } from '../../domain/discoveryCatalog.js';
 import { postCatalog } from '../../domain/postCatalog.js';
 import { SOURCE_CATALOG } from '../../db/sources.js';
 
@@ -91,12 +91,20 @@ export interface CatalogSchemas {
  * in common.ts `sharedSchemas`, so the document names them once). `extraLeaves`: branches for
  * paths outside the fixed list (the contact catalog's custom fields).
  */
-export function catalogSchemas(name: string, fields: readonly Pick<CatalogField, 'path' | 'type' | 'filteringSupported' | 'sortable'>[], extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string } = {}): CatalogSchemas {
+export function catalogSchemas(
+  name: string,
+  fields: readonly Pick<CatalogField, 'path' | 'type' | 'filteringSupported' | 'sortable'>[],
+  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean } = {},
+): CatalogSchemas {
   const byType = new Map<FieldType, string[]>();
   for (const f of fields) if (f.filteringSupported) byType.get(f.type)?.push(f.path) ?? byType.set(f.type, [f.path]);
   const branches = [...byType].flatMap(([type, paths]) => leavesOf(type, paths)).concat(extra.leaves ?? []);
+  // a sampled example (clients, the document's own examples) takes this rather than guess a branch
+  const first = fields.find((f) => f.filteringSupported)!;
+  const example = { field: first.path, operator: 'IS NOT EMPTY' };
   const Condition = Type.Unsafe<Condition>(Type.Union(branches, {
     $id: `${name}Condition`,
+    examples: [example],
     description: extra.description ?? 'A condition on one field; the operators and the value depend on the field\'s type',
   }));
   const GroupedCondition = Type.Unsafe<GroupedCondition>(Type.Recursive(
@@ -110,10 +118,11 @@ export function catalogSchemas(name: string, fields: readonly Pick<CatalogField,
       ),
     {
       $id: `${name}GroupedCondition`,
+      examples: [{ operator: 'AND', conditions: [example] }],
       description: `\`AND\`, \`OR\` or \`NOT\` (NOT of several: NOT(c1 AND c2 …)) of conditions and groups; per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`,
     },
   ));
-  const all = fields.map((f) => f.path);
+  const all = fields.map((f) => f.path).filter(extra.selectable ?? (() => true));
   const FieldPath = Type.Unsafe<string>(extra.paths?.length ? Type.Union([oneOfStrings(all), ...extra.paths]) : oneOfStrings(all));
   const sortable = fields.filter((f) => f.type !== 'multi' && f.sortable !== false).map((f) => f.path);
   const SortEntry = Type.Unsafe<{ field: string; direction?: 'asc' | 'desc' }>(Type.Object(
@@ -158,7 +167,8 @@ export const contactSchemas = catalogSchemas('Contact', BUILTIN_CONTACT_FIELDS, 
   description: 'A condition on one contact field: a built-in path (operators and value by its type) or a custom field of the workspace',
 });
 export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields);
-export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields);
+// person attributes filter a company search; its items are company records (issue 27 item 13)
+export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields, { selectable: (p) => !p.startsWith(PERSON_PREFIX) });
 export const postSchemas = catalogSchemas('Post', postCatalog.fields);
 export const sourceSchemas = catalogSchemas('Source', SOURCE_CATALOG.fields);
 

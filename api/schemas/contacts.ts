@@ -2,7 +2,7 @@
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { contactSchemas } from './conditions.js';
-import { EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -37,7 +37,9 @@ const Fields = Type.Array(contactSchemas.FieldPath, {
   maxItems: 200,
   description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
 });
-export const Conditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
+const ContactConditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
+/** The generic condition list (bulk enrichment's selection; not yet typed by the contact catalog). */
+export const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
 export const ContactGroupedCondition = Type.Ref(contactSchemas.GroupedCondition);
 const Sort = Type.Array(contactSchemas.SortEntry, {
   maxItems: 5,
@@ -48,7 +50,7 @@ const Limit = Type.Integer({ minimum: 1, maximum: 1000, default: 100 });
 export const FilterContactsBody = Type.Object(
   {
     fields: Type.Optional(Fields),
-    conditions: Type.Optional(Conditions),
+    conditions: Type.Optional(ContactConditions),
     groupedCondition: Type.Optional(ContactGroupedCondition),
     limit: Type.Optional(Limit),
     paginationToken: Type.Optional(PaginationToken),
@@ -64,7 +66,7 @@ export const BySegmentBody = Type.Object({ ...FilterContactsBody.properties, fie
 export const UniqueValuesBody = Type.Object(
   {
     groupByField: contactSchemas.FieldPath,
-    conditions: Type.Optional(Conditions),
+    conditions: Type.Optional(ContactConditions),
     groupedCondition: Type.Optional(ContactGroupedCondition),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   },

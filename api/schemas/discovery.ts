@@ -114,7 +114,8 @@ const userInputOf = (name: string) => {
     case 'numberOfContactsToPull':
       return Type.Integer({ minimum: 1, maximum: PULL_MAX });
     case 'companyHeadcountRange':
-      return Terms(50, Type.Union([Type.Unsafe<string>({ type: 'string', enum: [...SIZE_RANGES] }), Type.String({ pattern: '^[0-9]{1,9}\\+$' })], { description: 'A range `<min>-<max>` (the options), or `<min>+`' }));
+      // min ≤ max is the one rule here JSON Schema cannot compare (400 naming the range)
+      return Terms(50, Type.String({ pattern: '^[0-9]{1,9} *- *[0-9]{0,9}$|^[0-9]{1,9}\\+$', description: 'A range `<min>-<max>` (e.g. the options: ' + SIZE_RANGES.join(', ') + '), or `<min>+`; min ≤ max' }));
     case 'companyRevenue':
       return Type.Object(
         { min: Type.Optional(Amount), max: Type.Optional(Amount), include_unknown_revenue: Type.Optional(Type.Boolean()) },
