@@ -195,7 +195,7 @@ export const sourceRoutes = [
     idempotent: true,
     handler: async ({ body, auth, deps, em }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const norm = validateSourceInput(body as CreateSourceBody, inCatalog(catalog));
+      const norm = validateSourceInput(body, inCatalog(catalog));
       if (body.segmentId) await assertSegment(em, body.segmentId);
       const { row } = await insertOrFindSource(deps.pool, auth.workspaceId, norm, null);
       if (body.segmentId) await attachSourceToSegment(deps.pool, body.segmentId, row.id);
@@ -253,7 +253,7 @@ export const sourceRoutes = [
     handler: async ({ body, auth, deps, em }) => {
       const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
       const items = body.sources.map((s, i) => {
-        const norm = validateSourceInput(s as CreateSourceBody, inCatalog(catalog), `/sources/${i}`);
+        const norm = validateSourceInput(s, inCatalog(catalog), `/sources/${i}`);
         const given = Object.fromEntries(Object.entries(norm.sourceMeta).filter(([k]) => Object.hasOwn(s.sourceMeta ?? {}, k)));
         return { norm, given, segmentId: s.segmentId };
       });

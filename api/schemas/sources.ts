@@ -1,7 +1,7 @@
 /** Sources: request and response shapes (API-SPEC "Sources", DESIGN §4). */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
-import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
+import { PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
 import { Condition, DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
 
 export const SourceTypeSchema = Type.Union(
@@ -73,74 +73,11 @@ const sourceInputProps = {
   segmentId: Type.Optional(SegmentIdField),
 };
 
-// The per-type rules of domain/sourceRules.ts that JSON Schema can carry, one branch per type: the
-// URL shapes classifyPronetUrl takes (a strict subset: labels without `-`, a letter TLD, no `.`
-// segment), no identifier for keyword and job searches, the sourceMeta fields each type needs.
-const anyCase = (word: string) => [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
-const urlOf = (paths: string) =>
-  `^(${anyCase('http')}[Ss]?://)?([A-Za-z0-9]+\\.)+[A-Za-z]{2,}/(${paths})/?(\\?[A-Za-z0-9_.~%=&+-]*)?$`;
-const SEGMENT = '[A-Za-z0-9_~-][A-Za-z0-9_.~-]*';
-export const PROFILE_OR_COMPANY_URL_PATTERN = urlOf(`(${['in', 'pub', 'company', 'showcase', 'school', 'page'].map(anyCase).join('|')})/${SEGMENT}`);
-export const POST_URL_PATTERN = urlOf(
-  `${anyCase('posts')}/${SEGMENT}|${anyCase('activity')}/[0-9]+|${anyCase('feed')}/${anyCase('update')}/${anyCase('urn')}:${anyCase('li')}:(${['activity', 'share', 'ugcpost'].map(anyCase).join('|')}):[0-9A-Za-z_-]+`,
-);
-const NoIdentifier = Type.Optional(Type.Null({ description: 'Not given for this type' }));
-const MetaText = (minLength = 1) => Type.String({ maxLength: 500, pattern: minLength === 1 ? '\\S' : `^\\s*\\S[\\s\\S]{${minLength - 2},}\\S\\s*$` });
-const OptionalMetaText = Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]));
-const FieldMappingInput = Type.Array(
-  Type.Object(
-    {
-      sourceFieldName: Type.String({ maxLength: 300, pattern: '\\S', not: { const: '__proto__' } }),
-      targetFieldName: Type.String({ maxLength: 300, pattern: '\\S', description: 'A path of `GET /schema/contact`' }),
-    },
-    { additionalProperties: false },
-  ),
-  { maxItems: 500 },
-);
-const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(FieldMappingInput) }, { additionalProperties: true }));
-const metaWith = (props: Record<string, TSchema>, required: boolean) => {
-  const m = Type.Object(props, { additionalProperties: true, maxProperties: 50, propertyNames: { maxLength: 100 } });
-  return required ? m : Type.Optional(m);
-};
-const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema) =>
-  Type.Object(
-    {
-      sourceType: types.length === 1 ? Type.Literal(types[0]!) : Type.Union(types.map((t) => Type.Literal(t))),
-      sourceIdentifier,
-      sourceMeta,
-      segmentId: Type.Optional(SegmentIdField),
-    },
-    { additionalProperties: false },
-  );
-const listeningMeta = Type.Optional(SourceMeta);
-
-/** One branch per source type (the type is the discriminator). */
-export const SourceInput = Type.Union(
-  [
-    branch(['pronetInbound', 'pronetOutbound'], Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }), listeningMeta),
-    branch(['pronetPost'], Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }), listeningMeta),
-    branch(
-      ['pronetKeywordSearch'],
-      NoIdentifier,
-      metaWith({ keyword: MetaText(KEYWORD_MIN_LENGTH), postedTime: OptionalMetaText, authorTitle: OptionalMetaText, sourceName: OptionalMetaText }, true),
-    ),
-    branch(
-      ['pronetJobPosting'],
-      NoIdentifier,
-      metaWith(
-        { jobTitle: MetaText(), jobLocation: MetaText(), postedTime: MetaText(), jobType: MetaText(), sourceName: OptionalMetaText, fieldMapping: Type.Optional(FieldMappingInput), config: MappingConfig },
-        true,
-      ),
-    ),
-    branch(['importFromWebhook'], Type.Optional(Type.Union([SourceIdentifier, Type.Null()])), metaWith({ config: MappingConfig }, false)),
-  ],
-  { description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.' },
-);
-
-/** The loose shape every branch of {@link SourceInput} fits, for the handlers. */
-const SourceInputShape = Type.Object(sourceInputProps, { additionalProperties: false });
-export const CreateSourceBody = SourceInput;
-export type CreateSourceBody = Static<typeof SourceInputShape>;
+export const CreateSourceBody = Type.Object(sourceInputProps, {
+  additionalProperties: false,
+  description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.',
+});
+export type CreateSourceBody = Static<typeof CreateSourceBody>;
 
 export const PatchSourceBody = Type.Object(
   {
@@ -190,7 +127,7 @@ export type FilterSourcesBody = Static<typeof FilterSourcesBody>;
 
 export const BulkUpsertSourcesBody = Type.Object(
   {
-    sources: Type.Array(SourceInput, { minItems: 1, maxItems: 100 }),
+    sources: Type.Array(Type.Object(sourceInputProps, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
   },
   {
     additionalProperties: false,
