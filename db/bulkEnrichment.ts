@@ -27,6 +27,7 @@ import { workspaceId } from './platform.js';
 import { Contact } from './contacts.js';
 import { assertWorkspaceScope, inWorkspaceTransaction, workspaceOwned } from './tenancy.js';
 import type { Pool, Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import { compileSql } from './sqlFragments.js';
 import { lockForEmailWrite, logEmailWrite } from './identityLog.js';
 import { settleJobCredits, type ChargeInput } from './credits.js';
@@ -108,15 +109,15 @@ export const WorkspaceEnrichmentSettings = defineEntity({
 // Settings
 // ---------------------------------------------------------------------------------------------
 
-export async function readFreshnessDays(db: Queryable, workspaceId: string): Promise<number | null> {
+export async function readFreshnessDays({ db, workspaceId }: WorkspaceScope): Promise<number | null> {
   assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<{ freshness_days: number }>(`select freshness_days from workspace_enrichment_settings`);
   return r.rows[0]?.freshness_days ?? null;
 }
 
-export async function writeFreshnessDays(pool: Pool, workspaceId: string, days: number): Promise<void> {
-  await inWorkspaceTransaction(pool, workspaceId, (c) =>
+export async function writeFreshnessDays({ db, workspaceId }: WorkspaceScope, days: number): Promise<void> {
+  await inWorkspaceTransaction(db, workspaceId, (c) =>
     // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     c.query(
       `insert into workspace_enrichment_settings (freshness_days) values ($1)
@@ -158,7 +159,7 @@ function selectionSql(sel: Selection, columns: RawBuilder<unknown>): RawBuilder<
 }
 
 /** Contact ids of a list that name no active contact of the workspace (first `limit`). */
-export async function missingContactIds(db: Queryable, workspaceId: string, ids: string[], limit = 10): Promise<string[]> {
+export async function missingContactIds({ db, workspaceId }: WorkspaceScope, ids: string[], limit = 10): Promise<string[]> {
   assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<{ id: string }>(
@@ -171,7 +172,7 @@ export async function missingContactIds(db: Queryable, workspaceId: string, ids:
 }
 
 /** Reads the selected contacts with their lookup columns and fresh slices (the dry run). */
-export async function readSelection(db: Queryable, workspaceId: string, sel: Selection, freshnessDays: number): Promise<SelectedContact[]> {
+export async function readSelection({ db, workspaceId }: WorkspaceScope, sel: Selection, freshnessDays: number): Promise<SelectedContact[]> {
   assertWorkspaceScope(workspaceId);
   const q = compileSql(selectionSql(sel, sql`c.id as "contactId", ${lookupColumns(freshnessDays)}`));
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
@@ -181,7 +182,6 @@ export async function readSelection(db: Queryable, workspaceId: string, sel: Sel
 
 export interface NewBulkJob {
   jobId: string;
-  workspaceId: string;
   slices: EnrichmentSlice[];
   plan: unknown;
   maxCredits: number | null;
@@ -191,8 +191,8 @@ export interface NewBulkJob {
 }
 
 /** Records the job and its rows (one per selected contact, in selection order); returns the row count. */
-export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection): Promise<number> {
-  return inWorkspaceTransaction(pool, job.workspaceId, async (c) => {
+export async function createBulkJob({ db, workspaceId }: WorkspaceScope, job: NewBulkJob, sel: Selection): Promise<number> {
+  return inWorkspaceTransaction(db, workspaceId, async (c) => {
     // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
     await c.query(
       `insert into bulk_enrichment_jobs (job_id, slices, plan, max_credits, freshness_days, force, billable, total)
@@ -213,9 +213,9 @@ export async function createBulkJob(pool: Pool, job: NewBulkJob, sel: Selection)
 }
 
 /** Drops a job whose workflow could not be started. */
-export async function deleteBulkJob(pool: Pool, workspaceId: string, jobId: string): Promise<void> {
+export async function deleteBulkJob({ db, workspaceId }: WorkspaceScope, jobId: string): Promise<void> {
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
-  await inWorkspaceTransaction(pool, workspaceId, (c) => c.query(`delete from bulk_enrichment_jobs where job_id = $1`, [jobId]));
+  await inWorkspaceTransaction(db, workspaceId, (c) => c.query(`delete from bulk_enrichment_jobs where job_id = $1`, [jobId]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -505,7 +505,7 @@ export interface BulkRowView {
 }
 
 /** One page of the job's rows after `afterSeq`, in row order. */
-export async function bulkJobRows(db: Queryable, workspaceId: string, jobId: string, afterSeq: number, limit: number, status?: BulkRowStatus): Promise<BulkRowView[]> {
+export async function bulkJobRows({ db, workspaceId }: WorkspaceScope, jobId: string, afterSeq: number, limit: number, status?: BulkRowStatus): Promise<BulkRowView[]> {
   assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<BulkRowView & { settledAt: Date | null }>(
@@ -526,7 +526,7 @@ export interface ContactEnrichmentView {
 }
 
 /** What enrichment wrote on a contact, per slice, with its provenance (slice order). */
-export async function contactEnrichments(db: Queryable, workspaceId: string, contactId: string): Promise<ContactEnrichmentView[]> {
+export async function contactEnrichments({ db, workspaceId }: WorkspaceScope, contactId: string): Promise<ContactEnrichmentView[]> {
   assertWorkspaceScope(workspaceId);
   // Raw SQL: a set-based statement (arrays, jsonb_to_recordset, row locks) on the scoped client.
   const r = await db.query<Omit<ContactEnrichmentView, 'enrichedAt'> & { enrichedAt: Date }>(

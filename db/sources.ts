@@ -13,7 +13,8 @@ import { v7 as uuidv7 } from 'uuid';
 
 import type { FieldMappingEntry, RefreshStatus, SourceType } from '../domain/sourceRules.js';
 import type { RunFrequency } from '../domain/runFrequency.js';
-import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { withTransaction, type Queryable } from './pool.js';
+import type { WorkspaceScope } from './scope.js';
 import { attachSourceToSegment } from './segmentLinks.js';
 import { sql, type Selectable, type SqlBool } from 'kysely';
 import type { Condition } from '../domain/conditions.js';
@@ -200,11 +201,10 @@ export async function insertOrFindSource(
  * its `segmentId` if any); returns the rows in input order and how many were created.
  */
 export async function upsertSources(
-  pool: Pool,
-  workspaceId: string,
+  { db, workspaceId }: WorkspaceScope,
   items: Array<{ norm: NewSource; given: Record<string, unknown>; segmentId?: string }>,
 ): Promise<{ rows: SourceRow[]; created: number }> {
-  return withTransaction(pool, async (client) => {
+  return withTransaction(db, async (client) => {
     const rows: SourceRow[] = [];
     let created = 0;
     for (const it of items) {
@@ -285,11 +285,10 @@ export const SOURCE_CATALOG = sqlCatalogOf(
  * total. The filter is a fragment of the condition compiler (domain/conditions.ts).
  */
 export async function filterSourcesPage(
-  em: EntityManager,
-  db: Queryable,
-  q: { workspaceId: string; sourceType: string; conditions: Condition[] | undefined; after: { id: string; dir: 'next' | 'prev' } | undefined; limit: number },
+  { em, db, workspaceId }: WorkspaceScope,
+  q: { sourceType: string; conditions: Condition[] | undefined; after: { id: string; dir: 'next' | 'prev' } | undefined; limit: number },
 ): Promise<{ rows: SourceEntity[]; total: number }> {
-  assertWorkspaceScope(q.workspaceId);
+  assertWorkspaceScope(workspaceId);
   const where = compileWhere(SOURCE_CATALOG, { conditions: q.conditions });
   const filtered = sources
     .selectFrom('sources as s')

@@ -3,14 +3,10 @@
  * segment, a filtered set or a list of contact ids, its summary and per-row traces, pause /
  * resume / cancel, the provenance of what enrichment wrote on a contact, and the workspace's
  * default freshness window. Rows are planned with the single-row rules (domain/bulkEnrichment.ts).
+ * The steps are use cases in api/usecases/bulkEnrichment.ts; the routes adapt HTTP to them.
  */
-import { v7 as uuidv7 } from 'uuid';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { conflict, notFound } from '../errors.js';
-import { badRequest } from '../../domain/errors.js';
-import { assertWebhookConfiguration } from '../outboundUrls.js';
-import { defineRoute, reply, type RouteInput } from '../route.js';
-import { startJob } from '../jobs.js';
+import { notFound } from '../errors.js';
+import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { ContactIdParams } from '../schemas/contacts.js';
 import {
@@ -26,87 +22,10 @@ import {
   EnrichmentSettingsBody,
   EnrichmentSettingsResponse,
 } from '../schemas/bulkEnrichment.js';
-import {
-  bulkJobRows,
-  bulkJobSummary,
-  contactEnrichments,
-  createBulkJob,
-  deleteBulkJob,
-  missingContactIds,
-  readBulkJob,
-  readFreshnessDays,
-  readSelection,
-  writeFreshnessDays,
-  type Selection,
-} from '../../db/bulkEnrichment.js';
-import { loadContactCatalog, fetchContact } from '../../db/contactRead.js';
-import { ensureDefaultSegment, findSegment } from '../../db/segments.js';
-import { contactWhere } from '../../db/contactColumns.js';
-import { segmentMembershipWhere } from '../../db/segmentMembership.js';
-import { addToEstimate, DEFAULT_FRESHNESS_DAYS, emptyEstimate, planRow } from '../../domain/bulkEnrichment.js';
-import { loadEnrichmentConfig } from '../../infra/enrichmentConfigFile.js';
-import { type EnrichmentConfig } from '../../domain/enrichmentConfig.js';
+import { bulkJobRows, contactEnrichments, writeFreshnessDays } from '../../db/bulkEnrichment.js';
+import { fetchContact } from '../../db/contactRead.js';
 import { isUuid } from '../../domain/ids.js';
-import { bulkEnrichmentPauseSignal, bulkEnrichmentResumeSignal, type BulkEnrichmentInput } from '../../workflows/contract/enrichment.js';
-import { jobWorkflowId, type JobKey } from '../../workflows/contract/jobs.js';
-import type { AppDeps } from '../deps.js';
-
-const JOB_TYPE = 'bulk-enrichment' satisfies JobKey;
-
-type SelectionBody = Pick<BulkEnrichmentEstimateBody, 'fields' | 'segmentId' | 'conditions' | 'groupedCondition' | 'contactIds' | 'freshnessDays'>;
-
-/** The request's contacts as a selection, after its rules: one of segmentId / conditions / contactIds, every id known. */
-async function selectionOf(body: SelectionBody, { auth, deps, em }: Pick<RouteInput<unknown, unknown, unknown>, 'auth' | 'deps' | 'em'>): Promise<Selection> {
-  if (body.contactIds) {
-    if (body.segmentId || body.conditions || body.groupedCondition) {
-      throw badRequest('selection_conflict', 'contactIds is sent alone: not with segmentId, conditions or groupedCondition', [{ path: '/contactIds', message: 'not with segmentId or conditions' }]);
-    }
-    // One row per contact: ids differing only in case name the same contact (first one kept).
-    const contactIds = [...new Set(body.contactIds.map((id) => id.toLowerCase()))];
-    const missing = await missingContactIds(deps.pool, auth.workspaceId, contactIds);
-    if (missing.length) {
-      throw badRequest('contacts_not_found', `No active contact ${missing.join(', ')} in this workspace`, [{ path: '/contactIds', message: `unknown: ${missing.join(', ')}` }]);
-    }
-    return { contactIds };
-  }
-  if (!body.segmentId && body.conditions === undefined && body.groupedCondition === undefined) {
-    throw badRequest('selection_required', 'Name the contacts: segmentId, conditions / groupedCondition, or contactIds', [{ path: '/segmentId', message: 'or conditions, or contactIds' }]);
-  }
-  const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-  const where = contactWhere(catalog, body);
-  if (!body.segmentId) return { wheres: [where.sql], joinKeys: where.joins };
-  await ensureDefaultSegment(em, auth.workspaceId);
-  const seg = isUuid(body.segmentId) ? await findSegment(em, body.segmentId) : null;
-  if (!seg) throw notFound('Segment', body.segmentId);
-  const scope = segmentMembershipWhere(
-    { isDefault: seg.isDefault, segmentSources: seg.segmentSources, conditions: seg.conditions, groupedCondition: seg.groupedCondition },
-    catalog,
-  );
-  return { wheres: [scope.sql, where.sql], joinKeys: [...scope.joins, ...where.joins] };
-}
-
-/** The configuration the job will use; every requested slice must have a provider. */
-function configFor(deps: AppDeps, fields: SelectionBody['fields']): EnrichmentConfig {
-  const config = loadEnrichmentConfig(deps.config.rootDir, deps.config.env);
-  for (const slice of fields) {
-    if (config.waterfall[slice].length === 0) throw badRequest('slice_not_available', `No provider is configured for ${slice}`, [{ path: '/fields', message: `${slice} is not available` }]);
-  }
-  return config;
-}
-
-async function freshnessOf(deps: AppDeps, workspaceId: string, requested: number | undefined): Promise<number> {
-  return requested ?? (await readFreshnessDays(deps.pool, workspaceId)) ?? DEFAULT_FRESHNESS_DAYS;
-}
-
-async function summaryOf(deps: AppDeps, workspaceId: string, jobId: string) {
-  const s = isUuid(jobId) ? await bulkJobSummary(deps.pool, workspaceId, jobId) : null;
-  if (!s) throw notFound('Bulk enrichment job', jobId);
-  return s;
-}
-
-const until = async (check: () => Promise<boolean>, ms: number) => {
-  for (const deadline = Date.now() + ms; Date.now() < deadline && !(await check()); ) await new Promise((r) => setTimeout(r, 50));
-};
+import { bulkEnrichmentSummary, controlBulkEnrichment, estimateBulkEnrichment, freshnessDaysOf, startBulkEnrichment } from '../usecases/bulkEnrichment.js';
 
 export const bulkEnrichmentRoutes = [
   defineRoute({
@@ -124,15 +43,7 @@ export const bulkEnrichmentRoutes = [
     responses: { 200: BulkEnrichmentEstimate },
     errors: [400, 401, 404, 413, 500], errorCodes: ['selection_required', 'selection_conflict', 'contacts_not_found'],
     bodyLimit: 'bulk',
-    handler: async (input) => {
-      const { body, auth, deps } = input;
-      const config = configFor(deps, body.fields);
-      const sel = await selectionOf(body, input);
-      const contacts = await readSelection(deps.pool, auth.workspaceId, sel, await freshnessOf(deps, auth.workspaceId, body.freshnessDays));
-      const estimate = emptyEstimate(body.fields);
-      for (const c of contacts) addToEstimate(estimate, planRow(c, body.fields, config, new Set(c.fresh), body.force ?? false));
-      return { data: estimate };
-    },
+    handler: async ({ body, deps, scope }) => ({ data: await estimateBulkEnrichment(scope, deps, body) }),
   }),
 
   defineRoute({
@@ -157,42 +68,7 @@ export const bulkEnrichmentRoutes = [
     errors: [400, 401, 404, 409, 413, 422, 429, 500], errorCodes: ['selection_required', 'selection_conflict', 'contacts_not_found'],
     bodyLimit: 'bulk',
     idempotent: true,
-    handler: async (input) => {
-      const { body, auth, deps } = input;
-      const config = configFor(deps, body.fields);
-      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      const sel = await selectionOf(body, input);
-      const jobId = uuidv7();
-      const total = await createBulkJob(
-        deps.pool,
-        {
-          jobId,
-          workspaceId: auth.workspaceId,
-          slices: body.fields,
-          plan: config,
-          maxCredits: body.maxCredits ?? null,
-          freshnessDays: await freshnessOf(deps, auth.workspaceId, body.freshnessDays),
-          force: body.force ?? false,
-          billable: auth.billable,
-        },
-        sel,
-      );
-      const args: BulkEnrichmentInput = { total };
-      try {
-        const accepted = await startJob(deps, {
-          workspaceId: auth.workspaceId,
-          job: JOB_TYPE,
-          jobId,
-          args,
-          webhook: body.webhookConfiguration ?? null,
-          message: `Bulk enrichment of ${total} contacts accepted; poll jobStatusEndpoint or GET /contacts/bulk-enrichment/${jobId}`,
-        });
-        return reply(202, accepted);
-      } catch (e) {
-        await deleteBulkJob(deps.pool, auth.workspaceId, jobId);
-        throw e;
-      }
-    },
+    handler: async ({ body, auth, deps, scope }) => reply(202, await startBulkEnrichment(scope, deps, auth, body)),
   }),
 
   defineRoute({
@@ -203,7 +79,7 @@ export const bulkEnrichmentRoutes = [
     params: BulkJobParams,
     responses: { 200: BulkEnrichmentSummaryResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => ({ data: await summaryOf(deps, auth.workspaceId, params.jobId) }),
+    handler: async ({ params, scope }) => ({ data: await bulkEnrichmentSummary(scope, params.jobId) }),
   }),
 
   defineRoute({
@@ -215,10 +91,10 @@ export const bulkEnrichmentRoutes = [
     query: BulkRowsQuery,
     responses: { 200: BulkEnrichmentRows },
     errors: [400, 401, 404, 500],
-    handler: async ({ params, query, auth, deps }) => {
-      await summaryOf(deps, auth.workspaceId, params.jobId);
+    handler: async ({ params, query, scope }) => {
+      await bulkEnrichmentSummary(scope, params.jobId);
       const limit = query.limit ?? 100;
-      const data = await bulkJobRows(deps.pool, auth.workspaceId, params.jobId, query.after ?? -1, limit, query.status);
+      const data = await bulkJobRows(scope, params.jobId, query.after ?? -1, limit, query.status);
       return { data, meta: { nextAfter: data.length === limit ? data.at(-1)!.seq : null } };
     },
   }),
@@ -234,30 +110,7 @@ export const bulkEnrichmentRoutes = [
     params: BulkJobActionParams,
     responses: { 200: BulkEnrichmentSummaryResponse },
     errors: [401, 404, 409, 500],
-    handler: async ({ params, auth, deps }) => {
-      const job = isUuid(params.jobId) ? await readBulkJob(deps.pool, auth.workspaceId, params.jobId) : null;
-      if (!job) throw notFound('Bulk enrichment job', params.jobId);
-      const handle = deps.temporal.workflow.getHandle(jobWorkflowId(JOB_TYPE, job.jobId));
-      try {
-        const desc = await handle.describe();
-        if (desc.status.name !== 'RUNNING') throw conflict(`Job ${job.jobId} has already ended`, 'job_not_running');
-      } catch (e) {
-        if (e instanceof WorkflowNotFoundError) throw conflict(`Job ${job.jobId} has not started`, 'job_not_running');
-        throw e;
-      }
-      const state = async () => (await readBulkJob(deps.pool, auth.workspaceId, job.jobId))?.state;
-      if (params.action === 'pause') {
-        await handle.signal(bulkEnrichmentPauseSignal);
-        await until(async () => (await state()) !== 'running', 3000);
-      } else if (params.action === 'resume') {
-        await handle.signal(bulkEnrichmentResumeSignal);
-        await until(async () => (await state()) !== 'paused', 3000);
-      } else {
-        await handle.cancel();
-        await until(async () => (await state()) === 'cancelled', 3000);
-      }
-      return { data: await summaryOf(deps, auth.workspaceId, job.jobId) };
-    },
+    handler: async ({ params, deps, scope }) => ({ data: await controlBulkEnrichment(scope, deps, params.jobId, params.action) }),
   }),
 
   defineRoute({
@@ -268,9 +121,9 @@ export const bulkEnrichmentRoutes = [
     params: ContactIdParams,
     responses: { 200: ContactEnrichmentResponse },
     errors: [401, 404, 500],
-    handler: async ({ params, auth, deps }) => {
-      if (!isUuid(params.id) || !(await fetchContact(deps.pool, auth.workspaceId, params.id))) throw notFound('Contact', params.id);
-      return { data: await contactEnrichments(deps.pool, auth.workspaceId, params.id) };
+    handler: async ({ params, scope }) => {
+      if (!isUuid(params.id) || !(await fetchContact(scope.db, scope.workspaceId, params.id))) throw notFound('Contact', params.id);
+      return { data: await contactEnrichments(scope, params.id) };
     },
   }),
 
@@ -281,7 +134,7 @@ export const bulkEnrichmentRoutes = [
     summary: 'The workspace\'s enrichment settings (default freshness window)',
     responses: { 200: EnrichmentSettingsResponse },
     errors: [401, 500],
-    handler: async ({ auth, deps }) => ({ data: { freshnessDays: (await readFreshnessDays(deps.pool, auth.workspaceId)) ?? DEFAULT_FRESHNESS_DAYS } }),
+    handler: async ({ scope }) => ({ data: { freshnessDays: await freshnessDaysOf(scope) } }),
   }),
 
   defineRoute({
@@ -292,8 +145,8 @@ export const bulkEnrichmentRoutes = [
     body: EnrichmentSettingsBody,
     responses: { 200: EnrichmentSettingsResponse },
     errors: [400, 401, 500],
-    handler: async ({ body, auth, deps }) => {
-      await writeFreshnessDays(deps.pool, auth.workspaceId, body.freshnessDays);
+    handler: async ({ body, scope }) => {
+      await writeFreshnessDays(scope, body.freshnessDays);
       return { data: { freshnessDays: body.freshnessDays } };
     },
   }),

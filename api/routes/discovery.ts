@@ -9,10 +9,7 @@
  * and charges nothing.
  * Session keys are not billed. `limit` / the pull number caps what a request can cost.
  */
-import { v7 as uuidv7 } from 'uuid';
 import { defineRoute, reply } from '../route.js';
-import type { Queryable } from '../../db/pool.js';
-import type { AuthContext } from '../middleware/auth.js';
 import { JobAccepted } from '../schemas/common.js';
 import {
   CompanyPage,
@@ -26,46 +23,11 @@ import {
   VerifiedContactBody,
   type VerifiedBody,
 } from '../schemas/discovery.js';
-import { startJob } from '../jobs.js';
-import { assertWebhookConfiguration } from '../outboundUrls.js';
-import { debitCredits, findCreditAccount, getBalance } from '../../db/credits.js';
-import { V2_DEFAULT_LIMIT, searchV2, type SearchPage } from '../../db/discoverySearch.js';
-import { searchVerified, verifiedPageRows } from '../../db/verifiedSearch.js';
-import { assertSegment } from '../../db/segmentLinks.js';
-import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, parseVerifiedInput, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
-import { discoveryCharge, VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
-import { insufficientCredits, notFound } from '../errors.js';
-import { SESSION_PREVIEW_ROWS, previewPage } from '../../domain/sessionPreview.js';
-import type { ImportVerifiedCompaniesInput } from '../../workflows/contract/discovery.js';
+import { VERIFIED_MAX_LIMIT, VERIFIED_RANKING_DOC, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { VERIFIED_IMPORT_PERSON_PRICE, type DiscoveryOperation } from '../../domain/pricing.js';
+import { SESSION_PREVIEW_ROWS } from '../../domain/sessionPreview.js';
+import { importVerifiedCompanies, searchV2Page, searchVerifiedPage } from '../usecases/discoverySearch.js';
 
-/**
- * Decides payment before searching: a billable key whose balance cannot cover the most the page
- * can cost (price × rows it may hold) is a 402 whatever the query matches, so a refusal tells
- * nothing about the dataset. Rows actually returned are what `charge` then debits.
- */
-async function assertCanPay(db: Queryable, auth: AuthContext, op: DiscoveryOperation, maxRows: number): Promise<void> {
-  const most = discoveryCharge(op, maxRows);
-  if (most === 0 || !auth.billable) return;
-  const balance = (await findCreditAccount(db, auth.workspaceId))?.balance ?? 0;
-  if (balance < most) throw insufficientCredits(most, balance);
-}
-
-async function charge(db: Queryable, auth: AuthContext, op: DiscoveryOperation, page: SearchPage): Promise<void> {
-  const amount = discoveryCharge(op, page.data.length);
-  if (amount === 0 || !auth.billable) return;
-  await debitCredits(db, {
-    workspaceId: auth.workspaceId,
-    amount,
-    idempotencyKey: `${op}:${uuidv7()}`,
-    reason: op,
-    metadata: { rows: page.data.length, totalRecords: page.meta.totalRecords },
-    billable: auth.billable,
-  });
-}
-
-/** A session key (unbilled preview) searches at most SESSION_PREVIEW_ROWS rows (domain/sessionPreview.ts). */
-const previewLimit = (auth: AuthContext, limit: number) => (auth.keyKind === 'session' ? Math.min(limit, SESSION_PREVIEW_ROWS) : limit);
-const asSeenBy = <P extends SearchPage>(auth: AuthContext, page: P): P => (auth.keyKind === 'session' ? previewPage(page) : page);
 const SESSION_NOTE = `Session keys (unbilled in-app previews) get the first ${SESSION_PREVIEW_ROWS} rows only, no page tokens, and emails and phone numbers masked (\`j***@acme.com\`).`;
 
 const V2_DESCRIPTION = (entity: DiscoveryEntity) =>
@@ -104,16 +66,7 @@ function verifiedRoute(entity: DiscoveryEntity) {
     body: entity === 'company' ? VerifiedCompanyBody : VerifiedContactBody,
     responses: { 200: entity === 'company' ? CompanyPage : ContactPage }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     orm: false,
-    handler: async ({ body, auth, deps }) => {
-      const b = body as VerifiedBody;
-      const filters = parseVerifiedInput(entity, b.inputFieldMapping);
-      const pageNumber = b.page ?? 1;
-      const limit = previewLimit(auth, b.limit ?? VERIFIED_MAX_LIMIT);
-      await assertCanPay(deps.pool, auth, op, verifiedPageRows(pageNumber, limit, filters.pull));
-      const page = await searchVerified(deps.pool, entity, { page: pageNumber, limit, fields: b.fields, filters }, deps.config.discovery);
-      await charge(deps.pool, auth, op, page);
-      return asSeenBy(auth, { data: page.data, meta: page.meta });
-    },
+    handler: async ({ body, auth, deps, scope }) => searchVerifiedPage(scope, deps, auth, entity, body as VerifiedBody),
   });
 }
 
@@ -124,26 +77,14 @@ export const discoveryRoutes = [
     body: V2ContactSearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     // the search and the debit go through the pool: no entity manager fork per request
     orm: false,
-    handler: async ({ body, auth, deps }) => {
-      const limit = previewLimit(auth, body.limit ?? V2_DEFAULT_LIMIT);
-      await assertCanPay(deps.pool, auth, 'find-contacts-v2', limit);
-      const page = await searchV2(deps.pool, deps.config.serverSecret, 'contact', { ...body, limit }, deps.config.discovery);
-      await charge(deps.pool, auth, 'find-contacts-v2', page);
-      return asSeenBy(auth, page);
-    },
+    handler: async ({ body, auth, deps, scope }) => searchV2Page(scope, deps, auth, 'contact', body),
   }),
   defineRoute({
     method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
     summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
     body: V2CompanySearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     orm: false,
-    handler: async ({ body, auth, deps }) => {
-      const limit = previewLimit(auth, body.limit ?? V2_DEFAULT_LIMIT);
-      await assertCanPay(deps.pool, auth, 'find-companies-v2', limit);
-      const page = await searchV2(deps.pool, deps.config.serverSecret, 'company', { ...body, limit }, deps.config.discovery);
-      await charge(deps.pool, auth, 'find-companies-v2', page);
-      return asSeenBy(auth, page);
-    },
+    handler: async ({ body, auth, deps, scope }) => searchV2Page(scope, deps, auth, 'company', body),
   }),
   verifiedRoute('company'),
   verifiedRoute('contact'),
@@ -163,33 +104,6 @@ export const discoveryRoutes = [
     ].join(' '),
     body: ImportVerifiedCompaniesBody, responses: { 202: JobAccepted }, errors: [400, 401, 404, 409, 422, 429, 500], errorCodes: ['url_not_allowed'],
     idempotent: true,
-    handler: async ({ body, auth, deps, em }) => {
-      if (body.segmentId) {
-        try {
-          await assertSegment(em, body.segmentId);
-        } catch {
-          throw notFound('Segment', body.segmentId);
-        }
-      }
-      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      if (body.segmentId && auth.billable) {
-        const balance = await getBalance(em, auth.workspaceId);
-        if (balance < VERIFIED_IMPORT_PERSON_PRICE) throw insufficientCredits(VERIFIED_IMPORT_PERSON_PRICE, balance);
-      }
-      const args: ImportVerifiedCompaniesInput = {
-        companyIds: body.companyIds,
-        segmentId: body.segmentId ?? null,
-        contactsPerCompany: body.contactsPerCompany ?? 10,
-        billable: auth.billable,
-      };
-      const accepted = await startJob(deps, {
-        workspaceId: auth.workspaceId,
-        job: 'import-verified-companies',
-        args,
-        webhook: body.webhookConfiguration ?? null,
-        message: `Import of ${body.companyIds.length} verified companies accepted; poll jobStatusEndpoint for the result`,
-      });
-      return reply(202, accepted);
-    },
+    handler: async ({ body, auth, deps, scope }) => reply(202, await importVerifiedCompanies(scope, deps, auth, body)),
   }),
 ];

@@ -1,21 +1,13 @@
 /**
  * `POST /contacts/unified-data-api`: validates the request against the enrichment rules and the
- * configured waterfall (domain/enrichment.ts), reserves the request's maximum price as a hold in
- * the ledger (402 when the balance cannot cover it), and starts the enrichment job
- * (workflows/enrichment.ts), which settles the real price and releases the rest.
+ * configured waterfall, reserves the request's maximum price as a hold in the ledger (402 when
+ * the balance cannot cover it), and starts the enrichment job (workflows/enrichment.ts), which
+ * settles the real price and releases the rest. The steps: api/usecases/startEnrichment.ts.
  */
-import { v7 as uuidv7 } from 'uuid';
-import { assertWebhookConfiguration } from '../outboundUrls.js';
-import { holdCredits, releaseHold } from '../../db/credits.js';
-import { loadEnrichmentConfig } from '../../infra/enrichmentConfigFile.js';
-import { planEnrichment } from '../../domain/enrichmentPlan.js';
-import { startJob } from '../jobs.js';
-import { unprocessable } from '../errors.js';
-import { isSuppressed, suppressionKey } from '../../db/privacy.js';
 import { defineRoute, reply } from '../route.js';
 import { JobAccepted } from '../schemas/common.js';
 import { UnifiedDataBody } from '../schemas/enrichment.js';
-import type { EnrichmentWorkflowInput } from '../../workflows/contract/enrichment.js';
+import { startEnrichment } from '../usecases/startEnrichment.js';
 
 export const enrichmentRoutes = [
   defineRoute({
@@ -40,30 +32,6 @@ export const enrichmentRoutes = [
     responses: { 202: JobAccepted },
     errors: [400, 401, 402, 409, 422, 429, 500], errorCodes: ['pronet_required', 'slice_not_available', 'person_suppressed'],
     idempotent: true,
-    handler: async ({ body, auth, deps, em }) => {
-      const plan = planEnrichment(body, loadEnrichmentConfig(deps.config.rootDir, deps.config.env));
-      await assertWebhookConfiguration(body.webhookConfiguration, deps.config.outboundAllowList);
-      // A person on the suppression list is refused before any hold or provider call: it costs nothing.
-      if (await isSuppressed(deps.pool, auth.workspaceId, { profileUrl: plan.lookup.pronet }, suppressionKey(deps.config.serverSecret)))
-        throw unprocessable('person_suppressed', 'The person named by pronet is on the workspace suppression list (docs/PRIVACY.md); nothing was charged');
-      const jobId = uuidv7();
-      await holdCredits(deps.pool, { workspaceId: auth.workspaceId, jobId, amount: plan.maxCredits, reason: 'enrichment hold (maximum price)', billable: auth.billable });
-      const args: EnrichmentWorkflowInput = { plan, billable: auth.billable };
-      try {
-        const accepted = await startJob(deps, {
-          workspaceId: auth.workspaceId,
-          job: 'enrichment',
-          jobId,
-          args,
-          webhook: body.webhookConfiguration ?? null,
-          message: `Enrichment of ${Object.keys(plan.slices).join(', ')} accepted; poll jobStatusEndpoint for the result`,
-        });
-        return reply(202, accepted);
-      } catch (e) {
-        // No job runs: nothing will settle the hold.
-        await releaseHold(deps.pool, auth.workspaceId, jobId);
-        throw e;
-      }
-    },
+    handler: async ({ body, auth, deps, scope }) => reply(202, await startEnrichment(scope, deps, auth, body)),
   }),
 ];

@@ -3,15 +3,14 @@
  * (built-in paths + custom fields), custom field creation and the options of one field.
  */
 import { v7 as uuidv7 } from 'uuid';
-import { loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
+import { loadContactCatalog } from '../../db/contactRead.js';
 import { insertCustomField } from '../../db/customFields.js';
 import { GROUP_OPERATORS, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 import { customField, schemaItem } from '../../domain/contactCatalog.js';
-import { invalidField } from '../../domain/errors.js';
 import { conflict } from '../errors.js';
 import { defineRoute } from '../route.js';
 import { ContactSchemaResponse, CreateCustomFieldBody, CustomFieldResponse, OptionsQuery, OptionsResponse } from '../schemas/schema.js';
-import { likeContains } from '../../domain/like.js';
+import { contactFieldOptions } from '../usecases/contactFieldOptions.js';
 
 export const contactSchemaRoutes = [
   defineRoute({
@@ -22,8 +21,8 @@ export const contactSchemaRoutes = [
     description: 'Built-in `contact.*` and `company.*` paths and the custom fields `contact.customFields.<id>`; `meta.operators` lists the operators per type.',
     responses: { 200: ContactSchemaResponse },
     errors: [401, 500],
-    handler: async ({ auth, deps }) => {
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
+    handler: async ({ scope }) => {
+      const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
       return {
         data: catalog.fields.map(schemaItem),
         meta: { operators: OPERATORS_BY_TYPE as unknown as Record<string, string[]>, groupOperators: [...GROUP_OPERATORS] },
@@ -41,11 +40,11 @@ export const contactSchemaRoutes = [
     responses: { 200: CustomFieldResponse },
     errors: [400, 401, 409, 500],
     idempotent: true,
-    handler: async ({ body, auth, em }) => {
+    handler: async ({ body, scope }) => {
       // The schema holds which types take options and of what type (CreateCustomFieldBody).
       const options = 'options' in body ? body.options : undefined;
       const id = uuidv7();
-      if (!(await insertCustomField(em, { id, workspaceId: auth.workspaceId, label: body.label.trim(), type: body.type, options }))) {
+      if (!(await insertCustomField(scope, { id, label: body.label.trim(), type: body.type, options }))) {
         throw conflict(`A custom field labelled "${body.label.trim()}" already exists`);
       }
       return { data: schemaItem(customField({ id, label: body.label.trim(), type: body.type, options: options ?? null })) };
@@ -63,32 +62,6 @@ export const contactSchemaRoutes = [
     query: OptionsQuery,
     responses: { 200: OptionsResponse },
     errors: [400, 401, 500],
-    handler: async ({ query, auth, deps }) => {
-      const catalog = await loadContactCatalog(deps.pool, auth.workspaceId);
-      const field = catalog.get(query.field);
-      if (!field) throw invalidField('/field', `unknown field ${query.field}; see GET /schema/contact`);
-      const limit = query.limit ?? 100;
-      const q = query.q?.toLowerCase();
-      if (field.options) {
-        const opts = field.options.filter((o) => !q || o.label.toLowerCase().includes(q) || String(o.value).toLowerCase().includes(q));
-        return { data: opts.slice(0, limit), meta: { source: 'definition' as const } };
-      }
-      if (field.type === 'boolean')
-        return { data: [{ label: 'true', value: true }, { label: 'false', value: false }], meta: { source: 'definition' as const } };
-      const like = q ? likeContains(q) : undefined;
-      const values = await uniqueValues(
-        deps.pool,
-        {
-          groupByField: field.path,
-          conditions: like && field.type !== 'multi' && field.type === 'string' ? [{ field: field.path, operator: 'LIKE', value: like }] : undefined,
-          limit,
-        },
-        { workspaceId: auth.workspaceId, catalog },
-      );
-      const data = values
-        .filter((v) => v.value !== '' && (!q || String(v.value).toLowerCase().includes(q)))
-        .map((v) => ({ label: String(v.value), value: v.value }));
-      return { data, meta: { source: 'values' as const } };
-    },
+    handler: async ({ query, scope }) => contactFieldOptions(scope, query),
   }),
 ];

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { isGrpcServiceError, ServiceError, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { Client, isGrpcServiceError, ServiceError, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import { status } from '@grpc/grpc-js';
 import { Worker } from '@temporalio/worker';
 import { ROOT_DIR } from '../../domain/config.js';
@@ -32,6 +32,12 @@ export const TEST_SERVER = join(ROOT_DIR, '.tools', 'bin', 'temporal-test-server
 
 export interface TimeSkippingWorld {
   env: TestWorkflowEnvironment;
+  /**
+   * A client of the same server that does not skip time while it waits for a result (`env.client`
+   * unlocks skipping for as long as it waits): with it, the server's clock moves only by
+   * `env.sleep` and in real time.
+   */
+  plainClient: Client;
   taskQueue: string;
   /** The real activities, on the test app's database and the test server's client. */
   real: Activities;
@@ -93,6 +99,7 @@ export async function startTimeSkipping(app: TestApp): Promise<TimeSkippingWorld
   const bundle = { codePath: process.env.WORKFLOW_BUNDLE_PATH! };
   return {
     env,
+    plainClient: new Client({ connection: env.connection, namespace: 'default' }),
     taskQueue,
     real,
     async withWorkers<R>(activities: Partial<Activities>, fn: () => Promise<R>): Promise<R> {

@@ -6,14 +6,14 @@
  * a token endpoint answering 503 (nothing visible changes) and turns a revoked grant into
  * `reauth_required`; a post scheduled 3 days ahead on a 2-hour token publishes with its token
  * refreshed on the way; a revoked grant fails the post with `integration_reauth_required`, and
- * after the reconnect (same integration id) the rescheduled post publishes. (20 concurrent
- * publishes making one refresh: test/integration/oauthLifecycle.test.ts, on the real stack. The
- * same case on this server, with `startPublish`'s retries, passed 7 runs here but failed the
- * fresh-clone CI run of 01aa9e2 on a quiet machine: "Workflow execution timed out", after the
- * worker logged "Trying to send a new WFT for a run which already has one!" and "Expired
- * workflow task" for the 20 runs: the test server hands out workflow tasks twice under that
- * concurrency and its clock then skips past the runs' timeout. It is out of CI until that is
- * understood.)
+ * after the reconnect (same integration id) the rescheduled post publishes; 20 concurrent
+ * publishes on one account whose token has ended make one refresh (as on the real stack in
+ * test/integration/oauthLifecycle.test.ts). That case moves the server's clock once with
+ * `env.sleep` and awaits its 20 results on a client that does not skip time. Awaited on the
+ * skipping client, under load the runs' tasks timed out, each run was handed a second one
+ * ("Trying to send a new WFT for a run which already has one!") and some ended in "Workflow
+ * execution timed out" (fresh-clone CI run of 01aa9e2, and 3 of 3 runs here at load 15): the
+ * clock then jumps wherever the server finds nothing running, not only where the test means.
  *
  * Clocks: the test server skips its clock; this process's clock (the activities', the fake X's)
  * is moved with it (`vi.setSystemTime`, Date only, still advancing) before each activity of the
@@ -28,6 +28,7 @@ import { FakeX } from '../fakes/x.js';
 import { oauthConnect } from '../oauthFlow.js';
 import { tokenRefreshWorkflow } from '../../workflows/tokenRefresh.js';
 import type { Activities } from '../../activities/index.js';
+import type { publishPostWorkflow } from '../../workflows/publishPost.js';
 
 const REDIRECT = 'https://app.example.com/integrations/oauth/callback';
 const HOUR = 3_600_000;
@@ -174,4 +175,31 @@ describe('token lifecycle (time skipping)', () => {
     expect(published, JSON.stringify(published)).toMatchObject({ phase: 'published', error: null });
     expect(x.tweets.filter((t) => t.authorId === '8005').map((t) => t.text)).toEqual(['after the revocation']);
   }, 120_000);
+
+  it('20 concurrent publishes on one account whose token has ended make exactly one refresh', { timeout: 240_000 }, async () => {
+    const now = await world.env.currentTimeMs();
+    clockAt(now);
+    const account = await connect({ id: '8007', name: 'Busy', username: 'busy' });
+    const before = refreshesOf('8007');
+    const N = 20;
+    const postIds = await Promise.all(Array.from({ length: N }, (_, i) => draft(account.id, `concurrent ${i}`)));
+    // Three hours ahead: the 2-hour token has ended when all 20 come due at the same instant.
+    const at = now + 3 * HOUR;
+    const rows = await schedule(postIds, account.id, new Date(at).toISOString());
+    const results = await world.withWorkers(onClock(), async () => {
+      const handles = [];
+      for (const row of rows) handles.push(await world.startPublish({ workspaceId: ws.workspaceId, postId: row.post_id, n: row.n }, { scheduleId: row.id, scheduledTime: row.scheduled_time.toISOString() }));
+      // The clock is moved once, past the due time, and the results are awaited without skipping:
+      // 20 results awaited on the skipping client let the server skip its clock while runs were
+      // still between tasks, past their timeouts (CI run of 01aa9e2).
+      await world.env.sleep(at + 10 * 60_000 - now);
+      return Promise.all(handles.map((h) => world.plainClient.workflow.getHandle<typeof publishPostWorkflow>(h.workflowId).result()));
+    });
+    // Any that did not publish, with its error (what a failure here needs to be understood).
+    expect(results.filter((r) => r.phase !== 'published')).toEqual([]);
+    // X rotates refresh tokens: a second refresh with the same one would have killed the grant.
+    expect(x.oauth.refreshes.filter((r) => r.userId === '8007').slice(before)).toHaveLength(1);
+    expect(x.tweets.filter((t) => t.authorId === '8007')).toHaveLength(N);
+    expect((await integration(account.id)).status).toBe('connected');
+  });
 });

@@ -1,0 +1,39 @@
+/**
+ * `GET /schema/contact/options` as one use case: the options of one contact field, from its
+ * definition (select fields, booleans) or else from the values the workspace's contacts hold.
+ * Every statement goes through the request's `scope`.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { WorkspaceScope } from '../../db/scope.js';
+import { loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
+import { invalidField } from '../../domain/errors.js';
+import { likeContains } from '../../domain/like.js';
+import type { OptionsQuery } from '../schemas/schema.js';
+
+export async function contactFieldOptions(scope: WorkspaceScope, query: Static<typeof OptionsQuery>) {
+  const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
+  const field = catalog.get(query.field);
+  if (!field) throw invalidField('/field', `unknown field ${query.field}; see GET /schema/contact`);
+  const limit = query.limit ?? 100;
+  const q = query.q?.toLowerCase();
+  if (field.options) {
+    const opts = field.options.filter((o) => !q || o.label.toLowerCase().includes(q) || String(o.value).toLowerCase().includes(q));
+    return { data: opts.slice(0, limit), meta: { source: 'definition' as const } };
+  }
+  if (field.type === 'boolean')
+    return { data: [{ label: 'true', value: true }, { label: 'false', value: false }], meta: { source: 'definition' as const } };
+  const like = q ? likeContains(q) : undefined;
+  const values = await uniqueValues(
+    scope.db,
+    {
+      groupByField: field.path,
+      conditions: like && field.type !== 'multi' && field.type === 'string' ? [{ field: field.path, operator: 'LIKE', value: like }] : undefined,
+      limit,
+    },
+    { workspaceId: scope.workspaceId, catalog },
+  );
+  const data = values
+    .filter((v) => v.value !== '' && (!q || String(v.value).toLowerCase().includes(q)))
+    .map((v) => ({ label: String(v.value), value: v.value }));
+  return { data, meta: { source: 'values' as const } };
+}
