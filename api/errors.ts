@@ -31,6 +31,12 @@ export const sessionKeyNotAllowed = (path: string) =>
 /** Foreign and missing resources look the same: 404, never 403. */
 export const notFound = (what: string, id?: string) => new ApiError(404, 'not_found', id ? `${what} ${id} was not found` : `${what} was not found`);
 
+/**
+ * A well-formed reference in the body (a source, post, integration or uploaded file id) to
+ * something the workspace does not have: 404 like a missing path resource, naming the field.
+ */
+export const notFoundField = (path: string, message: string) => new ApiError(404, 'not_found', `${path}: ${message}`, [{ path, message }]);
+
 export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
 
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);

@@ -11,16 +11,31 @@ import { escapePointer, type ErrorDetail } from '../domain/errors.js';
 import { ApiError } from './errors.js';
 import { unsafeInputDetails } from '../domain/inputSafety.js';
 import { numberInput } from '../domain/conditions.js';
-import { KEY_RULES, VALUE_RULES, sharedSchemas } from './schemas/common.js';
+import { KEY_RULES, NO_NUL, VALUE_RULES, sharedSchemas } from './schemas/common.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * What no input may carry (domain/inputSafety.ts, checked before the schemas) said in the schemas
+ * too: every free string of a request (no pattern, format or literal of its own) gets a pattern
+ * without NUL, so a client generated from the document, or a fuzzer, knows it.
+ */
+export function noNul(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(noNul);
+  if (!schema || typeof schema !== 'object') return schema;
+  const o = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = k === 'examples' || k === 'default' || k === 'const' || k === 'enum' ? v : noNul(v);
+  if (o.type === 'string' && o.pattern === undefined && o.format === undefined && o.const === undefined && o.enum === undefined && o.contentMediaType === undefined) out.pattern = NO_NUL;
+  return out;
+}
 
 function makeAjv(coerce: boolean): Ajv {
   // strictNumbers: `1e400` parses to Infinity, which is no number any column can hold
   // verbose: an error carries its keyword's schema, so narrowUnions can see a union's branches
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
   addFormats(ajv);
-  for (const s of sharedSchemas) ajv.addSchema(s);
+  for (const s of sharedSchemas) ajv.addSchema(noNul(s) as object);
   return ajv;
 }
 const bodyAjv = makeAjv(false);
@@ -43,7 +58,7 @@ const cache = new WeakMap<TSchema, ValidateFunction>();
 function compile(schema: TSchema, coerce: boolean): ValidateFunction {
   let fn = cache.get(schema);
   if (!fn) {
-    fn = (coerce ? stringAjv : bodyAjv).compile(refShared(schema) as object);
+    fn = (coerce ? stringAjv : bodyAjv).compile(noNul(refShared(schema)) as object);
     cache.set(schema, fn);
   }
   return fn;

@@ -66,7 +66,15 @@ export interface CatalogField {
 export interface FieldCatalog<F extends CatalogField = CatalogField> {
   /** Looks a path up; undefined when the path is not in the catalog. */
   get(path: string): F | undefined;
+  /**
+   * The error for a path the catalog does not have, when it is not the default 400: a well-formed
+   * reference to a workspace's own field (a custom field id) it does not have is a 404.
+   */
+  unknown?(path: string, pointer: string): Error | undefined;
 }
+
+/** The error for `path`, which `catalog` does not have, named at `pointer`. */
+const unknownField = (catalog: FieldCatalog, path: string, pointer: string) => catalog.unknown?.(path, pointer) ?? invalidField(pointer, `unknown field ${path}`);
 
 /** A catalog over a fixed list of fields. */
 export function catalogOf<F extends CatalogField>(fields: F[]): FieldCatalog<F> & { fields: F[] } {
@@ -297,7 +305,7 @@ function parseLeaf<F extends CatalogField>(
     if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
   if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
   const field = catalog.get(node.field);
-  if (!field) throw invalidField(`${ptr}/field`, `unknown field ${node.field}`);
+  if (!field) throw unknownField(catalog, node.field, `${ptr}/field`);
   if (!field.filteringSupported) throw invalidField(`${ptr}/field`, `${node.field} does not support filtering`);
   if (typeof node.operator !== 'string') throw invalidField(`${ptr}/operator`, 'must be an operator string');
   const op = node.operator.trim().toUpperCase().replace(/\s+/g, ' ');
@@ -378,7 +386,7 @@ export function pickFields<F extends CatalogField>(catalog: FieldCatalog<F>, fie
   fields.forEach((f, i) => {
     if (typeof f !== 'string') throw invalidField(`${pointer}/${i}`, 'must be a field path string');
     const field = catalog.get(f);
-    if (!field) throw invalidField(`${pointer}/${i}`, `unknown field ${f}`);
+    if (!field) throw unknownField(catalog, f, `${pointer}/${i}`);
     if (!seen.has(f)) {
       seen.add(f);
       picked.push(field);
@@ -395,7 +403,7 @@ export function parseSort<F extends CatalogField>(catalog: FieldCatalog<F>, sort
   return items.map((s, i) => {
     if (!isObject(s) || typeof s.field !== 'string') throw invalidField(`${pointer}/${i}/field`, 'must be a field path string');
     const f = catalog.get(s.field);
-    if (!f) throw invalidField(`${pointer}/${i}/field`, `unknown field ${s.field}`);
+    if (!f) throw unknownField(catalog, s.field, `${pointer}/${i}/field`);
     if (f.type === 'multi' || f.sortable === false) throw invalidField(`${pointer}/${i}/field`, `${s.field} cannot be sorted on`);
     const dir = s.direction === undefined ? 'asc' : String(s.direction).toLowerCase();
     if (dir !== 'asc' && dir !== 'desc') throw invalidField(`${pointer}/${i}/direction`, 'must be asc or desc');
@@ -407,6 +415,6 @@ export function parseSort<F extends CatalogField>(catalog: FieldCatalog<F>, sort
 export function groupByField<F extends CatalogField>(catalog: FieldCatalog<F>, path: unknown, pointer = '/groupByField'): F {
   if (typeof path !== 'string') throw invalidField(pointer, 'must be a field path string');
   const f = catalog.get(path);
-  if (!f) throw invalidField(pointer, `unknown field ${path}`);
+  if (!f) throw unknownField(catalog, path, pointer);
   return f;
 }

@@ -35,6 +35,8 @@ export interface FuzzOptions {
   echo?: boolean;
   /** Only these checks (a focused run, e.g. `FUZZ_CHECKS=positive_data_acceptance`); default: all. */
   checks?: string[];
+  /** Only operations whose path matches this regular expression (`FUZZ_PATHS`, a focused run). */
+  pathRegex?: string;
 }
 
 export interface FuzzResult {
@@ -97,6 +99,7 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
     // not_a_server_error, which the CLI's --checks cannot lift for one operation. It is left out
     // here; test/integration/oauthConnect.test.ts drives it against the fake LinkedIn.
     '--exclude-path', '/integrations/{id}/pages',
+    ...(o.pathRegex ? ['--include-path-regex', o.pathRegex] : []),
     '--phases', (o.phases ?? ['examples', 'coverage', 'fuzzing', 'stateful']).join(','),
     '--max-examples', String(o.maxExamples),
     '--seed', String(o.seed),

@@ -1,6 +1,7 @@
 /** Shapes shared by several endpoint groups. */
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { LIMITS, MAX_NUMERIC } from '../../domain/conditions.js';
+import { catalogSharedSchemas } from './conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
@@ -30,18 +31,21 @@ export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
  * JavaScript's `\s` (what `trim` removes), so a generator whose `\s` differs (Python's) agrees.
  */
 const WS = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
-const NOT_WS_OR_AT = '[^@\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+const NOT_WS_OR_AT = '[^@\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
 export const EMAIL_PATTERN = `^${WS}*${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+${WS}*$`;
 /** The same, or empty / white space only (a value that clears the field). */
 export const EMAIL_OR_BLANK_PATTERN = `^${WS}*(${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+)?${WS}*$`;
 
 /** A name or identifier a person reads: at least one character that is not white space. */
-const NON_BLANK = '\\S';
+// Spelled out (JavaScript's white space, as `WS` above) so a generator whose `\s` differs agrees; no NUL anywhere.
+const NON_BLANK = `^[^\\u0000]*[^\\u0000${WS.slice(1, -1)}][^\\u0000]*$`;
 export function NonBlankString(opts: { minLength?: number; maxLength: number; description?: string }): TString {
   return Type.String({ minLength: 1, ...opts, pattern: NON_BLANK });
 }
+/** A string without NUL (U+0000), which PostgreSQL cannot store: the pattern of every free request string (api/validation.ts noNul). */
+export const NO_NUL = '^[^\\u0000]*$';
 /** What each value pattern means, for error messages (ajv would quote the regular expression). */
-export const VALUE_RULES = new Map<string, string>([[NON_BLANK, 'must not be blank']]);
+export const VALUE_RULES = new Map<string, string>([[NON_BLANK, 'must not be blank'], [NO_NUL, 'must not contain NUL (U+0000) characters']]);
 
 /** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
 const HTTP_TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,100}";
@@ -143,4 +147,4 @@ export const PageOf = <T extends TSchema>(t: T) => Type.Object({ data: Type.Arra
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 /** Schemas referenced by `$ref` from route schemas; registered with ajv and published in OpenAPI components. */
-export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];
+export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, ...catalogSharedSchemas, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];

@@ -1,7 +1,8 @@
 /** Request and response shapes of the Contacts group (API-SPEC "Contacts", DESIGN §3-4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, GroupedCondition, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { contactSchemas } from './conditions.js';
+import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -31,26 +32,26 @@ export const BulkFetchBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Fields = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+const Fields = Type.Array(contactSchemas.FieldPath, {
   minItems: 1,
   maxItems: 200,
   description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
 });
+const ContactConditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
+/** The generic condition list (bulk enrichment's selection; not yet typed by the contact catalog). */
 export const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
-const Sort = Type.Array(
-  Type.Object(
-    { field: Type.String({ minLength: 1, maxLength: 300 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },
-    { additionalProperties: false },
-  ),
-  { maxItems: 5, description: 'Sort keys; the contact id breaks ties. Default: creation order' },
-);
+export const ContactGroupedCondition = Type.Ref(contactSchemas.GroupedCondition);
+const Sort = Type.Array(contactSchemas.SortEntry, {
+  maxItems: 5,
+  description: 'Sort keys (not multi-value fields); the contact id breaks ties. Default: creation order',
+});
 const Limit = Type.Integer({ minimum: 1, maximum: 1000, default: 100 });
 
 export const FilterContactsBody = Type.Object(
   {
     fields: Type.Optional(Fields),
-    conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    conditions: Type.Optional(ContactConditions),
+    groupedCondition: Type.Optional(ContactGroupedCondition),
     limit: Type.Optional(Limit),
     paginationToken: Type.Optional(PaginationToken),
     sort: Type.Optional(Sort),
@@ -64,9 +65,9 @@ export const BySegmentBody = Type.Object({ ...FilterContactsBody.properties, fie
 
 export const UniqueValuesBody = Type.Object(
   {
-    groupByField: Type.String({ minLength: 1, maxLength: 300, description: 'A field path from `GET /schema/contact`' }),
-    conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    groupByField: contactSchemas.FieldPath,
+    conditions: Type.Optional(ContactConditions),
+    groupedCondition: Type.Optional(ContactGroupedCondition),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   },
   { additionalProperties: false },
@@ -144,7 +145,7 @@ export const BulkUpsertBody = Type.Object(
   {
     additionalProperties: false,
     // The handler's rule: rows, or a file (then `contactsData` is `[]`).
-    anyOf: [{ properties: { contactsData: { minItems: 1 } } }, { required: ['contactsFile'] }],
+    oneOf: [{ properties: { contactsData: { minItems: 1 } }, not: { required: ['contactsFile'] } }, { required: ['contactsFile'], properties: { contactsData: { maxItems: 0 } } }],
   },
 );
 export type BulkUpsertBody = Static<typeof BulkUpsertBody>;

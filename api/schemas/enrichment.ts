@@ -1,9 +1,9 @@
 /** `POST /contacts/unified-data-api`: asynchronous enrichment (API-SPEC Contacts, DESIGN §4). */
 import { Type, type Static } from '@sinclair/typebox';
 import { ENRICHMENT_SLICES } from '../../domain/enrichment.js';
-import { WebhookConfiguration } from './common.js';
+import { NonBlankString, WebhookConfiguration } from './common.js';
 
-const Name = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
+const Name = (description: string) => Type.Optional(NonBlankString({ maxLength: 200, description }));
 
 export const UnifiedDataBody = Type.Object(
   {
@@ -14,14 +14,29 @@ export const UnifiedDataBody = Type.Object(
       description: 'Slices to enrich: ' + ENRICHMENT_SLICES.join(', '),
     }),
     pronet: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 2048, description: 'Profile URL; required for every slice but emails (emails may use companyWebsite + name instead)' }),
+      Type.String({
+        maxLength: 2048,
+        // host.tld/path once scheme, query and fragment are dropped (what the lookup keys on)
+        pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+/[^?#\\s\\u0000]*[^/?#\\s\\u0000]$',
+        description: 'Profile URL; required for every slice but emails (emails may use companyWebsite + name instead)',
+      }),
     ),
     firstName: Name('With lastName (and best with companyWebsite): finds emails without pronet; beside pronet, a hint for providers'),
     lastName: Name('With firstName'),
     fullName: Name('Alone or with companyWebsite: finds emails without pronet; beside pronet, a hint for providers'),
-    companyWebsite: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'Company website or domain: with a name, finds emails without pronet' })),
+    companyWebsite: Type.Optional(
+      Type.String({ maxLength: 2048, pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+([/?#:][^\\u0000]*)?$', description: 'Company website or domain: with a name, finds emails without pronet' }),
+    ),
     webhookConfiguration: Type.Optional(WebhookConfiguration),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    dependentRequired: { firstName: ['lastName'], lastName: ['firstName'] },
+    // every slice but emails needs pronet; emails alone may use a name instead
+    anyOf: [
+      { required: ['pronet'] },
+      { properties: { fields: { items: { const: 'emails' } } }, anyOf: [{ required: ['fullName'] }, { required: ['firstName', 'lastName'] }] },
+    ],
+  },
 );
 export type UnifiedDataBody = Static<typeof UnifiedDataBody>;

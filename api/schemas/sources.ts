@@ -2,7 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { Condition, DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
+import { DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
+import { sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
   SOURCE_TYPES.map((t) => Type.Literal(t)),
@@ -114,7 +115,7 @@ export const SOURCE_FILTER_FIELDS = [
 export const FilterSourcesParams = Type.Object({ sourceType: SourceTypeSchema }, { additionalProperties: false });
 export const FilterSourcesBody = Type.Object(
   {
-    conditions: Type.Optional(Type.Array(Condition, {
+    conditions: Type.Optional(Type.Array(Type.Ref(sourceSchemas.Condition), {
       maxItems: 50,
       description: `ANDed conditions on ${SOURCE_FILTER_FIELDS.map((f) => `\`${f}\``).join(', ')} (\`segmentIds\` is multi-value: \`IN\` a segment id lists its sources)`,
     })),

@@ -195,7 +195,8 @@ describe('3. ids', () => {
     expect(sources.status, JSON.stringify(sources.body)).toBe(200);
     const webhookSource = await post('/sources', { sourceType: 'importFromWebhook', sourceIdentifier: 'ids-in-bodies', sourceMeta: MAPPED });
     const before = await counts();
-    expect400(await post('/segments', { name: 's', segmentSources: [bogus] }), '/segmentSources/0');
+    const unknownSource = await post('/segments', { name: 's', segmentSources: [bogus] });
+    expect(unknownSource.status, JSON.stringify(unknownSource.body)).toBe(404);
     // a malformed id where a resource must exist is answered like an unknown one, never a 500
     for (const [path, body] of [
       ['/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/ids-in-bodies', segmentId: bogus }],

@@ -142,7 +142,12 @@ describe('OpenAPI document', () => {
     const attributes = doc.components.schemas.Segment.properties.attributes.properties;
     expect(attributes.groupedCondition).toEqual({ anyOf: [{ $ref: '#/components/schemas/GroupedCondition' }, { type: 'null' }] });
     expect(attributes.conditions.items).toEqual({ $ref: '#/components/schemas/Condition' });
-    expect(doc.paths['/contacts/filter-contacts'].post.requestBody.content['application/json'].schema.properties.groupedCondition).toEqual({ $ref: '#/components/schemas/GroupedCondition' });
+    // request bodies name the group of their catalog (ContactGroupedCondition …), typed the same way over its own leaves
+    expect(doc.paths['/contacts/filter-contacts'].post.requestBody.content['application/json'].schema.properties.groupedCondition).toEqual({ $ref: '#/components/schemas/ContactGroupedCondition' });
+    expect(doc.components.schemas.ContactGroupedCondition.properties.conditions.items.anyOf).toEqual([
+      { $ref: '#/components/schemas/ContactCondition' },
+      { $ref: '#/components/schemas/ContactGroupedCondition' },
+    ]);
     // What the document says is what ajv says: a nested group with an unknown operator is a 400 naming it.
     const ws = await app.createWorkspace();
     const res = await app.http('POST', '/segments', { apiKey: ws.apiKey, body: { name: 'x', groupedCondition: { operator: 'AND', conditions: [{ operator: 'XOR', conditions: [] }] } } });

@@ -8,6 +8,8 @@ import { validate } from '../../api/validation.js';
 import { BulkUpsertBody } from '../../api/schemas/contacts.js';
 import { ErasureRequestBody } from '../../api/schemas/privacy.js';
 import { AccessRequestBody } from '../../api/schemas/subjectAccess.js';
+import { ExternalReplyBody } from '../../api/schemas/publishing.js';
+import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
 
 /** The server's own validation (ajv, as requests get it): true when the body passes. */
 const valid = (schema: TSchema, body: unknown) => {
@@ -24,6 +26,25 @@ describe('selection rules in the schemas', () => {
     expect(valid(BulkUpsertBody, { contactsData: [] })).toBe(false);
     expect(valid(BulkUpsertBody, { contactsData: [{ 'contact.firstName': 'Ada' }] })).toBe(true);
     expect(valid(BulkUpsertBody, { contactsData: [], contactsFile: { fileName: 'f.csv' } })).toBe(true);
+    // Rows and a file together: the handler refuses it, so the schema does.
+    expect(valid(BulkUpsertBody, { contactsData: [{ 'contact.firstName': 'Ada' }], contactsFile: { fileName: 'f.csv' } })).toBe(false);
+  });
+  it('scheduled times and external post URLs have the shapes the handlers take', () => {
+    const row = (scheduledTime: string) => ({ externalPostUrl: 'urn:li:activity:7', content: 'Hi', scheduledTime, providerId: 'x' });
+    expect(valid(ExternalReplyBody, row('2030-01-02T03:04:05Z'))).toBe(true);
+    expect(valid(ExternalReplyBody, row('string'))).toBe(false);
+    expect(valid(ExternalReplyBody, row('2030-01-02T03:04:05'))).toBe(false); // no zone
+    const url = (externalPostUrl: string) => ({ externalPostUrl, content: 'Hi', scheduledTime: '2030-01-02T03:04:05Z', providerId: 'x' });
+    for (const u of ['string', 'https://example.com/posts/a-activity-1', 'urn:li:person:1']) expect(valid(ExternalReplyBody, url(u)), u).toBe(false);
+    for (const u of [
+      'urn:li:ugcPost:123',
+      'https://www.linkedin.com/feed/update/urn:li:activity:123/',
+      'https://www.linkedin.com/feed/update/urn%3Ali%3Ashare%3A9',
+      'https://linkedin.com/posts/ada_slug-activity-42-AbCd?utm_source=x',
+    ]) {
+      expect(valid(ExternalReplyBody, url(u)), u).toBe(true);
+      expect(parsePronetPostUrl(u), u).not.toBeNull();
+    }
   });
   it('erasure and access requests name the person', () => {
     for (const schema of [ErasureRequestBody, AccessRequestBody]) {
@@ -31,5 +52,77 @@ describe('selection rules in the schemas', () => {
       expect(valid(schema, { emails: [] })).toBe(false);
       expect(valid(schema, { profileUrls: ['https://pronet.example/in/ada'] })).toBe(true);
     }
+  });
+});
+
+describe('conditions over a fixed catalog say what the server takes (issue 27 item 21)', async () => {
+  const { FilterContactsBody, UniqueValuesBody } = await import('../../api/schemas/contacts.js');
+  const { V2ContactSearchBody, V2CompanySearchBody, VerifiedCompanyBody } = await import('../../api/schemas/discovery.js');
+  const { FilterPostsBody } = await import('../../api/schemas/posts.js');
+  const { FilterSourcesBody } = await import('../../api/schemas/sources.js');
+  const { UnifiedDataBody } = await import('../../api/schemas/enrichment.js');
+  const { parseWhere } = await import('../../domain/conditions.js');
+  const { contactSearchCatalog } = await import('../../domain/discoveryCatalog.js');
+  const { contactCatalog } = await import('../../domain/contactCatalog.js');
+  const { postCatalog } = await import('../../domain/postCatalog.js');
+
+  it('a path outside the catalog, or an operator or value its type does not take, is schema-invalid', () => {
+    // each of these passed the old generic Condition and got a 400 from the handler
+    expect(valid(FilterContactsBody, { conditions: [{ field: 'string', operator: '==', value: 'x' }] })).toBe(false);
+    expect(valid(FilterContactsBody, { conditions: [{ field: 'contact.firstName', operator: '>', value: 'x' }] })).toBe(false);
+    expect(valid(FilterContactsBody, { conditions: [{ field: 'contact.createdAt', operator: '==', value: 'yesterday' }] })).toBe(false);
+    expect(valid(FilterContactsBody, { sort: [{ field: 'contact.emails' }] })).toBe(false);
+    expect(valid(FilterContactsBody, { fields: ['0'] })).toBe(false);
+    expect(valid(UniqueValuesBody, { groupByField: 'string' })).toBe(false);
+    expect(valid(V2ContactSearchBody, { conditions: [{ field: 'dsContact.member_skills', operator: '==', value: 'Go' }] })).toBe(false);
+    expect(valid(V2ContactSearchBody, { groupedCondition: { operator: 'AND', conditions: [{ field: 'dsCompany.employee_count', operator: 'BETWEEN', value: [1] }] } })).toBe(false);
+    expect(valid(V2CompanySearchBody, { conditions: [{ field: 'dsCompany.company_name', operator: 'LIKE', value: 'acme\\' }] })).toBe(false);
+    expect(valid(FilterPostsBody, { conditions: [{ field: 'providerId', operator: '==', value: 'not-a-uuid' }] })).toBe(false);
+    expect(valid(FilterSourcesBody, { conditions: [{ field: 'string', operator: '==', value: 'x' }] })).toBe(false);
+  });
+
+  it('what the schema takes, the condition parser takes', () => {
+    const conditions = [
+      { field: 'dsContact.member_skills', operator: 'IN', value: ['Go'] },
+      { field: 'dsCompany.employee_count', operator: 'BETWEEN', value: [1, '200'] },
+      { field: 'dsContact.updated_at', operator: '>=', value: '2026-01-28T10:00:00+01:00' },
+      { field: 'dsContact.verified', operator: '==', value: 'true' },
+      { field: 'dsCompany.company_name', operator: 'NOT LIKE', value: 'acme\\\\' },
+      { field: 'dsContact.member_full_name', operator: 'IS EMPTY' },
+    ];
+    const body = { conditions, groupedCondition: { operator: 'NOT', conditions: [{ operator: 'OR', conditions: conditions.slice(0, 2) }] } };
+    expect(valid(V2ContactSearchBody, body)).toBe(true);
+    expect(() => parseWhere(contactSearchCatalog, body)).not.toThrow();
+    const contact = { conditions: [{ field: 'contact.createdAt', operator: 'BETWEEN', value: ['2026-01-01', '2026-02-01'] }, { field: 'contact.emails', operator: 'ALL', value: 'a@b.c' }] };
+    expect(valid(FilterContactsBody, contact)).toBe(true);
+    expect(() => parseWhere(contactCatalog([]), contact)).not.toThrow();
+    const posts = { conditions: [{ field: 'providerId', operator: 'IN', value: ['0193a5c2-7f1e-7b3a-9c4d-2e8f6a1b3c5d'] }, { field: 'externalPost', operator: '!=', value: false }] };
+    expect(valid(FilterPostsBody, posts)).toBe(true);
+    expect(() => parseWhere(postCatalog, posts)).not.toThrow();
+  });
+
+  it('a custom field path is well-formed; one the workspace does not have is a 404, not a 400', () => {
+    const path = 'contact.customFields.0193a5c2-7f1e-7b3a-9c4d-2e8f6a1b3c5d';
+    expect(valid(FilterContactsBody, { conditions: [{ field: path, operator: '==', value: 1 }], sort: [{ field: path }] })).toBe(true);
+    expect(() => parseWhere(contactCatalog([]), { conditions: [{ field: path, operator: '==', value: 1 }] })).toThrow(expect.objectContaining({ code: 'not_found' }));
+  });
+
+  it('verified inputs: userInput per input', () => {
+    const one = (sourceFieldName: string, userInput: unknown) => valid(VerifiedCompanyBody, { inputFieldMapping: [{ sourceFieldName, userInput }] });
+    expect(one('numberOfCompaniesToPull', 0)).toBe(false);
+    expect(one('numberOfCompaniesToPull', 25)).toBe(true);
+    expect(one('companyHeadcountRange', ['a-b'])).toBe(false);
+    expect(one('companyHeadcountRange', ['51-200', '1000+'])).toBe(true);
+    expect(one('companyIndustryInclude', [' '])).toBe(false);
+    expect(one('companyWebsiteInclude', ['acme'])).toBe(false);
+    expect(one('companyRevenue', { min: '5M', max: 1e9 })).toBe(true);
+  });
+
+  it('unified-data-api: pronet for profile slices, names in pairs', () => {
+    expect(valid(UnifiedDataBody, { fields: ['emails'], firstName: 'Ada' })).toBe(false);
+    expect(valid(UnifiedDataBody, { fields: ['emails'], firstName: 'Ada', lastName: 'Lovelace' })).toBe(true);
+    expect(valid(UnifiedDataBody, { fields: ['emails', 'phoneNumbers'], fullName: 'Ada Lovelace' })).toBe(false);
+    expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'string' })).toBe(false);
+    expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'https://pronet.example/in/ada' })).toBe(true);
   });
 });

@@ -1,0 +1,176 @@
+/**
+ * Condition, group, sort and field-list schemas of one FIXED field catalog (domain/conditions.ts):
+ * the rules `parseWhere` applies per field type said in JSON Schema, so what the document calls
+ * valid the server accepts (issue 27 item 21). A leaf is one branch per field type and operator
+ * kind, told apart by the literals `field` (an enum of the catalog's paths of that type) and
+ * `operator` (api/validation.ts reports only the branches those match).
+ *
+ * What JSON Schema cannot carry stays with the server: the limits over a whole tree (at most
+ * `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` LIKEs, groups `LIMITS.maxDepth` deep) and,
+ * for the contact catalog, the type of a workspace's custom field (`contact.customFields.<id>`:
+ * one branch takes any operator; an id the workspace does not have is a 404).
+ *
+ * No import of ./common.js (which lists these among the shared schemas).
+ */
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { GROUP_OPERATORS, LIMITS, MAX_NUMERIC, OPERATORS_BY_TYPE, type CatalogField, type Condition, type FieldType, type GroupedCondition } from '../../domain/conditions.js';
+import { BUILTIN_CONTACT_FIELDS, CUSTOM_FIELD_PATH_PATTERN } from '../../domain/contactCatalog.js';
+import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog } from '../../domain/discoveryCatalog.js';
+import { postCatalog } from '../../domain/postCatalog.js';
+import { SOURCE_CATALOG } from '../../db/sources.js';
+
+const ALL_OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
+
+const oneOfStrings = (values: readonly string[], description?: string) =>
+  Type.Unsafe<string>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
+
+/** ISO 8601 date or date-time on the calendar (days 01–28 of any month, years 1000–9899), as `parseIsoDate` reads it. */
+export const ISO_DATE_PATTERN =
+  '^(1[0-9]{3}|[2-8][0-9]{3}|9[0-8][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])' +
+  '(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-](0[0-9]|1[0-3]):[0-5][0-9])?)?$';
+/** A number in decimal notation below MAX_NUMERIC (1e15) in magnitude, as `numberInput` reads it. */
+const DECIMAL_PATTERN = '^[+-]?([0-9]{1,15}(\\.[0-9]{0,15})?|\\.[0-9]{1,15})$';
+/** A UUID, as `isUuid` reads it (ajv's `uuid` format would also take a `urn:uuid:` prefix). */
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+/** A LIKE pattern PostgreSQL takes: no NUL, and no unpaired `\` at the end (domain/like.ts). */
+const LIKE_PATTERN = '^([^\\u0000\\\\]|\\\\[^\\u0000])*$';
+
+const Num = () => Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC });
+const SCALARS: Record<Exclude<FieldType, 'multi'>, () => TSchema> = {
+  string: () => Type.Union([Type.String({ maxLength: LIMITS.maxStringLength }), Num()]),
+  number: () => Type.Union([Num(), Type.String({ pattern: DECIMAL_PATTERN, description: 'A number in decimal notation' })]),
+  date: () => Type.String({ maxLength: 40, pattern: ISO_DATE_PATTERN, description: 'ISO 8601 date or date-time' }),
+  boolean: () => Type.Union([Type.Boolean(), oneOfStrings(['true', 'false'])]),
+  uuid: () => Type.String({ pattern: UUID_PATTERN, description: 'An id (UUID)' }),
+};
+
+const leaf = (fields: string[], operators: readonly string[], value: TSchema | null, description: string) =>
+  Type.Object(
+    {
+      field: oneOfStrings(fields),
+      operator: oneOfStrings(operators),
+      value: value ? value : Type.Optional(Type.Null({ description: 'Omitted (or null): these operators take no value' })),
+    },
+    { additionalProperties: false, description },
+  );
+
+/** The leaf branches of the fields of one type. */
+function leavesOf(type: FieldType, fields: string[]): TSchema[] {
+  const ops = OPERATORS_BY_TYPE[type];
+  const pick = (wanted: readonly string[]) => wanted.filter((o) => ops.includes(o));
+  const out: TSchema[] = [];
+  const add = (wanted: readonly string[], value: TSchema | null, description: string) => {
+    const o = pick(wanted);
+    if (o.length) out.push(leaf(fields, o, value, `${type} fields: ${description}`));
+  };
+  if (type === 'multi') {
+    const values = Type.Union([Type.String(), Type.Array(Type.Union([Type.String(), Num()]), { minItems: 1, maxItems: LIMITS.maxListItems })]);
+    add(['IN', 'ALL', 'NOT IN'], values, '`IN` shares any of the values, `ALL` holds every one, `NOT IN` shares none');
+  } else {
+    const scalar = SCALARS[type]();
+    add(['==', '!=', '>', '>=', '<', '<='], scalar, 'one value');
+    add(['BETWEEN'], Type.Array(SCALARS[type](), { minItems: 2, maxItems: 2, description: '[min, max], inclusive' }), '[min, max]');
+    add(['IN', 'NOT IN'], Type.Array(SCALARS[type](), { minItems: 1, maxItems: LIMITS.maxListItems }), 'a list of values');
+    add(['LIKE', 'NOT LIKE'], Type.Union([Type.String({ maxLength: LIMITS.maxStringLength, pattern: LIKE_PATTERN }), Num()]), 'a pattern (`%` any run, `_` one character, `\\` escapes)');
+  }
+  add(['IS EMPTY', 'IS NOT EMPTY'], null, 'no value');
+  return out;
+}
+
+export interface CatalogSchemas {
+  Condition: TUnsafe<Condition>;
+  GroupedCondition: TUnsafe<GroupedCondition>;
+  /** A `fields` item: any path of the catalog. */
+  FieldPath: TUnsafe<string>;
+  /** A sort key: `{field, direction}` over the sortable paths. */
+  SortEntry: TUnsafe<{ field: string; direction?: 'asc' | 'desc' }>;
+}
+
+/**
+ * The schemas of a fixed catalog, `$id`s `<name>Condition` and `<name>GroupedCondition` (listed
+ * in common.ts `sharedSchemas`, so the document names them once). `extraLeaves`: branches for
+ * paths outside the fixed list (the contact catalog's custom fields).
+ */
+export function catalogSchemas(
+  name: string,
+  fields: readonly Pick<CatalogField, 'path' | 'type' | 'filteringSupported' | 'sortable'>[],
+  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean } = {},
+): CatalogSchemas {
+  const byType = new Map<FieldType, string[]>();
+  for (const f of fields) if (f.filteringSupported) byType.get(f.type)?.push(f.path) ?? byType.set(f.type, [f.path]);
+  const branches = [...byType].flatMap(([type, paths]) => leavesOf(type, paths)).concat(extra.leaves ?? []);
+  // a sampled example (clients, the document's own examples) takes this rather than guess a branch
+  const first = fields.find((f) => f.filteringSupported)!;
+  const example = { field: first.path, operator: 'IS NOT EMPTY' };
+  const Condition = Type.Unsafe<Condition>(Type.Union(branches, {
+    $id: `${name}Condition`,
+    examples: [example],
+    description: extra.description ?? 'A condition on one field; the operators and the value depend on the field\'s type',
+  }));
+  const GroupedCondition = Type.Unsafe<GroupedCondition>(Type.Recursive(
+    (Self) =>
+      Type.Object(
+        {
+          operator: oneOfStrings(GROUP_OPERATORS),
+          conditions: Type.Array(Type.Union([Type.Ref(Condition), Self]), { minItems: 1, maxItems: LIMITS.maxLeaves }),
+        },
+        { additionalProperties: false },
+      ),
+    {
+      $id: `${name}GroupedCondition`,
+      examples: [{ operator: 'AND', conditions: [example] }],
+      description: `\`AND\`, \`OR\` or \`NOT\` (NOT of several: NOT(c1 AND c2 …)) of conditions and groups; per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`,
+    },
+  ));
+  const all = fields.map((f) => f.path).filter(extra.selectable ?? (() => true));
+  const FieldPath = Type.Unsafe<string>(extra.paths?.length ? Type.Union([oneOfStrings(all), ...extra.paths]) : oneOfStrings(all));
+  const sortable = fields.filter((f) => f.type !== 'multi' && f.sortable !== false).map((f) => f.path);
+  const SortEntry = Type.Unsafe<{ field: string; direction?: 'asc' | 'desc' }>(Type.Object(
+    {
+      field: extra.paths?.length ? Type.Union([oneOfStrings(sortable), ...extra.paths]) : oneOfStrings(sortable),
+      direction: Type.Optional(oneOfStrings(['asc', 'desc'])),
+    },
+    { additionalProperties: false },
+  ));
+  return { Condition, GroupedCondition, FieldPath, SortEntry };
+}
+
+/** A leaf on paths matched by `pattern` whose type the server knows (any operator; the value is checked by it). */
+export const openLeaf = (pattern: string, description: string) =>
+  Type.Object(
+    {
+      field: Type.String({ pattern, description }),
+      operator: oneOfStrings(ALL_OPERATORS),
+      value: Type.Optional(
+        Type.Union([
+          Type.String({ maxLength: LIMITS.maxStringLength }),
+          Num(),
+          Type.Boolean(),
+          Type.Array(Type.Union([Type.String({ maxLength: LIMITS.maxStringLength }), Num(), Type.Boolean()]), { maxItems: LIMITS.maxListItems }),
+          Type.Null(),
+        ]),
+      ),
+    },
+    { additionalProperties: false, description },
+  );
+
+// ---------------------------------------------------------------------------------------------
+// the catalogs
+
+const CUSTOM_FIELD_RULE =
+  'A custom field of the workspace (`contact.customFields.<id>`, listed by GET /schema/contact): its type, and so its operators and values, ' +
+  'is the workspace\'s, which this document cannot state (the server checks them: 400); an id the workspace does not have is a 404';
+/** Conditions, fields and sort of the contact catalog: the built-in paths, and custom field paths. */
+export const contactSchemas = catalogSchemas('Contact', BUILTIN_CONTACT_FIELDS, {
+  leaves: [openLeaf(CUSTOM_FIELD_PATH_PATTERN, CUSTOM_FIELD_RULE)],
+  paths: [Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE })],
+  description: 'A condition on one contact field: a built-in path (operators and value by its type) or a custom field of the workspace',
+});
+export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields);
+// person attributes filter a company search; its items are company records (issue 27 item 13)
+export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields, { selectable: (p) => !p.startsWith(PERSON_PREFIX) });
+export const postSchemas = catalogSchemas('Post', postCatalog.fields);
+export const sourceSchemas = catalogSchemas('Source', SOURCE_CATALOG.fields);
+
+/** Registered with ajv and published as components (common.ts `sharedSchemas`). */
+export const catalogSharedSchemas: TSchema[] = [contactSchemas, discoveryContactSchemas, discoveryCompanySchemas, postSchemas, sourceSchemas].flatMap((s) => [s.Condition, s.GroupedCondition]);
