@@ -226,6 +226,7 @@ export const contactRoutes = [
     params: SourceIdParams,
     body: BulkUpsertBody,
     bodyLimit: 'bulk', // up to MAX_BULK_ROWS rows
+    examples: { request: { contactsData: [{ 'contact.firstName': 'Ada', 'contact.lastName': 'Lovelace', 'contact.workEmail': 'ada@analytical.example', 'company.companyName': 'Analytical Engines' }] } },
     responses: { 202: JobAccepted },
     errors: [400, 401, 404, 500], errorCodes: ['file_type_not_allowed'],
     idempotent: true,

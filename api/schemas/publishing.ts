@@ -54,6 +54,7 @@ export const ExternalReplyBody = Type.Object(
       minLength: 1,
       maxLength: 2000,
       pattern: PRONET_POST_URL_PATTERN,
+      examples: ['https://www.linkedin.com/feed/update/urn:li:activity:7150000000000000000/'],
       description: 'The pronet post to comment on: a feed/update URL, a /posts/ URL, or an activity/ugcPost/share URN',
     }),
     content: NonBlankString({ maxLength: MAX_COMMENT_LENGTH }),
