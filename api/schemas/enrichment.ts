@@ -16,8 +16,8 @@ export const UnifiedDataBody = Type.Object(
     pronet: Type.Optional(
       Type.String({
         maxLength: 2048,
-        // host.tld/path once scheme, query and fragment are dropped (what the lookup keys on)
-        pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+/[^?#\\s\\u0000]*[^/?#\\s\\u0000]$',
+        // host.tld/path once scheme, trailing slashes, query and fragment are dropped (what the lookup keys on)
+        pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+/[^?#\\s\\u0000]*[^/?#\\s\\u0000]/*([?#][^\\u0000]*)?$',
         description: 'Profile URL; required for every slice but emails (emails may use companyWebsite + name instead)',
       }),
     ),
