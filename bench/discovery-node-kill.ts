@@ -1,8 +1,8 @@
 /**
  * Node-kill run of the OpenSearch discovery engine (issue 33, docs/DISCOVERY.md "Losing a node"):
- * a 2-node OpenSearch cluster on loopback (scripts/stack.ts `startOpenSearch` with a cluster),
- * the dataset indexed with 2 shards and 1 replica (green before the run), the API pointed at both
- * nodes (OPENSEARCH_URL with two URLs). It records the answers of a query mix (the 20 searches of
+ * an OpenSearch cluster on loopback of `--nodes` nodes (default 3, every one cluster-manager-eligible;
+ * scripts/stack.ts `startOpenSearch` with a cluster), the dataset indexed with 2 shards and 1
+ * replica (green before the run), the API pointed at every node (OPENSEARCH_URL listing them). It records the answers of a query mix (the 20 searches of
  * bench/discoveryQueries.ts, first and second page), then drives a steady load through the API
  * (`--clients` concurrent clients, each request the next of the mix) while it `kill -9`s one node,
  * later starts it again and waits for green. Every answer must be 200 with the recorded ids and
@@ -11,14 +11,16 @@
  * or answered differently.
  *
  *   npx tsx bench/discovery-node-kill.ts [--people 100000] [--companies 10000] [--clients 4]
- *     [--before 10] [--down 20] [--after 5] [--kill data|manager] [--database bench_node_kill]
- *     [--port 9490] [--tsx] [--keep]
+ *     [--before 10] [--down 20] [--after 5] [--kill data|manager] [--nodes 3]
+ *     [--database bench_node_kill] [--port 9490] [--tsx] [--keep]
  *
- * `--kill data` (default) kills the node that is not the elected cluster manager: the manager
+ * `--kill data` (default) kills a node that is not the elected cluster manager: the manager
  * promotes the replicas of the lost primaries and the cluster goes yellow. `--kill manager` kills
- * the elected cluster manager: of two manager-eligible nodes only one votes, so the survivor stays
- * without a manager (reads are still served from the last cluster state) until the node is back.
- * Nodes: HTTP `--port` and `--port`+1, transport +100, data under a temporary directory; the
+ * the elected cluster manager: with 3 manager-eligible nodes the other two hold a majority of the
+ * voting configuration and elect a new manager; with `--nodes 2` the survivor alone is no majority
+ * and stays without a manager until the node is back (then the cluster state is recovered again,
+ * red for minutes: docs/DISCOVERY.md "Losing a node").
+ * Nodes: HTTP `--port` … `--port`+nodes-1, transport +100, data under a temporary directory; the
  * database (`--database`, on the stack's PostgreSQL) is dropped after unless `--keep`.
  */
 import { spawnSync } from 'node:child_process';
@@ -37,6 +39,7 @@ const { values: args } = parseArgs({
     down: { type: 'string', default: '20' },
     after: { type: 'string', default: '5' },
     kill: { type: 'string', default: 'data' },
+    nodes: { type: 'string', default: '3' },
     seed: { type: 'string', default: '42' },
     database: { type: 'string', default: 'bench_node_kill' },
     port: { type: 'string', default: '9490' },
@@ -47,7 +50,9 @@ const { values: args } = parseArgs({
 if (args.kill !== 'data' && args.kill !== 'manager') throw new Error('--kill must be data or manager');
 const DB = args.database;
 if (!/^[a-z_][a-z0-9_]*$/.test(DB)) throw new Error(`--database must be a plain lower-case identifier, got ${DB}`);
-const PORTS = [Number(args.port), Number(args.port) + 1];
+const NODES = Number(args.nodes);
+if (!Number.isInteger(NODES) || NODES < 2) throw new Error('--nodes must be a whole number ≥ 2');
+const PORTS = Array.from({ length: NODES }, (_, i) => Number(args.port) + i);
 const CLIENTS = Number(args.clients);
 // the index settings are read when db/opensearchIndex.ts loads: set before the project's modules are imported
 process.env.OPENSEARCH_SHARDS = '2';
@@ -87,8 +92,8 @@ async function main() {
   const pidOf = (i: number) => Number(readFileSync(join(stackLayout(nodeEnv(i)).data, `opensearch-${PORTS[i]}.pid`), 'utf8'));
   const urls = PORTS.map((p) => `http://127.0.0.1:${p}`);
   let t = performance.now();
-  await Promise.all(PORTS.map((_, i) => startOpenSearch(stackLayout(nodeEnv(i)), { cluster: cluster(i), readyTimeoutMs: 240_000 })));
-  say(`2-node cluster up in ${((performance.now() - t) / 1000).toFixed(1)} s (${urls.join(', ')})`);
+  await Promise.all(PORTS.map((_, i) => startOpenSearch(stackLayout(nodeEnv(i)), { cluster: cluster(i), readyTimeoutMs: 420_000 })));
+  say(`${NODES}-node cluster up in ${((performance.now() - t) / 1000).toFixed(1)} s (${urls.join(', ')})`);
 
   const db = await (async () => {
     const url = await freshDatabase(DB);
@@ -154,10 +159,10 @@ async function main() {
     const state = await json<{ master_node: string; nodes: Record<string, { name: string }> }>(`${urls[0]}/_cluster/state/master_node,nodes`);
     const managerName = state.nodes[state.master_node]!.name;
     const victim = args.kill === 'manager' ? names.indexOf(managerName) : names.findIndex((n) => n !== managerName);
-    const survivor = 1 - victim;
+    const survivor = names.findIndex((_, i) => i !== victim);
     say(`cluster manager ${managerName}; killing ${names[victim]} (pid ${pidOf(victim)}, --kill ${args.kill}), survivor ${names[survivor]}`);
 
-    // ---- health, as the survivor sees it, every 200 ms
+    // ---- health, as a survivor sees it, every 200 ms
     const epoch = performance.now();
     const clock = () => ((performance.now() - epoch) / 1000).toFixed(1).padStart(6);
     const transitions: string[] = [];
@@ -181,7 +186,7 @@ async function main() {
     // ---- the load
     type Phase = 'before' | 'node down' | 'rejoining' | 'green again';
     let phase: Phase = 'before';
-    const results: { phase: Phase; ms: number; ok: boolean }[] = [];
+    const results: { phase: Phase; ms: number; ok: boolean; kind: string }[] = [];
     const failures: string[] = [];
     let next = 0;
     let running = true;
@@ -192,15 +197,19 @@ async function main() {
         const t0 = performance.now();
         let ok = false;
         let why = '';
+        let kind = '200, same ids and total';
         try {
           const r = await post(m.path, m.body);
-          if (r.status !== 200) why = `${r.status} ${r.text.slice(0, 200)}`;
-          else if (fingerprint(JSON.parse(r.text) as Answer) !== m.expected) why = 'answered 200 with other ids or another total';
+          if (r.status !== 200) {
+            why = `${r.status} ${r.text.slice(0, 200)}`;
+            kind = `${r.status} ${(/"code":"([a-z_]+)"/.exec(r.text) ?? [])[1] ?? ''}`.trim();
+          } else if (fingerprint(JSON.parse(r.text) as Answer) !== m.expected) why = kind = '200 with other ids or another total';
           else ok = true;
         } catch (e) {
           why = (e as Error).message;
+          kind = 'no answer';
         }
-        results.push({ phase: p, ms: performance.now() - t0, ok });
+        results.push({ phase: p, ms: performance.now() - t0, ok, kind });
         if (!ok && failures.length < 20) failures.push(`${clock()} s [${p}] ${m.name}: ${why}`);
       }
     };
@@ -226,7 +235,7 @@ async function main() {
     table(); // the figures so far, should the node not come back
     t = performance.now();
     try {
-      await startOpenSearch(stackLayout(nodeEnv(victim)), { cluster: cluster(victim), readyTimeoutMs: 240_000 });
+      await startOpenSearch(stackLayout(nodeEnv(victim)), { cluster: cluster(victim), readyTimeoutMs: 420_000 });
       killed = undefined;
       transitions.push(`${clock()} s  ${names[victim]} answers HTTP (${((performance.now() - t) / 1000).toFixed(1)} s after its start)`);
       // polled (json() gives a request 2 s): green once the node's copies are recovered
@@ -244,10 +253,13 @@ async function main() {
     agent.destroy();
 
     // ---- the report
-    console.log(`\nnode-kill run: ${args.people} people, ${args.companies} companies; 2 nodes, 2 shards, 1 replica; ${CLIENTS} clients; killed ${names[victim]} (${args.kill === 'manager' ? 'the cluster manager' : 'not the cluster manager'})`);
+    console.log(`\nnode-kill run: ${args.people} people, ${args.companies} companies; ${NODES} nodes (all manager-eligible), 2 shards, 1 replica; ${CLIENTS} clients; killed ${names[victim]} (${args.kill === 'manager' ? 'the cluster manager' : 'not the cluster manager'})`);
     table();
-    console.log('\ncluster health seen from the survivor:');
+    console.log(`\ncluster health seen from ${names[survivor]}:`);
     for (const x of transitions.sort((a, b) => Number(a.slice(0, 6)) - Number(b.slice(0, 6)))) console.log(`  ${x}`);
+    const kinds = new Map<string, number>();
+    for (const r of results) kinds.set(r.kind, (kinds.get(r.kind) ?? 0) + 1);
+    console.log(`\nanswers: ${[...kinds].map(([k, n]) => `${n} ${k}`).join('; ')}`);
     const bad = results.filter((x) => !x.ok).length;
     console.log(`\n${bad === 0 ? 'PASS' : 'FAIL'}: ${results.length - bad}/${results.length} requests answered 200 with the recorded ids and total; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} on ${cpus().length} cores`);
     for (const f of failures) console.log(`  ${f}`);

@@ -4,10 +4,11 @@
  * the indexer that fills the indexes from the ds_* tables (bulk API, alias swap) and keeps them
  * in step with opt-outs.
  *
- * The query mirrors db/discoverySearch.ts `whereSql` node for node: the same negation normal form,
- * the same grouping of a company search's person conditions into one `nested` query (met by the
- * same person), leaves with the compiler's semantics (a missing value matches no positive
- * operator and every negative one: `must_not` of a positive query is exactly that).
+ * The query compiles the same rewritten tree as db/discoveryWhere.ts `whereSql`
+ * (domain/discoveryConditionTree.ts: negation normal form, a company search's person conditions
+ * as one match, here a `nested` query met by the same person); leaves have the compiler's
+ * semantics (a missing value matches no positive operator and every negative one: `must_not` of a
+ * positive query is exactly that).
  */
 import { Client, errors } from '@opensearch-project/opensearch';
 import { SearchUnavailableError } from '../domain/errors.js';
@@ -21,6 +22,7 @@ import {
 } from '../domain/discoveryCatalog.js';
 import { type VerifiedFilters } from '../domain/verifiedSearchInput.js';
 import { likeContains } from '../domain/like.js';
+import { normalForm, rootGroup, type NormalNode } from '../domain/discoveryConditionTree.js';
 import type { DiscoveryConfig } from '../domain/config.js';
 import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
@@ -45,31 +47,61 @@ export function openSearchClient(url: string): Client {
 
 /** Seconds a client is told to wait after the engine failed to answer (Retry-After). */
 const SEARCH_RETRY_AFTER_S = 5;
+/**
+ * Pauses before the retries of a search the cluster could not answer whole: a node lost mid-way,
+ * a cluster manager being elected again (about 1–3 s when the elected one dies), shard copies
+ * being promoted. Bounded: after them the API answers 503 rather than hold the request.
+ */
+const SEARCH_RETRY_PAUSES_MS = [200, 500, 1000];
+
+/** A search answer that left out shards (by a cluster's default, or a timeout): never a whole answer. */
+class PartialResultError extends Error {}
+
+/** Failures a retry may cure: no connection, a node going away, shards not there for a moment. */
+function transient(e: unknown): boolean {
+  return (
+    e instanceof PartialResultError ||
+    e instanceof errors.ConnectionError ||
+    e instanceof errors.NoLivingConnectionsError ||
+    (e instanceof errors.ResponseError && [502, 503, 504].includes(e.statusCode ?? 0))
+  );
+}
 
 /**
- * A search on the engine; the engine's own failures (no connection, a timeout, a 429 or 5xx, an
- * index not there) become SearchUnavailableError (503 `search_unavailable`), not a 500.
+ * A search on the engine, whole or not at all. `allow_partial_search_results: false`: a search
+ * that cannot reach a copy of every shard is an error, not a 200 from the shards that answered
+ * (OpenSearch's default would answer it with `_shards.successful < total` and fewer ids); an
+ * answer that still left shards out is refused too. Each attempt goes to the next node of
+ * OPENSEARCH_URL on a connection error or 502/503/504 (the client's own retries); a search that
+ * still fails so is tried again after SEARCH_RETRY_PAUSES_MS. The engine's failures (no
+ * connection, a timeout, a 429 or 5xx, shards missing, an index not there) become
+ * SearchUnavailableError (503 `search_unavailable`, Retry-After), never a 500 or a partial page.
  */
 async function engineSearch(url: string, params: Parameters<Client['search']>[0]) {
-  try {
-    return await openSearchClient(url).search(params);
-  } catch (e) {
-    const unavailable =
-      e instanceof errors.ConnectionError ||
-      e instanceof errors.NoLivingConnectionsError ||
-      e instanceof errors.TimeoutError ||
-      (e instanceof errors.ResponseError && (e.statusCode === 429 || (e.statusCode ?? 0) >= 500 || e.body?.error?.type === 'index_not_found_exception'));
-    if (unavailable) throw new SearchUnavailableError(SEARCH_RETRY_AFTER_S, { cause: e });
-    throw e;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const res = await openSearchClient(url).search({ ...params, allow_partial_search_results: false });
+      const shards = res.body._shards;
+      if (res.body.timed_out || shards.successful < shards.total) throw new PartialResultError(`${shards.successful} of ${shards.total} shards answered`);
+      return res;
+    } catch (e) {
+      if (transient(e) && attempt < SEARCH_RETRY_PAUSES_MS.length) {
+        await new Promise((r) => setTimeout(r, SEARCH_RETRY_PAUSES_MS[attempt]));
+        continue;
+      }
+      const unavailable =
+        transient(e) ||
+        e instanceof errors.TimeoutError ||
+        (e instanceof errors.ResponseError && (e.statusCode === 429 || (e.statusCode ?? 0) >= 500 || e.body?.error?.type === 'index_not_found_exception'));
+      if (unavailable) throw new SearchUnavailableError(SEARCH_RETRY_AFTER_S, { cause: e });
+      throw e;
+    }
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // conditions → query DSL
 
-const isGroup = (n: unknown): n is { operator: string; conditions: unknown[] } => typeof n === 'object' && n !== null && 'conditions' in n;
-const personOnly = (node: unknown): boolean =>
-  isGroup(node) ? node.conditions.every(personOnly) : typeof (node as { field?: unknown }).field === 'string' && (node as { field: string }).field.startsWith(PERSON_PREFIX);
 const normOp = (op: string) => op.trim().toUpperCase().replace(/\s+/g, ' ');
 
 const not = (q: Query): Query => ({ bool: { must_not: [q] } });
@@ -153,42 +185,29 @@ function leafQuery(catalog: FieldCatalog, leaf: Condition, base: string): Query 
 const nestedPeople = (q: Query): Query => ({ nested: { path: 'people', query: q } });
 
 /**
- * The query of a node under `negated` (whereSql's twin). `base` is `people.` inside a company's
- * nested person query.
+ * The query of a tree in negation normal form (domain/discoveryConditionTree.ts, which
+ * db/discoveryWhere.ts compiles to SQL): a company search's person match is one `nested` query,
+ * met by one person. `person` is the inside of that match (fields under `people.`).
  */
-function nodeQuery(entity: DiscoveryEntity | 'person', node: unknown, negated: boolean): Query {
-  const catalog = entity === 'contact' ? contactSearchCatalog : entity === 'person' ? personCatalog : companySearchCatalog;
-  const base = entity === 'person' ? 'people.' : '';
-  if (!isGroup(node)) {
-    if (entity === 'company' && personOnly(node)) {
-      const inner = nestedPeople(nodeQuery('person', node, false));
-      return negated ? not(inner) : inner;
-    }
-    const q = leafQuery(catalog, node as Condition, base);
-    return negated ? not(q) : q;
+function normalQuery(entity: DiscoveryEntity | 'person', n: NormalNode): Query {
+  if (n.kind === 'leaf') {
+    const catalog = entity === 'contact' ? contactSearchCatalog : entity === 'person' ? personCatalog : companySearchCatalog;
+    const q = leafQuery(catalog, n.condition, entity === 'person' ? 'people.' : '');
+    return n.negated ? not(q) : q;
   }
-  const op = node.operator.toUpperCase();
-  const conj = op === 'AND' ? !negated : negated;
-  const kidNegated = op === 'NOT' ? !negated : negated;
-  const parts: Query[] = [];
-  let kids = node.conditions;
-  if (entity === 'company') {
-    const persons = kids.filter(personOnly);
-    kids = kids.filter((k) => !personOnly(k));
-    if (persons.length) {
-      const sub = nestedPeople(nodeQuery('person', { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons }, false));
-      parts.push(kidNegated ? not(sub) : sub);
-    }
+  if (n.kind === 'people') {
+    const q = nestedPeople(normalQuery('person', n.match));
+    return n.negated ? not(q) : q;
   }
-  for (const k of kids) parts.push(nodeQuery(entity, k, kidNegated));
-  return conj ? all(parts) : any(parts);
+  const parts = n.parts.map((p) => normalQuery(entity, p));
+  return n.kind === 'and' ? all(parts) : any(parts);
 }
 
 /** The query of a v2 search's `conditions` AND `groupedCondition` (match_all without any). */
 export function openSearchQuery(entity: DiscoveryEntity, input: { conditions?: unknown[]; groupedCondition?: unknown }): Query {
-  const kids = [...(input.conditions ?? []), ...(input.groupedCondition ? [input.groupedCondition] : [])];
+  const root = rootGroup(input);
   // scoring is not needed: every clause is a filter
-  return kids.length ? { bool: { filter: [nodeQuery(entity, { operator: 'AND', conditions: kids }, false)] } } : { match_all: {} };
+  return root ? { bool: { filter: [normalQuery(entity, normalForm(entity, root))] } } : { match_all: {} };
 }
 
 /**
@@ -484,7 +503,7 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
         body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas, 'translog.durability': 'request' } },
       });
       await client.indices.refresh({ index: name });
-      await client.cluster.health({ index: name, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' });
+      await waitForCopies(client, name);
       old = await previousIndexes(client, alias);
       await client.indices.updateAliases({
         body: { actions: [...old.map((index) => ({ remove: { index, alias } })), { add: { index: name, alias } }] },
@@ -498,6 +517,26 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
     out[entity === 'contact' ? 'people' : 'companies'] = { name, documents: n, ms: Date.now() - t0 };
   }
   return { index: out };
+}
+
+/** How long a build waits for its replicas: copying a large index to its replicas takes minutes. */
+const COPIES_WAIT_MS = 30 * 60_000;
+
+/**
+ * Waits until every copy of `index` is started (green; yellow without replicas), asking the
+ * cluster 60 s at a time (each request given longer than that, past the client's 30 s default)
+ * for up to COPIES_WAIT_MS. A wait that runs out answers 408 with `timed_out`: asked again.
+ */
+async function waitForCopies(client: Client, index: string): Promise<void> {
+  const deadline = Date.now() + COPIES_WAIT_MS;
+  for (;;) {
+    try {
+      await client.cluster.health({ index, wait_for_status: INDEX_SETTINGS.number_of_replicas > 0 ? 'green' : 'yellow', timeout: '60s' }, { requestTimeout: 75_000 });
+      return;
+    } catch (e) {
+      if (!(e instanceof errors.ResponseError && e.statusCode === 408) || Date.now() > deadline) throw e;
+    }
+  }
 }
 
 async function previousIndexes(client: Client, alias: string): Promise<string[]> {

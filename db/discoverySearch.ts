@@ -16,7 +16,8 @@ import type { Pool, Queryable } from './pool.js';
 import type { DiscoveryConfig } from '../domain/config.js';
 import { searchIds } from './discoveryOpenSearch.js';
 import { compileSql } from './sqlFragments.js';
-import { complementRowsOf, misestimated, readsCompany, rootGroup, sideRowsOf, unionOf, whereSql } from './discoveryWhere.js';
+import { complementRowsOf, misestimated, readsCompany, sideRowsOf, unionOf, whereSql } from './discoveryWhere.js';
+import { rootGroup } from '../domain/discoveryConditionTree.js';
 
 export interface V2SearchInput {
   conditions?: unknown[];

@@ -5,17 +5,10 @@
  */
 import { sql } from 'kysely';
 import { type Condition, type ConditionNode } from '../domain/conditions.js';
+import { childNegated, isConjunction, isGroup, normalForm, personOnly, type ConditionGroup, type NormalNode } from '../domain/discoveryConditionTree.js';
 import { bound, type Fragment, joinedBy, compileWhere, type SqlCatalog } from './conditionSql.js';
-import { COMPANY_PREFIX, PERSON_PREFIX, type DiscoveryEntity } from '../domain/discoveryCatalog.js';
-import { JOIN_SQL, PERSON_COPIES, companySearchColumns, contactSearchColumns, personColumns } from './discoveryColumns.js';
-
-const isGroup = (n: unknown): n is { operator: string; conditions: unknown[] } => typeof n === 'object' && n !== null && 'conditions' in n;
-
-/** True when every leaf under `node` is a person (`dsContact.*`) condition. */
-function personOnly(node: unknown): boolean {
-  if (isGroup(node)) return node.conditions.every(personOnly);
-  return typeof (node as { field?: unknown }).field === 'string' && (node as { field: string }).field.startsWith(PERSON_PREFIX);
-}
+import { COMPANY_PREFIX, type DiscoveryEntity } from '../domain/discoveryCatalog.js';
+import { JOIN_SQL, PERSON_COPIES, companySearchColumns, contactSearchColumns } from './discoveryColumns.js';
 
 /** Fields whose LIKE is evaluated on a table of their distinct values (kept by the importer). */
 const LIKE_LOOKUPS = new Map<string, { column: string; table: string; value: string }>([
@@ -64,44 +57,29 @@ function leafSql(catalog: SqlCatalog, leaf: ConditionNode, negated: boolean, for
 }
 
 /**
- * WHERE of a v2 search, in negation normal form: NOT groups are pushed down to the leaves
- * (De Morgan), leaves come from the shared compiler. In a company search, the person-only
- * children of a group are evaluated against the same person:
- * `c.id in (select company_id from ds_people p where <their AND/OR>)`.
+ * WHERE of a v2 search under `negated`: the tree in negation normal form
+ * (domain/discoveryConditionTree.ts), leaves from the shared compiler, a company search's person
+ * match as `c.id in (select company_id from ds_people p where <its AND/OR>)`.
  */
 export function whereSql(entity: DiscoveryEntity, node: unknown, negated: boolean, forEstimate = false): Fragment {
-  const catalog = entity === 'contact' ? contactSearchColumns : companySearchColumns;
-  if (!isGroup(node)) {
-    if (entity === 'company' && personOnly(node)) {
-      const inner = leafSql(personColumns, node as ConditionNode, false, forEstimate);
-      return negated ? sql`not (${peopleOf(inner)})` : peopleOf(inner);
-    }
-    return leafSql(catalog, node as ConditionNode, negated, forEstimate);
+  return normalSql(entity, normalForm(entity, node, negated), forEstimate);
+}
+
+function normalSql(entity: DiscoveryEntity, n: NormalNode, forEstimate: boolean): Fragment {
+  if (n.kind === 'leaf') return leafSql(entity === 'contact' ? contactSearchColumns : companySearchColumns, n.condition, n.negated, forEstimate);
+  if (n.kind === 'people') {
+    const sub = peopleOf(normalSql('contact', n.match, forEstimate));
+    return n.negated ? sql`not (${sub})` : sub;
   }
-  const op = node.operator.toUpperCase();
-  // NOT (a, b) = NOT (a AND b)
-  // De Morgan: AND/OR swap under a negation; NOT (a, b) = OR(¬a, ¬b), and ¬NOT (a, b) = AND(a, b)
-  const conj = op === 'AND' ? !negated : negated;
-  const kidNegated = op === 'NOT' ? !negated : negated;
-  const parts: Fragment[] = [];
-  let kids = node.conditions;
-  if (entity === 'company') {
-    const persons = kids.filter(personOnly);
-    kids = kids.filter((k) => !personOnly(k));
-    if (persons.length) {
-      // inside the sub-query the persons' own group operator applies, un-negated
-      const group = { operator: op === 'OR' ? 'OR' : 'AND', conditions: persons };
-      // Company conditions AND-ed beside them that have a copy on ds_people (industry, size range,
-      // headcount, HQ country) hold for every person of a matching company: applied to the
-      // person too, they let the sub-query start from the few people of such companies.
-      const copied = op === 'AND' && !negated ? kids.filter(copiedOnPeople) : [];
-      const inner = whereSql('contact', copied.length ? { operator: 'AND', conditions: [group, ...copied] } : group, false, forEstimate);
-      const sub = peopleOf(inner);
-      parts.push(kidNegated ? sql`not (${sub})` : sub);
-    }
-  }
-  for (const k of kids) parts.push(whereSql(entity, k, kidNegated, forEstimate));
-  return joinedBy(parts, conj ? 'and' : 'or');
+  const parts = n.parts.map((p) => {
+    if (p.kind !== 'people' || p.negated || n.kind !== 'and') return normalSql(entity, p, forEstimate);
+    // Company conditions AND-ed beside the person match that have a copy on ds_people (industry,
+    // size range, headcount, HQ country) hold for every person of a matching company: applied to
+    // the person too, they let the sub-query start from the few people of such companies.
+    const copied = n.parts.filter(copiedOnPeople);
+    return peopleOf(normalSql('contact', copied.length ? { kind: 'and', parts: [p.match, ...copied] } : p.match, forEstimate));
+  });
+  return joinedBy(parts, n.kind);
 }
 
 /**
@@ -126,16 +104,11 @@ export function readsCompany(node: unknown): boolean {
   return field !== undefined && /\bc\./.test(field.sql);
 }
 
-/** A `dsCompany.*` leaf on a column copied onto ds_people (PERSON_COPIES). */
-function copiedOnPeople(node: unknown): boolean {
-  if (isGroup(node)) return false;
-  const field = (node as { field?: unknown }).field;
-  return typeof field === 'string' && field.startsWith(COMPANY_PREFIX) && Object.hasOwn(PERSON_COPIES, field.slice(COMPANY_PREFIX.length));
-}
-
-export function rootGroup(input: { conditions?: unknown[]; groupedCondition?: unknown }): { operator: string; conditions: unknown[] } | null {
-  const kids = [...(input.conditions ?? []), ...(input.groupedCondition ? [input.groupedCondition] : [])];
-  return kids.length ? { operator: 'AND', conditions: kids } : null;
+/** A positive `dsCompany.*` leaf on a column copied onto ds_people (PERSON_COPIES). */
+function copiedOnPeople(n: NormalNode): boolean {
+  if (n.kind !== 'leaf' || n.negated) return false;
+  const field = n.condition.field;
+  return field.startsWith(COMPANY_PREFIX) && Object.hasOwn(PERSON_COPIES, field.slice(COMPANY_PREFIX.length));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,20 +119,17 @@ interface Signed {
   node: unknown;
   negated: boolean;
 }
-/** Whether a group is a conjunction once the negation above it is pushed down. */
-const isConjunction = (op: string, negated: boolean) => (op === 'AND' ? !negated : negated);
-const kidsOf = (g: { operator: string; conditions: unknown[] }, negated: boolean): Signed[] =>
-  g.conditions.map((node) => ({ node, negated: g.operator.toUpperCase() === 'NOT' ? !negated : negated }));
+const kidsOf = (g: ConditionGroup, negated: boolean): Signed[] => g.conditions.map((node) => ({ node, negated: childNegated(g.operator, negated) }));
 
 /** The conjuncts of a node: AND groups (and negated OR groups …) flattened. */
 function conjuncts(s: Signed): Signed[] {
-  if (!isGroup(s.node) || !isConjunction(s.node.operator.toUpperCase(), s.negated)) return [s];
+  if (!isGroup(s.node) || !isConjunction(s.node.operator, s.negated)) return [s];
   return kidsOf(s.node, s.negated).flatMap(conjuncts);
 }
 
 /** The disjuncts of an OR group (or of a negated AND / a NOT of several children), else null. */
 function disjuncts(s: Signed): Signed[] | null {
-  if (!isGroup(s.node) || s.node.conditions.length < 2 || isConjunction(s.node.operator.toUpperCase(), s.negated)) return null;
+  if (!isGroup(s.node) || s.node.conditions.length < 2 || isConjunction(s.node.operator, s.negated)) return null;
   return kidsOf(s.node, s.negated);
 }
 
@@ -176,7 +146,7 @@ function anchored(s: Signed): boolean {
     return s.negated ? NEGATIVE_OPS.has(op) : POSITIVE_OPS.has(op);
   }
   const kids = kidsOf(s.node, s.negated);
-  return isConjunction(s.node.operator.toUpperCase(), s.negated) ? kids.some(anchored) : kids.every(anchored);
+  return isConjunction(s.node.operator, s.negated) ? kids.some(anchored) : kids.every(anchored);
 }
 
 /** At most this many UNION branches (each is a scan of its own). */

@@ -13,10 +13,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../harness.js';
+import { freePort, startTestApp, type TestApp } from '../harness.js';
+import { SearchUnavailableError } from '../../domain/errors.js';
 import { startApiServer, type ApiServer } from '../../api/server.js';
 import { applyDatasetOptOuts, datasetOptOutKey } from '../../db/datasetOptOuts.js';
-import { aliasOf, likeToWildcard, openSearchClient, reindexDiscovery, syncDiscoveryDocuments } from '../../db/discoveryOpenSearch.js';
+import { aliasOf, likeToWildcard, openSearchClient, reindexDiscovery, searchIds, syncDiscoveryDocuments } from '../../db/discoveryOpenSearch.js';
 import { searchV2, type V2SearchOptions } from '../../db/discoverySearch.js';
 import { QUERIES } from '../../bench/discoveryQueries.js';
 import { OPENSEARCH_HOME, OPENSEARCH_UNAVAILABLE, stackLayout, startOpenSearch, stopOpenSearch } from '../../scripts/stack.js';
@@ -150,6 +151,33 @@ describe.skipIf(unavailable !== null)(`OpenSearch engine parity${unavailable ? `
     }
     expect(nonEmpty).toBeGreaterThan(QUERIES.length / 3);
   }, 120_000);
+
+  it('a search that cannot see every shard is refused (503 search_unavailable), never answered from the shards that did; a dead node in OPENSEARCH_URL is passed over', async () => {
+    const client = openSearchClient(openSearchUrl);
+    const partial = `${prefix}-partial`;
+    // two primaries, at most one per node: on this single node the second stays unassigned (a lost shard)
+    const index = `${aliasOf(partial, 'contact')}-1`;
+    await client.indices.create({
+      index,
+      wait_for_active_shards: 0, // one never will
+      body: { settings: { number_of_shards: 2, number_of_replicas: 0, 'index.routing.allocation.total_shards_per_node': 1 }, aliases: { [aliasOf(partial, 'contact')]: {} } },
+    });
+    try {
+      const states = async () => ((await client.cat.shards({ index, format: 'json' })).body as { state: string }[]).map((x) => x.state).sort();
+      for (let i = 0; i < 100 && (await states()).join() !== 'STARTED,UNASSIGNED'; i++) await new Promise((r) => setTimeout(r, 300));
+      expect(await states()).toEqual(['STARTED', 'UNASSIGNED']);
+      const search = searchIds({ opensearchUrl: openSearchUrl, indexPrefix: partial }, 'contact', {}, { take: 10, dir: 'asc' });
+      await expect(search).rejects.toBeInstanceOf(SearchUnavailableError);
+    } finally {
+      await client.indices.delete({ index });
+    }
+    // the first URL a closed port: the client sends the search to the next node
+    const broad = { conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: ['CXO', 'VP'] }] };
+    const page = { take: 25, dir: 'asc' as const };
+    const expected = await searchIds({ opensearchUrl: openSearchUrl, indexPrefix: prefix }, 'contact', broad, page);
+    expect(expected.total).toBeGreaterThan(25);
+    expect(await searchIds({ opensearchUrl: `http://127.0.0.1:${await freePort()},${openSearchUrl}`, indexPrefix: prefix }, 'contact', broad, page)).toEqual(expected);
+  }, 60_000);
 
   it(`${RANDOM_TREES} random condition trees (fixed seed): same first and second pages and totals, as the oracle says`, async () => {
     const r = new TreeRng(SEED);
