@@ -10,7 +10,8 @@ import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { outputValue } from '../domain/conditions.js';
 import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledWhere } from './conditionSql.js';
-import { contactCatalog, type ContactCatalog } from '../domain/contactCatalog.js';
+import { contactCatalog, type ContactCatalog, type ContactField } from '../domain/contactCatalog.js';
+import { likeContains } from '../domain/like.js';
 import { SOURCES_SQL, contactColumns, joinSql } from './contactColumns.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
 import { isUuid } from '../domain/ids.js';
@@ -213,4 +214,25 @@ export async function uniqueValues(
   );
   const type = group.field.type === 'multi' ? 'string' : group.field.type;
   return r.rows.map((row) => ({ value: outputValue(type, row.value), count: row.count }));
+}
+
+/**
+ * The distinct values the workspace's contacts hold in `field` (most frequent first, at most
+ * `limit`), narrowed to those containing `search` (lower-cased) when given: a string field is filtered
+ * in the query, other types after it. Empty strings are left out.
+ */
+export async function fieldValueOptions(
+  q: Queryable,
+  opts: { workspaceId: string; catalog: ContactCatalog; field: ContactField; search?: string; limit: number },
+): Promise<{ label: string; value: unknown }[]> {
+  const { field, search } = opts;
+  const like = search && field.type === 'string' ? likeContains(search) : undefined;
+  const values = await uniqueValues(
+    q,
+    { groupByField: field.path, conditions: like ? [{ field: field.path, operator: 'LIKE', value: like }] : undefined, limit: opts.limit },
+    opts,
+  );
+  return values
+    .filter((v) => v.value !== '' && (!search || String(v.value).toLowerCase().includes(search)))
+    .map((v) => ({ label: String(v.value), value: v.value }));
 }

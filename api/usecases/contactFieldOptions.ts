@@ -5,9 +5,8 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { WorkspaceScope } from '../../db/scope.js';
-import { loadContactCatalog, uniqueValues } from '../../db/contactRead.js';
+import { fieldValueOptions, loadContactCatalog } from '../../db/contactRead.js';
 import { invalidField } from '../../domain/errors.js';
-import { likeContains } from '../../domain/like.js';
 import type { OptionsQuery } from '../schemas/schema.js';
 
 export async function contactFieldOptions(scope: WorkspaceScope, query: Static<typeof OptionsQuery>) {
@@ -22,18 +21,6 @@ export async function contactFieldOptions(scope: WorkspaceScope, query: Static<t
   }
   if (field.type === 'boolean')
     return { data: [{ label: 'true', value: true }, { label: 'false', value: false }], meta: { source: 'definition' as const } };
-  const like = q ? likeContains(q) : undefined;
-  const values = await uniqueValues(
-    scope.db,
-    {
-      groupByField: field.path,
-      conditions: like && field.type !== 'multi' && field.type === 'string' ? [{ field: field.path, operator: 'LIKE', value: like }] : undefined,
-      limit,
-    },
-    { workspaceId: scope.workspaceId, catalog },
-  );
-  const data = values
-    .filter((v) => v.value !== '' && (!q || String(v.value).toLowerCase().includes(q)))
-    .map((v) => ({ label: String(v.value), value: v.value }));
+  const data = await fieldValueOptions(scope.db, { workspaceId: scope.workspaceId, catalog, field, search: q, limit });
   return { data, meta: { source: 'values' as const } };
 }

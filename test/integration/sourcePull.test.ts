@@ -10,6 +10,7 @@ import type { ListeningPerson } from '../../activities/providers/listening.js';
 import { createDatasetListeningProvider } from '../../activities/providers/listeningDataset.js';
 import { startFakeListeningProvider, type FakeListeningProvider } from '../fakes/listeningProvider.js';
 import { startTestApp, type TestApp } from '../harness.js';
+import type { sourceRefreshWorkflow } from '../../workflows/sourcePull.js';
 
 const HOUR = 3600_000;
 const ago = (h: number) => new Date(Date.now() - h * HOUR).toISOString();
@@ -223,16 +224,19 @@ describe('dataset provider', () => {
     expect(r.status).toBe(200);
     // The same normalised URL: this is the source of the first test.
     const handle = app.deps.temporal.schedule.getHandle(`source-refresh-${sourceId}`);
-    const before = await app.pool.query(`select count(*)::int as n from jobs where type = 'source-pull' and workspace_id = $1`, [ws]);
+    // This trigger's run, from the schedule's own record: another source's pull in the workspace
+    // may register a job meanwhile (fresh-clone CI run of 1ebe965 took that one).
+    const actionsBefore = (await handle.describe()).info.recentActions.length;
     await handle.trigger();
-    let jobId: string | undefined;
-    for (let i = 0; i < 100 && !jobId; i++) {
-      const j = await app.pool.query<{ id: string }>(`select id from jobs where type = 'source-pull' and workspace_id = $1 order by created_at desc offset 0 limit 1`, [ws]);
-      const n = await app.pool.query(`select count(*)::int as n from jobs where type = 'source-pull' and workspace_id = $1`, [ws]);
-      if (n.rows[0].n > before.rows[0].n) jobId = j.rows[0]!.id;
+    let refreshId: string | undefined;
+    for (let i = 0; i < 100 && !refreshId; i++) {
+      const actions = (await handle.describe()).info.recentActions;
+      if (actions.length > actionsBefore) refreshId = actions.at(-1)!.action.workflow.workflowId;
       else await new Promise((res) => setTimeout(res, 200));
     }
-    expect(jobId).toBeDefined();
+    expect(refreshId).toBeDefined();
+    const { jobId } = await app.deps.temporal.workflow.getHandle<typeof sourceRefreshWorkflow>(refreshId!).result();
+    expect(jobId).toBeTruthy();
     const job = await app.waitForJob(jobId!, key, 60_000);
     expect(job.jobStatus).toBe('completed');
     expect(job.jobResponsePayload).toMatchObject({ sourceId, numberOfPastDaysToSync: 7, fetched: 3 });
