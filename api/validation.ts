@@ -70,18 +70,23 @@ function isLiteral(s: unknown): boolean {
   return !!o && (o.const !== undefined || Array.isArray(o.enum) || (Array.isArray(o.anyOf) && o.anyOf.every((b) => (b as { const?: unknown })?.const !== undefined)));
 }
 
+/** A string told by its pattern (`contact.customFields.<id>`: a family of literals the document cannot list). */
+const isPatterned = (s: unknown): boolean => (s as { type?: unknown; pattern?: unknown } | undefined)?.type === 'string' && typeof (s as { pattern?: unknown }).pattern === 'string';
+
 const tagCache = new WeakMap<object, string[]>();
 /**
- * The discriminators of a union of objects: the properties every branch gives a literal
- * (`field` and `operator` of an integration condition, `type` of a custom field). None when a
- * branch is not an inline object schema (a `$ref`, a scalar).
+ * The discriminators of a union of objects, in property order: the properties every branch gives
+ * a literal, or in some branches a pattern (`field` and `operator` of a condition, `type` of a
+ * custom field). None when a branch is not an inline object schema (a `$ref`, a scalar).
  */
 function tagsOf(branches: unknown): string[] {
   if (!Array.isArray(branches) || branches.length < 2) return [];
   let tags = tagCache.get(branches);
   if (!tags) {
     const props = branches.map((b) => (b as { type?: unknown; properties?: Record<string, unknown> })).map((b) => (b?.type === 'object' ? b.properties : undefined));
-    tags = props.every((p) => p) ? Object.keys(props[0]!).filter((k) => props.every((p) => isLiteral(p![k]))) : [];
+    tags = props.every((p) => p)
+      ? Object.keys(props[0]!).filter((k) => props.every((p) => isLiteral(p![k]) || isPatterned(p![k])) && props.some((p) => isLiteral(p![k])))
+      : [];
     tagCache.set(branches, tags);
   }
   return tags;
@@ -92,10 +97,12 @@ function tagsOf(branches: unknown): string[] {
  * say what is wrong with it (an IN list of 1001 values: its length, not "must be string"); when
  * it has none of their types, one error lists them. Unions whose every branch took the value's
  * type (literals: `const`) are left whole for mergeLiteralUnions. A union of objects told apart
- * by literal properties (tagsOf) keeps the branches whose literals the value matches best: when
- * every literal of one matches, that branch's errors (`IN` with a string: "/value must be
+ * by literal properties (tagsOf) keeps the branches whose literals the value matches best, the
+ * first literal deciding before the next (a condition's `field` says what the operator may be):
+ * when every literal of one matches, that branch's errors (`IN` with a string: "/value must be
  * array"); otherwise only the mismatched literals of those branches, which mergeLiteralUnions
- * lists as one "must be one of" line per property.
+ * lists as one "must be one of" line per property (`contact.emails` with `LIKE`: the operators
+ * of `contact.emails`, not the fields that take LIKE).
  */
 function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
   // Slots in ajv's order (a narrowed error is replaced in place, a dropped one emptied), and each
@@ -146,7 +153,9 @@ function narrowTagged(slots: (ErrorObject | null)[], u: number, branches: Map<st
         ? (e.params as { missingProperty: string }).missingProperty
         : undefined
       : tagAt.get(e.instancePath);
-  const mismatched = new Map([...branches].map(([b, is]) => [b, new Set(is.map((i) => tagOf(slots[i]!)).filter((t) => t !== undefined)).size]));
+  // a branch's mismatched tags as a number whose highest bit is the first tag: the smallest is the best match
+  const rank = (mismatch: Set<string | undefined>) => tags.reduce((n, t) => n * 2 + (mismatch.has(t) ? 1 : 0), 0);
+  const mismatched = new Map([...branches].map(([b, is]) => [b, rank(new Set(is.map((i) => tagOf(slots[i]!))))]));
   const best = Math.min(...mismatched.values());
   for (const [b, is] of branches)
     for (const i of is) {
@@ -226,7 +235,9 @@ function mergeLiteralUnions(all: (ErrorDetail & { typeError?: true })[]): ErrorD
   for (const [path, ds] of byPath) {
     const consts = ds.filter((d) => d.message.startsWith('must be one of '));
     if (consts.length > 1) {
-      out.push({ path, message: `must be one of ${consts.map((d) => d.message.slice('must be one of '.length)).join(', ')}` });
+      // branches share literals (the operators of several field types): each listed once
+      const listed = new Set(consts.flatMap((d) => d.message.slice('must be one of '.length).split(', ')));
+      out.push({ path, message: `must be one of ${[...listed].join(', ')}` });
       out.push(...ds.filter((d) => !d.message.startsWith('must be one of ') && d.message !== 'must match a schema in anyOf'));
     } else out.push(...ds.filter((d) => !(ds.length > 1 && d.message === 'must match a schema in anyOf')));
   }
