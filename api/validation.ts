@@ -275,11 +275,23 @@ function numberKeysOf(schema: TSchema): string[] {
   return keys;
 }
 
+/**
+ * An object's `anyOf` rule between its properties that the server answers with a stable error
+ * code of its own, named beside it by `x-error-code` (UnifiedDataBody: `pronet_required`): the
+ * document states the rule, and the domain check that owns the code answers it, naming what is
+ * missing. So when the rule is all that is wrong, the body passes here; with anything else wrong
+ * it is one more `validation_failed` detail.
+ */
+function onlyCodedRules(errors: ErrorObject[]): boolean {
+  const rules = errors.filter((e) => e.keyword === 'anyOf' && typeof (e.parentSchema as { 'x-error-code'?: unknown } | undefined)?.['x-error-code'] === 'string');
+  return rules.length > 0 && errors.every((e) => rules.some((r) => e === r || (e.schemaPath.startsWith(`${r.schemaPath}/`) && e.instancePath.startsWith(r.instancePath))));
+}
+
 /** Validates (and, for query/params, coerces in place); throws 400 `validation_failed`. */
 export function validate<T>(schema: TSchema, value: unknown, where: Location): T {
   const fn = compile(schema, where !== 'body');
   const notDecimal = where === 'body' ? [] : nonDecimalNumbers(schema, value, `/${where}`);
-  if (notDecimal.length || !fn(value)) {
+  if (notDecimal.length || (!fn(value) && !onlyCodedRules(fn.errors ?? []))) {
     const prefix = where === 'body' ? '' : `/${where}`;
     const details = notDecimal.length ? notDecimal : toDetails(fn.errors, prefix);
     const first = details[0]!;
