@@ -3,7 +3,8 @@
  * rejected by the schemas' `additionalProperties: false`); query strings and path params are
  * strings on the wire, so they are coerced to the schema's types and defaults are applied.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction, type Vocabulary } from 'ajv';
+import nextVocabularyModule from 'ajv/dist/vocabularies/next.js';
 import addFormatsModule from 'ajv-formats';
 import type { IncomingMessage } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
@@ -14,6 +15,11 @@ import { numberInput } from '../domain/conditions.js';
 import { KEY_RULES, NO_NUL, VALUE_RULES, sharedSchemas } from './schemas/common.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+/**
+ * JSON Schema 2019-09 keywords the published (OpenAPI 3.1) schemas use, `dependentRequired`
+ * (UnifiedDataBody's names in pairs) among them: draft-07 ajv ignores them unless added.
+ */
+const nextVocabulary: Vocabulary = Array.isArray(nextVocabularyModule) ? nextVocabularyModule : (nextVocabularyModule as unknown as { default: Vocabulary }).default;
 
 /**
  * What no input may carry (domain/inputSafety.ts, checked before the schemas) said in the schemas
@@ -35,6 +41,7 @@ function makeAjv(coerce: boolean): Ajv {
   // verbose: an error carries its keyword's schema, so narrowUnions can see a union's branches
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
   addFormats(ajv);
+  ajv.addVocabulary(nextVocabulary);
   for (const s of sharedSchemas) ajv.addSchema(noNul(s) as object);
   return ajv;
 }
@@ -207,6 +214,10 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     } else if (e.keyword === 'required') {
       path += `/${(e.params as { missingProperty: string }).missingProperty}`;
       message = 'is required';
+    } else if (e.keyword === 'dependentRequired') {
+      const { missingProperty, property } = e.params as { missingProperty: string; property: string };
+      path += `/${escapePointer(missingProperty)}`;
+      message = `is required when ${property} is sent`;
     } else if (e.keyword === 'const' || e.keyword === 'enum') {
       const allowed = (e.params as { allowedValue?: unknown; allowedValues?: unknown[] }).allowedValues ?? [(e.params as { allowedValue?: unknown }).allowedValue];
       message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;

@@ -145,11 +145,21 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
     expect(one('companyRevenue', { min: '5M', max: 1e9 })).toBe(true);
   });
 
-  it('unified-data-api: pronet for profile slices, names in pairs', () => {
+  it('unified-data-api: pronet for profile slices, names in pairs', async () => {
+    // names in pairs: dependentRequired, which draft-07 ajv ignored until validation.ts added it
     expect(valid(UnifiedDataBody, { fields: ['emails'], firstName: 'Ada' })).toBe(false);
+    expect(valid(UnifiedDataBody, { fields: ['emails'], pronet: 'https://pronet.example/in/ada', lastName: 'Lovelace' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['emails'], firstName: 'Ada', lastName: 'Lovelace' })).toBe(true);
-    expect(valid(UnifiedDataBody, { fields: ['emails', 'phoneNumbers'], fullName: 'Ada Lovelace' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'string' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'https://pronet.example/in/ada' })).toBe(true);
+    // pronet for profile slices: the published schema says it (a JSON Schema validator refuses the
+    // body), and the server answers it with its documented code, not validation_failed
+    const { Ajv2019 } = await import('ajv/dist/2019.js');
+    const published = new Ajv2019({ strict: false }).compile(JSON.parse(JSON.stringify(UnifiedDataBody)));
+    const noLookup = { fields: ['emails', 'phoneNumbers'], fullName: 'Ada Lovelace' };
+    expect(published(noLookup)).toBe(false);
+    const { planEnrichment } = await import('../../domain/enrichmentPlan.js');
+    expect(valid(UnifiedDataBody, noLookup)).toBe(true);
+    expect(() => planEnrichment(noLookup as never, { waterfall: {} } as never)).toThrow(expect.objectContaining({ code: 'pronet_required' }));
   });
 });
