@@ -196,7 +196,7 @@ function onlyWhen(e: ErrorObject, union: ErrorObject, tags: string[]): ErrorObje
 
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   const seen = new Set<string>();
-  const out: (ErrorDetail & { typeError?: true })[] = [];
+  const out: (ErrorDetail & { typeError?: true; whole?: true })[] = [];
   for (const e of narrowUnions(errors ?? [])) {
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
@@ -228,9 +228,12 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     if (seen.has(key)) continue;
     seen.add(key);
     seen.add(path);
-    out.push(e.keyword === 'type' ? { path: path || '/', message, typeError: true } : { path: path || '/', message });
+    out.push(e.keyword === 'type' ? { path: path || '/', message, typeError: true } : e.keyword === 'not' || e.keyword === 'oneOf' ? { path: path || '/', message, whole: true } : { path: path || '/', message });
   }
-  return mergeLiteralUnions(out);
+  // what a combinator says of the whole (`/ must NOT be valid`, `must match exactly one schema in
+  // oneOf`) after what names a property (rows beside a file: `/contactsData` first)
+  const whole = new Set(out.filter((d) => d.whole));
+  return mergeLiteralUnions([...out.filter((d) => !whole.has(d)), ...whole]);
 }
 
 /**
