@@ -221,6 +221,8 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     } else if (e.keyword === 'const' || e.keyword === 'enum') {
       const allowed = (e.params as { allowedValue?: unknown; allowedValues?: unknown[] }).allowedValues ?? [(e.params as { allowedValue?: unknown }).allowedValue];
       message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+      const refusal = (e.parentSchema as { 'x-refusal'?: unknown } | undefined)?.['x-refusal'];
+      if (typeof refusal === 'string') message += ` (${refusal})`;
     }
     // A union reports every branch; keep one line per path (the first is the most specific).
     if (e.keyword === 'anyOf' && seen.has(path)) continue;

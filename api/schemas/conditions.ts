@@ -107,7 +107,7 @@ export interface CatalogSchemas {
 export function catalogSchemas(
   name: string,
   fields: readonly Pick<CatalogField, 'path' | 'type' | 'filteringSupported' | 'sortable'>[],
-  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean } = {},
+  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean; notSelectable?: string } = {},
 ): CatalogSchemas {
   const byType = new Map<FieldType, string[]>();
   for (const f of fields) if (f.filteringSupported) byType.get(f.type)?.push(f.path) ?? byType.set(f.type, [f.path]);
@@ -136,7 +136,9 @@ export function catalogSchemas(
     },
   ));
   const all = fields.map((f) => f.path).filter(extra.selectable ?? (() => true));
-  const FieldPath = Type.Unsafe<string>(extra.paths?.length ? Type.Union([oneOfStrings(all), ...extra.paths]) : oneOfStrings(all));
+  // `x-refusal`: said after "must be one of" when a path is refused (api/validation.ts toDetails)
+  const selectablePaths = extra.notSelectable ? { ...oneOfStrings(all, extra.notSelectable), 'x-refusal': extra.notSelectable } : oneOfStrings(all);
+  const FieldPath = Type.Unsafe<string>(extra.paths?.length ? Type.Union([selectablePaths, ...extra.paths]) : selectablePaths);
   const sortable = fields.filter((f) => f.type !== 'multi' && f.sortable !== false).map((f) => f.path);
   const SortEntry = Type.Unsafe<{ field: string; direction?: 'asc' | 'desc' }>(Type.Object(
     {
@@ -181,7 +183,10 @@ export const contactSchemas = catalogSchemas('Contact', BUILTIN_CONTACT_FIELDS, 
 });
 export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields);
 // person attributes filter a company search; its items are company records (issue 27 item 13)
-export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields, { selectable: (p) => !p.startsWith(PERSON_PREFIX) });
+export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields, {
+  selectable: (p) => !p.startsWith(PERSON_PREFIX),
+  notSelectable: `${PERSON_PREFIX}* paths filter companies only; people (charged per person) come from find-contacts-v2`,
+});
 export const postSchemas = catalogSchemas('Post', postCatalog.fields);
 export const sourceSchemas = catalogSchemas('Source', SOURCE_CATALOG.fields);
 
