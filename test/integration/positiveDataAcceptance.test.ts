@@ -68,6 +68,7 @@ describe('contact conditions', () => {
     expectNotFound(await call('POST', '/contacts/filter-contacts', { sort: [{ field: path }] }), '/sort/0/field');
     expectNotFound(await call('POST', '/contacts/unique-values', { groupByField: path }), '/groupByField');
     expectNotFound(await call('POST', '/segments', { name: 'S', groupedCondition: { operator: 'AND', conditions: [{ field: path, operator: 'IS EMPTY' }] } }), '/groupedCondition/conditions/0/field');
+    expectNotFound(await call('GET', `/schema/contact/options?field=${path}`), '/field');
   });
   it('a path outside the catalog is refused by the schema', async () => {
     const r = await call('POST', '/contacts/filter-contacts', { conditions: [{ field: 'string', operator: '==', value: 'x' }] });
