@@ -22,6 +22,26 @@ export function KeyedRecord<V extends TSchema>(
   const names: TString = Type.String({ minLength: 1, maxLength: keyMaxLength, pattern: keyPattern });
   return Type.Unsafe<Record<string, Static<V>>>({ type: 'object', propertyNames: names, additionalProperties: value, maxProperties: 1000, ...rest });
 }
+/**
+ * Free-form JSON a client stores as sent (segment workflows, custom field values, upserted row
+ * values): what domain/inputSafety.ts lets through, said as a schema, so nested keys and strings
+ * carry no NUL (every string gets NO_NUL from api/validation.ts `noNul`; keys get JSON_KEY).
+ */
+const JSON_KEY = '^[^\\u0000]*$';
+const JsonValueSchema = Type.Recursive(
+  (Self) =>
+    Type.Union([
+      Type.String(),
+      Type.Number(),
+      Type.Boolean(),
+      Type.Null(),
+      Type.Array(Self),
+      Type.Unsafe({ type: 'object', propertyNames: { type: 'string', pattern: JSON_KEY }, additionalProperties: Self }),
+    ]),
+  { $id: 'JsonValue', description: 'Any JSON value; no NUL (U+0000) in its strings or keys' },
+);
+export const JsonValue = Type.Unsafe<unknown>(JsonValueSchema);
+
 /** Default key rule: no control characters (C0, DEL, C1). */
 export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
 
@@ -147,4 +167,4 @@ export const PageOf = <T extends TSchema>(t: T) => Type.Object({ data: Type.Arra
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 /** Schemas referenced by `$ref` from route schemas; registered with ajv and published in OpenAPI components. */
-export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, ...catalogSharedSchemas, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];
+export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, ...catalogSharedSchemas, JsonValueSchema, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];

@@ -2,7 +2,7 @@
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { contactSchemas } from './conditions.js';
-import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, JobAccepted, JsonValue, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -100,7 +100,7 @@ export const PatchContactBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    customFields: Type.Optional(KeyedRecord(Type.Unknown(), { keyMaxLength: 100, maxProperties: 500, description: 'Custom field id → value; null removes the value' })),
+    customFields: Type.Optional(KeyedRecord(JsonValue, { keyMaxLength: 100, maxProperties: 500, description: 'Custom field id → value; null removes the value' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -108,7 +108,7 @@ export type PatchContactBody = Static<typeof PatchContactBody>;
 
 export const ContactDeleted = Type.Object({ data: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) });
 
-export const UpsertContactBody = KeyedRecord(Type.Unknown(), {
+export const UpsertContactBody = KeyedRecord(JsonValue, {
   keyMaxLength: 300,
   maxProperties: 500,
   description:
@@ -120,7 +120,7 @@ export const MAX_BULK_ROWS = 100_000;
 
 export const BulkUpsertBody = Type.Object(
   {
-    contactsData: Type.Array(KeyedRecord(Type.Unknown(), { keyMaxLength: 300, maxProperties: 500 }), {
+    contactsData: Type.Array(KeyedRecord(JsonValue, { keyMaxLength: 300, maxProperties: 500 }), {
       maxItems: MAX_BULK_ROWS,
       description: 'The rows (1 to 100,000). Send `[]` with `contactsFile`: the rows then come from the file.',
     }),

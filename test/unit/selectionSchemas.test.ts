@@ -46,6 +46,22 @@ describe('selection rules in the schemas', () => {
       expect(parsePronetPostUrl(u), u).not.toBeNull();
     }
   });
+  it('free-form values carry no NUL in nested keys or strings (the server refuses them everywhere)', async () => {
+    const { PatchContactBody, UpsertContactBody } = await import('../../api/schemas/contacts.js');
+    const { CreateSegmentBody } = await import('../../api/schemas/segments.js');
+    const nested = (v: unknown) => ({ a: [{ b: v }] });
+    for (const [schema, wrap] of [
+      [BulkUpsertBody, (v: unknown) => ({ contactsData: [{ 'contact.firstName': v }] })],
+      [UpsertContactBody, (v: unknown) => ({ 'contact.customFields.x': v })],
+      [PatchContactBody, (v: unknown) => ({ customFields: { x: v } })],
+      [CreateSegmentBody, (v: unknown) => ({ name: 'S', savedViewTemplates: [{ view: v }] })],
+    ] as const) {
+      expect(valid(schema, wrap(nested('ok'))), schema.$id).toBe(true);
+      expect(valid(schema, wrap({ 'k\u0000ey': 1 }))).toBe(false);
+      expect(valid(schema, wrap(nested({ 'k\u0000': null })))).toBe(false);
+      expect(valid(schema, wrap(nested('a\u0000b')))).toBe(false);
+    }
+  });
   it('erasure and access requests name the person', () => {
     for (const schema of [ErasureRequestBody, AccessRequestBody]) {
       expect(valid(schema, {})).toBe(false);
