@@ -25,15 +25,38 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
    request arrives (`POST /v1/posts/bulk-schedule`, `POST /v1/posts/external-linkedin-reply`;
    SCHEDULED_TIME_RULE in api/routes/publishing.ts). Only a 400 whose every detail is that
    refusal of a `scheduledTime` field is excused.
+4. What a media type means. The document names the types a file part may declare
+   (`encoding.file.contentType`, e.g. `text/csv, application/x-ndjson` for POST /contact-files)
+   and the server checks the bytes are of that type; a JSON Schema string cannot say what a CSV
+   file is, so the generator learns it here (`schemathesis.openapi.media_type`): small CSV tables
+   (a header and records of as many fields) and JSON Lines files (one JSON object per line).
 """
 import json
 import uuid
 
 import schemathesis
+from hypothesis import strategies as st
 
 SERVER_STATE_CODES = {"invalid_pagination_token", "oauth_state_invalid", "import_failed"}
 FUTURE_TIME_OPERATIONS = {("POST", "/v1/posts/bulk-schedule"), ("POST", "/v1/posts/external-linkedin-reply")}
 DEPLOYMENT_VERDICTS = ("does not resolve", "a private or reserved address", "(PROVIDER_BASE_URL_ALLOW_LIST)")
+
+
+_CELL = st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=12)
+
+
+@st.composite
+def _csv_file(draw):
+    header = draw(st.lists(_CELL, min_size=1, max_size=5, unique=True))
+    rows = draw(st.lists(st.lists(_CELL, min_size=len(header), max_size=len(header)), min_size=1, max_size=3))
+    return "".join(",".join(r) + "\n" for r in [header, *rows]).encode()
+
+
+_JSON_LINE = st.dictionaries(_CELL, st.one_of(_CELL, st.integers(-1000, 1000), st.booleans(), st.none()), min_size=1, max_size=5)
+schemathesis.openapi.media_type("text/csv", _csv_file())
+schemathesis.openapi.media_type(
+    "application/x-ndjson", st.lists(_JSON_LINE, min_size=1, max_size=3).map(lambda rows: "".join(json.dumps(r) + "\n" for r in rows).encode())
+)
 
 
 @schemathesis.hook

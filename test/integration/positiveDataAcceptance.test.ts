@@ -38,6 +38,24 @@ describe('uploads', () => {
   });
 });
 
+describe('contact files', () => {
+  it('the document names the types the file part may declare, and each is taken', async () => {
+    // schemathesis sent the part without a type (400 file_type_not_allowed): the document said only "binary"
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const encoding = doc.paths['/contact-files'].post.requestBody.content['multipart/form-data'].encoding;
+    const types = String(encoding?.file?.contentType ?? '').split(',').map((t) => t.trim());
+    expect(types.sort()).toEqual(['application/x-ndjson', 'text/csv']);
+    const boundary = 'b0undary';
+    const bodies: Record<string, string> = { 'text/csv': 'name,city\nAda,London\n', 'application/x-ndjson': '{"name":"Ada"}\n' };
+    for (const type of types) {
+      const raw = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="file"\r\nContent-Type: ${type}\r\n\r\n${bodies[type]}\r\n--${boundary}--\r\n`;
+      const r = await app.http('POST', '/contact-files', { apiKey: ws.apiKey, rawBody: Buffer.from(raw), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.contentType).toBe(type);
+    }
+  });
+});
+
 describe('a well-formed reference to something the workspace does not have is a 404', () => {
   it('segment sources', async () => {
     expectNotFound(await call('POST', '/segments', { name: 'S', segmentSources: [UNKNOWN] }), '/segmentSources/0');
