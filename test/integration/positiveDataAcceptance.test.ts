@@ -88,6 +88,24 @@ describe('contact conditions', () => {
     expectNotFound(await call('POST', '/segments', { name: 'S', groupedCondition: { operator: 'AND', conditions: [{ field: path, operator: 'IS EMPTY' }] } }), '/groupedCondition/conditions/0/field');
     expectNotFound(await call('GET', `/schema/contact/options?field=${path}`), '/field');
   });
+  it('every list within its maxItems is taken, whatever the tree totals', async () => {
+    // schemathesis: one root condition beside a group of 100 answered 400 "at most 100 conditions"
+    const leaf = { field: 'contact.firstName', operator: 'IS NOT EMPTY' };
+    const likes = Array.from({ length: 100 }, (_, i) => ({ field: 'contact.lastName', operator: 'LIKE', value: `%${i}%` }));
+    let deep: object = { operator: 'OR', conditions: [leaf, leaf] };
+    for (let d = 0; d < 10; d++) deep = { operator: 'AND', conditions: [leaf, deep] };
+    const where = { conditions: [leaf], groupedCondition: { operator: 'AND', conditions: [{ operator: 'OR', conditions: likes }, deep] } };
+    const seg = await call('POST', '/segments', { name: 'Wide', ...where });
+    expect(seg.status, JSON.stringify(seg.body)).toBe(200);
+    for (const [path, body] of [
+      ['/contacts/filter-contacts', where],
+      ['/contacts/unique-values', { groupByField: 'contact.firstName', ...where }],
+      [`/contacts/by-segment/${seg.body.data.id}`, { fields: ['contact.firstName'], ...where }],
+    ] as const) {
+      const r = await call('POST', path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(200);
+    }
+  });
   it('a path outside the catalog is refused by the schema', async () => {
     const r = await call('POST', '/contacts/filter-contacts', { conditions: [{ field: 'string', operator: '==', value: 'x' }] });
     expect(r.status).toBe(400);
