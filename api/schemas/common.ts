@@ -56,6 +56,15 @@ export const EMAIL_PATTERN = `^${WS}*${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_W
 /** The same, or empty / white space only (a value that clears the field). */
 export const EMAIL_OR_BLANK_PATTERN = `^${WS}*(${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+)?${WS}*$`;
 
+/** A profile URL: host.tld/path once scheme, trailing slashes, query and fragment are dropped (what lookups key on). */
+export const PROFILE_URL_PATTERN = '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+/[^?#\\s\\u0000]*[^/?#\\s\\u0000]/*([?#][^\\u0000]*)?$';
+/** A website URL or bare domain (domain/identity.ts `normalizeDomain` finds its host). */
+export const WEBSITE_PATTERN = '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+([/?#:][^\\u0000]*)?$';
+/** `pattern`, or the empty string (a value that clears the field). */
+export const orEmpty = (pattern: string) => `^$|${pattern}`;
+/** `<min>-<max>`, whole numbers (domain/contactMapping.ts headcountRangeError; min ≤ max is the server's check). */
+export const HEADCOUNT_PATTERN = '^[0-9]{1,10}-[0-9]{1,10}$';
+
 /** A name or identifier a person reads: at least one character that is not white space. */
 // Spelled out (JavaScript's white space, as `WS` above) so a generator whose `\s` differs agrees; no NUL anywhere.
 const NON_BLANK = `^[^\\u0000]*[^\\u0000${WS.slice(1, -1)}][^\\u0000]*$`;
@@ -65,7 +74,13 @@ export function NonBlankString(opts: { minLength?: number; maxLength: number; de
 /** A string without NUL (U+0000), which PostgreSQL cannot store: the pattern of every free request string (api/validation.ts noNul). */
 export const NO_NUL = '^[^\\u0000]*$';
 /** What each value pattern means, for error messages (ajv would quote the regular expression). */
-export const VALUE_RULES = new Map<string, string>([[NON_BLANK, 'must not be blank'], [NO_NUL, 'must not contain NUL (U+0000) characters']]);
+export const VALUE_RULES = new Map<string, string>([
+  [NON_BLANK, 'must not be blank'],
+  [NO_NUL, 'must not contain NUL (U+0000) characters'],
+  [orEmpty(PROFILE_URL_PATTERN), 'must be a profile URL (host/path), or empty'],
+  [orEmpty(WEBSITE_PATTERN), 'must be a website URL or domain, or empty'],
+  [orEmpty(HEADCOUNT_PATTERN), 'must be a headcount range of the form <min>-<max> (e.g. 51-200), or empty'],
+]);
 
 /** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
 const HTTP_TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,100}";
