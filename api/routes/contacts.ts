@@ -164,6 +164,7 @@ export const contactRoutes = [
       CONTACT_PATCH_RULES,
     params: ContactIdParams,
     body: PatchContactBody,
+    examples: { request: { title: 'Analyst', pronet: 'https://www.linkedin.com/in/ada-lovelace', company: { companyName: 'Analytical Engines', companyWebsite: 'analytical.example', companyHeadcount: '51-200' } } },
     responses: { 200: ContactResponse },
     errors: [400, 401, 404, 409, 500], errorCodes: ['conflict', 'company_conflict'],
     handler: async ({ params, body, deps, scope }) => {
