@@ -1,7 +1,8 @@
 /** Shapes shared by several endpoint groups. */
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { LIMITS, MAX_NUMERIC } from '../../domain/conditions.js';
-import { catalogSharedSchemas } from './conditions.js';
+import { LIKE_RULE } from '../../domain/like.js';
+import { ISO_DATE_PATTERN, ISO_DATE_RULE, LIKE_PATTERN, catalogSharedSchemas } from './conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
@@ -80,6 +81,8 @@ export const VALUE_RULES = new Map<string, string>([
   [orEmpty(PROFILE_URL_PATTERN), 'must be a profile URL (host/path), or empty'],
   [orEmpty(WEBSITE_PATTERN), 'must be a website URL or domain, or empty'],
   [orEmpty(HEADCOUNT_PATTERN), 'must be a headcount range of the form <min>-<max> (e.g. 51-200), or empty'],
+  [ISO_DATE_PATTERN, ISO_DATE_RULE],
+  [LIKE_PATTERN, LIKE_RULE],
 ]);
 
 /** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
