@@ -374,7 +374,9 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
       };
       if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(noNul(r.body)), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
       if (r.contentType === 'multipart/form-data') {
-        op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] } } } };
+        const schema = { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] };
+        const encoding = r.partTypes?.length ? { encoding: { file: { contentType: r.partTypes.join(', ') } } } : {};
+        op.requestBody = { required: true, content: { 'multipart/form-data': { schema, ...encoding } } };
       }
       (paths[published.get(r)!.path] ??= {})[r.method] = op;
     }

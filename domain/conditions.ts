@@ -18,7 +18,8 @@
  *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes
  *   (a pattern ending in a single `\` is a 400). Empty means NULL or ''.
  * - Per query: at most `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` of them `LIKE`/`NOT LIKE`
- *   (each a scan of its column), groups `LIMITS.maxDepth` deep.
+ *   (each a scan of its column), groups `LIMITS.maxDepth` deep; a catalog with `treeLimits: 'list'`
+ *   (the contact catalog) bounds each `conditions` list to `LIMITS.maxLeaves` instead.
  * - Numbers must be finite and fit the operand type (`int`, `bigint` columns: whole numbers in
  *   range); dates must exist on the calendar (`2026-02-30` is a 400, not 2 March).
  * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
@@ -71,6 +72,14 @@ export interface FieldCatalog<F extends CatalogField = CatalogField> {
    * reference to a workspace's own field (a custom field id) it does not have is a 404.
    */
   unknown?(path: string, pointer: string): Error | undefined;
+  /**
+   * `'list'`: only each `conditions` list is bounded (at most `LIMITS.maxLeaves` items, what the
+   * schemas' `maxItems` say), not the query's total of conditions, LIKEs or its group depth, which
+   * JSON Schema cannot state (issue 27 item 21). Nesting is bounded by MAX_JSON_DEPTH like every
+   * input, and a query's cost by the statement timeout. Default `'query'`: the per-query limits
+   * (engines with their own clause limits).
+   */
+  treeLimits?: 'list' | 'query';
 }
 
 /** The error for `path`, which `catalog` does not have, named at `pointer`. */
@@ -252,6 +261,7 @@ export function parseWhere<F extends CatalogField>(
   const gPtr = opts.groupedPointer ?? '/groupedCondition';
   if (input.conditions !== undefined && input.conditions !== null) {
     if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
+    if (catalog.treeLimits === 'list') assertListLength(input.conditions, cPtr);
     input.conditions.forEach((c, i) => parts.push(parseNode(catalog, c, `${cPtr}/${i}`, state, 1, false)));
   }
   if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
@@ -271,8 +281,9 @@ function parseNode<F extends CatalogField>(
   negated: boolean,
 ): WhereTree<F> {
   if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
+  const perQuery = catalog.treeLimits !== 'list';
   if (isGroup(node)) {
-    if (depth > LIMITS.maxDepth) throw invalidField(ptr, `groups may be nested at most ${LIMITS.maxDepth} deep`);
+    if (perQuery && depth > LIMITS.maxDepth) throw invalidField(ptr, `groups may be nested at most ${LIMITS.maxDepth} deep`);
     for (const k of Object.keys(node))
       if (k !== 'operator' && k !== 'conditions') throw invalidField(`${ptr}/${k}`, 'is not a property of a grouped condition');
     const op = typeof node.operator === 'string' ? node.operator.toUpperCase() : node.operator;
@@ -280,6 +291,7 @@ function parseNode<F extends CatalogField>(
       throw invalidField(`${ptr}/operator`, `must be one of ${GROUP_OPERATORS.join(', ')}`);
     if (!Array.isArray(node.conditions)) throw invalidField(`${ptr}/conditions`, 'must be an array');
     if (node.conditions.length === 0) throw invalidField(`${ptr}/conditions`, 'must not be empty');
+    if (!perQuery) assertListLength(node.conditions, `${ptr}/conditions`);
     // Negation normal form: NOT is pushed down to the leaves (De Morgan), so positive leaves stay
     // bare predicates that indexes can serve; NOT of several children is NOT(c1 AND c2 …).
     const childNegated = op === 'NOT' ? !negated : negated;
@@ -290,8 +302,12 @@ function parseNode<F extends CatalogField>(
     return conj ? { kind: 'or', children: kids } : { kind: 'and', children: kids };
   }
   state.leaves++;
-  if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
+  if (perQuery && state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
   return parseLeaf(catalog, node, ptr, negated, state);
+}
+
+function assertListLength(list: unknown[], ptr: string): void {
+  if (list.length > LIMITS.maxLeaves) throw invalidField(`${ptr}/${LIMITS.maxLeaves}`, `at most ${LIMITS.maxLeaves} conditions are allowed in one list`);
 }
 
 function parseLeaf<F extends CatalogField>(
@@ -360,7 +376,7 @@ function parseLeaf<F extends CatalogField>(
     case 'LIKE':
     case 'NOT LIKE': {
       state.likes++;
-      if (state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
+      if (catalog.treeLimits !== 'list' && state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
       const pattern = String(scalar(value, vPtr));
       const problem = likePatternProblem(pattern);
       if (problem) throw invalidField(vPtr, problem);

@@ -23,6 +23,7 @@ export const contactFileRoutes = [
       'the part is stored as one chunk (≤ 10 MiB, declared as a contacts file type or `application/octet-stream`). `Idempotency-Key` ' +
       'binds to the query and the SHA-256 of the file, as for media uploads.',
     contentType: 'multipart/form-data',
+    partTypes: Object.keys(CONTACT_FILE_TYPES),
     query: UploadQuery,
     responses: { 200: MediaObject },
     errors: [400, 401, 413, 415, 500], errorCodes: ['invalid_multipart', 'file_type_not_allowed', 'file_type_mismatch'],

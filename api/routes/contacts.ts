@@ -42,6 +42,15 @@ async function oneContact(deps: AppDeps, workspaceId: string, id: string) {
   return c;
 }
 
+/**
+ * The rules of PATCH /contacts/{id} its schema cannot carry (issue 27 item 21 allows a few such
+ * operations, each named in its description; scripts/fuzz_hooks.py excuses exactly these 400s).
+ */
+const CONTACT_PATCH_RULES =
+  'Rules this document cannot state: each custom field id and value is checked against the workspace\'s own custom fields ' +
+  '(which ids exist, their type and options, from `GET /schema/contact`: 400 naming `/customFields/<id>`), and a `company.companyHeadcount` range ' +
+  'whose min exceeds its max is a 400 (comparing two numbers in one string is beyond a regular expression).';
+
 export const contactRoutes = [
   defineRoute({
     method: 'post',
@@ -151,9 +160,11 @@ export const contactRoutes = [
       '(first and last name joined by a space, or the one present). `company` links the contact to the company record its merged fields ' +
       'match (by website domain, else name), or to a new record: company records are shared by the contacts of that company, so a PATCH ' +
       'never edits one (a given field the matched record holds otherwise is 409 `company_conflict` naming it, nothing written). ' +
-      '`customFields` merge (null removes a value) and are type-checked.',
+      '`customFields` merge (null removes a value) and are type-checked. ' +
+      CONTACT_PATCH_RULES,
     params: ContactIdParams,
     body: PatchContactBody,
+    examples: { request: { title: 'Analyst', pronet: 'https://www.linkedin.com/in/ada-lovelace', company: { companyName: 'Analytical Engines', companyWebsite: 'analytical.example', companyHeadcount: '51-200' } } },
     responses: { 200: ContactResponse },
     errors: [400, 401, 404, 409, 500], errorCodes: ['conflict', 'company_conflict'],
     handler: async ({ params, body, deps, scope }) => {

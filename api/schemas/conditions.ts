@@ -6,7 +6,8 @@
  * `operator` (api/validation.ts reports only the branches those match).
  *
  * What JSON Schema cannot carry stays with the server: the limits over a whole tree (at most
- * `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` LIKEs, groups `LIMITS.maxDepth` deep) and,
+ * `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` LIKEs, groups `LIMITS.maxDepth` deep; the
+ * contact catalog has none, only each list's `maxItems`: domain/conditions.ts `treeLimits`) and,
  * for the contact catalog, the type of a workspace's custom field (`contact.customFields.<id>`:
  * one branch takes any operator; an id the workspace does not have is a 404).
  *
@@ -107,7 +108,7 @@ export interface CatalogSchemas {
 export function catalogSchemas(
   name: string,
   fields: readonly Pick<CatalogField, 'path' | 'type' | 'filteringSupported' | 'sortable'>[],
-  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean; notSelectable?: string } = {},
+  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean; notSelectable?: string; treeLimits?: 'list' | 'query' } = {},
 ): CatalogSchemas {
   const byType = new Map<FieldType, string[]>();
   for (const f of fields) if (f.filteringSupported) byType.get(f.type)?.push(f.path) ?? byType.set(f.type, [f.path]);
@@ -132,7 +133,11 @@ export function catalogSchemas(
     {
       $id: `${name}GroupedCondition`,
       examples: [{ operator: 'AND', conditions: [example] }],
-      description: `\`AND\`, \`OR\` or \`NOT\` (NOT of several: NOT(c1 AND c2 …)) of conditions and groups; per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`,
+      description:
+        '`AND`, `OR` or `NOT` (NOT of several: NOT(c1 AND c2 …)) of conditions and groups; ' +
+        (extra.treeLimits === 'list'
+          ? `at most ${LIMITS.maxLeaves} items in each \`conditions\` list`
+          : `per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`),
     },
   ));
   const all = fields.map((f) => f.path).filter(extra.selectable ?? (() => true));
@@ -180,6 +185,7 @@ export const contactSchemas = catalogSchemas('Contact', BUILTIN_CONTACT_FIELDS, 
   leaves: [openLeaf(CUSTOM_FIELD_PATH_PATTERN, CUSTOM_FIELD_RULE)],
   paths: [Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE })],
   description: 'A condition on one contact field: a built-in path (operators and value by its type) or a custom field of the workspace',
+  treeLimits: 'list',
 });
 export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields);
 // person attributes filter a company search; its items are company records (issue 27 item 13)

@@ -1,8 +1,8 @@
 /** Request and response shapes of the Contacts group (API-SPEC "Contacts", DESIGN §3-4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { contactSchemas } from './conditions.js';
-import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { contactSchemas, UUID_PATTERN } from './conditions.js';
+import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, HEADCOUNT_PATTERN, JobAccepted, JsonValue, KeyedRecord, orEmpty, PaginationMeta, PaginationToken, PROFILE_URL_PATTERN, WEBSITE_PATTERN, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -77,30 +77,42 @@ export const UniqueValuesResponse = Type.Object({
 });
 
 const NullableString = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
+/** What JSON Schema cannot carry: a custom field's type and options are the workspace's own (issue 27 item 21). */
+const CUSTOM_FIELD_VALUE_RULE =
+  "Ids and values are checked against the workspace's own custom fields (type, options; GET /schema/contact), which this document cannot state: an id it does not have, or a value that does not fit, is a 400 naming `/customFields/<id>`.";
 export const PatchContactBody = Type.Object(
   {
     firstName: Type.Optional(NullableString),
     lastName: Type.Optional(NullableString),
     fullName: Type.Optional(NullableString),
     title: Type.Optional(NullableString),
-    pronet: Type.Optional(NullableString),
+    pronet: Type.Optional(Type.Union([Type.String({ maxLength: 2000, pattern: orEmpty(PROFILE_URL_PATTERN), description: 'A profile URL; empty clears it' }), Type.Null()])),
     workEmail: Type.Optional(Type.Union([Type.String({ maxLength: 320, pattern: EMAIL_OR_BLANK_PATTERN, examples: ['ada@analytical.example'], description: 'An email address; empty clears it' }), Type.Null()])),
     emails: Type.Optional(Type.Array(Type.String({ maxLength: 320, pattern: EMAIL_PATTERN, examples: ['ada@analytical.example'], description: 'An email address' }), { maxItems: 50 })),
     company: Type.Optional(
       Type.Object(
         {
           companyName: Type.Optional(NullableString),
-          companyWebsite: Type.Optional(NullableString),
+          companyWebsite: Type.Optional(Type.Union([Type.String({ maxLength: 2000, pattern: orEmpty(WEBSITE_PATTERN), description: 'A website URL or domain; empty clears it' }), Type.Null()])),
           companyIndustry: Type.Optional(NullableString),
           companyHeadcount: Type.Optional(
-            Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'A range `<min>-<max>` of whole numbers, min ≤ max (e.g. `51-200`); anything else is a 400 naming `/company/companyHeadcount`' }),
+            Type.Union([Type.String({ maxLength: 21, pattern: orEmpty(HEADCOUNT_PATTERN) }), Type.Null()], {
+              description: 'A range `<min>-<max>` of whole numbers, min ≤ max (e.g. `51-200`; a min above the max is a 400 naming `/company/companyHeadcount`); empty clears it',
+            }),
           ),
           companyPronet: Type.Optional(NullableString),
         },
         { additionalProperties: false },
       ),
     ),
-    customFields: Type.Optional(KeyedRecord(Type.Unknown(), { keyMaxLength: 100, maxProperties: 500, description: 'Custom field id → value; null removes the value' })),
+    customFields: Type.Optional(
+      KeyedRecord(JsonValue, {
+        keyPattern: UUID_PATTERN,
+        keyMaxLength: 36,
+        maxProperties: 500,
+        description: `Custom field id → value; null removes the value. ${CUSTOM_FIELD_VALUE_RULE}`,
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -108,7 +120,7 @@ export type PatchContactBody = Static<typeof PatchContactBody>;
 
 export const ContactDeleted = Type.Object({ data: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) });
 
-export const UpsertContactBody = KeyedRecord(Type.Unknown(), {
+export const UpsertContactBody = KeyedRecord(JsonValue, {
   keyMaxLength: 300,
   maxProperties: 500,
   description:
@@ -120,7 +132,7 @@ export const MAX_BULK_ROWS = 100_000;
 
 export const BulkUpsertBody = Type.Object(
   {
-    contactsData: Type.Array(KeyedRecord(Type.Unknown(), { keyMaxLength: 300, maxProperties: 500 }), {
+    contactsData: Type.Array(KeyedRecord(JsonValue, { keyMaxLength: 300, maxProperties: 500 }), {
       maxItems: MAX_BULK_ROWS,
       description: 'The rows (1 to 100,000). Send `[]` with `contactsFile`: the rows then come from the file.',
     }),

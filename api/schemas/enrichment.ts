@@ -1,7 +1,7 @@
 /** `POST /contacts/unified-data-api`: asynchronous enrichment (API-SPEC Contacts, DESIGN §4). */
 import { Type, type Static } from '@sinclair/typebox';
 import { ENRICHMENT_SLICES } from '../../domain/enrichment.js';
-import { NonBlankString, WebhookConfiguration } from './common.js';
+import { NonBlankString, PROFILE_URL_PATTERN, WEBSITE_PATTERN, WebhookConfiguration } from './common.js';
 
 const Name = (description: string) => Type.Optional(NonBlankString({ maxLength: 200, description }));
 
@@ -17,7 +17,7 @@ export const UnifiedDataBody = Type.Object(
       Type.String({
         maxLength: 2048,
         // host.tld/path once scheme, trailing slashes, query and fragment are dropped (what the lookup keys on)
-        pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+/[^?#\\s\\u0000]*[^/?#\\s\\u0000]/*([?#][^\\u0000]*)?$',
+        pattern: PROFILE_URL_PATTERN,
         description: 'Profile URL; required for every slice but emails (emails may use companyWebsite + name instead)',
       }),
     ),
@@ -25,7 +25,7 @@ export const UnifiedDataBody = Type.Object(
     lastName: Name('With firstName'),
     fullName: Name('Alone or with companyWebsite: finds emails without pronet; beside pronet, a hint for providers'),
     companyWebsite: Type.Optional(
-      Type.String({ maxLength: 2048, pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+([/?#:][^\\u0000]*)?$', description: 'Company website or domain: with a name, finds emails without pronet' }),
+      Type.String({ maxLength: 2048, pattern: WEBSITE_PATTERN, description: 'Company website or domain: with a name, finds emails without pronet' }),
     ),
     webhookConfiguration: Type.Optional(WebhookConfiguration),
   },

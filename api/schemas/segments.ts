@@ -1,10 +1,10 @@
 /** Segments: request and response shapes (API-SPEC "Segments", DESIGN §4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition, KeyedRecord, NonBlankString } from './common.js';
+import { Condition, GroupedCondition, JsonValue, KeyedRecord, NonBlankString } from './common.js';
 import { contactSchemas } from './conditions.js';
 
-const JsonObject = KeyedRecord(Type.Unknown(), { keyMaxLength: 200, maxProperties: 200 });
+const JsonObject = KeyedRecord(JsonValue, { keyMaxLength: 200, maxProperties: 200 });
 
 const Workflows = Type.Array(JsonObject, {
   maxItems: 100,

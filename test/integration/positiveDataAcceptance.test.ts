@@ -38,6 +38,24 @@ describe('uploads', () => {
   });
 });
 
+describe('contact files', () => {
+  it('the document names the types the file part may declare, and each is taken', async () => {
+    // schemathesis sent the part without a type (400 file_type_not_allowed): the document said only "binary"
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const encoding = doc.paths['/contact-files'].post.requestBody.content['multipart/form-data'].encoding;
+    const types = String(encoding?.file?.contentType ?? '').split(',').map((t) => t.trim());
+    expect(types.sort()).toEqual(['application/x-ndjson', 'text/csv']);
+    const boundary = 'b0undary';
+    const bodies: Record<string, string> = { 'text/csv': 'name,city\nAda,London\n', 'application/x-ndjson': '{"name":"Ada"}\n' };
+    for (const type of types) {
+      const raw = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="file"\r\nContent-Type: ${type}\r\n\r\n${bodies[type]}\r\n--${boundary}--\r\n`;
+      const r = await app.http('POST', '/contact-files', { apiKey: ws.apiKey, rawBody: Buffer.from(raw), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.contentType).toBe(type);
+    }
+  });
+});
+
 describe('a well-formed reference to something the workspace does not have is a 404', () => {
   it('segment sources', async () => {
     expectNotFound(await call('POST', '/segments', { name: 'S', segmentSources: [UNKNOWN] }), '/segmentSources/0');
@@ -68,6 +86,25 @@ describe('contact conditions', () => {
     expectNotFound(await call('POST', '/contacts/filter-contacts', { sort: [{ field: path }] }), '/sort/0/field');
     expectNotFound(await call('POST', '/contacts/unique-values', { groupByField: path }), '/groupByField');
     expectNotFound(await call('POST', '/segments', { name: 'S', groupedCondition: { operator: 'AND', conditions: [{ field: path, operator: 'IS EMPTY' }] } }), '/groupedCondition/conditions/0/field');
+    expectNotFound(await call('GET', `/schema/contact/options?field=${path}`), '/field');
+  });
+  it('every list within its maxItems is taken, whatever the tree totals', async () => {
+    // schemathesis: one root condition beside a group of 100 answered 400 "at most 100 conditions"
+    const leaf = { field: 'contact.firstName', operator: 'IS NOT EMPTY' };
+    const likes = Array.from({ length: 100 }, (_, i) => ({ field: 'contact.lastName', operator: 'LIKE', value: `%${i}%` }));
+    let deep: object = { operator: 'OR', conditions: [leaf, leaf] };
+    for (let d = 0; d < 10; d++) deep = { operator: 'AND', conditions: [leaf, deep] };
+    const where = { conditions: [leaf], groupedCondition: { operator: 'AND', conditions: [{ operator: 'OR', conditions: likes }, deep] } };
+    const seg = await call('POST', '/segments', { name: 'Wide', ...where });
+    expect(seg.status, JSON.stringify(seg.body)).toBe(200);
+    for (const [path, body] of [
+      ['/contacts/filter-contacts', where],
+      ['/contacts/unique-values', { groupByField: 'contact.firstName', ...where }],
+      [`/contacts/by-segment/${seg.body.data.id}`, { fields: ['contact.firstName'], ...where }],
+    ] as const) {
+      const r = await call('POST', path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(200);
+    }
   });
   it('a path outside the catalog is refused by the schema', async () => {
     const r = await call('POST', '/contacts/filter-contacts', { conditions: [{ field: 'string', operator: '==', value: 'x' }] });

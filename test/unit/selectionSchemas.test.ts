@@ -46,6 +46,37 @@ describe('selection rules in the schemas', () => {
       expect(parsePronetPostUrl(u), u).not.toBeNull();
     }
   });
+  it('free-form values carry no NUL in nested keys or strings (the server refuses them everywhere)', async () => {
+    const { PatchContactBody, UpsertContactBody } = await import('../../api/schemas/contacts.js');
+    const { CreateSegmentBody } = await import('../../api/schemas/segments.js');
+    const nested = (v: unknown) => ({ a: [{ b: v }] });
+    for (const [schema, wrap] of [
+      [BulkUpsertBody, (v: unknown) => ({ contactsData: [{ 'contact.firstName': v }] })],
+      [UpsertContactBody, (v: unknown) => ({ 'contact.customFields.x': v })],
+      [PatchContactBody, (v: unknown) => ({ customFields: { '01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a': v } })],
+      [CreateSegmentBody, (v: unknown) => ({ name: 'S', savedViewTemplates: [{ view: v }] })],
+    ] as const) {
+      expect(valid(schema, wrap(nested('ok'))), schema.$id).toBe(true);
+      expect(valid(schema, wrap({ 'k\u0000ey': 1 }))).toBe(false);
+      expect(valid(schema, wrap(nested({ 'k\u0000': null })))).toBe(false);
+      expect(valid(schema, wrap(nested('a\u0000b')))).toBe(false);
+    }
+  });
+  it('a contact PATCH says the shapes of pronet, company website and headcount, and of custom field ids', async () => {
+    // the handler refused these with a 400 while the schema took any string
+    const { PatchContactBody } = await import('../../api/schemas/contacts.js');
+    for (const body of [{ pronet: 'Jane' }, { pronet: ' ' }, { company: { companyWebsite: 'acme' } }, { company: { companyHeadcount: 'about 50' } }, { company: { companyHeadcount: ' ' } }, { customFields: { score: 1 } }])
+      expect(valid(PatchContactBody, body), JSON.stringify(body)).toBe(false);
+    for (const body of [
+      { pronet: 'https://www.linkedin.com/in/jane-doe/' },
+      { pronet: '' },
+      { pronet: null },
+      { company: { companyWebsite: 'https://acme.com/about', companyHeadcount: '51-200' } },
+      { company: { companyWebsite: '', companyHeadcount: '' } },
+      { customFields: { '01a1ff4e-c0b3-77cc-8dc5-1ae04d0a0b3a': 1 } },
+    ])
+      expect(valid(PatchContactBody, body), JSON.stringify(body)).toBe(true);
+  });
   it('erasure and access requests name the person', () => {
     for (const schema of [ErasureRequestBody, AccessRequestBody]) {
       expect(valid(schema, {})).toBe(false);
