@@ -1,9 +1,9 @@
 /** Sources: request and response shapes (API-SPEC "Sources", DESIGN §4). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
-import { PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
-import { sourceSchemas } from './conditions.js';
+import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
+import { DataOf, KeyedRecord, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
+import { contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
   SOURCE_TYPES.map((t) => Type.Literal(t)),
@@ -74,11 +74,98 @@ const sourceInputProps = {
   segmentId: Type.Optional(SegmentIdField),
 };
 
-export const CreateSourceBody = Type.Object(sourceInputProps, {
-  additionalProperties: false,
-  description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.',
-});
-export type CreateSourceBody = Static<typeof CreateSourceBody>;
+// The per-type rules of domain/sourceRules.ts that JSON Schema can carry, one branch per type
+// (api/validation.ts reports only the branch whose `sourceType` the body names): the URL shapes
+// classifyPronetUrl takes (a strict subset: ASCII host labels, a letter TLD, path segments not
+// starting with `.`), no identifier for keyword and job searches, the sourceMeta fields each type
+// needs, fieldMapping entries whose target is a writable path of the contact catalog.
+const anyCase = (word: string) => [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+const urlOf = (paths: string) =>
+  `^(${anyCase('http')}[Ss]?://)?([A-Za-z0-9_-]+\\.)+[A-Za-z]{2,}/(${paths})/*(\\?[A-Za-z0-9_.~%=&+-]*)?$`;
+const SEGMENT = '[A-Za-z0-9_~-][A-Za-z0-9_.~-]*';
+export const PROFILE_OR_COMPANY_URL_PATTERN = urlOf(`(${['in', 'pub', 'company', 'showcase', 'school', 'page'].map(anyCase).join('|')})/${SEGMENT}`);
+export const POST_URL_PATTERN = urlOf(
+  `${anyCase('posts')}/${SEGMENT}|${anyCase('activity')}/[0-9]+|${anyCase('feed')}/${anyCase('update')}/${anyCase('urn')}:${anyCase('li')}:(${['activity', 'share', 'ugcpost'].map(anyCase).join('|')}):[0-9A-Za-z_-]+`,
+);
+const PROFILE_OR_COMPANY_URL = 'must be a profile URL (…/in/<name>) or a company/page URL (…/company/<name>)';
+const POST_URL = 'must be a post URL (…/posts/<slug>) or an activity URL (…/feed/update/urn:li:activity:<id>)';
+/** At least KEYWORD_MIN_LENGTH characters once trimmed (the server counts code points). */
+const NOT_WS = `[^\\u0000${WS.slice(1, -1)}]`;
+const KEYWORD_PATTERN = `^${WS}*${NOT_WS}[^\\u0000]{${KEYWORD_MIN_LENGTH - 2},}${NOT_WS}${WS}*$`;
+VALUE_RULES.set(PROFILE_OR_COMPANY_URL_PATTERN, PROFILE_OR_COMPANY_URL);
+VALUE_RULES.set(POST_URL_PATTERN, POST_URL);
+VALUE_RULES.set(KEYWORD_PATTERN, `must have at least ${KEYWORD_MIN_LENGTH} characters besides surrounding whitespace`);
+
+const NoIdentifier = Type.Optional(Type.Null({ description: 'Not given for this type' }));
+const MetaText = (pattern = NON_BLANK) => Type.String({ maxLength: 500, pattern });
+const OptionalMetaText = Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]));
+const FieldMappingInput = Type.Array(
+  Type.Object(
+    {
+      sourceFieldName: Type.String({ maxLength: 300, pattern: NON_BLANK, not: { const: '__proto__' }, description: 'A key of the pushed rows (not `__proto__`)' }),
+      targetFieldName: contactSchemas.WritablePath,
+    },
+    { additionalProperties: false },
+  ),
+  { maxItems: 500, description: 'Each sourceFieldName at most once' },
+);
+const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: true }));
+const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: true, maxProperties: 50, propertyNames: { maxLength: 100 } });
+const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema, description: string) =>
+  Type.Object(
+    {
+      sourceType: types.length === 1 ? Type.Literal(types[0]!) : Type.Union(types.map((t) => Type.Literal(t))),
+      sourceIdentifier,
+      sourceMeta,
+      segmentId: Type.Optional(SegmentIdField),
+    },
+    { additionalProperties: false, description },
+  );
+
+/** The loose shape every branch of {@link SourceInput} fits: the handlers' type. */
+const SourceInputShape = Type.Object(sourceInputProps, { additionalProperties: false });
+
+/** One branch per source type (`sourceType` tells them apart). */
+const SourceInput = Type.Unsafe<Static<typeof SourceInputShape>>(Type.Union(
+  [
+    branch(
+      ['pronetInbound', 'pronetOutbound'],
+      Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }),
+      Type.Optional(SourceMeta),
+      'People engaging with / engaged by a profile or company page',
+    ),
+    branch(
+      ['pronetPost'],
+      Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }),
+      Type.Optional(SourceMeta),
+      'People engaging with a post',
+    ),
+    branch(
+      ['pronetKeywordSearch'],
+      NoIdentifier,
+      metaWith({ keyword: MetaText(KEYWORD_PATTERN), postedTime: OptionalMetaText, authorTitle: OptionalMetaText, sourceName: OptionalMetaText }),
+      `Authors writing about \`sourceMeta.keyword\` (at least ${KEYWORD_MIN_LENGTH} characters)`,
+    ),
+    branch(
+      ['pronetJobPosting'],
+      NoIdentifier,
+      metaWith({
+        jobTitle: MetaText(), jobLocation: MetaText(), postedTime: MetaText(), jobType: MetaText(), sourceName: OptionalMetaText,
+        fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])), config: MappingConfig,
+      }),
+      'Authors of matching job posts',
+    ),
+    branch(
+      ['importFromWebhook'],
+      Type.Optional(Type.Union([SourceIdentifier, Type.Null()])),
+      Type.Optional(metaWith({ config: MappingConfig })),
+      'Rows pushed through `POST /contacts/{sourceId}` and bulk upsert, mapped by `sourceMeta.config.fieldMapping`',
+    ),
+  ],
+  { description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.' },
+));
+export const CreateSourceBody = SourceInput;
+export type CreateSourceBody = Static<typeof SourceInputShape>;
 
 export const PatchSourceBody = Type.Object(
   {
@@ -128,7 +215,7 @@ export type FilterSourcesBody = Static<typeof FilterSourcesBody>;
 
 export const BulkUpsertSourcesBody = Type.Object(
   {
-    sources: Type.Array(Type.Object(sourceInputProps, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
+    sources: Type.Array(SourceInput, { minItems: 1, maxItems: 100 }),
   },
   {
     additionalProperties: false,

@@ -54,6 +54,17 @@ describe('a well-formed reference to something the workspace does not have is a 
   });
 });
 
+describe('sources', () => {
+  it('a field mapping to a well-formed custom field path the workspace does not have is a 404 naming it', async () => {
+    const fieldMapping = [{ sourceFieldName: 'score', targetFieldName: `contact.customFields.${UNKNOWN}` }];
+    expectNotFound(await call('POST', '/sources', { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping } } }), '/sourceMeta/config/fieldMapping/0/targetFieldName');
+    expectNotFound(
+      await call('POST', '/sources/bulk-upsert', { sources: [{ sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping } } }] }),
+      '/sources/0/sourceMeta/config/fieldMapping/0/targetFieldName',
+    );
+  });
+});
+
 describe('filter-posts sort', () => {
   it('a field listed twice keeps its first direction', async () => {
     const r = await call('POST', '/v1/posts/filter-posts', { sort: [{ field: 'createdAt', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }] });

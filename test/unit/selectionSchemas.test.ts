@@ -10,6 +10,8 @@ import { ErasureRequestBody } from '../../api/schemas/privacy.js';
 import { AccessRequestBody } from '../../api/schemas/subjectAccess.js';
 import { ExternalReplyBody } from '../../api/schemas/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
+import { BulkUpsertSourcesBody, CreateSourceBody } from '../../api/schemas/sources.js';
+import { validateSourceInput } from '../../domain/sourceRules.js';
 
 /** The server's own validation (ajv, as requests get it): true when the body passes. */
 const valid = (schema: TSchema, body: unknown) => {
@@ -124,5 +126,34 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
     expect(valid(UnifiedDataBody, { fields: ['emails', 'phoneNumbers'], fullName: 'Ada Lovelace' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'string' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'https://pronet.example/in/ada' })).toBe(true);
+  });
+  it('sources: one branch per type, each what the per-type rules accept', () => {
+    // Found by positive_data_acceptance (seed 12345): a job search with an identifier, a
+    // pronetInbound source identified by "string", both answered 400 by the per-type rules.
+    const refused = [
+      { sourceType: 'pronetJobPosting', sourceIdentifier: 'crm-export', sourceMeta: { jobTitle: 'a', jobLocation: 'b', postedTime: 'c', jobType: 'd' } },
+      { sourceType: 'pronetInbound', sourceIdentifier: 'string' },
+      { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.example/in/ada' },
+      { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: ' ab ' } },
+      { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'a', jobLocation: 'b', postedTime: 'c' } },
+      { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.createdAt' }] } } },
+    ];
+    for (const body of refused) {
+      expect(valid(CreateSourceBody, body), JSON.stringify(body)).toBe(false);
+      expect(valid(BulkUpsertSourcesBody, { sources: [body] }), JSON.stringify(body)).toBe(false);
+    }
+    const accepted = [
+      { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet-x.example/in/ada-lovelace/?x=1' },
+      { sourceType: 'pronetOutbound', sourceIdentifier: 'pronet.example/company/acme' },
+      { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.example/feed/update/urn:li:activity:123/' },
+      { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.example/posts/ada_x-activity-1' },
+      { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'a b' } },
+      { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'a', jobLocation: 'b', postedTime: 'c', jobType: 'd' } },
+      { sourceType: 'importFromWebhook', sourceIdentifier: 'crm-export', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.firstName' }] } } },
+    ];
+    for (const body of accepted) {
+      expect(valid(CreateSourceBody, body), JSON.stringify(body)).toBe(true);
+      expect(() => validateSourceInput(body as CreateSourceBody, () => true)).not.toThrow();
+    }
   });
 });
