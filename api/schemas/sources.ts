@@ -43,6 +43,30 @@ export const RunFrequencySchema = Type.Object(
   { additionalProperties: false },
 );
 
+// What validateRunFrequency takes, as patterns (case-insensitive, white space around): every day
+// count 1–90, and the interval forms within 15 minutes–90 days that the description names (a
+// strict subset of what parseInterval reads: no leading zeros, no week+day or day+hour+minute mixes).
+const [M, H, D, W, P, T] = ['m', 'h', 'd', 'w', 'p', 't'].map((c) => `[${c}${c.toUpperCase()}]`);
+const MINUTES = '(1[5-9]|[2-9][0-9]|[1-9][0-9]{2,3})';
+const HOURS = '[1-9][0-9]{0,2}';
+const DAYS = '([1-9]|[1-8][0-9]|90)';
+const WEEKS = '([1-9]|1[0-2])';
+export const PAST_DAYS_PATTERN = `^${WS}*(0{0,2}[1-9]|0?[1-8][0-9]|090|90)${WS}*$`;
+export const PERIODIC_INTERVAL_PATTERN = `^${WS}*(${[
+  `${MINUTES}${WS}*${M}`, `${HOURS}${WS}*${H}`, `${DAYS}${WS}*${D}`, `${WEEKS}${WS}*${W}`,
+  `${P}${WEEKS}${W}`, `${P}${DAYS}${D}`, `${P}([1-9]|[1-8][0-9])${D}${T}([0-9]|1[0-9]|2[0-3])${H}`,
+  `${P}${T}${HOURS}${H}`, `${P}${T}${MINUTES}${M}`, `${P}${T}${HOURS}${H}[0-5]?[0-9]${M}`,
+].join('|')})${WS}*$`;
+VALUE_RULES.set(PAST_DAYS_PATTERN, `must be a whole number of days from "${PAST_DAYS_MIN}" to "${PAST_DAYS_MAX}"`);
+VALUE_RULES.set(PERIODIC_INTERVAL_PATTERN, 'must be an ISO-8601 duration (e.g. PT6H, P1D, P1DT12H) or <n>m/<n>h/<n>d/<n>w (e.g. 30m, 6h, 1d), between 15 minutes and 90 days');
+const RunFrequencyInput = Type.Object(
+  {
+    numberOfPastDaysToSync: Type.String({ maxLength: 20, examples: ['7'], pattern: PAST_DAYS_PATTERN, description: `Days each periodic pull looks back: a whole number "${PAST_DAYS_MIN}"–"${PAST_DAYS_MAX}"` }),
+    periodicInterval: Type.String({ maxLength: 40, examples: ['1d'], pattern: PERIODIC_INTERVAL_PATTERN, description: PERIODIC_INTERVAL_DESCRIPTION }),
+  },
+  { additionalProperties: false },
+);
+
 export const SourceAttributes = Type.Object({
   sourceType: SourceTypeSchema,
   sourceIdentifier: Type.Union([Type.String(), Type.Null()]),
@@ -174,7 +198,7 @@ export const PatchSourceBody = Type.Object(
       maxProperties: 50,
       description: 'Merged into the stored sourceMeta (a key set to null is removed); the per-type rules are checked on the result',
     })),
-    runFrequency: Type.Optional(Type.Union([Type.Partial(RunFrequencySchema, { additionalProperties: false, minProperties: 1 }), Type.Null()], {
+    runFrequency: Type.Optional(Type.Union([Type.Partial(RunFrequencyInput, { additionalProperties: false, minProperties: 1 }), Type.Null()], {
       description:
         'Creates or updates the Temporal Schedule that pulls the source every `periodicInterval`; null removes it. A field left out ' +
         'keeps its stored value (both are needed when the source has no runFrequency yet)',

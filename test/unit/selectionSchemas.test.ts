@@ -10,7 +10,8 @@ import { ErasureRequestBody } from '../../api/schemas/privacy.js';
 import { AccessRequestBody } from '../../api/schemas/subjectAccess.js';
 import { ExternalReplyBody } from '../../api/schemas/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
-import { BulkUpsertSourcesBody, CreateSourceBody } from '../../api/schemas/sources.js';
+import { BulkUpsertSourcesBody, CreateSourceBody, PatchSourceBody } from '../../api/schemas/sources.js';
+import { validateRunFrequency } from '../../domain/runFrequency.js';
 import { validateSourceInput } from '../../domain/sourceRules.js';
 
 /** The server's own validation (ajv, as requests get it): true when the body passes. */
@@ -155,5 +156,19 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
       expect(valid(CreateSourceBody, body), JSON.stringify(body)).toBe(true);
       expect(() => validateSourceInput(body as CreateSourceBody, () => true)).not.toThrow();
     }
+  });
+  it('runFrequency: the day counts and intervals validateRunFrequency takes', () => {
+    // Found by positive_data_acceptance (seed 12345): `periodicInterval: "0"` passed the schema.
+    const rf = (numberOfPastDaysToSync: string, periodicInterval: string) => ({ runFrequency: { numberOfPastDaysToSync, periodicInterval } });
+    for (const [days, interval] of [['0', '1d'], ['91', '1d'], ['7', '0'], ['7', '14m'], ['7', 'PT14M'], ['7', '91d'], ['7', 'P13W'], ['7', 'string'], ['7', 'P']]) {
+      expect(valid(PatchSourceBody, rf(days!, interval!)), `${days} ${interval}`).toBe(false);
+    }
+    const days = ['1', '7', ' 90 ', '007', '090'];
+    const intervals = ['15m', '9999M', '1h', '999h', '1d', '90d', '1w', '12W', 'P1D', 'p90d', 'PT6H', 'PT30M', 'P1DT12H', 'P89DT23H', 'PT999H59M', 'P12W', ' 6 h ', '\u30006h'];
+    for (const d of days)
+      for (const i of intervals) {
+        expect(valid(PatchSourceBody, rf(d, i)), `${d} ${i}`).toBe(true);
+        expect(() => validateRunFrequency({ numberOfPastDaysToSync: d, periodicInterval: i }), `${d} ${i}`).not.toThrow();
+      }
   });
 });
