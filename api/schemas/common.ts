@@ -1,7 +1,8 @@
 /** Shapes shared by several endpoint groups. */
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { LIMITS, MAX_NUMERIC } from '../../domain/conditions.js';
-import { catalogSharedSchemas } from './conditions.js';
+import { LIKE_RULE } from '../../domain/like.js';
+import { ISO_DATE_PATTERN, ISO_DATE_RULE, LIKE_PATTERN, catalogSharedSchemas } from './conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
@@ -45,7 +46,12 @@ export function NonBlankString(opts: { minLength?: number; maxLength: number; de
 /** A string without NUL (U+0000), which PostgreSQL cannot store: the pattern of every free request string (api/validation.ts noNul). */
 export const NO_NUL = '^[^\\u0000]*$';
 /** What each value pattern means, for error messages (ajv would quote the regular expression). */
-export const VALUE_RULES = new Map<string, string>([[NON_BLANK, 'must not be blank'], [NO_NUL, 'must not contain NUL (U+0000) characters']]);
+export const VALUE_RULES = new Map<string, string>([
+  [NON_BLANK, 'must not be blank'],
+  [NO_NUL, 'must not contain NUL (U+0000) characters'],
+  [ISO_DATE_PATTERN, ISO_DATE_RULE],
+  [LIKE_PATTERN, LIKE_RULE],
+]);
 
 /** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
 const HTTP_TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,100}";

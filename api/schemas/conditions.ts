@@ -15,6 +15,7 @@
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { GROUP_OPERATORS, LIMITS, MAX_NUMERIC, OPERATORS_BY_TYPE, type CatalogField, type Condition, type FieldType, type GroupedCondition } from '../../domain/conditions.js';
 import { BUILTIN_CONTACT_FIELDS, CUSTOM_FIELD_PATH_PATTERN } from '../../domain/contactCatalog.js';
+import { DATE_RANGE_RULE } from '../../domain/dates.js';
 import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog } from '../../domain/discoveryCatalog.js';
 import { postCatalog } from '../../domain/postCatalog.js';
 import { SOURCE_CATALOG } from '../../db/sources.js';
@@ -24,16 +25,28 @@ const ALL_OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'I
 const oneOfStrings = (values: readonly string[], description?: string) =>
   Type.Unsafe<string>({ type: 'string', enum: [...values], ...(description ? { description } : {}) });
 
-/** ISO 8601 date or date-time on the calendar (days 01–28 of any month, years 1000–9899), as `parseIsoDate` reads it. */
+const TIME = 'T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?';
+/** Month and day on the calendar, but 29 February. */
+const MONTH_DAY = '((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))';
+/** Leap years (every 4th, of centuries every 4th), 0004 to 9996. */
+const LEAP_YEAR = '([0-9]{2}(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)';
+const INNER_YEAR = '(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])';
+/**
+ * ISO 8601 date or date-time on the calendar, as `parseIsoDate` reads it ({@link DATE_RANGE_RULE}):
+ * years 0002 to 9998 with any zone offset up to ±13:59; in 0001 and 9999 (neither a leap year)
+ * an offset could move the instant out of range, so there a time is UTC (`Z`).
+ */
 export const ISO_DATE_PATTERN =
-  '^(1[0-9]{3}|[2-8][0-9]{3}|9[0-8][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])' +
-  '(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-](0[0-9]|1[0-3]):[0-5][0-9])?)?$';
+  `^((${INNER_YEAR}-${MONTH_DAY}|${LEAP_YEAR}-02-29)(${TIME}(Z|[+-](0[0-9]|1[0-3]):[0-5][0-9])?)?` +
+  `|(0001|9999)-${MONTH_DAY}(${TIME}Z)?)$`;
+/** What a date value is, for error messages (ajv would quote ISO_DATE_PATTERN). */
+export const ISO_DATE_RULE = `must be an ISO 8601 date or date-time (YYYY-MM-DD, or with THH:MM[:SS[.ffffff]] and Z or ±HH:MM) of a real calendar day ${DATE_RANGE_RULE}`;
 /** A number in decimal notation below MAX_NUMERIC (1e15) in magnitude, as `numberInput` reads it. */
 const DECIMAL_PATTERN = '^[+-]?([0-9]{1,15}(\\.[0-9]{0,15})?|\\.[0-9]{1,15})$';
 /** A UUID, as `isUuid` reads it (ajv's `uuid` format would also take a `urn:uuid:` prefix). */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 /** A LIKE pattern PostgreSQL takes: no NUL, and no unpaired `\` at the end (domain/like.ts). */
-const LIKE_PATTERN = '^([^\\u0000\\\\]|\\\\[^\\u0000])*$';
+export const LIKE_PATTERN = '^([^\\u0000\\\\]|\\\\[^\\u0000])*$';
 
 const Num = () => Type.Number({ minimum: -MAX_NUMERIC, maximum: MAX_NUMERIC });
 const SCALARS: Record<Exclude<FieldType, 'multi'>, () => TSchema> = {

@@ -32,7 +32,10 @@ export const UnifiedDataBody = Type.Object(
   {
     additionalProperties: false,
     dependentRequired: { firstName: ['lastName'], lastName: ['firstName'] },
-    // every slice but emails needs pronet; emails alone may use a name instead
+    // every slice but emails needs pronet; emails alone may use a name instead. The domain
+    // (planEnrichment) answers it with its documented code, naming what is missing (api/validation.ts onlyCodedRules).
+    'x-error-code': 'pronet_required',
+    description: 'Every slice but `emails` needs `pronet`; `emails` alone may use `fullName` (or `firstName` + `lastName`) instead: a body with neither is a 400 `pronet_required` (the `anyOf` rule, code in `x-error-code`)',
     anyOf: [
       { required: ['pronet'] },
       { properties: { fields: { items: { const: 'emails' } } }, anyOf: [{ required: ['fullName'] }, { required: ['firstName', 'lastName'] }] },

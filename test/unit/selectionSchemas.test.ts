@@ -104,6 +104,33 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
     expect(() => parseWhere(postCatalog, posts)).not.toThrow();
   });
 
+  it('a date value is any real calendar day the server reads, 0001 to 9999, and never one it refuses', async () => {
+    // The date pattern once took days 01–28 and years 1000–9899 only: 2026-01-31, a leap day and
+    // 0001-01-01 were refused by the schema though the server reads them (hardeningInput.test.ts).
+    const { ISO_DATE_PATTERN } = await import('../../api/schemas/conditions.js');
+    const { parseIsoDate } = await import('../../domain/dates.js');
+    const pattern = new RegExp(ISO_DATE_PATTERN, 'u');
+    const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+    const suffixes = ['', 'T00:00Z', 'T23:59:59.999999Z', 'T12:30', 'T00:00+13:59', 'T23:59-13:59', 'T24:00Z'];
+    let taken = 0;
+    for (const year of [0, 1, 2, 4, 100, 400, 1900, 2000, 2024, 2025, 2100, 9896, 9998, 9999])
+      for (let month = 0; month <= 13; month++)
+        for (let day = 0; day <= 32; day++)
+          for (const suffix of suffixes) {
+            const value = `${pad(year, 4)}-${pad(month)}-${pad(day)}${suffix}`;
+            const read = parseIsoDate(value) !== null;
+            if (pattern.test(value)) {
+              taken++;
+              expect(read, value).toBe(true);
+            } else if (read && (suffix === '' || suffix.endsWith('Z'))) {
+              // a day (or UTC time) the server reads is a day the schema takes; only offsets and
+              // local times in the edge years 0001 and 9999 are left out (they may leave the range)
+              throw new Error(`${value}: read by the server, refused by the schema`);
+            }
+          }
+    expect(taken).toBeGreaterThan(20_000);
+  });
+
   it('a custom field path is well-formed; one the workspace does not have is a 404, not a 400', () => {
     const path = 'contact.customFields.0193a5c2-7f1e-7b3a-9c4d-2e8f6a1b3c5d';
     expect(valid(FilterContactsBody, { conditions: [{ field: path, operator: '==', value: 1 }], sort: [{ field: path }] })).toBe(true);
@@ -121,12 +148,22 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
     expect(one('companyRevenue', { min: '5M', max: 1e9 })).toBe(true);
   });
 
-  it('unified-data-api: pronet for profile slices, names in pairs', () => {
+  it('unified-data-api: pronet for profile slices, names in pairs', async () => {
+    // names in pairs: dependentRequired, which draft-07 ajv ignored until validation.ts added it
     expect(valid(UnifiedDataBody, { fields: ['emails'], firstName: 'Ada' })).toBe(false);
+    expect(valid(UnifiedDataBody, { fields: ['emails'], pronet: 'https://pronet.example/in/ada', lastName: 'Lovelace' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['emails'], firstName: 'Ada', lastName: 'Lovelace' })).toBe(true);
-    expect(valid(UnifiedDataBody, { fields: ['emails', 'phoneNumbers'], fullName: 'Ada Lovelace' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'string' })).toBe(false);
     expect(valid(UnifiedDataBody, { fields: ['phoneNumbers'], pronet: 'https://pronet.example/in/ada' })).toBe(true);
+    // pronet for profile slices: the published schema says it (a JSON Schema validator refuses the
+    // body), and the server answers it with its documented code, not validation_failed
+    const { Ajv2019 } = await import('ajv/dist/2019.js');
+    const published = new Ajv2019({ strict: false }).compile(JSON.parse(JSON.stringify(UnifiedDataBody)));
+    const noLookup = { fields: ['emails', 'phoneNumbers'], fullName: 'Ada Lovelace' };
+    expect(published(noLookup)).toBe(false);
+    const { planEnrichment } = await import('../../domain/enrichmentPlan.js');
+    expect(valid(UnifiedDataBody, noLookup)).toBe(true);
+    expect(() => planEnrichment(noLookup as never, { waterfall: {} } as never)).toThrow(expect.objectContaining({ code: 'pronet_required' }));
   });
   it('sources: one branch per type, each what the per-type rules accept', () => {
     // Found by positive_data_acceptance (seed 12345): a job search with an identifier, a
