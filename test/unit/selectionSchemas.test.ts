@@ -10,6 +10,7 @@ import { ErasureRequestBody } from '../../api/schemas/privacy.js';
 import { AccessRequestBody } from '../../api/schemas/subjectAccess.js';
 import { ExternalReplyBody } from '../../api/schemas/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
+import { VerifiedContactBody } from '../../api/schemas/discovery.js';
 import { BulkUpsertSourcesBody, CreateSourceBody, PatchSourceBody } from '../../api/schemas/sources.js';
 import { validateRunFrequency } from '../../domain/runFrequency.js';
 import { validateSourceInput } from '../../domain/sourceRules.js';
@@ -207,5 +208,14 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
         expect(valid(PatchSourceBody, rf(d, i)), `${d} ${i}`).toBe(true);
         expect(() => validateRunFrequency({ numberOfPastDaysToSync: d, periodicInterval: i }), `${d} ${i}`).not.toThrow();
       }
+  });
+  it('verified searches: result fields from the fixed list', () => {
+    // positive_data_acceptance (seed 12345): `fields: ["string"]` passed the schema, the server said 400.
+    for (const schema of [VerifiedCompanyBody, VerifiedContactBody]) {
+      expect(valid(schema, { fields: ['string'] })).toBe(false);
+      expect(valid(schema, { fields: ['companyName', 'companyWebsite'] })).toBe(true);
+    }
+    expect(valid(VerifiedContactBody, { fields: ['fullName', 'emails'] })).toBe(true);
+    expect(valid(VerifiedCompanyBody, { fields: ['fullName'] })).toBe(false);
   });
 });
