@@ -60,7 +60,7 @@ export const ROUTE_ERROR_CODES = {
   file_type_mismatch: 400,
   url_not_allowed: 400,
   import_failed: 400,
-  source_not_pullable: 400,
+  source_not_pullable: 409,
   conflict: 409,
   source_exists: 409,
   default_segment_protected: 409,

@@ -51,7 +51,7 @@ export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
  * `local@domain.tld` without white space, surrounding white space allowed. The class spells out
  * JavaScript's `\s` (what `trim` removes), so a generator whose `\s` differs (Python's) agrees.
  */
-const WS = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+export const WS = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
 const NOT_WS_OR_AT = '[^@\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
 export const EMAIL_PATTERN = `^${WS}*${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+${WS}*$`;
 /** The same, or empty / white space only (a value that clears the field). */
@@ -68,7 +68,7 @@ export const HEADCOUNT_PATTERN = '^[0-9]{1,10}-[0-9]{1,10}$';
 
 /** A name or identifier a person reads: at least one character that is not white space. */
 // Spelled out (JavaScript's white space, as `WS` above) so a generator whose `\s` differs agrees; no NUL anywhere.
-const NON_BLANK = `^[^\\u0000]*[^\\u0000${WS.slice(1, -1)}][^\\u0000]*$`;
+export const NON_BLANK = `^[^\\u0000]*[^\\u0000${WS.slice(1, -1)}][^\\u0000]*$`;
 export function NonBlankString(opts: { minLength?: number; maxLength: number; description?: string }): TString {
   return Type.String({ minLength: 1, ...opts, pattern: NON_BLANK });
 }

@@ -181,12 +181,19 @@ const CUSTOM_FIELD_RULE =
   'A custom field of the workspace (`contact.customFields.<id>`, listed by GET /schema/contact): its type, and so its operators and values, ' +
   'is the workspace\'s, which this document cannot state (the server checks them: 400); an id the workspace does not have is a 404';
 /** Conditions, fields and sort of the contact catalog: the built-in paths, and custom field paths. */
-export const contactSchemas = catalogSchemas('Contact', BUILTIN_CONTACT_FIELDS, {
-  leaves: [openLeaf(CUSTOM_FIELD_PATH_PATTERN, CUSTOM_FIELD_RULE)],
-  paths: [Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE })],
-  description: 'A condition on one contact field: a built-in path (operators and value by its type) or a custom field of the workspace',
-  treeLimits: 'list',
-});
+export const contactSchemas = {
+  ...catalogSchemas('Contact', BUILTIN_CONTACT_FIELDS, {
+    leaves: [openLeaf(CUSTOM_FIELD_PATH_PATTERN, CUSTOM_FIELD_RULE)],
+    paths: [Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE })],
+    description: 'A condition on one contact field: a built-in path (operators and value by its type) or a custom field of the workspace',
+    treeLimits: 'list',
+  }),
+  /** A path a value can be written to (a field mapping's target): the writable built-ins, or a custom field of the workspace. */
+  WritablePath: Type.Unsafe<string>(Type.Union([
+    oneOfStrings(BUILTIN_CONTACT_FIELDS.filter((f) => f.write).map((f) => f.path)),
+    Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE }),
+  ], { description: 'A writable path of `GET /schema/contact`' })),
+};
 export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields);
 // person attributes filter a company search; its items are company records (issue 27 item 13)
 export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields, {

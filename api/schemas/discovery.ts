@@ -4,7 +4,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { NonBlankString, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
 import { discoveryCompanySchemas, discoveryContactSchemas, type CatalogSchemas } from './conditions.js';
 import { SIZE_RANGES } from '../../domain/datasetGenerator.js';
-import { type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { VERIFIED_RESULT_FIELDS, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
 import { VERIFIED_SCHEMA_VERSION, childOptions, hasSuggestions, v2OptionsColumn, v2SchemaItems } from '../../domain/discoverySchemaItems.js';
 import { MAX_AMOUNT, VERIFIED_INPUTS, VERIFIED_MAX_LIMIT, VERIFIED_MAX_LIST, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC } from '../../domain/verifiedSearchInput.js';
 import { V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
@@ -145,7 +145,7 @@ export const verifiedBody = (entity: 'company' | 'contact') =>
     {
       page: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_PAGE, default: 1, description: `1-based page number, at most ${VERIFIED_MAX_PAGE}` })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_LIMIT, default: VERIFIED_MAX_LIMIT, description: `Rows per page, at most ${VERIFIED_MAX_LIMIT}` })),
-      fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
+      fields: Type.Optional(Type.Array(Type.Unsafe<string>({ type: 'string', enum: Object.keys(VERIFIED_RESULT_FIELDS[entity]) }), { minItems: 1, maxItems: 50, description: 'Result fields' })),
       inputFieldMapping: Type.Optional(
         Type.Array(inputFieldMappingEntry(entity), { maxItems: 50, uniqueItems: true, description: `Flat filters, each input at most once (a second entry of one input is a 400); see GET /schema/verified-discovery/${entity}` }),
       ),

@@ -72,6 +72,39 @@ describe('a well-formed reference to something the workspace does not have is a 
   });
 });
 
+describe('sources', () => {
+  it('a field mapping to a well-formed custom field path the workspace does not have is a 404 naming it', async () => {
+    const fieldMapping = [{ sourceFieldName: 'score', targetFieldName: `contact.customFields.${UNKNOWN}` }];
+    expectNotFound(await call('POST', '/sources', { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping } } }), '/sourceMeta/config/fieldMapping/0/targetFieldName');
+    expectNotFound(
+      await call('POST', '/sources/bulk-upsert', { sources: [{ sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping } } }] }),
+      '/sources/0/sourceMeta/config/fieldMapping/0/targetFieldName',
+    );
+  });
+});
+
+describe('sources bulk update', () => {
+  it('an id listed twice gets both PATCHes, in order', async () => {
+    // positive_data_acceptance (seed 12345): 400 "appears twice", though the schema allows it.
+    const s = await call('POST', '/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'bulk twice', a: 1 } });
+    const id = s.body.data.id as string;
+    const r = await call('PATCH', '/sources/bulk-update', {
+      sources: [
+        { id, sourceMeta: { a: 2, b: 1 }, runFrequency: { numberOfPastDaysToSync: '7', periodicInterval: '1d' } },
+        { id: id.toUpperCase(), sourceMeta: { b: null, c: 3 }, runFrequency: { periodicInterval: '6h' } },
+      ],
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.map((d: { id: string }) => d.id)).toEqual([id, id]);
+    const got = (await call('GET', `/sources/${id}`)).body.data.attributes;
+    expect(got.sourceMeta).toMatchObject({ keyword: 'bulk twice', a: 2, c: 3 });
+    expect(got.sourceMeta).not.toHaveProperty('b');
+    expect(got.runFrequency).toEqual({ numberOfPastDaysToSync: '7', periodicInterval: '6h' });
+    expect(r.body.data[0].attributes).toEqual(got);
+    await call('PATCH', `/sources/${id}`, { runFrequency: null });
+  });
+});
+
 describe('filter-posts sort', () => {
   it('a field listed twice keeps its first direction', async () => {
     const r = await call('POST', '/v1/posts/filter-posts', { sort: [{ field: 'createdAt', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }] });

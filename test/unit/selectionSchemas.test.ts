@@ -10,6 +10,10 @@ import { ErasureRequestBody } from '../../api/schemas/privacy.js';
 import { AccessRequestBody } from '../../api/schemas/subjectAccess.js';
 import { ExternalReplyBody } from '../../api/schemas/publishing.js';
 import { parsePronetPostUrl } from '../../domain/pronetUrls.js';
+import { VerifiedContactBody } from '../../api/schemas/discovery.js';
+import { BulkUpsertSourcesBody, CreateSourceBody, PatchSourceBody } from '../../api/schemas/sources.js';
+import { validateRunFrequency } from '../../domain/runFrequency.js';
+import { validateSourceInput } from '../../domain/sourceRules.js';
 
 /** The server's own validation (ajv, as requests get it): true when the body passes. */
 const valid = (schema: TSchema, body: unknown) => {
@@ -192,5 +196,57 @@ describe('conditions over a fixed catalog say what the server takes (issue 27 it
     const { planEnrichment } = await import('../../domain/enrichmentPlan.js');
     expect(valid(UnifiedDataBody, noLookup)).toBe(true);
     expect(() => planEnrichment(noLookup as never, { waterfall: {} } as never)).toThrow(expect.objectContaining({ code: 'pronet_required' }));
+  });
+  it('sources: one branch per type, each what the per-type rules accept', () => {
+    // Found by positive_data_acceptance (seed 12345): a job search with an identifier, a
+    // pronetInbound source identified by "string", both answered 400 by the per-type rules.
+    const refused = [
+      { sourceType: 'pronetJobPosting', sourceIdentifier: 'crm-export', sourceMeta: { jobTitle: 'a', jobLocation: 'b', postedTime: 'c', jobType: 'd' } },
+      { sourceType: 'pronetInbound', sourceIdentifier: 'string' },
+      { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.example/in/ada' },
+      { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: ' ab ' } },
+      { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'a', jobLocation: 'b', postedTime: 'c' } },
+      { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.createdAt' }] } } },
+    ];
+    for (const body of refused) {
+      expect(valid(CreateSourceBody, body), JSON.stringify(body)).toBe(false);
+      expect(valid(BulkUpsertSourcesBody, { sources: [body] }), JSON.stringify(body)).toBe(false);
+    }
+    const accepted = [
+      { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet-x.example/in/ada-lovelace/?x=1' },
+      { sourceType: 'pronetOutbound', sourceIdentifier: 'pronet.example/company/acme' },
+      { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.example/feed/update/urn:li:activity:123/' },
+      { sourceType: 'pronetPost', sourceIdentifier: 'https://www.pronet.example/posts/ada_x-activity-1' },
+      { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'a b' } },
+      { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'a', jobLocation: 'b', postedTime: 'c', jobType: 'd' } },
+      { sourceType: 'importFromWebhook', sourceIdentifier: 'crm-export', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.firstName' }] } } },
+    ];
+    for (const body of accepted) {
+      expect(valid(CreateSourceBody, body), JSON.stringify(body)).toBe(true);
+      expect(() => validateSourceInput(body as CreateSourceBody, () => true)).not.toThrow();
+    }
+  });
+  it('runFrequency: the day counts and intervals validateRunFrequency takes', () => {
+    // Found by positive_data_acceptance (seed 12345): `periodicInterval: "0"` passed the schema.
+    const rf = (numberOfPastDaysToSync: string, periodicInterval: string) => ({ runFrequency: { numberOfPastDaysToSync, periodicInterval } });
+    for (const [days, interval] of [['0', '1d'], ['91', '1d'], ['7', '0'], ['7', '14m'], ['7', 'PT14M'], ['7', '91d'], ['7', 'P13W'], ['7', 'string'], ['7', 'P']]) {
+      expect(valid(PatchSourceBody, rf(days!, interval!)), `${days} ${interval}`).toBe(false);
+    }
+    const days = ['1', '7', ' 90 ', '007', '090'];
+    const intervals = ['15m', '9999M', '1h', '999h', '1d', '90d', '1w', '12W', 'P1D', 'p90d', 'PT6H', 'PT30M', 'P1DT12H', 'P89DT23H', 'PT999H59M', 'P12W', ' 6 h ', '\u30006h'];
+    for (const d of days)
+      for (const i of intervals) {
+        expect(valid(PatchSourceBody, rf(d, i)), `${d} ${i}`).toBe(true);
+        expect(() => validateRunFrequency({ numberOfPastDaysToSync: d, periodicInterval: i }), `${d} ${i}`).not.toThrow();
+      }
+  });
+  it('verified searches: result fields from the fixed list', () => {
+    // positive_data_acceptance (seed 12345): `fields: ["string"]` passed the schema, the server said 400.
+    for (const schema of [VerifiedCompanyBody, VerifiedContactBody]) {
+      expect(valid(schema, { fields: ['string'] })).toBe(false);
+      expect(valid(schema, { fields: ['companyName', 'companyWebsite'] })).toBe(true);
+    }
+    expect(valid(VerifiedContactBody, { fields: ['fullName', 'emails'] })).toBe(true);
+    expect(valid(VerifiedCompanyBody, { fields: ['fullName'] })).toBe(false);
   });
 });
