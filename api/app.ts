@@ -253,6 +253,7 @@ export function createApp(deps: AppDeps, groups: RouteDef[][] = routeGroups): Ko
   const router = new Router();
   const limiters = { keys: createKeyLimiter(deps.config.rateLimitPerMinute, () => deps.replicas?.count() ?? 1), anonymous: createAnonymousLimiter(deps.config.env) };
   for (const group of groups) for (const def of group) mount(router, def, deps, limiters, groups);
+  matchOncePerRequest(router);
 
   app.use(httpMetrics());
   app.use(async (ctx, next) => {
@@ -310,6 +311,28 @@ function emptyParameterGate(router: Router): Koa.Middleware {
       ]);
     }
     return next();
+  };
+}
+
+/**
+ * Each request's path is matched against every route (a regular expression each, about 90) by
+ * `methodGate` and then again, with the same path and method, by the router's own dispatch, which
+ * Koa runs right after it in the same tick: the second asker takes the first one's result (once,
+ * so a result handed to a request's `ctx.matched` is never handed out again). A match depends on
+ * the path and method only; the routes are fixed once the app is built.
+ */
+function matchOncePerRequest(router: Router): void {
+  const match = router.match.bind(router);
+  let last: { path: string; method: string; result: ReturnType<Router['match']> } | undefined;
+  router.match = (path, method) => {
+    if (last && last.path === path && last.method === method) {
+      const { result } = last;
+      last = undefined;
+      return result;
+    }
+    const result = match(path, method);
+    last = { path, method, result };
+    return result;
   };
 }
 
