@@ -18,7 +18,8 @@
 import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { integrationsEndingBefore, publishingAccount, withLockedIntegration, type IntegrationEntity } from '../db/integrations.js';
-import { inWorkspaceScope, useWorkspace, withoutTenancy } from '../db/tenancy.js';
+import { withoutTenancy } from '../db/tenancy.js';
+import { inWorkspaceUnit, type WorkspaceScope } from '../db/scope.js';
 import type { ActivityDeps } from './deps.js';
 import { onEntityManager, recordEvent, type DeliveryRef } from '../db/events.js';
 import { eventStateKey } from '../domain/events.js';
@@ -44,9 +45,8 @@ export const reauthRequired = (integrationId: string, why: string) =>
  * `integration_reauth_required` when the grant is gone.
  */
 export async function freshAccessToken(
-  em: EntityManager,
+  scope: WorkspaceScope,
   config: Config,
-  workspaceId: string,
   integrationId: string,
   /**
    * `rejected`: the token the network just answered 401 to; refreshed unless another caller already replaced it.
@@ -55,6 +55,7 @@ export async function freshAccessToken(
    */
   opts: { rejected?: string; marginMs?: number; dispatch?: (deliveries: DeliveryRef[]) => Promise<void> } = {},
 ): Promise<string> {
+  const { em, workspaceId } = scope;
   const keyring = keyringOf(config);
   /** The stored token, and the refresh token to use when it must be refreshed first (else null). */
   const read = (row: IntegrationEntity) => {
@@ -146,16 +147,12 @@ export function createTokenActivities(deps: ActivityDeps) {
       const due = await withoutTenancy('the token refresh sweep covers every workspace', () => integrationsEndingBefore(deps.orm.em.fork(), new Date(Date.now() + marginMs)));
       const counts: TokenSweepCounts = { due: due.length, refreshed: 0, reauthRequired: 0, deferred: 0 };
       for (const i of due) {
-        const outcome = await inWorkspaceScope(i.workspaceId, async () => {
-          const scoped = () => {
-            const em = deps.orm.em.fork();
-            useWorkspace(em, i.workspaceId);
-            return em;
-          };
-          const expiry = async () => (await publishingAccount(scoped(), i.id))?.accessExpiresAt?.getTime() ?? null;
+        const outcome = await inWorkspaceUnit({ em: deps.orm.em, db: deps.pool }, i.workspaceId, async (scope) => {
+          // Each read on a fork of its own: the second sees the row the refresh committed, not a cached one.
+          const expiry = async () => (await publishingAccount(scope.em.fork(), i.id))?.accessExpiresAt?.getTime() ?? null;
           const before = await expiry();
           try {
-            await freshAccessToken(scoped(), deps.config, i.workspaceId, i.id, { marginMs });
+            await freshAccessToken(scope, deps.config, i.id, { marginMs });
           } catch (e) {
             if (!(e instanceof ProviderFailure)) throw e;
             return e.kind === 'credentials_revoked' ? 'reauthRequired' : 'deferred';

@@ -32,6 +32,7 @@ import { microblogAdapter } from './providers/microblog.js';
 import { freshAccessToken, reauthRequired } from './oauthTokens.js';
 import { dispatchEventDeliveries } from './eventDeliveries.js';
 import type { DeliveryRef } from '../db/events.js';
+import { activityScope, type WorkspaceScope } from '../db/scope.js';
 import { publishOutcomes } from '../telemetry/metrics.js';
 import { pronetAdapter } from './providers/pronet.js';
 import { ProviderFailure, createOnce, reconcile, type CreateOp, type MediaSource, type Published, type SocialAccount, type SocialAdapter } from './providers/social.js';
@@ -116,7 +117,7 @@ interface StepContext {
 }
 
 export function createPublishingActivities(deps: ActivityDeps) {
-  const { pool, storage, config } = deps;
+  const { storage, config } = deps;
   const limiters = { microblog: new Limiter(MAX_CALLS_PER_NETWORK), pronet: new Limiter(MAX_CALLS_PER_NETWORK) };
   /** Starts the deliveries of an `integration.reauth_required` event a token refresh recorded. */
   const dispatch = (deliveries: DeliveryRef[]) => dispatchEventDeliveries(deps, deliveries);
@@ -135,9 +136,9 @@ export function createPublishingActivities(deps: ActivityDeps) {
     };
   }
 
-  async function loadMedia(workspaceId: string, refs: MediaRef[]): Promise<MediaSource[]> {
+  async function loadMedia(scope: WorkspaceScope, refs: MediaRef[]): Promise<MediaSource[]> {
     if (!refs.length) return [];
-    const byName = await mediaToPublish(pool, workspaceId, refs.map((m) => m.fileName));
+    const byName = await mediaToPublish(scope.db, scope.workspaceId, refs.map((m) => m.fileName));
     return refs.map((ref) => {
       const m = byName.get(ref.fileName);
       if (!m) throw new ProviderFailure('invalid_input', `media ${ref.fileName} no longer exists`);
@@ -149,8 +150,8 @@ export function createPublishingActivities(deps: ActivityDeps) {
    * The integration (of the activity's workspace: the entity manager's filter) a step sends with,
    * its access token refreshed first when it ends soon (activities/oauthTokens.ts).
    */
-  async function account(workspaceId: string, integrationId: string): Promise<SocialAccount> {
-    const i = await publishingAccount(deps.orm.em, integrationId);
+  async function account(scope: WorkspaceScope, integrationId: string): Promise<SocialAccount> {
+    const i = await publishingAccount(scope.em, integrationId);
     if (!i || i.status === 'disconnected' || !i.credentialsEncrypted) {
       throw new ProviderFailure('credentials_revoked', `integration ${integrationId} is disconnected`);
     }
@@ -159,38 +160,39 @@ export function createPublishingActivities(deps: ActivityDeps) {
     if (i.apiBaseUrl && !providerBaseUrlAllowed(i.apiBaseUrl, providerBaseUrlAllowList(config.env))) {
       throw new ProviderFailure('invalid_input', `integration ${integrationId}: its apiBaseUrl is not allowed by this service`, { code: 'provider_address_not_allowed' });
     }
-    const token = await freshAccessToken(deps.orm.em, config, workspaceId, integrationId, { dispatch });
+    const token = await freshAccessToken(scope, config, integrationId, { dispatch });
     return { provider: i.provider, externalAccountId: i.externalAccountId, accessToken: token, apiBaseUrl: i.apiBaseUrl ?? null, allowList: config.outboundAllowList };
   }
 
-  async function stepContext(input: PublishStepInput): Promise<StepContext> {
-    const post = await postToPublish(pool, input.workspaceId, input.postId);
+  async function stepContext(scope: WorkspaceScope, input: PublishStepInput): Promise<StepContext> {
+    const { db } = scope;
+    const post = await postToPublish(db, scope.workspaceId, input.postId);
     if (!post) throw new ProviderFailure('invalid_input', `post ${input.postId} no longer exists`);
     const step = input.step;
     if (step.kind === 'reshare') {
-      const par = await repostParent(pool, post.parent_post_id);
+      const par = await repostParent(db, post.parent_post_id);
       if (!par?.external_id) throw new ProviderFailure('invalid_input', 'the parent post has not been published');
-      const acct = await account(input.workspaceId, post.provider_id);
+      const acct = await account(scope, post.provider_id);
       if (networkOf(acct.provider) !== networkOf(par.provider)) throw new ProviderFailure('invalid_input', `a ${acct.provider} account cannot reshare a ${par.provider} post`);
       return { account: acct, integrationId: post.provider_id, op: { type: 'reshare', text: post.content, media: [], parentExternalId: par.external_id } };
     }
-    const rowProviderId = await scheduleRowProviderId(pool, step.scheduleId);
+    const rowProviderId = await scheduleRowProviderId(db, step.scheduleId);
     if (!rowProviderId) throw new ProviderFailure('invalid_input', `schedule row ${step.scheduleId} no longer exists`);
-    const acct = await account(input.workspaceId, rowProviderId);
+    const acct = await account(scope, rowProviderId);
     if (step.kind === 'main') {
       if (post.external_post) {
         const thread = parsePronetPostUrl(post.external_post_url ?? '');
         if (!thread) throw new ProviderFailure('invalid_input', `cannot resolve the thread of ${post.external_post_url}`);
-        return { account: acct, integrationId: rowProviderId, op: { type: 'comment', text: post.content, media: await loadMedia(input.workspaceId, post.media), parentExternalId: thread.urn } };
+        return { account: acct, integrationId: rowProviderId, op: { type: 'comment', text: post.content, media: await loadMedia(scope, post.media), parentExternalId: thread.urn } };
       }
-      return { account: acct, integrationId: rowProviderId, op: { type: 'post', text: post.content, media: await loadMedia(input.workspaceId, post.media) } };
+      return { account: acct, integrationId: rowProviderId, op: { type: 'post', text: post.content, media: await loadMedia(scope, post.media) } };
     }
     const item = post.thread_items[step.index];
     if (!item) throw new ProviderFailure('invalid_input', `thread item ${step.index} no longer exists`);
     return {
       account: acct,
       integrationId: rowProviderId,
-      op: { type: 'reply', text: item.content, media: await loadMedia(input.workspaceId, item.media ?? []), parentExternalId: step.parentExternalId },
+      op: { type: 'reply', text: item.content, media: await loadMedia(scope, item.media ?? []), parentExternalId: step.parentExternalId },
     };
   }
 
@@ -201,26 +203,28 @@ export function createPublishingActivities(deps: ActivityDeps) {
     /** One remote create, exactly once (see the file comment). */
     async publishStep(input: PublishStepInput): Promise<Published> {
       const key = stepKey(input);
+      const scope = activityScope();
+      const { db } = scope;
       let provider: Provider | null = null;
       // Heartbeats let Temporal notice a dead worker within the heartbeat timeout, not the 10-minute call limit.
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 2000);
       try {
-        const rec = await findPublishAttempt(pool, key);
+        const rec = await findPublishAttempt(db, key);
         if (rec?.state === 'done') return { externalId: rec.external_id!, externalUrl: rec.external_url! };
-        const { account: acct, op, integrationId } = await stepContext(input);
+        const { account: acct, op, integrationId } = await stepContext(scope, input);
         provider = acct.provider;
         const adapter = adapters[networkOf(acct.provider)];
         const attempt = ctx.info.attempt;
         const done = async (res: Published) => {
           publishOutcomes.inc({ provider: acct.provider, outcome: 'published' });
-          await markPublishAttemptDone(pool, key, res.externalId, res.externalUrl);
+          await markPublishAttemptDone(db, key, res.externalId, res.externalUrl);
           return res;
         };
         // This attempt takes the step over; an older attempt still running will not send.
-        const cur = await takeOverPublishAttempt(pool, { stepKey: key, workspaceId: input.workspaceId, postId: input.postId, attempt });
+        const cur = await takeOverPublishAttempt(db, { stepKey: key, workspaceId: scope.workspaceId, postId: input.postId, attempt });
         if (!cur) {
-          const d = (await findPublishAttempt(pool, key))!;
+          const d = (await findPublishAttempt(db, key))!;
           return { externalId: d.external_id!, externalUrl: d.external_url! };
         }
         const limiter = limiters[networkOf(acct.provider)];
@@ -232,8 +236,8 @@ export function createPublishingActivities(deps: ActivityDeps) {
           const wait = input.notBefore ? Date.parse(input.notBefore) - Date.now() : 0;
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           // The token read before the wait may have ended during it: refreshed just in time.
-          acct.accessToken = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { dispatch });
-          if (!(await markPublishAttemptSending(pool, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
+          acct.accessToken = await freshAccessToken(scope, config, integrationId, { dispatch });
+          if (!(await markPublishAttemptSending(db, key, attempt))) throw new ProviderFailure('transient', 'a newer attempt took this step over; not sending');
           sent = true;
         };
         try {
@@ -244,12 +248,12 @@ export function createPublishingActivities(deps: ActivityDeps) {
         } catch (e) {
           // An answer from the network means nothing was created: a retry may send again.
           if (sent && e instanceof ProviderFailure && e.kind !== 'outcome_unknown') {
-            await markPublishAttemptFailed(pool, key, attempt);
+            await markPublishAttemptFailed(db, key, attempt);
           }
           // 401 to a token believed valid (revoked or ended early): refresh it once; a grant that
           // is gone turns into integration_reauth_required, a refreshed token is retried.
           if (e instanceof ProviderFailure && e.kind === 'credentials_revoked' && e.opts.status === 401) {
-            const now = await freshAccessToken(deps.orm.em, config, input.workspaceId, integrationId, { rejected: acct.accessToken, dispatch });
+            const now = await freshAccessToken(scope, config, integrationId, { rejected: acct.accessToken, dispatch });
             if (now !== acct.accessToken) throw new ProviderFailure('transient', 'the access token was refreshed after a 401; retrying with it');
           }
           throw e;
@@ -274,9 +278,10 @@ export function createPublishingActivities(deps: ActivityDeps) {
     async dispatchScheduleBatch(input: DispatchInput): Promise<{ dispatched: number; nextDispatchAt: string | null }> {
       const ctx = Context.current();
       const c = deps.temporal;
+      const { db, workspaceId } = activityScope();
       let dispatched = 0;
       for (;;) {
-        const list = await dispatchableRows(pool, input.batchId, DISPATCH_HORIZON_MS, DISPATCH_CHUNK);
+        const list = await dispatchableRows(db, input.batchId, DISPATCH_HORIZON_MS, DISPATCH_CHUNK);
         if (!list.length) break;
         const limit = pLimit(DISPATCH_CONCURRENCY);
         await Promise.all(
@@ -289,15 +294,15 @@ export function createPublishingActivities(deps: ActivityDeps) {
               const startWorkflowOperation = new WithStartWorkflowOperation<typeof publishPostWorkflow | typeof externalReplyWorkflow>(workflowType, {
                 workflowId: publishWorkflowId(r.post_id, r.n),
                 taskQueue: input.taskQueue,
-                args: [{ workspaceId: input.workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
+                args: [{ workspaceId, postId: r.post_id, n: r.n, taskQueue: input.taskQueue }],
                 workflowIdConflictPolicy: 'USE_EXISTING',
                 workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
                 typedSearchAttributes: new TypedSearchAttributes([
-                  { key: SA.WorkspaceId, value: input.workspaceId },
+                  { key: SA.WorkspaceId, value: workspaceId },
                   { key: SA.PostId, value: r.post_id },
                   { key: SA.JobType, value: r.external_post ? 'external-reply' : 'publish' },
                 ]),
-                memo: { workspaceId: input.workspaceId, postId: r.post_id, n: r.n },
+                memo: { workspaceId, postId: r.post_id, n: r.n },
               });
               await c.workflow
                 .executeUpdateWithStart(rescheduleUpdate, { args: [{ scheduleId: r.id, scheduledTime: r.scheduled_time.toISOString() }], startWorkflowOperation })
@@ -312,10 +317,10 @@ export function createPublishingActivities(deps: ActivityDeps) {
             }),
           ),
         );
-        await markRowsDispatched(pool, list.map((r) => r.id));
+        await markRowsDispatched(db, list.map((r) => r.id));
         dispatched += list.length;
       }
-      const first = await firstUndispatchedTime(pool, input.batchId);
+      const first = await firstUndispatchedTime(db, input.batchId);
       return { dispatched, nextDispatchAt: first ? new Date(first.getTime() - DISPATCH_HORIZON_MS).toISOString() : null };
     },
   };

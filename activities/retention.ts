@@ -12,7 +12,8 @@ import { SA } from '../domain/searchAttributes.js';
 import { deleteAccessRequest, expiredAccessRequests, expiredDeletedContacts, jobWorkflowIdsAmong, purgeDeletedContacts, purgeWebhookDeliveries } from '../db/retention.js';
 import { accessObjectName } from './subjectAccess.js';
 import { deleteJobsByWorkflowIds, type PersonRowsRemoved } from '../db/privacy.js';
-import { inWorkspaceScope, inWorkspaceTransaction, withoutTenancy } from '../db/tenancy.js';
+import { withoutTenancy } from '../db/tenancy.js';
+import { inWorkspaceUnit, scopeTransaction } from '../db/scope.js';
 import type { ActivityDeps } from './deps.js';
 
 /** Contacts listed per batch (each workspace's share purged in one transaction). */
@@ -34,6 +35,11 @@ function resumed<T>(zero: T): T {
 }
 
 export function createRetentionActivities(deps: ActivityDeps) {
+  /**
+   * The sweeps name no workspace in their input, so they have no activity scope: the listings run
+   * across workspaces (`withoutTenancy`), and each workspace's part in that workspace's own scope.
+   */
+  const handles = { em: deps.orm.em, db: deps.pool };
   return {
     /** Soft-deleted contacts older than `RETENTION_DELETED_CONTACT_DAYS`, with what hangs off them (as an erasure). */
     async retentionPurgeDeletedContacts(): Promise<PersonRowsRemoved> {
@@ -46,7 +52,7 @@ export function createRetentionActivities(deps: ActivityDeps) {
         for (const c of batch) byWorkspace.set(c.workspaceId, [...(byWorkspace.get(c.workspaceId) ?? []), c.id]);
         let purged = 0;
         for (const [workspaceId, ids] of byWorkspace) {
-          const removed = await purgeDeletedContacts(deps.pool, workspaceId, ids, cutoff);
+          const removed = await inWorkspaceUnit(handles, workspaceId, (scope) => purgeDeletedContacts(scope, ids, cutoff));
           for (const k of Object.keys(total) as (keyof PersonRowsRemoved)[]) total[k] += removed[k];
           purged += removed.contacts;
         }
@@ -80,7 +86,7 @@ export function createRetentionActivities(deps: ActivityDeps) {
         const batch = await withoutTenancy('the retention purge lists expired access exports of every workspace', () => expiredAccessRequests(deps.pool, cutoff, DELIVERY_BATCH));
         for (const r of batch) {
           await deps.storage.client.removeObject(deps.storage.bucket, accessObjectName(r.workspaceId, r.id));
-          total.accessExports += await inWorkspaceScope(r.workspaceId, () => deleteAccessRequest(deps.pool, r.id));
+          total.accessExports += await inWorkspaceUnit(handles, r.workspaceId, (scope) => deleteAccessRequest(scope, r.id));
           Context.current().heartbeat(total);
         }
         if (batch.length < DELIVERY_BATCH) return total;
@@ -114,8 +120,8 @@ export function createRetentionActivities(deps: ActivityDeps) {
       const byWorkspace = new Map<string, string[]>();
       for (const [workflowId, e] of runsOf) if (e.finished) byWorkspace.set(e.workspaceId, [...(byWorkspace.get(e.workspaceId) ?? []), workflowId]);
       for (const [workspaceId, workflowIds] of byWorkspace) {
-        await inWorkspaceScope(workspaceId, async () => {
-          const live = await jobWorkflowIdsAmong(deps.pool, workspaceId, workflowIds);
+        await inWorkspaceUnit(handles, workspaceId, async (scope) => {
+          const live = await jobWorkflowIdsAmong(scope, workflowIds);
           for (const workflowId of live) {
             for (const runId of runsOf.get(workflowId)!.runIds) {
               await deps.temporal.workflowService.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } }).catch((e) => {
@@ -125,7 +131,7 @@ export function createRetentionActivities(deps: ActivityDeps) {
             Context.current().heartbeat(total);
           }
           // The rows go once their executions are deleted: a retry in between finds them and deletes again.
-          total.jobs += await inWorkspaceTransaction(deps.pool, workspaceId, (client) => deleteJobsByWorkflowIds(client, workspaceId, live));
+          total.jobs += await scopeTransaction(scope, (client) => deleteJobsByWorkflowIds(client, scope.workspaceId, live));
           total.workflowExecutions += live.length;
           Context.current().heartbeat(total);
         });

@@ -9,6 +9,7 @@ import { Context } from '@temporalio/activity';
 import { keyringOf } from '../domain/keyring.js';
 import { expandIdentifiers, type PersonIdentifiers } from '../db/privacy.js';
 import { ACCESS_IDENTIFIERS_CONTEXT, completeAccessRequest, findAccessRequest, mergeAccessRequest, subjectAccessDocument } from '../db/subjectAccess.js';
+import { activityScope } from '../db/scope.js';
 import type { ActivityDeps } from './deps.js';
 
 export interface AccessStepInput {
@@ -51,8 +52,10 @@ async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
 export function createSubjectAccessActivities(deps: ActivityDeps) {
   const keyring = keyringOf(deps.config);
 
+  /** The request's row, read in the activity's scope (the input's workspace). */
   async function load(input: AccessStepInput) {
-    const row = await findAccessRequest(deps.pool, input.workspaceId, input.requestId);
+    const { db, workspaceId } = activityScope();
+    const row = await findAccessRequest(db, workspaceId, input.requestId);
     if (!row) throw new Error(`access request ${input.requestId} not found`);
     const ids: PersonIdentifiers = row.identifiers ? JSON.parse(keyring.decryptText(row.identifiers, ACCESS_IDENTIFIERS_CONTEXT)) : { contactIds: [], emails: [], profileUrls: [] };
     return { ids, plan: row.plan ?? {}, result: row.result };
@@ -68,8 +71,9 @@ export function createSubjectAccessActivities(deps: ActivityDeps) {
   async function resolve(input: AccessStepInput): Promise<{ contacts: number }> {
     const { ids, plan } = await load(input);
     if (plan.contactIds) return { contacts: plan.contactIds.length };
-    const all = await expandIdentifiers(deps.pool, input.workspaceId, ids);
-    await mergeAccessRequest(deps.pool, input.workspaceId, input.requestId, 'plan', { contactIds: all.contactIds });
+    const { db, workspaceId } = activityScope();
+    const all = await expandIdentifiers(db, workspaceId, ids);
+    await mergeAccessRequest(db, workspaceId, input.requestId, 'plan', { contactIds: all.contactIds });
     return { contacts: all.contactIds.length };
   }
 
@@ -77,11 +81,12 @@ export function createSubjectAccessActivities(deps: ActivityDeps) {
   async function exportDocument(input: AccessStepInput): Promise<{ objectName: string }> {
     const { plan, result } = await load(input);
     if (result?.objectName) return { objectName: String(result.objectName) };
-    const { contacts } = await subjectAccessDocument(deps.pool, input.workspaceId, plan.contactIds ?? []);
+    const { db, workspaceId } = activityScope();
+    const { contacts } = await subjectAccessDocument(db, workspaceId, plan.contactIds ?? []);
     const document = {
       kind: 'subjectAccessExport',
       requestId: input.requestId,
-      workspaceId: input.workspaceId,
+      workspaceId,
       exportedAt: new Date().toISOString(),
       notes: [
         'fields[name].origins: an enrichment names its provider, slice, job and time; other values came in through the sources listed (the ingest keeps no per-field source).',
@@ -90,9 +95,9 @@ export function createSubjectAccessActivities(deps: ActivityDeps) {
       contacts,
     };
     const body = Buffer.from(JSON.stringify(document, null, 2));
-    const objectName = accessObjectName(input.workspaceId, input.requestId);
+    const objectName = accessObjectName(workspaceId, input.requestId);
     await deps.storage.client.putObject(deps.storage.bucket, objectName, body, body.length, { 'Content-Type': 'application/json' });
-    await mergeAccessRequest(deps.pool, input.workspaceId, input.requestId, 'result', {
+    await mergeAccessRequest(db, workspaceId, input.requestId, 'result', {
       objectName,
       contacts: contacts.length,
       sources: new Set(contacts.flatMap((c) => c.sources.map((s) => s.sourceId))).size,
@@ -106,8 +111,9 @@ export function createSubjectAccessActivities(deps: ActivityDeps) {
 
   /** Signs the link once, drops the identifiers, and answers the job's result. */
   async function complete(input: AccessStepInput): Promise<SubjectAccessResult> {
-    const result = await completeAccessRequest(deps.pool, input.workspaceId, input.requestId, async () => {
-      const objectName = accessObjectName(input.workspaceId, input.requestId);
+    const { db, workspaceId } = activityScope();
+    const result = await completeAccessRequest(db, workspaceId, input.requestId, async () => {
+      const objectName = accessObjectName(workspaceId, input.requestId);
       const expiresAt = new Date(Date.now() + ACCESS_LINK_TTL_SECONDS * 1000).toISOString();
       return { downloadUrl: await deps.storage.readUrl(objectName, ACCESS_LINK_TTL_SECONDS), expiresAt };
     });

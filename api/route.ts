@@ -97,7 +97,7 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
   /** POSTs that create something or start a job honour `Idempotency-Key`. */
   idempotent?: boolean;
   /**
-   * False for a handler that uses no entity manager (its reads go through `deps.pool`): the request
+   * False for a handler that uses no entity manager (its statements go through `scope.db`): the request
    * gets no RequestContext fork, a cost the hot reads skip. `em` is then the global manager, and
    * any use of it throws (`allowGlobalContext: false`).
    */

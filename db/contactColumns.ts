@@ -23,7 +23,7 @@ export function joinSql(keys: Iterable<string>): string {
 const CONTACT_ID_SQL = 'c.id';
 
 /** A contact's source ids in the order it came from them (first seen), as every contact answer lists them. */
-export const SOURCES_SQL =
+const SOURCES_SQL =
   'array(select cs.source_id::text from contact_sources cs where cs.contact_id = c.id group by cs.source_id order by min(cs.first_seen), cs.source_id)';
 
 const company = (column: string): FieldColumn => ({ sql: `co.${column}`, joins: [COMPANY_JOIN] });

@@ -70,6 +70,23 @@ export interface IngestResult {
   skipped: number;
 }
 
+/**
+ * The contact columns a batch writes from each group, in their COPY order, with the group property
+ * each is encoded from (the Contact's written properties, domain/contactShape.ts, and the profile
+ * key): the one list behind the stage table, both COPYs and the row encoder.
+ */
+const GROUP_COLUMNS = [
+  ['first_name', 'firstName'],
+  ['last_name', 'lastName'],
+  ['full_name', 'fullName'],
+  ['title', 'title'],
+  ['pronet', 'pronet'],
+  ['pronet_key', 'pronetKey'],
+  ['emails', 'emails'],
+  ['work_email', 'workEmail'],
+] as const satisfies readonly (readonly [string, keyof Group])[];
+const GROUP_COLUMN_LIST = GROUP_COLUMNS.map(([column]) => column).join(', ');
+
 /** New value of each column of a matched contact (given values win, emails/companies/custom fields merge). */
 const UPDATE_EXPRESSIONS: Record<string, string> = {
   first_name: 'coalesce(s.first_name, c.first_name)',
@@ -97,10 +114,7 @@ async function ensureStage(client: PoolClient): Promise<void> {
   // raw SQL: DDL of a per-session temp table (no entity), `on commit delete rows`.
   await client.query(`create temp table if not exists contact_ingest_stage (
     contact_id uuid not null,
-    first_name text, last_name text, full_name text, title text,
-    pronet text, pronet_key text,
-    emails text[] not null,
-    work_email text,
+    ${GROUP_COLUMNS.map(([column]) => (column === 'emails' ? 'emails text[] not null' : `${column} text`)).join(', ')},
     custom_fields jsonb,
     company_id uuid,
     origin text
@@ -406,8 +420,13 @@ function batchWrites(workspaceId: string, sourceId: string, live: Group[], links
   };
   for (const g of live) {
     const customFields = g.customFields ? JSON.stringify(g.customFields) : null;
-    const row = g.isNew ? w.created.row(w.createdCustom ? 13 : 12).uuid(g.contactId).uuid(workspaceId) : w.matched.row(11).uuid(g.contactId);
-    row.text(g.firstName).text(g.lastName).text(g.fullName).text(g.title).text(g.pronet).text(g.pronetKey).textArray(g.emails).text(g.workEmail);
+    const row = g.isNew
+      ? w.created.row(GROUP_COLUMNS.length + (w.createdCustom ? 5 : 4)).uuid(g.contactId).uuid(workspaceId)
+      : w.matched.row(GROUP_COLUMNS.length + 3).uuid(g.contactId);
+    for (const [, key] of GROUP_COLUMNS) {
+      if (key === 'emails') row.textArray(g.emails);
+      else row.text(g[key]);
+    }
     if (!g.isNew) row.jsonb(customFields).uuid(g.companyId);
     else {
       if (w.createdCustom) row.jsonb(customFields ?? '{}');
@@ -433,7 +452,7 @@ function batchWrites(workspaceId: string, sourceId: string, live: Group[], links
  */
 async function insertNewContacts(client: PoolClient, w: BatchWrites): Promise<void> {
   if (!w.created.rows) return;
-  const columns = `id, workspace_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, ${w.createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids`;
+  const columns = `id, workspace_id, ${GROUP_COLUMN_LIST}, ${w.createdCustom ? 'custom_fields, ' : ''}primary_company_id, company_ids`;
   // raw SQL: DDL of a per-session temp table (no entity) shaped like contacts.
   await client.query(`create temp table if not exists contact_ingest_new (like contacts including defaults) on commit delete rows`);
   await copyInto(client, `contact_ingest_new (${columns})`, w.created);
@@ -445,7 +464,7 @@ async function writeContacts(client: PoolClient, w: BatchWrites): Promise<void> 
   await insertNewContacts(client, w);
   if (!w.matched.rows) return;
   await ensureStage(client);
-  await copyInto(client, 'contact_ingest_stage (contact_id, first_name, last_name, full_name, title, pronet, pronet_key, emails, work_email, custom_fields, company_id)', w.matched);
+  await copyInto(client, `contact_ingest_stage (contact_id, ${GROUP_COLUMN_LIST}, custom_fields, company_id)`, w.matched);
   const sets = Object.entries(UPDATE_EXPRESSIONS);
   // Set-based merge of the stage: one statement whose SET and WHERE come from the column map above.
   // raw SQL: it reads the session's temp stage table, which has no entity (so no Kysely type).

@@ -5,14 +5,15 @@
  * ever returned.
  */
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
-import type { ContactJson } from '../domain/contactShape.js';
+import type { TObject } from '@sinclair/typebox';
+import { CompanySummary, ContactSchema, type ContactJson } from '../domain/contactShape.js';
 import DataLoader from 'dataloader';
 import { sql } from 'kysely';
 import { outputValue } from '../domain/conditions.js';
 import { compileFields, compileGroupBy, compileSort, compileWhere, keysetPredicate, reverseOrder, type CompiledWhere } from './conditionSql.js';
 import { contactCatalog, type ContactCatalog, type ContactField } from '../domain/contactCatalog.js';
 import { likeContains } from '../domain/like.js';
-import { SOURCES_SQL, contactColumns, joinSql } from './contactColumns.js';
+import { contactColumns, joinSql } from './contactColumns.js';
 import { decodeToken, pageMeta, queryFingerprint } from '../domain/pagination.js';
 import { isUuid } from '../domain/ids.js';
 import { CustomFieldDefinition } from './contacts.js';
@@ -45,20 +46,48 @@ const CUSTOM_FIELDS_SQL = `(select coalesce(jsonb_object_agg(d.id::text, c.custo
 const isoSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
+ * The SQL of the properties of the Contact shape the field catalog does not list (ids, links,
+ * the custom fields object), by path, and of `company.id`, which is the contact's link (the
+ * catalog's reads the joined row); every other property's SQL is its catalog field's column
+ * (db/contactColumns.ts), found by the field's output path; `company` embeds CompanySummary.
+ */
+const SHAPE_ONLY_SQL: Record<string, string> = {
+  id: 'c.id',
+  companies: 'c.company_ids',
+  primaryCompanyId: 'c.primary_company_id',
+  'company.id': 'c.primary_company_id',
+  customFields: CUSTOM_FIELDS_SQL,
+};
+
+const CATALOG_BY_OUTPUT = new Map(contactColumns(contactCatalog([])).fields.map((f) => [f.output.join('.'), f]));
+
+/**
+ * `json_build_object` of an object schema's properties, in the schema's order: the keys come from
+ * the schema (domain/contactShape.ts), so a property added there is built here once it has a
+ * column. A property with no SQL throws at module load rather than answering without it.
+ */
+function jsonObjectSql(schema: TObject, prefix: string[] = []): string {
+  const members = Object.keys(schema.properties).map((key) => {
+    const path = [...prefix, key].join('.');
+    if (path === 'company') return `'company', case when c.primary_company_id is not null then ${jsonObjectSql(CompanySummary, ['company'])} end`;
+    const field = CATALOG_BY_OUTPUT.get(path);
+    const value = SHAPE_ONLY_SQL[path] ?? (field && (field.type === 'date' ? isoSql(field.sql) : (field.selectSql ?? field.sql)));
+    if (!value) throw new Error(`Contact property ${path} has no column (db/contactRead.ts SHAPE_ONLY_SQL or db/contactColumns.ts)`);
+    return `'${key}', ${value}`;
+  });
+  return `json_build_object(${members.join(', ')})`;
+}
+
+/** The Contact's JSON as PostgreSQL builds it; generated once, at module load. Exported for the test of its keys. */
+export const CONTACT_JSON_SQL = jsonObjectSql(ContactSchema);
+
+/**
  * Active contacts of the scope's workspace (row-level security) with their primary company and sources, each row one `json`
- * value in the shape of {@link ContactJson} (properties in its order): PostgreSQL builds it, so the
+ * value in the shape of {@link ContactJson} (properties in its order, built by CONTACT_JSON_SQL): PostgreSQL builds it, so the
  * hot read parses one JSON column instead of 19 typed ones (type parsers, a Date per timestamp,
  * array parsing, then mapping). The id condition is appended.
  */
-const SELECT_ACTIVE_CONTACTS = `select json_build_object(
-       'id', c.id, 'firstName', c.first_name, 'lastName', c.last_name, 'fullName', c.full_name, 'title', c.title, 'pronet', c.pronet,
-       'emails', c.emails, 'workEmail', c.work_email, 'sources', ${SOURCES_SQL}, 'companies', c.company_ids,
-       'primaryCompanyId', c.primary_company_id,
-       'company', case when c.primary_company_id is not null then json_build_object(
-         'id', c.primary_company_id, 'companyName', co.company_name, 'companyWebsite', co.company_website,
-         'companyIndustry', co.company_industry, 'companyHeadcount', co.company_headcount, 'companyPronet', co.company_pronet) end,
-       'customFields', ${CUSTOM_FIELDS_SQL},
-       'createdAt', ${isoSql('c.created_at')}, 'updatedAt', ${isoSql('c.updated_at')}) as contact
+const SELECT_ACTIVE_CONTACTS = `select ${CONTACT_JSON_SQL} as contact
      from contacts c left join companies co on co.id = c.primary_company_id
      where c.status = 'active' and `;
 

@@ -6,6 +6,7 @@ import { ConflictError, InvalidInputError, NotFoundError, type InputField } from
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from '../domain/identity.js';
 import { COMPANY_INPUT_COLUMNS, COMPANY_INPUT_FIELDS, companyKey, customValue, derivedFullName, headcountRangeError, type CompanyInput } from '../domain/contactMapping.js';
 import { customFieldPath, type ContactCatalog } from '../domain/contactCatalog.js';
+import type { ContactTextKey, WritableCompanyKey } from '../domain/contactShape.js';
 import { isUuid } from '../domain/ids.js';
 import { linkCompany } from './companyResolution.js';
 import { lockForEmailWrite, logEmailWrite } from './identityLog.js';
@@ -17,15 +18,10 @@ import { Company, Contact } from './contacts.js';
 
 const db = typedQueries<InferKyselyDB<typeof Contact | typeof Company>>();
 
-export interface ContactPatch {
-  firstName?: string | null;
-  lastName?: string | null;
-  fullName?: string | null;
-  title?: string | null;
-  pronet?: string | null;
-  workEmail?: string | null;
+/** A PATCH of the Contact's written properties (domain/contactShape.ts); null clears one. */
+export interface ContactPatch extends Partial<Record<ContactTextKey, string | null>> {
   emails?: string[];
-  company?: Partial<Record<'companyName' | 'companyWebsite' | 'companyIndustry' | 'companyHeadcount' | 'companyPronet', string | null>>;
+  company?: Partial<Record<WritableCompanyKey, string | null>>;
   customFields?: Record<string, unknown>;
 }
 

@@ -7,7 +7,8 @@
 import type { InferKyselyDB } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { Pool, Queryable } from './pool.js';
+import type { Queryable } from './pool.js';
+import { scopeTransaction, type WorkspaceScope } from './scope.js';
 import { runQuery, textArray, typedQueries, uuidArray } from './sqlFragments.js';
 import { Contact } from './contacts.js';
 import { Job, WebhookDelivery } from './platform.js';
@@ -15,7 +16,7 @@ import { AccessRequest } from './subjectAccessEntities.js';
 import { recordAuditEvents } from './audit.js';
 import { lockForEmailWrite } from './identityLog.js';
 import { deletePersonRows, type PersonRowsRemoved } from './privacy.js';
-import { assertWorkspaceScope, inWorkspaceTransaction } from './tenancy.js';
+import { assertWorkspaceScope } from './tenancy.js';
 import { normalizeEmail } from '../domain/identity.js';
 
 type RetentionDB = InferKyselyDB<typeof Contact | typeof WebhookDelivery | typeof Job | typeof AccessRequest>;
@@ -40,8 +41,9 @@ export async function expiredDeletedContacts(db: Queryable, cutoff: Date, limit:
  * to that contact (its source links and stored responses are its own). Each purge is recorded in
  * the audit trail as `contact.purge` by `system`, in the same transaction.
  */
-export async function purgeDeletedContacts(pool: Pool, workspaceId: string, contactIds: string[], cutoff: Date): Promise<PersonRowsRemoved> {
-  return inWorkspaceTransaction(pool, workspaceId, async (client) => {
+export async function purgeDeletedContacts(scope: WorkspaceScope, contactIds: string[], cutoff: Date): Promise<PersonRowsRemoved> {
+  const { workspaceId } = scope;
+  return scopeTransaction(scope, async (client) => {
     await lockForEmailWrite(client, workspaceId);
     const doomed = await runQuery(
       client,
@@ -99,10 +101,10 @@ export async function purgeWebhookDeliveries(db: Queryable, cutoff: Date, limit:
 }
 
 /** Which of `workflowIds` still have a `jobs` row in the workspace (a purged job's row goes with its execution). */
-export async function jobWorkflowIdsAmong(db: Queryable, workspaceId: string, workflowIds: string[]): Promise<string[]> {
+export async function jobWorkflowIdsAmong(scope: WorkspaceScope, workflowIds: string[]): Promise<string[]> {
   if (!workflowIds.length) return [];
-  assertWorkspaceScope(workspaceId);
-  const rows = await runQuery(db, q().selectFrom('jobs').select('workflow_id').where('workflow_id', '=', sql<string>`any(${textArray(workflowIds)})`));
+  assertWorkspaceScope(scope.workspaceId);
+  const rows = await runQuery(scope.db, q().selectFrom('jobs').select('workflow_id').where('workflow_id', '=', sql<string>`any(${textArray(workflowIds)})`));
   return rows.map((r) => r.workflow_id);
 }
 
@@ -116,6 +118,7 @@ export async function expiredAccessRequests(db: Queryable, cutoff: Date, limit: 
 }
 
 /** Forgets a subject-access request whose export document was removed (its job result, a link long expired, stays with the job). */
-export async function deleteAccessRequest(db: Queryable, id: string): Promise<number> {
-  return (await runQuery(db, q().deleteFrom('access_requests').where('id', '=', id).returning('id'))).length;
+export async function deleteAccessRequest(scope: WorkspaceScope, id: string): Promise<number> {
+  assertWorkspaceScope(scope.workspaceId);
+  return (await runQuery(scope.db, q().deleteFrom('access_requests').where('id', '=', id).returning('id'))).length;
 }

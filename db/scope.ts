@@ -9,11 +9,13 @@
  *   `inWorkspaceScope`) and handed to the handler as `scope`.
  * - An activity execution with a `workspaceId` in its input: made by the activity interceptor
  *   (worker/ormContext.ts) and read inside the activity with `activityScope()`.
+ * - One workspace's part of an activity that spans workspaces (a retention or token sweep, whose
+ *   input names none): `inWorkspaceUnit`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient } from './pool.js';
-import { inWorkspaceTransaction } from './tenancy.js';
+import { inWorkspaceScope, inWorkspaceTransaction, useWorkspace } from './tenancy.js';
 
 export interface WorkspaceScope {
   readonly workspaceId: string;
@@ -43,4 +45,18 @@ export function activityScope(): WorkspaceScope {
 /** One transaction of the unit of work, on a client of its pool, in the workspace's row-level security scope. */
 export function scopeTransaction<T>(scope: WorkspaceScope, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   return inWorkspaceTransaction(scope.db, scope.workspaceId, fn);
+}
+
+/**
+ * One workspace's part of a unit of work that spans workspaces (a sweep whose input names none):
+ * `fn` gets that workspace's scope — an entity manager forked from `handles.em` and filtered to
+ * it, the enforced pool — and runs in its row-level security scope, as an activity with that
+ * `workspaceId` in its input would.
+ */
+export function inWorkspaceUnit<T>(handles: { em: EntityManager; db: Pool }, workspaceId: string, fn: (scope: WorkspaceScope) => Promise<T>): Promise<T> {
+  return inWorkspaceScope(workspaceId, () => {
+    const em = handles.em.fork();
+    useWorkspace(em, workspaceId);
+    return fn({ workspaceId, em, db: handles.db });
+  });
 }

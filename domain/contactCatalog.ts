@@ -6,6 +6,7 @@
  *
  * The column each field reads is db/contactColumns.ts.
  */
+import type { WritableCompanyKey, WritableContactKey } from './contactShape.js';
 import { catalogOf, type CatalogField, type FieldCatalog, type FieldType } from './conditions.js';
 import { InvalidRequestError } from './errors.js';
 
@@ -21,8 +22,8 @@ export interface CustomFieldDef {
 
 /** Where an ingested/patched value is written. */
 export type WriteTarget =
-  | { kind: 'contact'; key: 'firstName' | 'lastName' | 'fullName' | 'title' | 'pronet' | 'workEmail' | 'emails' }
-  | { kind: 'company'; key: 'companyName' | 'companyWebsite' | 'companyIndustry' | 'companyHeadcount' | 'companyPronet' }
+  | { kind: 'contact'; key: WritableContactKey }
+  | { kind: 'company'; key: WritableCompanyKey }
   | { kind: 'custom'; id: string; type: CustomFieldType; options?: { label: string; value: unknown }[] | null };
 
 export interface ContactField extends CatalogField {
@@ -54,7 +55,7 @@ const builtin = (
   ...extra,
 });
 
-const companyField = (name: 'companyName' | 'companyWebsite' | 'companyIndustry' | 'companyHeadcount' | 'companyPronet', label: string) =>
+const companyField = (name: WritableCompanyKey, label: string) =>
   builtin(`company.${name}`, 'string', ['company', name], label, { kind: 'company', key: name });
 
 export const BUILTIN_CONTACT_FIELDS: ContactField[] = [

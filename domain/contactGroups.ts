@@ -1,5 +1,6 @@
 /** Grouping the rows of one ingest batch (db/contactIngest.ts) that are the same person. */
 import type { ContactInput } from './contactMapping.js';
+import { WRITABLE_CONTACT_KEYS, type ContactTextKey } from './contactShape.js';
 
 /** Rows of one batch that are the same person, merged; the fields are those of a ContactInput. */
 export interface ContactGroup extends Omit<ContactInput, 'rowKey' | 'emails'> {
@@ -15,7 +16,8 @@ export interface ContactGroup extends Omit<ContactInput, 'rowKey' | 'emails'> {
   mergedInto?: ContactGroup;
 }
 
-const SCALARS = ['firstName', 'lastName', 'fullName', 'title', 'pronet', 'pronetKey', 'workEmail'] as const;
+/** The text properties a row carries: the Contact's written ones (domain/contactShape.ts) and the profile key. */
+const SCALARS: (ContactTextKey | 'pronetKey')[] = [...WRITABLE_CONTACT_KEYS.filter((k): k is ContactTextKey => k !== 'emails'), 'pronetKey'];
 
 export function absorb(g: ContactGroup, x: Partial<ContactGroup> & { emails?: string[] }): void {
   for (const k of SCALARS) if (x[k] !== undefined) g[k] = x[k];

@@ -13,6 +13,7 @@ import { escapePointer, type ErrorDetail } from './errors.js';
 import { normalizeDomain, normalizeEmail, normalizeProfileUrl } from './identity.js';
 import type { ContactCatalog, ContactField, WriteTarget } from './contactCatalog.js';
 import type { FieldMappingEntry } from './sourceRules.js';
+import type { ContactTextKey, WritableCompanyKey } from './contactShape.js';
 import { MAX_NUMERIC, NUMERIC_STRING_RULE, numberInput } from './conditions.js';
 import { DATE_RANGE_RULE, parseIsoDate } from './dates.js';
 import { charCount } from './inputSafety.js';
@@ -23,13 +24,8 @@ const tooLong = (s: string) => s.length > 2000 && charCount(s) > 2000;
 export const ORIGIN_KEY = '_ORIGIN_';
 export const ROW_KEY = '_ROW_KEY_';
 
-export interface CompanyInput {
-  companyName?: string;
-  companyWebsite?: string;
-  companyIndustry?: string;
-  companyHeadcount?: string;
-  companyPronet?: string;
-}
+/** The company summary's written properties (domain/contactShape.ts), as a source gives them. */
+export type CompanyInput = Partial<Record<WritableCompanyKey, string>>;
 
 /** The full name a contact without one gets from its first and last names (null without either). */
 export function derivedFullName(first: string | null | undefined, last: string | null | undefined): string | null {
@@ -56,19 +52,14 @@ export function headcountRangeError(s: string): string | null {
   return Number(m[1]) > Number(m[2]) ? 'must be a headcount range whose min does not exceed its max' : null;
 }
 
-export interface ContactInput {
+/** The Contact's written properties (domain/contactShape.ts) as one row of a source gives them, with its identity keys. */
+export interface ContactInput extends Partial<Record<ContactTextKey, string>> {
   /** Stable key of the row in its source: `_ROW_KEY_`, else `p:<pronet key>`, `e:<email>`, `h:<hash>`. */
   rowKey: string;
   origin: string | null;
-  firstName?: string;
-  lastName?: string;
-  fullName?: string;
-  title?: string;
-  pronet?: string;
   pronetKey?: string;
   /** Normalised; the work email first when there is one. */
   emails?: string[];
-  workEmail?: string;
   customFields?: Record<string, unknown>;
   company?: CompanyInput;
 }

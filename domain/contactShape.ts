@@ -45,3 +45,15 @@ export const ContactSchema = Type.Object(
   { description: `A contact. ${NULL_VS_ABSENT_DOC}` },
 );
 export type ContactJson = Static<typeof ContactSchema>;
+export type CompanyJson = Static<typeof CompanySummary>;
+
+/**
+ * The properties of the shape a source, an upsert or a PATCH writes (the others are ids, links,
+ * custom fields and times the service keeps); their values' types are the shape's.
+ */
+export const WRITABLE_CONTACT_KEYS = ['firstName', 'lastName', 'fullName', 'title', 'pronet', 'workEmail', 'emails'] as const satisfies readonly (keyof ContactJson)[];
+export type WritableContactKey = (typeof WRITABLE_CONTACT_KEYS)[number];
+/** Every property of the company summary but its id. */
+export type WritableCompanyKey = Exclude<keyof CompanyJson, 'id'>;
+/** The written text properties (all but `emails`), as a source or upsert gives them. */
+export type ContactTextKey = Exclude<WritableContactKey, 'emails'>;
