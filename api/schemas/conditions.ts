@@ -7,14 +7,15 @@
  *
  * What JSON Schema cannot carry stays with the server: the limits over a whole tree (at most
  * `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` LIKEs, groups `LIMITS.maxDepth` deep; the
- * contact catalog has none, only each list's `maxItems`: domain/conditions.ts `treeLimits`) and,
+ * contact and discovery catalogs have none, only each list's `maxItems` and, for discovery, a
+ * depth the schema states: domain/conditions.ts `TreeLimits`) and,
  * for the contact catalog, the type of a workspace's custom field (`contact.customFields.<id>`:
  * one branch takes any operator; an id the workspace does not have is a 404).
  *
  * No import of ./common.js (which lists these among the shared schemas).
  */
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { GROUP_OPERATORS, LIMITS, MAX_NUMERIC, OPERATORS_BY_TYPE, type CatalogField, type Condition, type FieldType, type GroupedCondition } from '../../domain/conditions.js';
+import { GROUP_OPERATORS, LIMITS, MAX_NUMERIC, OPERATORS_BY_TYPE, maxConditionsOf, type CatalogField, type Condition, type FieldType, type GroupedCondition, type TreeLimits } from '../../domain/conditions.js';
 import { BUILTIN_CONTACT_FIELDS, CUSTOM_FIELD_PATH_PATTERN } from '../../domain/contactCatalog.js';
 import { DATE_RANGE_RULE } from '../../domain/dates.js';
 import { PERSON_PREFIX, companySearchCatalog, contactSearchCatalog } from '../../domain/discoveryCatalog.js';
@@ -108,7 +109,7 @@ export interface CatalogSchemas {
 export function catalogSchemas(
   name: string,
   fields: readonly Pick<CatalogField, 'path' | 'type' | 'filteringSupported' | 'sortable'>[],
-  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean; notSelectable?: string; treeLimits?: 'list' | 'query' } = {},
+  extra: { leaves?: TSchema[]; paths?: TSchema[]; description?: string; selectable?: (path: string) => boolean; notSelectable?: string; treeLimits?: TreeLimits } = {},
 ): CatalogSchemas {
   const byType = new Map<FieldType, string[]>();
   for (const f of fields) if (f.filteringSupported) byType.get(f.type)?.push(f.path) ?? byType.set(f.type, [f.path]);
@@ -121,25 +122,30 @@ export function catalogSchemas(
     examples: [example],
     description: extra.description ?? 'A condition on one field; the operators and the value depend on the field\'s type',
   }));
-  const GroupedCondition = Type.Unsafe<GroupedCondition>(Type.Recursive(
-    (Self) =>
-      Type.Object(
-        {
-          operator: oneOfStrings(GROUP_OPERATORS),
-          conditions: Type.Array(Type.Union([Type.Ref(Condition), Self]), { minItems: 1, maxItems: LIMITS.maxLeaves }),
-        },
-        { additionalProperties: false },
-      ),
-    {
-      $id: `${name}GroupedCondition`,
-      examples: [{ operator: 'AND', conditions: [example] }],
-      description:
-        '`AND`, `OR` or `NOT` (NOT of several: NOT(c1 AND c2 …)) of conditions and groups; ' +
-        (extra.treeLimits === 'list'
-          ? `at most ${LIMITS.maxLeaves} items in each \`conditions\` list`
-          : `per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`),
-    },
-  ));
+  const groupDoc = '`AND`, `OR` or `NOT` (NOT of several: NOT(c1 AND c2 …)) of conditions and groups; ';
+  const group = (conditions: TSchema, options: object = {}) =>
+    Type.Object({ operator: oneOfStrings(GROUP_OPERATORS), conditions }, { additionalProperties: false, ...options });
+  const groupOptions = { $id: `${name}GroupedCondition`, examples: [{ operator: 'AND', conditions: [example] }] };
+  const limits = extra.treeLimits;
+  const GroupedCondition = Type.Unsafe<GroupedCondition>(
+    typeof limits === 'object'
+      ? levelledGroup(Condition, limits.groupItems, group, {
+          ...groupOptions,
+          description:
+            groupDoc +
+            `at most ${limits.groupItems.join(', ')} items in the \`conditions\` of a group at depth 1 (this one), 2 … ` +
+            `and no group deeper than ${limits.groupItems.length}; with the root \`conditions\` (at most ${LIMITS.maxLeaves}), ` +
+            `a query holds at most ${maxConditionsOf(limits.groupItems)} conditions`,
+        })
+      : Type.Recursive((Self) => group(Type.Array(Type.Union([Type.Ref(Condition), Self]), { minItems: 1, maxItems: LIMITS.maxLeaves })), {
+          ...groupOptions,
+          description:
+            groupDoc +
+            (limits === 'list'
+              ? `at most ${LIMITS.maxLeaves} items in each \`conditions\` list`
+              : `per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`),
+        }),
+  );
   const all = fields.map((f) => f.path).filter(extra.selectable ?? (() => true));
   // `x-refusal`: said after "must be one of" when a path is refused (api/validation.ts toDetails)
   const selectablePaths = extra.notSelectable ? { ...oneOfStrings(all, extra.notSelectable), 'x-refusal': extra.notSelectable } : oneOfStrings(all);
@@ -153,6 +159,26 @@ export function catalogSchemas(
     { additionalProperties: false },
   ));
   return { Condition, GroupedCondition, FieldPath, SortEntry };
+}
+
+/**
+ * A group whose depth the schema itself bounds (domain/conditions.ts TreeLimits `{groupItems}`):
+ * not recursive but one object per depth, the `conditions` of depth d holding at most
+ * `groupItems[d - 1]` conditions or groups of depth d + 1, the last depth conditions only.
+ */
+function levelledGroup(
+  Condition: TSchema,
+  groupItems: readonly number[],
+  group: (conditions: TSchema, options?: object) => TSchema,
+  options: object,
+): TSchema {
+  let inner: TSchema | undefined;
+  for (let d = groupItems.length; d >= 1; d--) {
+    const item = inner ? Type.Union([Type.Ref(Condition), inner]) : Type.Ref(Condition);
+    const conditions = Type.Array(item, { minItems: 1, maxItems: groupItems[d - 1]!, description: `Conditions${inner ? ' and groups' : ''} of a group at depth ${d}` });
+    inner = group(conditions, d === 1 ? options : {});
+  }
+  return inner!;
 }
 
 /** A leaf on paths matched by `pattern` whose type the server knows (any operator; the value is checked by it). */
@@ -194,9 +220,10 @@ export const contactSchemas = {
     Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE }),
   ], { description: 'A writable path of `GET /schema/contact`' })),
 };
-export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields);
+export const discoveryContactSchemas = catalogSchemas('DiscoveryContact', contactSearchCatalog.fields, { treeLimits: contactSearchCatalog.treeLimits });
 // person attributes filter a company search; its items are company records (issue 27 item 13)
 export const discoveryCompanySchemas = catalogSchemas('DiscoveryCompany', companySearchCatalog.fields, {
+  treeLimits: companySearchCatalog.treeLimits,
   selectable: (p) => !p.startsWith(PERSON_PREFIX),
   notSelectable: `${PERSON_PREFIX}* paths filter companies only; people (charged per person) come from find-contacts-v2`,
 });

@@ -2,7 +2,7 @@
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { contactSchemas, UUID_PATTERN } from './conditions.js';
-import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, HEADCOUNT_PATTERN, JobAccepted, JsonValue, KeyedRecord, orEmpty, PaginationMeta, PaginationToken, PROFILE_URL_PATTERN, WEBSITE_PATTERN, WebhookConfiguration } from './common.js';
+import { EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, HEADCOUNT_PATTERN, JobAccepted, JsonValue, KeyedRecord, orEmpty, PaginationMeta, PaginationToken, PROFILE_URL_PATTERN, WEBSITE_PATTERN, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -37,9 +37,7 @@ const Fields = Type.Array(contactSchemas.FieldPath, {
   maxItems: 200,
   description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
 });
-const ContactConditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
-/** The generic condition list (bulk enrichment's selection; not yet typed by the contact catalog). */
-export const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
+export const ContactConditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
 export const ContactGroupedCondition = Type.Ref(contactSchemas.GroupedCondition);
 const Sort = Type.Array(contactSchemas.SortEntry, {
   maxItems: 5,

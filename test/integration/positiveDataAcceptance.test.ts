@@ -5,6 +5,8 @@
  * workspace does not have.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import type { NewWorkspace } from '../../db/workspaces.js';
 import { startTestApp, type TestApp } from '../harness.js';
 
@@ -19,6 +21,25 @@ afterAll(() => app?.close());
 
 const call = (method: string, path: string, body?: unknown) => app.http(method, path, { apiKey: ws.apiKey, body });
 const UNKNOWN = '0193a5c2-7f1e-7b3a-9c4d-2e8f6a1b3c5d';
+
+let docAjv: Ajv2020 | undefined;
+let doc: any;
+/** Whether the published document's schema of the operation's JSON body accepts `body` (what schemathesis generates from). */
+async function documentAccepts(method: string, path: string, body: unknown): Promise<boolean> {
+  if (!docAjv) {
+    doc = (await app.http('GET', '/openapi.json')).body;
+    docAjv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(docAjv);
+    docAjv.addSchema({ $id: 'https://doc.local/openapi.json', components: doc.components });
+  }
+  const id = `https://doc.local/${method}${path}`;
+  let validate = docAjv.getSchema(id);
+  if (!validate) {
+    const schema = doc.paths[path][method.toLowerCase()].requestBody.content['application/json'].schema;
+    validate = docAjv.compile({ $id: id, ...JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"https://doc.local/openapi.json#/components')) });
+  }
+  return validate(body) as boolean;
+}
 
 /** A 404 `not_found` whose details name `path`. */
 function expectNotFound(res: { status: number; body: any }, path: string) {
@@ -143,5 +164,83 @@ describe('contact conditions', () => {
     const r = await call('POST', '/contacts/filter-contacts', { conditions: [{ field: 'string', operator: '==', value: 'x' }] });
     expect(r.status).toBe(400);
     expect(r.body.error.details.map((d: { path: string }) => d.path)).toContain('/conditions/0/field');
+  });
+});
+
+describe('integrations', () => {
+  it('credentials: the document refuses a NUL in a nested string, as the server does', async () => {
+    // schemathesis: {"credentials": {"k": {"n": "\u0000"}}} was schema-valid, answered 400 (PostgreSQL stores no NUL)
+    const body = { provider: 'microblog', name: 'Acme', externalAccountId: '42', credentials: { accessToken: 't', extra: { nested: ['ok', 'a\u0000b'] } } };
+    expect(await documentAccepts('POST', '/integrations', body)).toBe(false);
+    const r = await call('POST', '/integrations', body);
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.map((d: { path: string }) => d.path)).toContain('/credentials/extra/nested/1');
+    const clean = { ...body, credentials: { accessToken: 't', extra: { nested: ['ok', 'ab'], n: 1, b: null } } };
+    expect(await documentAccepts('POST', '/integrations', clean)).toBe(true);
+    const ok = await call('POST', '/integrations', clean);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+});
+
+describe('bulk enrichment selection', () => {
+  const path = '/contacts/bulk-enrichment/estimate';
+  it('conditions are paths of the contact catalog, in the document as on the server', async () => {
+    // schemathesis: the document's own example, `{"field": "title", …}`, answered 400 "unknown field title"
+    const byTitle = { fields: ['emails'], conditions: [{ field: 'title', operator: 'LIKE', value: '%engineer%' }] };
+    expect(await documentAccepts('POST', path, byTitle)).toBe(false);
+    expect((await call('POST', path, byTitle)).status).toBe(400);
+    const byJobTitle = { fields: ['emails'], conditions: [{ field: 'contact.jobTitle', operator: 'LIKE', value: '%engineer%' }], groupedCondition: { operator: 'OR', conditions: [{ field: 'contact.firstName', operator: 'IS NOT EMPTY' }] } };
+    expect(await documentAccepts('POST', path, byJobTitle)).toBe(true);
+    const r = await call('POST', path, byJobTitle);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+  it('contactIds alone, or a segment / conditions: the document says so, the server answers with its codes', async () => {
+    // schemathesis: contactIds beside segmentId and conditions was schema-valid, answered 400 selection_conflict
+    const conflict = { fields: ['emails'], contactIds: [UNKNOWN], segmentId: UNKNOWN, conditions: [] };
+    expect(await documentAccepts('POST', path, conflict)).toBe(false);
+    const c = await call('POST', path, conflict);
+    expect(c.status).toBe(400);
+    expect(c.body.error.code).toBe('selection_conflict');
+    expect(await documentAccepts('POST', path, { fields: ['emails'] })).toBe(false);
+    expect((await call('POST', path, { fields: ['emails'] })).body.error.code).toBe('selection_required');
+    for (const body of [{ fields: ['emails'], segmentId: UNKNOWN, conditions: [] }, { fields: ['emails'], conditions: [] }]) {
+      expect(await documentAccepts('POST', path, body), JSON.stringify(body)).toBe(true);
+      expect([200, 404], JSON.stringify(body)).toContain((await call('POST', path, body)).status);
+    }
+    expect(await documentAccepts('POST', '/contacts/bulk-enrichment', conflict)).toBe(false);
+  });
+});
+
+describe('discovery v2 condition trees', () => {
+  const leaf = () => ({ field: 'dsCompany.company_name', operator: 'IS NOT EMPTY' });
+  it('every tree within the maxItems of its depth is taken, whatever its total', async () => {
+    // schemathesis: 100 root conditions beside a group of one answered 400 "at most 100 conditions"
+    for (const path of ['/discovery-search/find-contacts-v2', '/discovery-search/find-companies-v2']) {
+      const l = leaf();
+      const likes = Array.from({ length: 10 }, (_, i) => ({ field: 'dsCompany.company_name', operator: 'LIKE', value: `%${i}%` }));
+      const third = { operator: 'OR', conditions: [l, l, l] };
+      const second = { operator: 'NOT', conditions: [...likes.slice(0, 9), third] };
+      const body = { conditions: Array.from({ length: 100 }, () => l), groupedCondition: { operator: 'AND', conditions: [...Array.from({ length: 29 }, () => l), second] }, limit: 1 };
+      expect(await documentAccepts('POST', path, body)).toBe(true);
+      const r = await call('POST', path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
+      // one more LIKE in a full second-level group: 11 LIKEs in the query, still within every list
+      const moreLikes = { groupedCondition: { operator: 'OR', conditions: [{ operator: 'AND', conditions: likes }, likes[0]] }, limit: 1 };
+      expect(await documentAccepts('POST', path, moreLikes)).toBe(true);
+      expect((await call('POST', path, moreLikes)).status).toBe(200);
+    }
+  });
+  it('a list over its depth\'s maxItems, or a group too deep, is refused by the schema, naming the list', async () => {
+    const path = '/discovery-search/find-contacts-v2';
+    const l = leaf();
+    const wide = { groupedCondition: { operator: 'AND', conditions: [{ operator: 'OR', conditions: Array.from({ length: 11 }, () => l) }] } };
+    const deep = { groupedCondition: { operator: 'AND', conditions: [{ operator: 'OR', conditions: [{ operator: 'AND', conditions: [{ operator: 'OR', conditions: [l] }] }] }] } };
+    for (const [body, at] of [[wide, '/groupedCondition/conditions/0/conditions'], [deep, '/groupedCondition/conditions/0/conditions/0/conditions/0']] as const) {
+      expect(await documentAccepts('POST', path, body)).toBe(false);
+      const r = await call('POST', path, body);
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(r.body)).toContain(at);
+    }
   });
 });
