@@ -79,7 +79,7 @@ export const ROUTE_ERROR_CODES = {
   oauth_scope_missing: 400,
   selection_required: 400,
   selection_conflict: 400,
-  contacts_not_found: 400,
+  contacts_not_found: 404,
   company_conflict: 409,
   contact_suppressed: 422,
   person_suppressed: 422,

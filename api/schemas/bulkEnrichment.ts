@@ -145,7 +145,7 @@ export const BulkJobActionParams = Type.Object(
 
 export const BulkRowsQuery = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: -1, default: -1, description: 'Rows after this `seq` (the previous page\'s `meta.nextAfter`)' })),
+    after: Type.Optional(Type.Integer({ minimum: -1, maximum: 2_147_483_647, default: -1, description: 'Rows after this `seq` (the previous page\'s `meta.nextAfter`)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('done'), Type.Literal('not_reached'), Type.Literal('cancelled')])),
   },

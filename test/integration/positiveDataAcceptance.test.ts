@@ -209,6 +209,22 @@ describe('bulk enrichment selection', () => {
     }
     expect(await documentAccepts('POST', '/contacts/bulk-enrichment', conflict)).toBe(false);
   });
+  it('a well-formed contact id the workspace does not have is a 404 naming contactIds', async () => {
+    // schemathesis: answered 400 contacts_not_found
+    for (const p of [path, '/contacts/bulk-enrichment']) {
+      const r = await call('POST', p, { fields: ['emails'], contactIds: [UNKNOWN] });
+      expect([r.status, r.body.error.code]).toEqual([404, 'contacts_not_found']);
+      expect(r.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/contactIds']);
+    }
+  });
+  it('rows: `after` beyond any seq is refused by the schema, not by the database', async () => {
+    // schemathesis (stateful): after=1552029573604721328092348416 was schema-valid, answered 400 invalid_value
+    const r = await call('GET', `/contacts/bulk-enrichment/${UNKNOWN}/rows?after=1552029573604721328092348416`);
+    expect([r.status, r.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(r.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/query/after']);
+    const after = (await call('GET', '/openapi.json')).body.paths['/contacts/bulk-enrichment/{jobId}/rows'].get.parameters.find((p: { name: string }) => p.name === 'after');
+    expect(after.schema.maximum).toBe(2 ** 31 - 1);
+  });
 });
 
 describe('discovery v2 condition trees', () => {
