@@ -61,6 +61,7 @@ export const ROUTE_ERROR_CODES = {
   url_not_allowed: 400,
   import_failed: 400,
   source_not_pullable: 409,
+  run_frequency_incomplete: 409,
   conflict: 409,
   source_exists: 409,
   default_segment_protected: 409,

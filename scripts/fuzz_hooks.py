@@ -15,6 +15,9 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
      string is one unless this API minted it.
    - `oauth_state_invalid`: the one-time `state` of an authorization this API started.
    - `import_failed`: the remote server of a media import answered with an error (its verdict).
+   - `file_type_not_allowed` of `POST /v1/media/import-from-url` for a *detected* type: the bytes
+     the remote URL serves are the remote's, not the request's (the fuzzer points it at its own
+     uploads, CSV chunks among them). A part that declares no type is still reported.
    - `url_not_allowed` for a host that does not resolve or resolves to a private or reserved
      address: the outbound guard's verdict on DNS at request time (the fuzzer's hosts, such as
      example.com, do not resolve in a sandbox). A URL the guard refuses for its shape (scheme,
@@ -29,6 +32,9 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
    the field (type, options), and a `companyHeadcount` range whose min exceeds its max
    (CONTACT_PATCH_RULES in api/routes/contacts.ts). Only a 400 whose every detail is one of those
    is excused.
+   `POST /contacts/{sourceId}/bulk-upsert-contacts`: the rows must carry every `sourceFieldName`
+   of the source's own field mapping (per workspace, set through /sources). Only a 400 whose every
+   detail is that refusal is excused.
 4. What a media type means. The document names the types a file part may declare
    (`encoding.file.contentType`, e.g. `text/csv, application/x-ndjson` for POST /contact-files)
    and the server checks the bytes are of that type; a JSON Schema string cannot say what a CSV
@@ -51,9 +57,14 @@ def _contact_patch_rule(detail):
     return path.startswith("/customFields/") or (path == "/company/companyHeadcount" and detail.get("message") == HEADCOUNT_ORDER)
 
 
+def _source_mapping_rule(detail):
+    return detail.get("path") == "/contactsData" and "of the field mapping occurs in no row" in detail.get("message", "")
+
+
 # operation → the one refusal (per detail) its OpenAPI description names as a rule JSON Schema cannot carry
 NAMED_RULES = {
     ("PATCH", "/contacts/{id}"): _contact_patch_rule,
+    ("POST", "/contacts/{sourceId}/bulk-upsert-contacts"): _source_mapping_rule,
 }
 DEPLOYMENT_VERDICTS = ("does not resolve", "a private or reserved address", "(PROVIDER_BASE_URL_ALLOW_LIST)")
 
@@ -99,6 +110,8 @@ def filter_failure(context, failure, case, response):
     if code in SERVER_STATE_CODES:
         return False
     if code == "url_not_allowed" and any(v in error.get("message", "") for v in DEPLOYMENT_VERDICTS):
+        return False
+    if code == "file_type_not_allowed" and (case.method.upper(), case.path) == ("POST", "/v1/media/import-from-url") and ": detected type " in error.get("message", ""):
         return False
     details = error.get("details") or []
     if (

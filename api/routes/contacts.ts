@@ -223,7 +223,9 @@ export const contactRoutes = [
     summary: 'Upsert a batch of contacts into a source (asynchronous)',
     description:
       "Columns are mapped through the source's `sourceMeta.config.fieldMapping`: each `sourceFieldName` must occur in `contactsData` " +
-      'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). The rows are staged and processed by a job; ' +
+      'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). ' +
+      "Rule this document cannot state: the mapping is the source's own (per workspace, set through `/sources`), so which keys the rows " +
+      'must carry is not in this schema; a mapped `sourceFieldName` that occurs in no row is a 400 naming `/contactsData`. The rows are staged and processed by a job; ' +
       'per-row errors are reported in `jobResponsePayload.errors` while good rows are saved. `segmentId` attaches the source to that ' +
       'segment; `webhookConfiguration` is notified when the job ends. ' +
       'Instead of inline rows, `contactsFile.fileName` may name a CSV or JSON Lines file uploaded through `POST /contact-files` or ' +

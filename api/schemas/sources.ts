@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { DataOf, KeyedRecord, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
+import { DataOf, JsonValue, KeyedRecord, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
 import { contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
@@ -16,7 +16,8 @@ export const SourceTypeSchema = Type.Union(
   },
 );
 
-export const SourceMeta = KeyedRecord(Type.Unknown(), {
+// JsonValue: no NUL in nested strings or keys, which the server cannot store
+export const SourceMeta = KeyedRecord(JsonValue, {
   keyMaxLength: 100,
   maxProperties: 50,
   description:
@@ -133,8 +134,9 @@ const FieldMappingInput = Type.Array(
   ),
   { maxItems: 500, description: 'Each sourceFieldName at most once' },
 );
-const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: true }));
-const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: true, maxProperties: 50, propertyNames: { maxLength: 100 } });
+// other members: JsonValue (no NUL in nested strings or keys, which the server cannot store)
+const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: JsonValue }));
+const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: JsonValue, maxProperties: 50, propertyNames: { maxLength: 100 } });
 const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema, description: string) =>
   Type.Object(
     {
@@ -193,7 +195,7 @@ export type CreateSourceBody = Static<typeof SourceInputShape>;
 
 export const PatchSourceBody = Type.Object(
   {
-    sourceMeta: Type.Optional(KeyedRecord(Type.Unknown(), {
+    sourceMeta: Type.Optional(KeyedRecord(JsonValue, {
       keyMaxLength: 100,
       maxProperties: 50,
       description: 'Merged into the stored sourceMeta (a key set to null is removed); the per-type rules are checked on the result',

@@ -104,7 +104,11 @@ function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unkno
       // A field left out keeps its stored value.
       const merged = { ...row.runFrequency, ...patch.runFrequency };
       for (const f of ['numberOfPastDaysToSync', 'periodicInterval'] as const) {
-        if (merged[f] === undefined) throw invalidField(`${ptr}/runFrequency/${f}`, 'is required: the source has no runFrequency yet to take it from');
+        // the body is valid; the stored source lacks what it would keep: a conflict with its state (409), as above
+        if (merged[f] === undefined) {
+          const message = 'is required: the source has no runFrequency yet to take it from';
+          throw new ApiError(409, 'run_frequency_incomplete', `${ptr}/runFrequency/${f}: ${message}`, [{ path: `${ptr}/runFrequency/${f}`, message }]);
+        }
       }
       const rf = validateRunFrequency(merged as RunFrequency, `${ptr}/runFrequency`);
       plan.runFrequency = { numberOfPastDaysToSync: rf.numberOfPastDaysToSync, periodicInterval: rf.periodicInterval, intervalMs: rf.intervalMs };

@@ -260,3 +260,44 @@ describe('discovery v2 condition trees', () => {
     }
   });
 });
+
+describe('contact PATCH', () => {
+  it('a work email of white space only clears it, as the schema allows', async () => {
+    // schemathesis: workEmail "\u2007\u2007\f\u2028" matched EMAIL_OR_BLANK_PATTERN, answered 400 "is not an email address"
+    const src = await call('POST', '/sources', { sourceType: 'importFromWebhook', sourceMeta: {} });
+    expect(src.status, JSON.stringify(src.body)).toBe(200);
+    const created = await call('POST', `/contacts/${src.body.data.id}`, { 'contact.firstName': 'Ada', 'contact.workEmail': 'ada@analytical.example' });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.data.id;
+    const body = { workEmail: '\u2007\u2007\f\u2028' };
+    expect(await documentAccepts('PATCH', '/contacts/{id}', body)).toBe(true);
+    const r = await call('PATCH', `/contacts/${id}`, body);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data.workEmail ?? null).toBeNull();
+  });
+});
+
+describe('sources sourceMeta', () => {
+  it('the document refuses a NUL in a nested key, as the server does', async () => {
+    // schemathesis: a sourceMeta value {"a\u0000": 1} was schema-valid, answered 400
+    const body = { sources: [{ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'nul keys', extra: { 'a\u0000': 1 } } }] };
+    expect(await documentAccepts('POST', '/sources/bulk-upsert', body)).toBe(false);
+    expect((await call('POST', '/sources/bulk-upsert', body)).status).toBe(400);
+    const clean = { sources: [{ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'nul keys', extra: { a: 1 } } }] };
+    expect(await documentAccepts('POST', '/sources/bulk-upsert', clean)).toBe(true);
+  });
+});
+
+describe('sources runFrequency', () => {
+  it('half a runFrequency on a source that has none is a conflict with its state (409), not a 400', async () => {
+    // schemathesis: {"runFrequency": {"numberOfPastDaysToSync": "090"}} was schema-valid, answered 400
+    const s = await call('POST', '/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'half frequency' } });
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+    const r = await call('PATCH', `/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '7' } });
+    expect([r.status, r.body.error?.code]).toEqual([409, 'run_frequency_incomplete']);
+    expect(r.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/runFrequency/periodicInterval']);
+    const whole = await call('PATCH', `/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '7', periodicInterval: '1d' } });
+    expect(whole.status, JSON.stringify(whole.body)).toBe(200);
+    expect((await call('PATCH', `/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '3' } })).status).toBe(200);
+  });
+});
