@@ -32,9 +32,10 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
    the field (type, options), and a `companyHeadcount` range whose min exceeds its max
    (CONTACT_PATCH_RULES in api/routes/contacts.ts). Only a 400 whose every detail is one of those
    is excused.
-   `POST /contacts/{sourceId}/bulk-upsert-contacts`: the rows must carry every `sourceFieldName`
-   of the source's own field mapping (per workspace, set through /sources). Only a 400 whose every
-   detail is that refusal is excused.
+   `POST /contacts/{sourceId}/bulk-upsert-contacts`: the rows' keys are the source's own field
+   mapping (per workspace, set through /sources): every mapped `sourceFieldName` occurs in some
+   row, and a key is a mapped column or a writable path. Only a 400 whose every detail is one of
+   those refusals is excused.
 4. What a media type means. The document names the types a file part may declare
    (`encoding.file.contentType`, e.g. `text/csv, application/x-ndjson` for POST /contact-files)
    and the server checks the bytes are of that type; a JSON Schema string cannot say what a CSV
@@ -58,7 +59,10 @@ def _contact_patch_rule(detail):
 
 
 def _source_mapping_rule(detail):
-    return detail.get("path") == "/contactsData" and "of the field mapping occurs in no row" in detail.get("message", "")
+    path, message = detail.get("path", ""), detail.get("message", "")
+    return (path == "/contactsData" and "of the field mapping occurs in no row" in message) or (
+        path.startswith("/contactsData/") and message.startswith("unknown field ") and "the source's fieldMapping" in message
+    )
 
 
 # operation → the one refusal (per detail) its OpenAPI description names as a rule JSON Schema cannot carry

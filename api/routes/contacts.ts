@@ -225,7 +225,8 @@ export const contactRoutes = [
       "Columns are mapped through the source's `sourceMeta.config.fieldMapping`: each `sourceFieldName` must occur in `contactsData` " +
       'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). ' +
       "Rule this document cannot state: the mapping is the source's own (per workspace, set through `/sources`), so which keys the rows " +
-      'must carry is not in this schema; a mapped `sourceFieldName` that occurs in no row is a 400 naming `/contactsData`. The rows are staged and processed by a job; ' +
+      'may and must carry is not in this schema: a mapped `sourceFieldName` that occurs in no row is a 400 naming `/contactsData`, a key that is ' +
+      'neither a mapped column nor a writable path a 400 naming it. The rows are staged and processed by a job; ' +
       'per-row errors are reported in `jobResponsePayload.errors` while good rows are saved. `segmentId` attaches the source to that ' +
       'segment; `webhookConfiguration` is notified when the job ends. ' +
       'Instead of inline rows, `contactsFile.fileName` may name a CSV or JSON Lines file uploaded through `POST /contact-files` or ' +

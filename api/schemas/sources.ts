@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { DataOf, JsonValue, KeyedRecord, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
+import { DataOf, JsonValue, KeyedRecord, NO_NUL, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
 import { contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
@@ -136,7 +136,7 @@ const FieldMappingInput = Type.Array(
 );
 // other members: JsonValue (no NUL in nested strings or keys, which the server cannot store)
 const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: JsonValue }));
-const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: JsonValue, maxProperties: 50, propertyNames: { maxLength: 100 } });
+const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: JsonValue, maxProperties: 50, propertyNames: { maxLength: 100, pattern: NO_NUL } });
 const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema, description: string) =>
   Type.Object(
     {

@@ -280,9 +280,11 @@ describe('contact PATCH', () => {
 describe('sources sourceMeta', () => {
   it('the document refuses a NUL in a nested key, as the server does', async () => {
     // schemathesis: a sourceMeta value {"a\u0000": 1} was schema-valid, answered 400
-    const body = { sources: [{ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'nul keys', extra: { 'a\u0000': 1 } } }] };
-    expect(await documentAccepts('POST', '/sources/bulk-upsert', body)).toBe(false);
-    expect((await call('POST', '/sources/bulk-upsert', body)).status).toBe(400);
+    for (const sourceMeta of [{ keyword: 'nul keys', extra: { 'a\u0000': 1 } }, { keyword: 'nul keys', 'b\u0000': 1 }]) {
+      const body = { sources: [{ sourceType: 'pronetKeywordSearch', sourceMeta }] };
+      expect(await documentAccepts('POST', '/sources/bulk-upsert', body), JSON.stringify(sourceMeta)).toBe(false);
+      expect((await call('POST', '/sources/bulk-upsert', body)).status).toBe(400);
+    }
     const clean = { sources: [{ sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'nul keys', extra: { a: 1 } } }] };
     expect(await documentAccepts('POST', '/sources/bulk-upsert', clean)).toBe(true);
   });
@@ -299,5 +301,17 @@ describe('sources runFrequency', () => {
     const whole = await call('PATCH', `/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '7', periodicInterval: '1d' } });
     expect(whole.status, JSON.stringify(whole.body)).toBe(200);
     expect((await call('PATCH', `/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '3' } })).status).toBe(200);
+  });
+});
+
+describe('verified search inputs', () => {
+  it('an input given twice is taken, the first applying', async () => {
+    // schemathesis: inputFieldMapping naming companyNameInclude twice was schema-valid, answered 400 "is given more than once"
+    for (const [path, name] of [['/discovery-search/find-verified-contacts', 'countryInclude'], ['/discovery-search/find-verified-companies', 'companyCountryInclude']] as const) {
+      const body = { page: 1, limit: 1, inputFieldMapping: [{ sourceFieldName: name, userInput: ['Zz'] }, { sourceFieldName: name, userInput: ['Yy'] }] };
+      expect(await documentAccepts('POST', path, body)).toBe(true);
+      const r = await call('POST', path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
+    }
   });
 });
