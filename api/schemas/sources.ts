@@ -154,13 +154,13 @@ const SourceInput = Type.Unsafe<Static<typeof SourceInputShape>>(Type.Union(
   [
     branch(
       ['pronetInbound', 'pronetOutbound'],
-      Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }),
+      Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, examples: ['https://www.pronet.example/in/jane-doe'], description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }),
       Type.Optional(SourceMeta),
       'People engaging with / engaged by a profile or company page',
     ),
     branch(
       ['pronetPost'],
-      Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }),
+      Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, examples: ['https://www.pronet.example/feed/update/urn:li:activity:7251234567890123456'], description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }),
       Type.Optional(SourceMeta),
       'People engaging with a post',
     ),
