@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
 import { DataOf, KeyedRecord, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
-import { contactSchemas, sourceSchemas } from './conditions.js';
+import { NullOnly, contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
   SOURCE_TYPES.map((t) => Type.Literal(t)),
@@ -120,7 +120,7 @@ VALUE_RULES.set(PROFILE_OR_COMPANY_URL_PATTERN, PROFILE_OR_COMPANY_URL);
 VALUE_RULES.set(POST_URL_PATTERN, POST_URL);
 VALUE_RULES.set(KEYWORD_PATTERN, `must have at least ${KEYWORD_MIN_LENGTH} characters besides surrounding whitespace`);
 
-const NoIdentifier = Type.Optional(Type.Null({ description: 'Not given for this type' }));
+const NoIdentifier = Type.Optional(NullOnly('Not given for this type'));
 const MetaText = (pattern = NON_BLANK) => Type.String({ maxLength: 500, pattern });
 const OptionalMetaText = Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]));
 const FieldMappingInput = Type.Array(
