@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { DataOf, KeyedRecord, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
+import { DataOf, KeyedRecord, NON_BLANK, PRINTABLE_KEY, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
 import { NullOnly, contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
@@ -134,7 +134,9 @@ const FieldMappingInput = Type.Array(
   { maxItems: 500, description: 'Each sourceFieldName at most once' },
 );
 const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: true }));
-const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: true, maxProperties: 50, propertyNames: { maxLength: 100 } });
+// The keys of every branch's sourceMeta follow SourceMeta's rule, which the response publishes.
+const metaWith = (props: Record<string, TSchema>) =>
+  Type.Object(props, { additionalProperties: true, maxProperties: 50, propertyNames: { minLength: 1, maxLength: 100, pattern: PRINTABLE_KEY } });
 const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema, description: string) =>
   Type.Object(
     {
