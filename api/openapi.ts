@@ -6,6 +6,7 @@ import { JobWebhookEvent } from './schemas/platform.js';
 import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
 import { noNul, refShared } from './validation.js';
 import { ROUTE_ERROR_CODES } from './errors.js';
+import { CUSTOM_FIELD_PATH_PATTERN } from '../domain/contactCatalog.js';
 import { startsJob, type RouteDef } from './route.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -47,6 +48,8 @@ export function errorStatuses(r: RouteDef): number[] {
   if (r.contentType === 'multipart/form-data') statuses.add(413).add(415);
   if (r.idempotent) statuses.add(409).add(422);
   if (/\{\w+\}/.test(r.path)) statuses.add(404);
+  // A custom field path the workspace does not have is a 404 `not_found` (domain/contactCatalog.ts).
+  if (namesCustomFields(r)) statuses.add(404);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -57,6 +60,7 @@ function mentions(schema: unknown, test: (o: Record<string, unknown>) => boolean
   const o = schema as Record<string, unknown>;
   return test(o) || Object.values(o).some((v) => mentions(v, test));
 }
+const namesCustomFields = (r: RouteDef) => [r.body, r.query].some((schema) => mentions(schema, (o) => o.pattern === CUSTOM_FIELD_PATH_PATTERN));
 const hasProperty = (name: string) => (o: Record<string, unknown>) => !!o.properties && typeof o.properties === 'object' && name in (o.properties as object);
 
 /**

@@ -2,8 +2,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
 import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { DataOf, JsonValue, KeyedRecord, NO_NUL, NON_BLANK, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
-import { contactSchemas, sourceSchemas } from './conditions.js';
+import { DataOf, JsonValue, KeyedRecord, NON_BLANK, PRINTABLE_KEY, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
+import { NullOnly, contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
   SOURCE_TYPES.map((t) => Type.Literal(t)),
@@ -121,7 +121,7 @@ VALUE_RULES.set(PROFILE_OR_COMPANY_URL_PATTERN, PROFILE_OR_COMPANY_URL);
 VALUE_RULES.set(POST_URL_PATTERN, POST_URL);
 VALUE_RULES.set(KEYWORD_PATTERN, `must have at least ${KEYWORD_MIN_LENGTH} characters besides surrounding whitespace`);
 
-const NoIdentifier = Type.Optional(Type.Null({ description: 'Not given for this type' }));
+const NoIdentifier = Type.Optional(NullOnly('Not given for this type'));
 const MetaText = (pattern = NON_BLANK) => Type.String({ maxLength: 500, pattern });
 const OptionalMetaText = Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]));
 const FieldMappingInput = Type.Array(
@@ -136,7 +136,9 @@ const FieldMappingInput = Type.Array(
 );
 // other members: JsonValue (no NUL in nested strings or keys, which the server cannot store)
 const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: JsonValue }));
-const metaWith = (props: Record<string, TSchema>) => Type.Object(props, { additionalProperties: JsonValue, maxProperties: 50, propertyNames: { maxLength: 100, pattern: NO_NUL } });
+// The keys of every branch's sourceMeta follow SourceMeta's rule, which the response publishes.
+const metaWith = (props: Record<string, TSchema>) =>
+  Type.Object(props, { additionalProperties: JsonValue, maxProperties: 50, propertyNames: { minLength: 1, maxLength: 100, pattern: PRINTABLE_KEY } });
 const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema, description: string) =>
   Type.Object(
     {
@@ -156,13 +158,13 @@ const SourceInput = Type.Unsafe<Static<typeof SourceInputShape>>(Type.Union(
   [
     branch(
       ['pronetInbound', 'pronetOutbound'],
-      Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }),
+      Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, examples: ['https://www.pronet.example/in/jane-doe'], description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }),
       Type.Optional(SourceMeta),
       'People engaging with / engaged by a profile or company page',
     ),
     branch(
       ['pronetPost'],
-      Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }),
+      Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, examples: ['https://www.pronet.example/feed/update/urn:li:activity:7251234567890123456'], description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }),
       Type.Optional(SourceMeta),
       'People engaging with a post',
     ),

@@ -171,6 +171,23 @@ describe('OpenAPI document', () => {
     expect(validate({ ...completed, extra: 1 })).toBe(false);
   });
 
+  it('documents the 404 of a custom field path the workspace does not have', async () => {
+    // fuzzer, seed 20261122: both answered an undocumented 404.
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const ws = await app.createWorkspace();
+    const unknown = 'contact.customFields.00000000-0000-0000-0000-000000000000';
+    for (const [path, body, at] of [
+      ['/contacts/filter-contacts', { fields: [unknown] }, '/fields/0'],
+      ['/contacts/unique-values', { groupByField: unknown }, '/groupByField'],
+    ] as const) {
+      const res = await app.http('POST', path, { apiKey: ws.apiKey, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(404);
+      expect(res.body.error.details[0].path).toBe(at);
+      const ref = doc.paths[path].post.responses['404']?.content['application/json'].schema.$ref as string;
+      expect(doc.components.schemas[ref.split('/').pop()!].properties.error.properties.code.enum).toContain(res.body.error.code);
+    }
+  });
+
   it('answers only error codes the operation documents', async () => {
     const doc = (await app.http('GET', '/openapi.json')).body;
     const ws = await app.createWorkspace();

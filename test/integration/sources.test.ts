@@ -74,6 +74,14 @@ describe('POST /sources', () => {
     ).toBe(200);
     expect400(await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'ab' } }), '/sourceMeta/keyword', /at least 3/);
     expect400(await post('/sources', { sourceType: 'pronetKeywordSearch', sourceIdentifier: 'x', sourceMeta: { keyword: 'abc' } }), '/sourceIdentifier');
+    // Every branch's sourceMeta keys follow the rule the response publishes (fuzzer, seed 20261122:
+    // an empty key and one with a C1 control character were stored and answered).
+    expect400(await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'abc', '': 1 } }), '/sourceMeta/', /at least 1|fewer than 1|shorter/);
+    expect400(
+      await post('/sources', { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'E', jobLocation: 'B', postedTime: 'p', jobType: 'f', 'a\u0097': 1 } }),
+      '/sourceMeta/a\u0097',
+      /control characters/,
+    );
     expect400(
       await post('/sources', { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'Engineer', jobLocation: 'Berlin', postedTime: 'past-week' } }),
       '/sourceMeta/jobType',
