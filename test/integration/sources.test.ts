@@ -201,9 +201,10 @@ describe('GET and PATCH /sources/{id}', () => {
     const r2c = await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '14' } });
     expect(r2c.body.data.attributes.runFrequency).toEqual({ numberOfPastDaysToSync: '14', periodicInterval: 'PT12H' });
     await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '30', periodicInterval: '1d' } });
-    // Nothing stored to merge with: the missing field is named.
+    // Nothing stored to merge with: a conflict with the source's state (409), naming the missing field.
     const unscheduled = (await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/scheduled-2' })).body.data.id;
-    expect400(await patch(`/sources/${unscheduled}`, { runFrequency: { numberOfPastDaysToSync: '7' } }), '/runFrequency/periodicInterval');
+    const half = await patch(`/sources/${unscheduled}`, { runFrequency: { numberOfPastDaysToSync: '7' } });
+    expect([half.status, half.body.error.code, half.body.error.details[0].path]).toEqual([409, 'run_frequency_incomplete', '/runFrequency/periodicInterval']);
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '91', periodicInterval: '1d' } }), '/runFrequency/numberOfPastDaysToSync');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: 'often' } }), '/runFrequency/periodicInterval');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '5m' } }), '/runFrequency/periodicInterval', /15 minutes/);
