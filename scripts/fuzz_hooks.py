@@ -35,7 +35,7 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
    `POST /contacts/{sourceId}/bulk-upsert-contacts`: the rows' keys are the source's own field
    mapping (per workspace, set through /sources): every mapped `sourceFieldName` occurs in some
    row, and a key is a mapped column or a writable path. Only a 400 whose every detail is one of
-   those refusals is excused.
+   those refusals is excused. `POST /contacts/{sourceId}` (one row): the same rule for its keys.
 4. What a media type means. The document names the types a file part may declare
    (`encoding.file.contentType`, e.g. `text/csv, application/x-ndjson` for POST /contact-files)
    and the server checks the bytes are of that type; a JSON Schema string cannot say what a CSV
@@ -69,6 +69,7 @@ def _source_mapping_rule(detail):
 NAMED_RULES = {
     ("PATCH", "/contacts/{id}"): _contact_patch_rule,
     ("POST", "/contacts/{sourceId}/bulk-upsert-contacts"): _source_mapping_rule,
+    ("POST", "/contacts/{sourceId}"): lambda d: d.get("message", "").startswith("unknown field ") and "GET /schema/contact" in d.get("message", ""),
 }
 DEPLOYMENT_VERDICTS = ("does not resolve", "a private or reserved address", "(PROVIDER_BASE_URL_ALLOW_LIST)")
 

@@ -196,7 +196,8 @@ export const contactRoutes = [
     summary: 'Upsert one contact into a source',
     description:
       "Keys are translated through the source's `sourceMeta.config.fieldMapping` when it has one (unmapped columns are ignored); " +
-      'otherwise they must be paths from `GET /schema/contact`. The contact is matched by profile URL, else email, else (source, row key) ' +
+      'otherwise they must be paths from `GET /schema/contact`. Rule this document cannot state: which keys a row may carry is the source\'s own ' +
+      'field mapping (per workspace, set through `/sources`), so a key that is neither a mapped column nor such a path is a 400 naming it. The contact is matched by profile URL, else email, else (source, row key) ' +
       'and updated, or created; a deleted contact is revived. `_ORIGIN_` is kept on the source link.',
     params: SourceIdParams,
     body: UpsertContactBody,
