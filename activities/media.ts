@@ -11,7 +11,7 @@
  * an attempt that finds the row of an earlier one answers it instead of doing the work twice.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { DOMAIN_ERROR_FAILURE, domainErrorData, ExtensionMismatchError, ImportFailedError, InvalidInputError, UrlNotAllowedError } from '../domain/errors.js';
+import { DOMAIN_ERROR_FAILURE, domainErrorData, ExtensionMismatchError, ImportFailedError, UnknownReferenceError, UrlNotAllowedError } from '../domain/errors.js';
 import { IMPORT_TIMEOUT_MS, MAX_IMPORT_BYTES } from '../domain/social.js';
 import {
   claimChunks,
@@ -94,7 +94,7 @@ export function createMediaActivities(deps: ActivityDeps) {
         const o = await em.transactional(async (tx) => {
           const sizeOf = await claimChunks(tx, input.chunks);
           const gone = input.chunks.findIndex((c) => !sizeOf.has(c));
-          if (gone >= 0) throw new InvalidInputError(['chunks', gone, 'fileName'], NOT_A_CHUNK);
+          if (gone >= 0) throw new UnknownReferenceError(['chunks', gone, 'fileName'], NOT_A_CHUNK);
           const kind = input.kind ?? 'media';
           const type = await detectFileType(await readHead(store, input.chunks[0]!), kind, ['chunks', 0, 'fileName']);
           const storedAs = ALLOWED_TYPES[kind][type]!;

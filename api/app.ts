@@ -9,8 +9,8 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import coBody from 'co-body';
 import secureJson from 'secure-json-parse';
-import { ConflictError, CreditAccountBusyError, SearchUnavailableError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, TypeMismatchError, type InputField } from '../domain/errors.js';
-import { ApiError, conflict, insufficientCredits, notFound, sessionKeyNotAllowed } from './errors.js';
+import { ConflictError, CreditAccountBusyError, SearchUnavailableError, DomainError, InsufficientCreditsError, InvalidInputError, NotFoundError, TooLargeError, UnsupportedMediaTypeError, UrlNotAllowedError, ImportFailedError, ExtensionMismatchError, InvalidRequestError, TypeMismatchError, UnknownReferenceError, type InputField } from '../domain/errors.js';
+import { ApiError, conflict, insufficientCredits, notFound, notFoundField, sessionKeyNotAllowed } from './errors.js';
 import { isDatabaseUnavailable, isStatementTimeout } from '../db/pgErrors.js';
 import { isTemporalUnavailable } from '../db/connect.js';
 import type { AppDeps } from './deps.js';
@@ -415,8 +415,8 @@ function dataExceptionError(err: unknown): ApiError | undefined {
 /** An input field as the JSON pointer the error names (segments joined as written: no `~` escapes). */
 const pointer = (field: InputField) => `/${field.join('/')}`;
 
-/** A request the domain refused as it was asked: 400 with the domain's code and field pointers. */
-const invalidRequest = (err: InvalidRequestError) => new ApiError(400, err.code, err.message, err.details);
+/** A request the domain refused as it was asked: 400 with the domain's code and field pointers (404 for `not_found`: a reference to something the workspace does not have). */
+const invalidRequest = (err: InvalidRequestError) => new ApiError(err.code === 'not_found' ? 404 : 400, err.code, err.message, err.details);
 
 /** A 400 naming one field of the input: `/path: problem`, with the field's pointer in the details. */
 function fieldError(code: string, field: InputField, problem: string, detail = problem): ApiError {
@@ -428,6 +428,7 @@ function fieldError(code: string, field: InputField, problem: string, detail = p
 function fromDomainError(err: DomainError): ApiError | undefined {
   if (err instanceof NotFoundError) return notFound(err.label, err.id);
   if (err instanceof InvalidInputError) return fieldError('validation_failed', err.field, err.problem);
+  if (err instanceof UnknownReferenceError) return notFoundField(pointer(err.field), err.problem);
   if (err instanceof ConflictError) return conflict(err.message, err.code);
   if (err instanceof InsufficientCreditsError) return insufficientCredits(err.needed, err.balance);
   if (err instanceof UnsupportedMediaTypeError) return fieldError('file_type_not_allowed', err.field, `${err.message}; allowed types are ${err.allowed.join(', ')}`, err.message);

@@ -31,6 +31,12 @@ export const sessionKeyNotAllowed = (path: string) =>
 /** Foreign and missing resources look the same: 404, never 403. */
 export const notFound = (what: string, id?: string) => new ApiError(404, 'not_found', id ? `${what} ${id} was not found` : `${what} was not found`);
 
+/**
+ * A well-formed reference in the body (a source, post, integration or uploaded file id) to
+ * something the workspace does not have: 404 like a missing path resource, naming the field.
+ */
+export const notFoundField = (path: string, message: string) => new ApiError(404, 'not_found', `${path}: ${message}`, [{ path, message }]);
+
 export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
 
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
@@ -54,7 +60,8 @@ export const ROUTE_ERROR_CODES = {
   file_type_mismatch: 400,
   url_not_allowed: 400,
   import_failed: 400,
-  source_not_pullable: 400,
+  source_not_pullable: 409,
+  run_frequency_incomplete: 409,
   conflict: 409,
   source_exists: 409,
   default_segment_protected: 409,
@@ -73,7 +80,7 @@ export const ROUTE_ERROR_CODES = {
   oauth_scope_missing: 400,
   selection_required: 400,
   selection_conflict: 400,
-  contacts_not_found: 400,
+  contacts_not_found: 404,
   company_conflict: 409,
   contact_suppressed: 422,
   person_suppressed: 422,

@@ -1,11 +1,12 @@
 /** The OpenAPI 3.1 document, generated from the same route definitions and schemas ajv validates. */
 import type { TSchema } from '@sinclair/typebox';
 import { sample } from 'openapi-sampler';
-import { sharedSchemas } from './schemas/common.js';
+import { NO_NUL, sharedSchemas } from './schemas/common.js';
 import { JobWebhookEvent } from './schemas/platform.js';
 import { EVENT_BODIES } from './schemas/webhookSubscriptions.js';
-import { refShared } from './validation.js';
+import { noNul, refShared } from './validation.js';
 import { ROUTE_ERROR_CODES } from './errors.js';
+import { CUSTOM_FIELD_PATH_PATTERN } from '../domain/contactCatalog.js';
 import { startsJob, type RouteDef } from './route.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -47,6 +48,8 @@ export function errorStatuses(r: RouteDef): number[] {
   if (r.contentType === 'multipart/form-data') statuses.add(413).add(415);
   if (r.idempotent) statuses.add(409).add(422);
   if (/\{\w+\}/.test(r.path)) statuses.add(404);
+  // A custom field path the workspace does not have is a 404 `not_found` (domain/contactCatalog.ts).
+  if (namesCustomFields(r)) statuses.add(404);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -57,6 +60,7 @@ function mentions(schema: unknown, test: (o: Record<string, unknown>) => boolean
   const o = schema as Record<string, unknown>;
   return test(o) || Object.values(o).some((v) => mentions(v, test));
 }
+const namesCustomFields = (r: RouteDef) => [r.body, r.query].some((schema) => mentions(schema, (o) => o.pattern === CUSTOM_FIELD_PATH_PATTERN));
 const hasProperty = (name: string) => (o: Record<string, unknown>) => !!o.properties && typeof o.properties === 'object' && name in (o.properties as object);
 
 /**
@@ -287,6 +291,12 @@ function publishedPaths(routes: RouteDef[]): Map<RouteDef, { path: string; renam
 type Published = ReturnType<typeof publishedPaths>;
 const docParam = (published: Published, r: RouteDef, name: string) => published.get(r)?.rename[name] ?? name;
 
+function withoutNulPattern(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutNulPattern);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([k, v]) => !(k === 'pattern' && v === NO_NUL)).map(([k, v]) => [k, withoutNulPattern(v)]));
+}
+
 /** The document of each set of route groups (the app's, or a test's), built once. */
 const cached = new WeakMap<RouteDef[][], Record<string, unknown>>();
 
@@ -297,8 +307,10 @@ const cached = new WeakMap<RouteDef[][], Record<string, unknown>>();
  */
 function addSampledExamples(doc: Record<string, unknown>): void {
   const media = (content: unknown) => (content as Record<string, { schema?: unknown; example?: unknown }> | undefined)?.['application/json'];
+  // Sampled as if the NUL exclusion were absent: from that pattern alone the sampler makes '', which a minLength refuses.
+  const plain = withoutNulPattern(doc) as Record<string, unknown>;
   const fill = (m: { schema?: unknown; example?: unknown } | undefined) => {
-    if (m?.schema && m.example === undefined) m.example = sample(m.schema as object, { skipReadOnly: true, quiet: true, enablePatterns: true }, doc);
+    if (m?.schema && m.example === undefined) m.example = sample(withoutNulPattern(m.schema) as object, { skipReadOnly: true, quiet: true, enablePatterns: true }, plain);
   };
   for (const item of [...Object.values(doc.paths as object), ...Object.values(doc.webhooks as object)] as Record<string, Record<string, unknown>>[]) {
     for (const op of Object.values(item)) {
@@ -328,7 +340,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
         for (const [name, s] of Object.entries(props)) {
           const docName = where === 'path' ? docParam(published, r, name) : name;
           const renamed = docName !== name ? { description: `The ${name} (this path's parameter is named \`${docName}\` for every operation on it)` } : {};
-          parameters.push({ name: docName, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), ...renamed, schema: toOpenApiSchema(s) });
+          parameters.push({ name: docName, in: where, required: where === 'path' || ((schema as { required?: string[] }).required ?? []).includes(name), ...renamed, schema: toOpenApiSchema(noNul(s)) });
         }
       }
       if (r.idempotent) parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the first response for 24 h' });
@@ -364,9 +376,11 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
         responses,
         ...(r.auth === false ? { security: [] } : {}),
       };
-      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(r.body), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
+      if (r.body) op.requestBody = { required: bodyRequired(r.body), content: { 'application/json': { schema: toOpenApiSchema(noNul(r.body)), ...(r.examples?.request !== undefined ? { example: r.examples.request } : {}) } } };
       if (r.contentType === 'multipart/form-data') {
-        op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] } } } };
+        const schema = { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'The file (an empty part is refused as missing)' } }, required: ['file'] };
+        const encoding = r.partTypes?.length ? { encoding: { file: { contentType: r.partTypes.join(', ') } } } : {};
+        op.requestBody = { required: true, content: { 'multipart/form-data': { schema, ...encoding } } };
       }
       (paths[published.get(r)!.path] ??= {})[r.method] = op;
     }
@@ -427,7 +441,7 @@ export function buildOpenApi(serverUrl: string, routeGroups: RouteDef[][]): Reco
     webhooks,
     components: {
       schemas: {
-        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema(RESPONSE_COMPONENTS.has(s.$id!) ? closeResponseObjects({ ...s, $id: undefined }) : { ...s, $id: undefined })])),
+        ...Object.fromEntries(sharedSchemas.map((s) => [s.$id as string, toOpenApiSchema(RESPONSE_COMPONENTS.has(s.$id!) ? closeResponseObjects({ ...s, $id: undefined }) : noNul({ ...s, $id: undefined }))])),
         ...Object.fromEntries(extraComponents),
         ...Object.fromEntries(errorComponents),
         JobWebhookEvent: webhookEvent,

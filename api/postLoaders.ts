@@ -3,11 +3,10 @@
  * and check the integration a body names: one 404 and one 400 for both files.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { invalidField } from '../domain/errors.js';
 import { isUuid, type Provider } from '../domain/social.js';
 import { connectedIntegrationProvider } from '../db/integrations.js';
 import { findPost, lockPost, type PostEntity } from '../db/posts.js';
-import { notFound } from './errors.js';
+import { notFound, notFoundField } from './errors.js';
 
 /** The post `id` of the workspace, or 404. */
 export async function postOr404(em: EntityManager, id: string): Promise<PostEntity> {
@@ -32,6 +31,6 @@ export const committedPost = async (em: EntityManager, id: string): Promise<Post
 /** The kind of the connected integration `id` of the workspace, or a 400 naming `path`. */
 export async function connectedProvider(em: EntityManager, id: string, path: string): Promise<Provider> {
   const provider = isUuid(id) ? await connectedIntegrationProvider(em, id.toLowerCase()) : null;
-  if (!provider) throw invalidField(path, 'is not a connected integration of this workspace');
+  if (!provider) throw notFoundField(path, 'is not a connected integration of this workspace');
   return provider;
 }

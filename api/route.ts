@@ -84,6 +84,11 @@ export interface RouteDef<B extends TSchema | undefined = any, P extends TSchema
   /** Requests with a non-JSON body (multipart uploads) validate themselves. */
   contentType?: 'application/json' | 'multipart/form-data';
   /**
+   * Multipart: the types the `file` part may declare, published as its `encoding.contentType`
+   * (a client, or a fuzzer, then sends one of them rather than no type or any type).
+   */
+  partTypes?: readonly string[];
+  /**
    * Largest JSON body in bytes (413 `payload_too_large` above it): {@link DEFAULT_BODY_LIMIT}
    * unless the route needs more; `'bulk'` is the operator's `BODY_LIMIT_BYTES` (bulk imports),
    * which also caps every other route.

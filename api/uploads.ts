@@ -9,9 +9,9 @@ import formidable from 'formidable';
 import type { Context } from 'koa';
 import { v7 as uuidv7 } from 'uuid';
 import { badRequest, invalidField } from '../domain/errors.js';
-import { ApiError } from './errors.js';
+import { ApiError, notFoundField } from './errors.js';
 import { MAX_ASSEMBLED_BYTES, MAX_CHUNK_BYTES, MAX_UPLOAD_BYTES, READ_URL_TTL_SECS } from '../domain/social.js';
-import { ALLOWED_TYPES, chunkSizes, declaredType, NOT_A_CHUNK, recordMedia, storeStream, tooLarge, type FileKind, type StoredObject } from '../db/media.js';
+import { ALLOWED_TYPES, CHUNK_CONTENT_TYPE, chunkSizes, declaredType, NOT_A_CHUNK, recordMedia, storeStream, tooLarge, type FileKind, type StoredObject } from '../db/media.js';
 import type { ObjectStore } from '../infra/objectStore.js';
 import { runMediaWorkflow } from './mediaWorkflows.js';
 import type { RouteInput, RouteResult } from './route.js';
@@ -51,7 +51,13 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
       // formidable opens a further file before failing on maxFiles: only the first is stored.
       if (stored) return new Writable({ write: (_chunk, _enc, cb) => cb() });
       const sink = new PassThrough();
-      stored = (async () => storeStream(store, sink, { workspaceId, maxBytes, kind, chunk, declared: declaredType((file as { mimetype?: string | null } | undefined)?.mimetype, kind, chunk), field: ['file'] }))();
+      const declared = undeclared ? undefined : (file as { mimetype?: string | null } | undefined)?.mimetype;
+      // Inside the promise: a refused type rejects `stored` (answered below), it must not throw into formidable.
+      stored = (async () => {
+        // A chunk is untyped bytes until assembly: a part that declares no type is one too.
+        const type = chunk && !declared ? CHUNK_CONTENT_TYPE : declaredType(declared, kind, chunk);
+        return storeStream(store, sink, { workspaceId, maxBytes, kind, chunk, declared: type, field: ['file'] });
+      })();
       // On refusal keep reading the request so the client receives the answer.
       stored.catch(() => {
         sink.unpipe();
@@ -60,6 +66,16 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
       return sink;
     },
   });
+  // formidable takes a part without a Content-Type for a form field, even with a filename; the
+  // part named `file` is the file whatever it declares (RFC 7578 makes the type optional).
+  let undeclared = false;
+  form.onPart = (part) => {
+    if (part.name === 'file' && !part.mimetype) {
+      undeclared = true;
+      part.mimetype = CHUNK_CONTENT_TYPE;
+    }
+    return (form as unknown as { _handlePart(p: typeof part): void })._handlePart(part);
+  };
   try {
     await form.parse(ctx.req);
   } catch (e) {
@@ -103,18 +119,20 @@ export async function uploadFile(kind: FileKind, { ctx, query, auth, deps, em, c
 /** An assembly route's work: check the chunks, then run the assembly workflow for a file of `kind`. */
 export async function assembleChunks(kind: FileKind, { ctx, body, auth, deps, em }: RouteInput<AssembleChunksBody, unknown, unknown>): Promise<MediaObjectJson> {
   const chunks = body.chunks;
+  // A chunk that is not there is a 404 first: the order and size rules below are about real chunks.
+  const names = chunks.map((c) => c.fileName);
+  const sizeOf = await chunkSizes(em, names);
+  chunks.forEach((c, i) => {
+    if (!sizeOf.has(c.fileName)) throw notFoundField(`/chunks/${i}/fileName`, NOT_A_CHUNK);
+  });
   chunks.forEach((c, i) => {
     const expected = chunks[0]!.chunkNumber + i;
     if (i === 0 && c.chunkNumber > 1) throw invalidField('/chunks/0/chunkNumber', 'must be 0 or 1 (the first chunk)');
     if (c.chunkNumber !== expected) throw invalidField(`/chunks/${i}/chunkNumber`, `must be ${expected}: chunks are listed in order, numbers consecutive`);
   });
-  const names = chunks.map((c) => c.fileName);
+
   const dup = names.findIndex((n, i) => names.indexOf(n) !== i);
   if (dup >= 0) throw invalidField(`/chunks/${dup}/fileName`, 'is listed twice');
-  const sizeOf = await chunkSizes(em, names);
-  chunks.forEach((c, i) => {
-    if (!sizeOf.has(c.fileName)) throw invalidField(`/chunks/${i}/fileName`, NOT_A_CHUNK);
-  });
   let total = 0;
   chunks.forEach((c, i) => {
     const size = sizeOf.get(c.fileName)!;

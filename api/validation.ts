@@ -3,7 +3,8 @@
  * rejected by the schemas' `additionalProperties: false`); query strings and path params are
  * strings on the wire, so they are coerced to the schema's types and defaults are applied.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction, type Vocabulary } from 'ajv';
+import nextVocabularyModule from 'ajv/dist/vocabularies/next.js';
 import addFormatsModule from 'ajv-formats';
 import type { IncomingMessage } from 'node:http';
 import type { TSchema } from '@sinclair/typebox';
@@ -11,16 +12,37 @@ import { escapePointer, type ErrorDetail } from '../domain/errors.js';
 import { ApiError } from './errors.js';
 import { unsafeInputDetails } from '../domain/inputSafety.js';
 import { numberInput } from '../domain/conditions.js';
-import { KEY_RULES, VALUE_RULES, sharedSchemas } from './schemas/common.js';
+import { KEY_RULES, NO_NUL, VALUE_RULES, sharedSchemas } from './schemas/common.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+/**
+ * JSON Schema 2019-09 keywords the published (OpenAPI 3.1) schemas use, `dependentRequired`
+ * (UnifiedDataBody's names in pairs) among them: draft-07 ajv ignores them unless added.
+ */
+const nextVocabulary: Vocabulary = Array.isArray(nextVocabularyModule) ? nextVocabularyModule : (nextVocabularyModule as unknown as { default: Vocabulary }).default;
+
+/**
+ * What no input may carry (domain/inputSafety.ts, checked before the schemas) said in the schemas
+ * too: every free string of a request (no pattern, format or literal of its own) gets a pattern
+ * without NUL, so a client generated from the document, or a fuzzer, knows it.
+ */
+export function noNul(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(noNul);
+  if (!schema || typeof schema !== 'object') return schema;
+  const o = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = k === 'examples' || k === 'default' || k === 'const' || k === 'enum' ? v : noNul(v);
+  if (o.type === 'string' && o.pattern === undefined && o.format === undefined && o.const === undefined && o.enum === undefined && o.contentMediaType === undefined) out.pattern = NO_NUL;
+  return out;
+}
 
 function makeAjv(coerce: boolean): Ajv {
   // strictNumbers: `1e400` parses to Infinity, which is no number any column can hold
   // verbose: an error carries its keyword's schema, so narrowUnions can see a union's branches
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true, coerceTypes: coerce ? 'array' : false, useDefaults: coerce });
   addFormats(ajv);
-  for (const s of sharedSchemas) ajv.addSchema(s);
+  ajv.addVocabulary(nextVocabulary);
+  for (const s of sharedSchemas) ajv.addSchema(noNul(s) as object);
   return ajv;
 }
 const bodyAjv = makeAjv(false);
@@ -43,7 +65,7 @@ const cache = new WeakMap<TSchema, ValidateFunction>();
 function compile(schema: TSchema, coerce: boolean): ValidateFunction {
   let fn = cache.get(schema);
   if (!fn) {
-    fn = (coerce ? stringAjv : bodyAjv).compile(refShared(schema) as object);
+    fn = (coerce ? stringAjv : bodyAjv).compile(noNul(refShared(schema)) as object);
     cache.set(schema, fn);
   }
   return fn;
@@ -55,18 +77,23 @@ function isLiteral(s: unknown): boolean {
   return !!o && (o.const !== undefined || Array.isArray(o.enum) || (Array.isArray(o.anyOf) && o.anyOf.every((b) => (b as { const?: unknown })?.const !== undefined)));
 }
 
+/** A string told by its pattern (`contact.customFields.<id>`: a family of literals the document cannot list). */
+const isPatterned = (s: unknown): boolean => (s as { type?: unknown; pattern?: unknown } | undefined)?.type === 'string' && typeof (s as { pattern?: unknown }).pattern === 'string';
+
 const tagCache = new WeakMap<object, string[]>();
 /**
- * The discriminators of a union of objects: the properties every branch gives a literal
- * (`field` and `operator` of an integration condition, `type` of a custom field). None when a
- * branch is not an inline object schema (a `$ref`, a scalar).
+ * The discriminators of a union of objects, in property order: the properties every branch gives
+ * a literal, or in some branches a pattern (`field` and `operator` of a condition, `type` of a
+ * custom field). None when a branch is not an inline object schema (a `$ref`, a scalar).
  */
 function tagsOf(branches: unknown): string[] {
   if (!Array.isArray(branches) || branches.length < 2) return [];
   let tags = tagCache.get(branches);
   if (!tags) {
     const props = branches.map((b) => (b as { type?: unknown; properties?: Record<string, unknown> })).map((b) => (b?.type === 'object' ? b.properties : undefined));
-    tags = props.every((p) => p) ? Object.keys(props[0]!).filter((k) => props.every((p) => isLiteral(p![k]))) : [];
+    tags = props.every((p) => p)
+      ? Object.keys(props[0]!).filter((k) => props.every((p) => isLiteral(p![k]) || isPatterned(p![k])) && props.some((p) => isLiteral(p![k])))
+      : [];
     tagCache.set(branches, tags);
   }
   return tags;
@@ -77,10 +104,12 @@ function tagsOf(branches: unknown): string[] {
  * say what is wrong with it (an IN list of 1001 values: its length, not "must be string"); when
  * it has none of their types, one error lists them. Unions whose every branch took the value's
  * type (literals: `const`) are left whole for mergeLiteralUnions. A union of objects told apart
- * by literal properties (tagsOf) keeps the branches whose literals the value matches best: when
- * every literal of one matches, that branch's errors (`IN` with a string: "/value must be
+ * by literal properties (tagsOf) keeps the branches whose literals the value matches best, the
+ * first literal deciding before the next (a condition's `field` says what the operator may be):
+ * when every literal of one matches, that branch's errors (`IN` with a string: "/value must be
  * array"); otherwise only the mismatched literals of those branches, which mergeLiteralUnions
- * lists as one "must be one of" line per property.
+ * lists as one "must be one of" line per property (`contact.emails` with `LIKE`: the operators
+ * of `contact.emails`, not the fields that take LIKE).
  */
 function narrowUnions(errors: ErrorObject[]): ErrorObject[] {
   // Slots in ajv's order (a narrowed error is replaced in place, a dropped one emptied), and each
@@ -131,7 +160,9 @@ function narrowTagged(slots: (ErrorObject | null)[], u: number, branches: Map<st
         ? (e.params as { missingProperty: string }).missingProperty
         : undefined
       : tagAt.get(e.instancePath);
-  const mismatched = new Map([...branches].map(([b, is]) => [b, new Set(is.map((i) => tagOf(slots[i]!)).filter((t) => t !== undefined)).size]));
+  // a branch's mismatched tags as a number whose highest bit is the first tag: the smallest is the best match
+  const rank = (mismatch: Set<string | undefined>) => tags.reduce((n, t) => n * 2 + (mismatch.has(t) ? 1 : 0), 0);
+  const mismatched = new Map([...branches].map(([b, is]) => [b, rank(new Set(is.map((i) => tagOf(slots[i]!))))]));
   const best = Math.min(...mismatched.values());
   for (const [b, is] of branches)
     for (const i of is) {
@@ -165,7 +196,7 @@ function onlyWhen(e: ErrorObject, union: ErrorObject, tags: string[]): ErrorObje
 
 export function toDetails(errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
   const seen = new Set<string>();
-  const out: (ErrorDetail & { typeError?: true })[] = [];
+  const out: (ErrorDetail & { typeError?: true; whole?: true })[] = [];
   for (const e of narrowUnions(errors ?? [])) {
     let path = prefix + e.instancePath;
     let message = e.message ?? 'is invalid';
@@ -183,9 +214,15 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     } else if (e.keyword === 'required') {
       path += `/${(e.params as { missingProperty: string }).missingProperty}`;
       message = 'is required';
+    } else if (e.keyword === 'dependentRequired') {
+      const { missingProperty, property } = e.params as { missingProperty: string; property: string };
+      path += `/${escapePointer(missingProperty)}`;
+      message = `is required when ${property} is sent`;
     } else if (e.keyword === 'const' || e.keyword === 'enum') {
       const allowed = (e.params as { allowedValue?: unknown; allowedValues?: unknown[] }).allowedValues ?? [(e.params as { allowedValue?: unknown }).allowedValue];
       message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+      const refusal = (e.parentSchema as { 'x-refusal'?: unknown } | undefined)?.['x-refusal'];
+      if (typeof refusal === 'string') message += ` (${refusal})`;
     }
     // A union reports every branch; keep one line per path (the first is the most specific).
     if (e.keyword === 'anyOf' && seen.has(path)) continue;
@@ -193,9 +230,12 @@ export function toDetails(errors: ErrorObject[] | null | undefined, prefix = '')
     if (seen.has(key)) continue;
     seen.add(key);
     seen.add(path);
-    out.push(e.keyword === 'type' ? { path: path || '/', message, typeError: true } : { path: path || '/', message });
+    out.push(e.keyword === 'type' ? { path: path || '/', message, typeError: true } : e.keyword === 'not' || e.keyword === 'oneOf' ? { path: path || '/', message, whole: true } : { path: path || '/', message });
   }
-  return mergeLiteralUnions(out);
+  // what a combinator says of the whole (`/ must NOT be valid`, `must match exactly one schema in
+  // oneOf`) after what names a property (rows beside a file: `/contactsData` first)
+  const whole = new Set(out.filter((d) => d.whole));
+  return mergeLiteralUnions([...out.filter((d) => !whole.has(d)), ...whole]);
 }
 
 /**
@@ -211,7 +251,9 @@ function mergeLiteralUnions(all: (ErrorDetail & { typeError?: true })[]): ErrorD
   for (const [path, ds] of byPath) {
     const consts = ds.filter((d) => d.message.startsWith('must be one of '));
     if (consts.length > 1) {
-      out.push({ path, message: `must be one of ${consts.map((d) => d.message.slice('must be one of '.length)).join(', ')}` });
+      // branches share literals (the operators of several field types): each listed once
+      const listed = new Set(consts.flatMap((d) => d.message.slice('must be one of '.length).split(', ')));
+      out.push({ path, message: `must be one of ${[...listed].join(', ')}` });
       out.push(...ds.filter((d) => !d.message.startsWith('must be one of ') && d.message !== 'must match a schema in anyOf'));
     } else out.push(...ds.filter((d) => !(ds.length > 1 && d.message === 'must match a schema in anyOf')));
   }
@@ -249,11 +291,23 @@ function numberKeysOf(schema: TSchema): string[] {
   return keys;
 }
 
+/**
+ * An object's `anyOf` rule between its properties that the server answers with a stable error
+ * code of its own, named beside it by `x-error-code` (UnifiedDataBody: `pronet_required`): the
+ * document states the rule, and the domain check that owns the code answers it, naming what is
+ * missing. So when the rule is all that is wrong, the body passes here; with anything else wrong
+ * it is one more `validation_failed` detail.
+ */
+function onlyCodedRules(errors: ErrorObject[]): boolean {
+  const rules = errors.filter((e) => e.keyword === 'anyOf' && typeof (e.parentSchema as { 'x-error-code'?: unknown } | undefined)?.['x-error-code'] === 'string');
+  return rules.length > 0 && errors.every((e) => rules.some((r) => e === r || (e.schemaPath.startsWith(`${r.schemaPath}/`) && e.instancePath.startsWith(r.instancePath))));
+}
+
 /** Validates (and, for query/params, coerces in place); throws 400 `validation_failed`. */
 export function validate<T>(schema: TSchema, value: unknown, where: Location): T {
   const fn = compile(schema, where !== 'body');
   const notDecimal = where === 'body' ? [] : nonDecimalNumbers(schema, value, `/${where}`);
-  if (notDecimal.length || !fn(value)) {
+  if (notDecimal.length || (!fn(value) && !onlyCodedRules(fn.errors ?? []))) {
     const prefix = where === 'body' ? '' : `/${where}`;
     const details = notDecimal.length ? notDecimal : toDetails(fn.errors, prefix);
     const first = details[0]!;

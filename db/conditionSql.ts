@@ -64,8 +64,13 @@ export function sqlCatalogOf<F extends CatalogField>(fields: SqlField<F>[], idSq
 }
 
 /** The SQL catalog of a domain catalog: each field with the column `columnOf` gives it. */
-export function withColumns<F extends CatalogField>(catalog: { fields: F[] }, columnOf: (f: F) => FieldColumn, idSql: string, idCast = 'uuid'): SqlCatalog<F> {
-  return sqlCatalogOf(catalog.fields.map((f) => ({ ...f, ...columnOf(f) })), idSql, idCast);
+export function withColumns<F extends CatalogField>(
+  catalog: { fields: F[]; unknown?: FieldCatalog['unknown']; treeLimits?: FieldCatalog['treeLimits'] },
+  columnOf: (f: F) => FieldColumn,
+  idSql: string,
+  idCast = 'uuid',
+): SqlCatalog<F> {
+  return { ...sqlCatalogOf(catalog.fields.map((f) => ({ ...f, ...columnOf(f) })), idSql, idCast), unknown: catalog.unknown, treeLimits: catalog.treeLimits };
 }
 
 /** A piece of SQL whose values are bound parameters (Kysely's `sql` tag). */

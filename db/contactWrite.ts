@@ -56,7 +56,9 @@ function checkPatch(patch: ContactPatch, catalog: ContactCatalog): CheckedPatch 
   }
   const emails = patch.emails?.map((e, i) => email(e, ['emails', i]));
   if (emails) out.emails = [...new Set(emails)];
-  out.work = patch.workEmail ? email(patch.workEmail, ['workEmail']) : patch.workEmail;
+  // white space only clears it, as the schema's EMAIL_OR_BLANK_PATTERN says (JavaScript's `trim` set)
+  const work = patch.workEmail?.trim() === '' ? null : patch.workEmail;
+  out.work = work ? email(work, ['workEmail']) : work;
   if (patch.customFields) out.custom = checkCustomFields(patch.customFields, catalog);
   if (patch.company?.companyWebsite && !normalizeDomain(patch.company.companyWebsite)) throw new InvalidInputError(['company', 'companyWebsite'], 'must be a website URL or domain');
   const headcountError = patch.company?.companyHeadcount ? headcountRangeError(patch.company.companyHeadcount.trim()) : null;

@@ -246,7 +246,7 @@ export async function updateSource(
   return source;
 }
 
-/** Filterable fields of `POST /sources/filter-sources/{sourceType}`. */
+/** Filterable fields of `POST /sources/filter-sources/{sourceType}` (api/schemas/conditions.ts publishes them). */
 const meta = (key: string, label: string): SqlField => ({
   path: `sourceMeta.${key}`,
   type: 'string',
@@ -255,7 +255,7 @@ const meta = (key: string, label: string): SqlField => ({
   filteringSupported: true,
   label,
 });
-const SOURCE_CATALOG = sqlCatalogOf(
+export const SOURCE_CATALOG = sqlCatalogOf(
   [
     { path: 'sourceIdentifier', type: 'string', sql: 's.source_identifier', output: ['sourceIdentifier'], filteringSupported: true },
     { path: 'refreshStatus', type: 'string', sql: 's.refresh_status', output: ['refreshStatus'], filteringSupported: true },

@@ -18,7 +18,10 @@
  *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes
  *   (a pattern ending in a single `\` is a 400). Empty means NULL or ''.
  * - Per query: at most `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` of them `LIKE`/`NOT LIKE`
- *   (each a scan of its column), groups `LIMITS.maxDepth` deep.
+ *   (each a scan of its column), groups `LIMITS.maxDepth` deep; a catalog with `treeLimits: 'list'`
+ *   (the contact catalog) bounds each `conditions` list to `LIMITS.maxLeaves` instead, and one
+ *   with `treeLimits: {groupItems}` (the discovery catalogs) each list by the depth of its group
+ *   ({@link TreeLimits}): in both, only what the request's JSON Schema states.
  * - Numbers must be finite and fit the operand type (`int`, `bigint` columns: whole numbers in
  *   range); dates must exist on the calendar (`2026-02-30` is a 400, not 2 March).
  * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
@@ -66,7 +69,36 @@ export interface CatalogField {
 export interface FieldCatalog<F extends CatalogField = CatalogField> {
   /** Looks a path up; undefined when the path is not in the catalog. */
   get(path: string): F | undefined;
+  /**
+   * The error for a path the catalog does not have, when it is not the default 400: a well-formed
+   * reference to a workspace's own field (a custom field id) it does not have is a 404.
+   */
+  unknown?(path: string, pointer: string): Error | undefined;
+  /** Default `'query'`: the per-query limits. */
+  treeLimits?: TreeLimits;
 }
+
+/**
+ * How a catalog bounds a condition tree (issue 27 item 21: what the document calls valid, the
+ * server accepts, so a bound is one JSON Schema states: a list's `maxItems`, a depth):
+ * - `'query'`: at most `LIMITS.maxLeaves` conditions and `LIMITS.maxLikes` LIKEs per query, groups
+ *   `LIMITS.maxDepth` deep; totals JSON Schema cannot state (catalogs not yet moved off them).
+ * - `'list'`: only each `conditions` list (at most `LIMITS.maxLeaves` items). Nesting is bounded
+ *   by MAX_JSON_DEPTH like every input, a query's cost by the statement timeout (the contact
+ *   catalog, compiled to PostgreSQL).
+ * - `{groupItems}`: root `conditions` at most `LIMITS.maxLeaves`; a group at depth d
+ *   (`groupedCondition` is 1) at most `groupItems[d - 1]` items; no group deeper than
+ *   `groupItems.length`. So a query holds at most {@link maxConditionsOf} conditions, a bound
+ *   an engine with its own clause limit needs (the discovery catalogs: OpenSearch counts every
+ *   clause of a query against 1024).
+ */
+export type TreeLimits = 'list' | 'query' | { groupItems: readonly number[] };
+
+/** The most conditions a tree within `{groupItems}` holds: the root list, and full groups at every depth. */
+export const maxConditionsOf = (groupItems: readonly number[]): number => LIMITS.maxLeaves + groupItems.reduce((a, b) => a * b, 1);
+
+/** The error for `path`, which `catalog` does not have, named at `pointer`. */
+const unknownField = (catalog: FieldCatalog, path: string, pointer: string) => catalog.unknown?.(path, pointer) ?? invalidField(pointer, `unknown field ${path}`);
 
 /** A catalog over a fixed list of fields. */
 export function catalogOf<F extends CatalogField>(fields: F[]): FieldCatalog<F> & { fields: F[] } {
@@ -244,6 +276,7 @@ export function parseWhere<F extends CatalogField>(
   const gPtr = opts.groupedPointer ?? '/groupedCondition';
   if (input.conditions !== undefined && input.conditions !== null) {
     if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
+    if (!perQueryLimits(catalog)) assertListLength(input.conditions, cPtr, LIMITS.maxLeaves);
     input.conditions.forEach((c, i) => parts.push(parseNode(catalog, c, `${cPtr}/${i}`, state, 1, false)));
   }
   if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
@@ -263,8 +296,11 @@ function parseNode<F extends CatalogField>(
   negated: boolean,
 ): WhereTree<F> {
   if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
+  const perQuery = perQueryLimits(catalog);
+  const levels = typeof catalog.treeLimits === 'object' ? catalog.treeLimits.groupItems : undefined;
   if (isGroup(node)) {
-    if (depth > LIMITS.maxDepth) throw invalidField(ptr, `groups may be nested at most ${LIMITS.maxDepth} deep`);
+    const maxDepth = levels ? levels.length : perQuery ? LIMITS.maxDepth : Infinity;
+    if (depth > maxDepth) throw invalidField(ptr, `groups may be nested at most ${maxDepth} deep`);
     for (const k of Object.keys(node))
       if (k !== 'operator' && k !== 'conditions') throw invalidField(`${ptr}/${k}`, 'is not a property of a grouped condition');
     const op = typeof node.operator === 'string' ? node.operator.toUpperCase() : node.operator;
@@ -272,6 +308,7 @@ function parseNode<F extends CatalogField>(
       throw invalidField(`${ptr}/operator`, `must be one of ${GROUP_OPERATORS.join(', ')}`);
     if (!Array.isArray(node.conditions)) throw invalidField(`${ptr}/conditions`, 'must be an array');
     if (node.conditions.length === 0) throw invalidField(`${ptr}/conditions`, 'must not be empty');
+    if (!perQuery) assertListLength(node.conditions, `${ptr}/conditions`, levels ? levels[depth - 1]! : LIMITS.maxLeaves);
     // Negation normal form: NOT is pushed down to the leaves (De Morgan), so positive leaves stay
     // bare predicates that indexes can serve; NOT of several children is NOT(c1 AND c2 …).
     const childNegated = op === 'NOT' ? !negated : negated;
@@ -282,8 +319,14 @@ function parseNode<F extends CatalogField>(
     return conj ? { kind: 'or', children: kids } : { kind: 'and', children: kids };
   }
   state.leaves++;
-  if (state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
+  if (perQuery && state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
   return parseLeaf(catalog, node, ptr, negated, state);
+}
+
+const perQueryLimits = (catalog: FieldCatalog): boolean => (catalog.treeLimits ?? 'query') === 'query';
+
+function assertListLength(list: unknown[], ptr: string, max: number): void {
+  if (list.length > max) throw invalidField(`${ptr}/${max}`, `at most ${max} conditions are allowed in one list`);
 }
 
 function parseLeaf<F extends CatalogField>(
@@ -297,7 +340,7 @@ function parseLeaf<F extends CatalogField>(
     if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
   if (typeof node.field !== 'string') throw invalidField(`${ptr}/field`, 'must be a field path string');
   const field = catalog.get(node.field);
-  if (!field) throw invalidField(`${ptr}/field`, `unknown field ${node.field}`);
+  if (!field) throw unknownField(catalog, node.field, `${ptr}/field`);
   if (!field.filteringSupported) throw invalidField(`${ptr}/field`, `${node.field} does not support filtering`);
   if (typeof node.operator !== 'string') throw invalidField(`${ptr}/operator`, 'must be an operator string');
   const op = node.operator.trim().toUpperCase().replace(/\s+/g, ' ');
@@ -352,7 +395,7 @@ function parseLeaf<F extends CatalogField>(
     case 'LIKE':
     case 'NOT LIKE': {
       state.likes++;
-      if (state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
+      if (perQueryLimits(catalog) && state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
       const pattern = String(scalar(value, vPtr));
       const problem = likePatternProblem(pattern);
       if (problem) throw invalidField(vPtr, problem);
@@ -378,7 +421,7 @@ export function pickFields<F extends CatalogField>(catalog: FieldCatalog<F>, fie
   fields.forEach((f, i) => {
     if (typeof f !== 'string') throw invalidField(`${pointer}/${i}`, 'must be a field path string');
     const field = catalog.get(f);
-    if (!field) throw invalidField(`${pointer}/${i}`, `unknown field ${f}`);
+    if (!field) throw unknownField(catalog, f, `${pointer}/${i}`);
     if (!seen.has(f)) {
       seen.add(f);
       picked.push(field);
@@ -395,7 +438,7 @@ export function parseSort<F extends CatalogField>(catalog: FieldCatalog<F>, sort
   return items.map((s, i) => {
     if (!isObject(s) || typeof s.field !== 'string') throw invalidField(`${pointer}/${i}/field`, 'must be a field path string');
     const f = catalog.get(s.field);
-    if (!f) throw invalidField(`${pointer}/${i}/field`, `unknown field ${s.field}`);
+    if (!f) throw unknownField(catalog, s.field, `${pointer}/${i}/field`);
     if (f.type === 'multi' || f.sortable === false) throw invalidField(`${pointer}/${i}/field`, `${s.field} cannot be sorted on`);
     const dir = s.direction === undefined ? 'asc' : String(s.direction).toLowerCase();
     if (dir !== 'asc' && dir !== 'desc') throw invalidField(`${pointer}/${i}/direction`, 'must be asc or desc');
@@ -407,6 +450,6 @@ export function parseSort<F extends CatalogField>(catalog: FieldCatalog<F>, sort
 export function groupByField<F extends CatalogField>(catalog: FieldCatalog<F>, path: unknown, pointer = '/groupByField'): F {
   if (typeof path !== 'string') throw invalidField(pointer, 'must be a field path string');
   const f = catalog.get(path);
-  if (!f) throw invalidField(pointer, `unknown field ${path}`);
+  if (!f) throw unknownField(catalog, path, pointer);
   return f;
 }

@@ -8,6 +8,7 @@
  */
 import type { WritableCompanyKey, WritableContactKey } from './contactShape.js';
 import { catalogOf, type CatalogField, type FieldCatalog, type FieldType } from './conditions.js';
+import { InvalidRequestError } from './errors.js';
 
 export const CUSTOM_FIELD_TYPES = ['string', 'number', 'date', 'boolean', 'multi'] as const;
 export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number];
@@ -102,9 +103,26 @@ export interface ContactCatalog extends FieldCatalog<ContactField> {
   fields: ContactField[];
 }
 
+/** A custom field path (`contact.customFields.<uuid>`), whether or not the workspace has the field. */
+export const CUSTOM_FIELD_PATH_PATTERN = '^contact\\.customFields\\.[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const CUSTOM_FIELD_PATH = new RegExp(CUSTOM_FIELD_PATH_PATTERN);
+
+/**
+ * The workspace's catalog. A well-formed custom field path the workspace does not have names a
+ * field it could have: a 404 `not_found` naming it (like any other reference to something the
+ * workspace does not have), not a 400.
+ */
 export function contactCatalog(customDefs: CustomFieldDef[]): ContactCatalog {
   const fields = [...BUILTIN_CONTACT_FIELDS, ...customDefs.map(customField)];
-  return catalogOf(fields);
+  return {
+    ...catalogOf(fields),
+    // PostgreSQL under the statement timeout: each list is bounded, as the schemas say (no per-query totals)
+    treeLimits: 'list',
+    unknown: (path, pointer) =>
+      CUSTOM_FIELD_PATH.test(path)
+        ? new InvalidRequestError('not_found', `${pointer}: ${path} is not a custom field of this workspace`, [{ path: pointer, message: `${path} is not a custom field of this workspace (GET /schema/contact lists them)` }])
+        : undefined,
+  };
 }
 
 /** One item of `GET /schema/contact`. */

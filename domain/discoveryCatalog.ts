@@ -131,8 +131,19 @@ function companyField(c: DsColumn, entity: DiscoveryEntity): CatalogField {
   };
 }
 
+/**
+ * Items of a v2 search's groups by depth (`groupedCondition` is depth 1; domain/conditions.ts
+ * TreeLimits): wide at the top (an AND of criteria), narrower below (alternatives, then rare
+ * third-level groups), so a query holds at most 100 + 30 × 10 × 3 = 1,000 conditions, under
+ * OpenSearch's 1,024 clauses. The request schemas state exactly these (api/schemas/conditions.ts).
+ */
+export const DISCOVERY_TREE_LIMITS = { groupItems: [30, 10, 3] } as const;
+
 /** Catalog of `find-contacts-v2`: people, with their company's fields. */
-export const contactSearchCatalog = catalogOf([...PERSON_COLUMNS.map((c) => personField(c)), ...COMPANY_COLUMNS.map((c) => companyField(c, 'contact'))]);
+export const contactSearchCatalog = {
+  ...catalogOf([...PERSON_COLUMNS.map((c) => personField(c)), ...COMPANY_COLUMNS.map((c) => companyField(c, 'contact'))]),
+  treeLimits: DISCOVERY_TREE_LIMITS,
+};
 
 /** Catalog of the person side of a company search (the people sub-query). */
 export const personCatalog = catalogOf(PERSON_COLUMNS.map((c) => personField(c)));
@@ -141,7 +152,10 @@ export const personCatalog = catalogOf(PERSON_COLUMNS.map((c) => personField(c))
  * Catalog of `find-companies-v2`: companies. `dsContact.*` paths are listed for conditions
  * (compiled against the people of the company); they are not company fields.
  */
-export const companySearchCatalog = catalogOf([...COMPANY_COLUMNS.map((c) => companyField(c, 'company')), ...PERSON_COLUMNS.map((c) => personField(c))]);
+export const companySearchCatalog = {
+  ...catalogOf([...COMPANY_COLUMNS.map((c) => companyField(c, 'company')), ...PERSON_COLUMNS.map((c) => personField(c))]),
+  treeLimits: DISCOVERY_TREE_LIMITS,
+};
 
 /** Default `fields` when a request names none: the spec's Contact / Company record fields. */
 export const DEFAULT_FIELDS: Record<DiscoveryEntity, string[]> = {

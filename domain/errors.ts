@@ -61,6 +61,19 @@ export class InvalidInputError extends DomainError {
   }
 }
 
+/**
+ * A well-formed reference in the input (an uploaded file, a source, an integration) names nothing
+ * of the workspace: 404 naming the field, like a missing path resource.
+ */
+export class UnknownReferenceError extends DomainError {
+  constructor(
+    readonly field: InputField,
+    readonly problem: string,
+  ) {
+    super(`${field.join('.')}: ${problem}`);
+  }
+}
+
 /** The change clashes with what is stored (a unique identity taken by another row); `code` is the stable error code. */
 export class ConflictError extends DomainError {
   constructor(
@@ -155,6 +168,7 @@ export class ExtensionMismatchError extends DomainError {
 export const DOMAIN_ERROR_FAILURE = 'DomainError';
 export type DomainErrorData =
   | { kind: 'InvalidInput'; field: InputField; problem: string }
+  | { kind: 'UnknownReference'; field: InputField; problem: string }
   | { kind: 'UnsupportedMediaType'; field: InputField; detected: string | undefined; allowed: readonly string[] }
   | { kind: 'TooLarge'; maxBytes: number; what: string }
   | { kind: 'UrlNotAllowed'; field: InputField; reason: string }
@@ -164,6 +178,7 @@ export type DomainErrorData =
 /** The plain form of a domain error an activity may refuse with; undefined for any other error. */
 export function domainErrorData(e: unknown): DomainErrorData | undefined {
   if (e instanceof InvalidInputError) return { kind: 'InvalidInput', field: e.field, problem: e.problem };
+  if (e instanceof UnknownReferenceError) return { kind: 'UnknownReference', field: e.field, problem: e.problem };
   if (e instanceof UnsupportedMediaTypeError) return { kind: 'UnsupportedMediaType', field: e.field, detected: e.detected, allowed: e.allowed };
   if (e instanceof TooLargeError) return { kind: 'TooLarge', maxBytes: e.maxBytes, what: e.what };
   if (e instanceof UrlNotAllowedError) return { kind: 'UrlNotAllowed', field: e.field, reason: e.reason };
@@ -176,6 +191,8 @@ export function domainErrorFromData(d: DomainErrorData): DomainError {
   switch (d.kind) {
     case 'InvalidInput':
       return new InvalidInputError(d.field, d.problem);
+    case 'UnknownReference':
+      return new UnknownReferenceError(d.field, d.problem);
     case 'UnsupportedMediaType':
       return new UnsupportedMediaTypeError(d.field, d.detected, d.allowed);
     case 'TooLarge':

@@ -19,10 +19,13 @@ export const likeContains = (s: string): string => `%${escapeLike(s)}%`;
 /** Pattern matching any text that starts with `s` (literally). */
 export const likePrefix = (s: string): string => `${escapeLike(s)}%`;
 
+/** Said of a refused `LIKE` pattern (here and by the request schemas' pattern for it). */
+export const LIKE_RULE = 'must not end with a single backslash (the escape character); write \\\\ for a literal backslash';
+
 /** Why a client `LIKE` pattern cannot be used, or null when PostgreSQL accepts it. */
 export function likePatternProblem(pattern: string): string | null {
   const trailing = /\\+$/.exec(pattern)?.[0].length ?? 0;
-  if (trailing % 2 === 1) return 'must not end with a single backslash (the escape character); write \\\\ for a literal backslash';
+  if (trailing % 2 === 1) return LIKE_RULE;
   return null;
 }
 

@@ -22,6 +22,20 @@ const URN_IN_PATH_RE = /(?:^|\/)urn:li:(activity|ugcPost|share):(\d{1,30})(?:\/|
 // The vanity form ends with `-<kind>-<digits>-<suffix>`; the slug before it may contain dashes.
 const VANITY_RE = /-(activity|ugcPost|share)-(\d{1,30})(?:-[A-Za-z0-9_]+)?\/?$/;
 
+/**
+ * What {@link parsePronetPostUrl} resolves, as a JSON Schema pattern (the request schema's): a
+ * URN, or an http(s) URL on linkedin.com (or one `www.`-like subdomain) whose path is a feed
+ * update holding a URN (`:` also as `%3A`) or a vanity post, with an optional query string. Every
+ * string it matches resolves; the parser also takes some forms it leaves out (surrounding
+ * whitespace, other percent-encodings).
+ */
+export const PRONET_POST_URL_PATTERN =
+  '^(urn:li:(activity|ugcPost|share):[0-9]{1,30}' +
+  '|[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9]+\\.)?[Ll][Ii][Nn][Kk][Ee][Dd][Ii][Nn]\\.[Cc][Oo][Mm]/' +
+  '((embed/)?feed/update/urn(:|%3[Aa])li(:|%3[Aa])(activity|ugcPost|share)(:|%3[Aa])[0-9]{1,30}/?' +
+  '|posts/[A-Za-z0-9_~-]*-(activity|ugcPost|share)-[0-9]{1,30}(-[A-Za-z0-9_]+)?/?)' +
+  '(\\?[A-Za-z0-9_.~%=&+-]*)?)$';
+
 function thread(kind: string, id: string): PronetThread {
   return { urn: `urn:li:${kind}:${id}`, kind: kind as ThreadUrnKind, id };
 }

@@ -38,9 +38,12 @@ export const networkOf = (p: Provider): 'microblog' | 'pronet' => (p === 'microb
 
 
 /** `null` when `value` is an ISO 8601 timestamp with zone strictly after `now`, else the reason. */
+/** Date-time with an explicit zone (Z or ±hh:mm); a bare date or a local time is ambiguous. The request schemas' pattern too. */
+export const SCHEDULED_TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})$';
+const SCHEDULED_TIME_RE = new RegExp(SCHEDULED_TIME_PATTERN);
+
 export function scheduledTimeProblem(value: string, now: Date): string | null {
-  // Date-time with an explicit zone (Z or ±hh:mm); a bare date or a local time is ambiguous.
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(value)) {
+  if (!SCHEDULED_TIME_RE.test(value)) {
     return 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-21T17:45:00.000Z';
   }
   const t = parseIsoDate(value, { requireZone: true });

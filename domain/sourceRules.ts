@@ -8,6 +8,7 @@
  */
 import { InvalidRequestError, invalidField } from './errors.js';
 import { normalizeProfileUrl } from './identity.js';
+import { CUSTOM_FIELD_PATH_PATTERN } from './contactCatalog.js';
 import { decodedPath, isHttpAddress, parseWebAddress } from './webAddress.js';
 import { charCount } from './inputSafety.js';
 
@@ -48,6 +49,8 @@ export const PAST_DAYS_MAX = 90;
 export const DEFAULT_PAST_DAYS = 1;
 
 export const KEYWORD_MIN_LENGTH = 3;
+
+const CUSTOM_FIELD_PATH = new RegExp(CUSTOM_FIELD_PATH_PATTERN);
 
 /** Profile, company/page, post and activity URL shapes of the professional network. */
 const PROFILE_PATH = /^\/(in|pub)\/[^/\s]+$/;
@@ -144,6 +147,12 @@ export function validateFieldMapping(value: unknown, pointer: string, inCatalog:
     if (sourceFieldName === '__proto__') throw invalidField(`${at}/sourceFieldName`, 'is not allowed: no row may carry this key (it reaches the object prototype)');
     if (targetFieldName.length > 300) throw invalidField(`${at}/targetFieldName`, 'must NOT have more than 300 characters');
     if (!inCatalog(targetFieldName)) {
+      // A well-formed custom field path names a field the workspace could have: a 404, like any unknown reference.
+      if (CUSTOM_FIELD_PATH.test(targetFieldName)) {
+        throw new InvalidRequestError('not_found', `${at}/targetFieldName: ${targetFieldName} is not a custom field of this workspace`, [
+          { path: `${at}/targetFieldName`, message: `${targetFieldName} is not a custom field of this workspace (GET /schema/contact lists them)` },
+        ]);
+      }
       throw invalidField(`${at}/targetFieldName`, `'${targetFieldName}' is not a field of GET /schema/contact`);
     }
     if (seen.has(sourceFieldName)) throw invalidField(`${at}/sourceFieldName`, `'${sourceFieldName}' is mapped twice`);
@@ -170,7 +179,7 @@ export function validateSourceInput(input: SourceInput, inCatalog: CatalogCheck,
       return fn();
     } catch (e) {
       const d = e instanceof InvalidRequestError ? e.details?.[0] : undefined;
-      if (pointerPrefix && d) throw invalidField(`${pointerPrefix}${d.path}`, d.message);
+      if (pointerPrefix && d) throw new InvalidRequestError((e as InvalidRequestError).code, `${pointerPrefix}${d.path}: ${d.message}`, [{ path: `${pointerPrefix}${d.path}`, message: d.message }]);
       throw e;
     }
   };

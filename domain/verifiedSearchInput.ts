@@ -196,7 +196,9 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
     const base = `/inputFieldMapping/${idx}`;
     const name = entry.sourceFieldName;
     if (!allowed.has(name)) throw invalidField(`${base}/sourceFieldName`, `unknown input ${name}; see GET /schema/verified-discovery/${entity}`);
-    if (seen.has(name)) throw invalidField(`${base}/sourceFieldName`, `${name} is given more than once`);
+    // A name given again is checked like the first, but only the first applies (as a sort key listed twice):
+    // "unique by sourceFieldName" is beyond JSON Schema, so what the document calls valid is taken (issue 27 item 21).
+    const into: VerifiedFilters = seen.has(name) ? {} : f;
     seen.add(name);
     const ptr = `${base}/userInput`;
     const v = entry.userInput;
@@ -206,12 +208,12 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
         const n = typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v;
         if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > VERIFIED_MAX_LIMIT * VERIFIED_MAX_PAGE)
           throw invalidField(ptr, `must be a whole number between 1 and ${VERIFIED_MAX_LIMIT * VERIFIED_MAX_PAGE}`);
-        if (entity === 'contact' && name === 'numberOfCompaniesToPull') f.companyPull = n;
-        else f.pull = n;
+        if (entity === 'contact' && name === 'numberOfCompaniesToPull') into.companyPull = n;
+        else into.pull = n;
         break;
       }
       case 'companyHeadcountRange':
-        f.headcountRanges = stringArray(v, ptr, 50).map((r, i) => {
+        into.headcountRanges = stringArray(v, ptr, 50).map((r, i) => {
           const m = /^(\d+)\s*-\s*(\d+)?$/.exec(r) ?? /^(\d+)\+$/.exec(r);
           if (!m) throw invalidField(`${ptr}/${i}`, 'must be a range of the form <min>-<max>');
           const lo = Number(m[1]);
@@ -230,23 +232,23 @@ export function parseVerifiedInput(entity: DiscoveryEntity, mapping: { sourceFie
         if (min !== null && max !== null && min > max) throw invalidField(`${ptr}/min`, 'must not exceed max');
         const inc = o.include_unknown_revenue ?? false;
         if (typeof inc !== 'boolean') throw invalidField(`${ptr}/include_unknown_revenue`, 'must be a boolean');
-        f.revenue = { min, max, includeUnknown: inc };
+        into.revenue = { min, max, includeUnknown: inc };
         break;
       }
       case 'companyNameInclude':
         if (Array.isArray(v) && v.length > VERIFIED_MAX_LIST) throw invalidField(ptr, `must not have more than ${VERIFIED_MAX_LIST} items`);
-        f.names = stringArray(v, ptr, VERIFIED_MAX_LIST).map((s) => s.toLowerCase());
+        into.names = stringArray(v, ptr, VERIFIED_MAX_LIST).map((s) => s.toLowerCase());
         break;
       case 'companyWebsiteInclude':
         if (Array.isArray(v) && v.length > VERIFIED_MAX_LIST) throw invalidField(ptr, `must not have more than ${VERIFIED_MAX_LIST} items`);
-        f.domains = stringArray(v, ptr, VERIFIED_MAX_LIST).map((s, i) => {
+        into.domains = stringArray(v, ptr, VERIFIED_MAX_LIST).map((s, i) => {
           const d = normalizeDomain(s);
           if (!d || !d.includes('.')) throw invalidField(`${ptr}/${i}`, 'must be a website or domain');
           return d;
         });
         break;
       default:
-        (f as Record<string, unknown>)[KEYS[name]!] = stringArray(v, ptr);
+        (into as Record<string, unknown>)[KEYS[name]!] = stringArray(v, ptr);
     }
   });
   const names = (mapping ?? []).find((e) => e.sourceFieldName === 'companyNameInclude');

@@ -35,6 +35,8 @@ export interface FuzzOptions {
   echo?: boolean;
   /** Only these checks (a focused run, e.g. `FUZZ_CHECKS=positive_data_acceptance`); default: all. */
   checks?: string[];
+  /** Only operations whose path matches this regular expression (`FUZZ_PATHS`, a focused run). */
+  pathRegex?: string;
 }
 
 export interface FuzzResult {
@@ -50,10 +52,10 @@ export interface FuzzResult {
 /**
  * Every check schemathesis has, except `positive_data_acceptance`, which still finds operations
  * refusing data their schema allows (seed 12345: 62 findings before scripts/fuzz_hooks.py, 36
- * after it): per-workspace field catalogs in conditions and sorts, references to objects the
- * workspace does not have (sources, posts, integrations, chunks), per-type rules of sources and
- * verified inputs, duplicate keys in sort/bulk lists, NUL characters. Run it alone with
- * `FUZZ_CHECKS=positive_data_acceptance`; the hooks file says which refusals it excuses and why.
+ * after it, 8 on 95 operations on 2026-11-29 after branch pda4's first fixes; left after its
+ * focused reruns: a media part that declares no type, a verified headcount range whose min exceeds
+ * its max). Run it alone with `FUZZ_CHECKS=positive_data_acceptance`; the hooks file says which
+ * refusals it excuses and why (five named operations, the most issue 27 item 21 allows).
  */
 export const EXCLUDED_CHECKS = ['positive_data_acceptance'];
 
@@ -97,6 +99,7 @@ export async function runSchemathesis(o: FuzzOptions): Promise<FuzzResult> {
     // not_a_server_error, which the CLI's --checks cannot lift for one operation. It is left out
     // here; test/integration/oauthConnect.test.ts drives it against the fake LinkedIn.
     '--exclude-path', '/integrations/{id}/pages',
+    ...(o.pathRegex ? ['--include-path-regex', o.pathRegex] : []),
     '--phases', (o.phases ?? ['examples', 'coverage', 'fuzzing', 'stateful']).join(','),
     '--max-examples', String(o.maxExamples),
     '--seed', String(o.seed),

@@ -15,19 +15,80 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
      string is one unless this API minted it.
    - `oauth_state_invalid`: the one-time `state` of an authorization this API started.
    - `import_failed`: the remote server of a media import answered with an error (its verdict).
+   - `file_type_not_allowed` of `POST /v1/media/import-from-url` for a *detected* type: the bytes
+     the remote URL serves are the remote's, not the request's (the fuzzer points it at its own
+     uploads, CSV chunks among them). A part that declares no type is still reported.
    - `url_not_allowed` for a host that does not resolve or resolves to a private or reserved
      address: the outbound guard's verdict on DNS at request time (the fuzzer's hosts, such as
      example.com, do not resolve in a sandbox). A URL the guard refuses for its shape (scheme,
      credentials, port 0) is still reported. Likewise an `apiBaseUrl` outside the operator's
      `PROVIDER_BASE_URL_ALLOW_LIST`: a deployment setting, not a property of the data.
+3. A rule JSON Schema cannot carry, named in the operation's OpenAPI description (issue 27 item
+   21 allows at most five such operations): a `scheduledTime` that must be in the future when the
+   request arrives (`POST /v1/posts/bulk-schedule`, `POST /v1/posts/external-linkedin-reply`;
+   SCHEDULED_TIME_RULE in api/routes/publishing.ts). Only a 400 whose every detail is that
+   refusal of a `scheduledTime` field is excused.
+   `PATCH /contacts/{id}`: a custom field value checked against the workspace's own definition of
+   the field (type, options), and a `companyHeadcount` range whose min exceeds its max
+   (CONTACT_PATCH_RULES in api/routes/contacts.ts). Only a 400 whose every detail is one of those
+   is excused.
+   `POST /contacts/{sourceId}/bulk-upsert-contacts`: the rows' keys are the source's own field
+   mapping (per workspace, set through /sources): every mapped `sourceFieldName` occurs in some
+   row, and a key is a mapped column or a writable path. Only a 400 whose every detail is one of
+   those refusals is excused. `POST /contacts/{sourceId}` (one row): the same rule for its keys.
+4. What a media type means. The document names the types a file part may declare
+   (`encoding.file.contentType`, e.g. `text/csv, application/x-ndjson` for POST /contact-files)
+   and the server checks the bytes are of that type; a JSON Schema string cannot say what a CSV
+   file is, so the generator learns it here (`schemathesis.openapi.media_type`): small CSV tables
+   (a header and records of as many fields) and JSON Lines files (one JSON object per line).
 """
 import json
 import uuid
 
 import schemathesis
+from hypothesis import strategies as st
 
 SERVER_STATE_CODES = {"invalid_pagination_token", "oauth_state_invalid", "import_failed"}
+FUTURE_TIME_OPERATIONS = {("POST", "/v1/posts/bulk-schedule"), ("POST", "/v1/posts/external-linkedin-reply")}
+HEADCOUNT_ORDER = "must be a headcount range whose min does not exceed its max"
+
+
+def _contact_patch_rule(detail):
+    path = detail.get("path", "")
+    return path.startswith("/customFields/") or (path == "/company/companyHeadcount" and detail.get("message") == HEADCOUNT_ORDER)
+
+
+def _source_mapping_rule(detail):
+    path, message = detail.get("path", ""), detail.get("message", "")
+    return (path == "/contactsData" and "of the field mapping occurs in no row" in message) or (
+        path.startswith("/contactsData/") and message.startswith("unknown field ") and "the source's fieldMapping" in message
+    )
+
+
+# operation → the one refusal (per detail) its OpenAPI description names as a rule JSON Schema cannot carry
+NAMED_RULES = {
+    ("PATCH", "/contacts/{id}"): _contact_patch_rule,
+    ("POST", "/contacts/{sourceId}/bulk-upsert-contacts"): _source_mapping_rule,
+    ("POST", "/contacts/{sourceId}"): lambda d: d.get("message", "").startswith("unknown field ") and "GET /schema/contact" in d.get("message", ""),
+}
 DEPLOYMENT_VERDICTS = ("does not resolve", "a private or reserved address", "(PROVIDER_BASE_URL_ALLOW_LIST)")
+
+
+_CELL = st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=12)
+
+
+@st.composite
+def _csv_file(draw):
+    header = draw(st.lists(_CELL, min_size=1, max_size=5, unique=True))
+    rows = draw(st.lists(st.lists(_CELL, min_size=len(header), max_size=len(header)), min_size=1, max_size=3))
+    return "".join(",".join(r) + "\n" for r in [header, *rows]).encode()
+
+
+_JSON_LINE = st.dictionaries(_CELL, st.one_of(_CELL, st.integers(-1000, 1000), st.booleans(), st.none()), min_size=1, max_size=5)
+schemathesis.openapi.media_type("text/csv", _csv_file())
+schemathesis.openapi.media_type(
+    "application/x-ndjson", st.lists(_JSON_LINE, min_size=1, max_size=3).map(lambda rows: "".join(json.dumps(r) + "\n" for r in rows).encode())
+)
 
 
 @schemathesis.hook
@@ -54,5 +115,18 @@ def filter_failure(context, failure, case, response):
     if code in SERVER_STATE_CODES:
         return False
     if code == "url_not_allowed" and any(v in error.get("message", "") for v in DEPLOYMENT_VERDICTS):
+        return False
+    if code == "file_type_not_allowed" and (case.method.upper(), case.path) == ("POST", "/v1/media/import-from-url") and ": detected type " in error.get("message", ""):
+        return False
+    details = error.get("details") or []
+    if (
+        code == "validation_failed"
+        and (case.method.upper(), case.path) in FUTURE_TIME_OPERATIONS
+        and details
+        and all(d.get("path", "").endswith("/scheduledTime") and d.get("message") == "must be in the future" for d in details)
+    ):
+        return False
+    rule = NAMED_RULES.get((case.method.upper(), case.path))
+    if code == "validation_failed" and rule and details and all(rule(d) for d in details):
         return False
     return True

@@ -23,6 +23,7 @@ export const contactFileRoutes = [
       'the part is stored as one chunk (≤ 10 MiB, declared as a contacts file type or `application/octet-stream`). `Idempotency-Key` ' +
       'binds to the query and the SHA-256 of the file, as for media uploads.',
     contentType: 'multipart/form-data',
+    partTypes: Object.keys(CONTACT_FILE_TYPES),
     query: UploadQuery,
     responses: { 200: MediaObject },
     errors: [400, 401, 413, 415, 500], errorCodes: ['invalid_multipart', 'file_type_not_allowed', 'file_type_mismatch'],
@@ -44,7 +45,7 @@ export const contactFileRoutes = [
     body: AssembleChunksBody,
     bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 500, 504], errorCodes: ['file_type_not_allowed', 'file_extension_mismatch', 'media_deadline_exceeded'],
+    errors: [400, 401, 404, 413, 500, 504], errorCodes: ['file_type_not_allowed', 'file_extension_mismatch', 'media_deadline_exceeded'],
     idempotent: true,
     handler: (input) => assembleChunks('contactsFile', input),
   }),

@@ -42,6 +42,15 @@ async function oneContact(deps: AppDeps, workspaceId: string, id: string) {
   return c;
 }
 
+/**
+ * The rules of PATCH /contacts/{id} its schema cannot carry (issue 27 item 21 allows a few such
+ * operations, each named in its description; scripts/fuzz_hooks.py excuses exactly these 400s).
+ */
+const CONTACT_PATCH_RULES =
+  'Rules this document cannot state: each custom field id and value is checked against the workspace\'s own custom fields ' +
+  '(which ids exist, their type and options, from `GET /schema/contact`: 400 naming `/customFields/<id>`), and a `company.companyHeadcount` range ' +
+  'whose min exceeds its max is a 400 (comparing two numbers in one string is beyond a regular expression).';
+
 export const contactRoutes = [
   defineRoute({
     method: 'post',
@@ -151,9 +160,11 @@ export const contactRoutes = [
       '(first and last name joined by a space, or the one present). `company` links the contact to the company record its merged fields ' +
       'match (by website domain, else name), or to a new record: company records are shared by the contacts of that company, so a PATCH ' +
       'never edits one (a given field the matched record holds otherwise is 409 `company_conflict` naming it, nothing written). ' +
-      '`customFields` merge (null removes a value) and are type-checked.',
+      '`customFields` merge (null removes a value) and are type-checked. ' +
+      CONTACT_PATCH_RULES,
     params: ContactIdParams,
     body: PatchContactBody,
+    examples: { request: { title: 'Analyst', pronet: 'https://www.linkedin.com/in/ada-lovelace', company: { companyName: 'Analytical Engines', companyWebsite: 'analytical.example', companyHeadcount: '51-200' } } },
     responses: { 200: ContactResponse },
     errors: [400, 401, 404, 409, 500], errorCodes: ['conflict', 'company_conflict'],
     handler: async ({ params, body, deps, scope }) => {
@@ -185,7 +196,8 @@ export const contactRoutes = [
     summary: 'Upsert one contact into a source',
     description:
       "Keys are translated through the source's `sourceMeta.config.fieldMapping` when it has one (unmapped columns are ignored); " +
-      'otherwise they must be paths from `GET /schema/contact`. The contact is matched by profile URL, else email, else (source, row key) ' +
+      'otherwise they must be paths from `GET /schema/contact`. Rule this document cannot state: which keys a row may carry is the source\'s own ' +
+      'field mapping (per workspace, set through `/sources`), so a key that is neither a mapped column nor such a path is a 400 naming it. The contact is matched by profile URL, else email, else (source, row key) ' +
       'and updated, or created; a deleted contact is revived. `_ORIGIN_` is kept on the source link.',
     params: SourceIdParams,
     body: UpsertContactBody,
@@ -212,7 +224,10 @@ export const contactRoutes = [
     summary: 'Upsert a batch of contacts into a source (asynchronous)',
     description:
       "Columns are mapped through the source's `sourceMeta.config.fieldMapping`: each `sourceFieldName` must occur in `contactsData` " +
-      'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). The rows are staged and processed by a job; ' +
+      'and each `targetFieldName` must be a writable path of `GET /schema/contact` (else 400). ' +
+      "Rule this document cannot state: the mapping is the source's own (per workspace, set through `/sources`), so which keys the rows " +
+      'may and must carry is not in this schema: a mapped `sourceFieldName` that occurs in no row is a 400 naming `/contactsData`, a key that is ' +
+      'neither a mapped column nor a writable path a 400 naming it. The rows are staged and processed by a job; ' +
       'per-row errors are reported in `jobResponsePayload.errors` while good rows are saved. `segmentId` attaches the source to that ' +
       'segment; `webhookConfiguration` is notified when the job ends. ' +
       'Instead of inline rows, `contactsFile.fileName` may name a CSV or JSON Lines file uploaded through `POST /contact-files` or ' +
@@ -226,6 +241,7 @@ export const contactRoutes = [
     params: SourceIdParams,
     body: BulkUpsertBody,
     bodyLimit: 'bulk', // up to MAX_BULK_ROWS rows
+    examples: { request: { contactsData: [{ 'contact.firstName': 'Ada', 'contact.lastName': 'Lovelace', 'contact.workEmail': 'ada@analytical.example', 'company.companyName': 'Analytical Engines' }] } },
     responses: { 202: JobAccepted },
     errors: [400, 401, 404, 500], errorCodes: ['file_type_not_allowed'],
     idempotent: true,

@@ -17,7 +17,8 @@ import {
   ContactPage,
   ContactV2Page,
   ImportVerifiedCompaniesBody,
-  V2SearchBody,
+  V2CompanySearchBody,
+  V2ContactSearchBody,
   VerifiedCompanyBody,
   VerifiedContactBody,
   type VerifiedBody,
@@ -74,7 +75,7 @@ export const discoveryRoutes = [
   defineRoute({
     method: 'post', path: '/discovery-search/find-contacts-v2', tag: 'Discovery search',
     summary: 'Find contacts with grouped conditions (v2)', description: V2_DESCRIPTION('contact'),
-    body: V2SearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
+    body: V2ContactSearchBody, responses: { 200: ContactV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     // the search and the debit go through the pool: no entity manager fork per request
     orm: false,
     handler: async ({ body, auth, deps, scope }) => searchV2Page(scope, deps, auth, 'contact', body),
@@ -82,7 +83,7 @@ export const discoveryRoutes = [
   defineRoute({
     method: 'post', path: '/discovery-search/find-companies-v2', tag: 'Discovery search',
     summary: 'Find companies with grouped conditions (v2)', description: V2_DESCRIPTION('company'),
-    body: V2SearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
+    body: V2CompanySearchBody, responses: { 200: CompanyV2Page }, errors: [400, 401, 402, 429, 500, 503], errorCodes: ['search_unavailable'],
     orm: false,
     handler: async ({ body, auth, deps, scope }) => searchV2Page(scope, deps, auth, 'company', body),
   }),

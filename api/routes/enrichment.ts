@@ -28,6 +28,7 @@ export const enrichmentRoutes = [
       'that debits the real price (`release` + `debit` rows), or released alone if the job fails. Session keys hold and pay nothing.',
     ].join(' '),
     body: UnifiedDataBody,
+    examples: { request: { fields: ['emails', 'phoneNumbers'], pronet: 'https://pronet.example/in/ada-lovelace' } },
     responses: { 202: JobAccepted },
     errors: [400, 401, 402, 409, 422, 429, 500], errorCodes: ['pronet_required', 'slice_not_available', 'person_suppressed'],
     idempotent: true,

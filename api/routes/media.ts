@@ -55,7 +55,7 @@ export const mediaRoutes = [
     body: AssembleChunksBody,
     bodyLimit: 4 * 1024 * 1024, // up to MAX_CHUNKS file names
     responses: { 200: MediaObject },
-    errors: [400, 401, 413, 500, 504], errorCodes: ['file_type_not_allowed', 'file_extension_mismatch', 'media_deadline_exceeded'],
+    errors: [400, 401, 404, 413, 500, 504], errorCodes: ['file_type_not_allowed', 'file_extension_mismatch', 'media_deadline_exceeded'],
     idempotent: true,
     handler: (input) => assembleChunks('media', input),
   }),

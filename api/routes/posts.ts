@@ -3,8 +3,7 @@
  * pagination, and the cross-account reposting configuration (enterprise plan). Scheduling and
  * publishing live in api/routes/publishing.ts and the publish workflows.
  */
-import { invalidField } from '../../domain/errors.js';
-import { conflict, featureNotAvailable } from '../errors.js';
+import { conflict, featureNotAvailable, notFoundField } from '../errors.js';
 import type { Article, MediaRef, ThreadItem } from '../../domain/social.js';
 import { unknownMedia } from '../../db/media.js';
 import type { WorkspaceScope } from '../../db/scope.js';
@@ -36,7 +35,7 @@ async function checkMediaRefs(scope: WorkspaceScope, p: { media?: MediaRef[]; ar
   if (!refs.length) return;
   const unknown = await unknownMedia(scope, refs.map(([, f]) => f));
   const bad = refs.find(([, f]) => unknown.has(f));
-  if (bad) throw invalidField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
+  if (bad) throw notFoundField(bad[0], `"${bad[1]}" is not a media file of this workspace (upload or import it first)`);
 }
 
 export const postRoutes = [
@@ -49,7 +48,7 @@ export const postRoutes = [
     body: CreatePostBody,
     bodyLimit: 2 * 1024 * 1024, // up to MAX_THREAD_ITEMS texts of MAX_CONTENT_LENGTH, escaped
     responses: { 200: PostResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     idempotent: true,
     handler: async ({ body, scope }) => {
       await connectedProvider(scope.em, body.providerId, '/providerId');

@@ -12,6 +12,14 @@ import { BulkScheduleBody, ExternalReplyBody, MAX_SCHEDULE_ROWS, MessageResponse
 import { bulkSchedule, scheduleExternalReply } from '../usecases/schedulePosts.js';
 import { unschedulePost } from '../usecases/unschedulePost.js';
 
+/**
+ * Named in the descriptions of the operations that take a `scheduledTime`: the one rule of theirs
+ * JSON Schema cannot carry (issue 27 item 21; scripts/fuzz_hooks.py excuses exactly this refusal).
+ */
+export const SCHEDULED_TIME_RULE =
+  ' Rule outside the schema: `scheduledTime` must be in the future when the request arrives (a property of the clock, which JSON Schema ' +
+  'cannot carry; its shape is in the schema); a past time answers 400 `validation_failed` "must be in the future" naming the field.';
+
 export const publishingRoutes = [
   defineRoute({
     method: 'post',
@@ -23,11 +31,12 @@ export const publishingRoutes = [
       'kind suits the post and its content; `scheduledTime` ISO 8601 in the future; `automation` valid). Any failure answers 400 ' +
       'naming the rows (`/posts/3/schedules/0/scheduledTime`) and schedules nothing. Otherwise each row gets a publish workflow ' +
       '(`publish-<postId>-<n>`) waiting durably for `scheduledTime`; scheduling a post again replaces its rows and reschedules the ' +
-      `running workflows. At most ${MAX_SCHEDULE_ROWS} rows per request.`,
+      `running workflows. At most ${MAX_SCHEDULE_ROWS} rows per request.` +
+      SCHEDULED_TIME_RULE,
     body: BulkScheduleBody,
     bodyLimit: 'bulk', // up to MAX_SCHEDULE_ROWS rows
     responses: { 200: MessageResponse },
-    errors: [400, 401, 409, 500], errorCodes: ['invalid_post_state'],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['invalid_post_state'],
     idempotent: true,
     handler: ({ body, scope, deps }) => bulkSchedule(scope, deps, body),
   }),
@@ -40,10 +49,11 @@ export const publishingRoutes = [
     description:
       'Creates a draft with `externalPost: true` and schedules it like any post: at `scheduledTime` the comment is published on the ' +
       'thread resolved from `externalPostUrl` (feed/update URLs, /posts/ URLs, activity/ugcPost/share URNs). `providerId` must be a ' +
-      'connected `pronet` or `pronetPage` integration. Answers the scheduled post.',
+      'connected `pronet` or `pronetPage` integration. Answers the scheduled post.' +
+      SCHEDULED_TIME_RULE,
     body: ExternalReplyBody,
     responses: { 200: PostResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     idempotent: true,
     handler: ({ body, scope, deps }) => scheduleExternalReply(scope, deps, body),
   }),

@@ -58,10 +58,10 @@ export const contactSchemaRoutes = [
     summary: 'Options of a contact field',
     description:
       'The allowed values of a field with a pick list (`meta.source: definition`); otherwise the values present on the workspace\'s contacts, ' +
-      'most frequent first (`meta.source: values`). `q` keeps values containing it.',
+      'most frequent first (`meta.source: values`). `q` keeps values containing it. A custom field id the workspace does not have is a 404.',
     query: OptionsQuery,
     responses: { 200: OptionsResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     handler: async ({ query, scope }) => contactFieldOptions(scope, query),
   }),
 ];

@@ -36,7 +36,7 @@ export const segmentRoutes = [
       '(same rules as `POST /contacts/filter-contacts`). `workflows` and `savedViewTemplates` are stored as given.',
     body: CreateSegmentBody,
     responses: { 200: SegmentResponse },
-    errors: [400, 401, 500],
+    errors: [400, 401, 404, 500],
     examples: {
       request: {
         name: 'Analytical leads',

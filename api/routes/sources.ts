@@ -129,10 +129,10 @@ export const sourceRoutes = [
     path: '/sources/bulk-update',
     tag: 'Sources',
     summary: 'Update up to 100 sources',
-    description: 'Each item is a PATCH of one source (`sourceMeta` merge, `runFrequency` schedule). All items are checked before any change: an unknown id is a 404, an invalid item a 400 naming `/sources/<i>/…`.',
+    description: 'Each item is a PATCH of one source (`sourceMeta` merge, `runFrequency` schedule), applied in order: an id listed twice gets both PATCHes, and each of its items answers its final state. All items are checked before any change: an unknown id is a 404, an invalid item a 400 naming `/sources/<i>/…`.',
     body: BulkUpdateSourcesBody,
     responses: { 200: SourceList },
-    errors: [400, 401, 404, 500], errorCodes: ['source_exists'],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['source_exists', 'source_not_pullable', 'run_frequency_incomplete'],
     handler: async ({ body, deps, scope }) => ({ data: (await bulkUpdateSources(scope, deps, body)).map(sourceJson) }),
   }),
 
@@ -177,7 +177,7 @@ export const sourceRoutes = [
     params: IdParams,
     body: PatchSourceBody,
     responses: { 200: SourceResponse },
-    errors: [400, 401, 404, 409, 500], errorCodes: ['source_exists'],
+    errors: [400, 401, 404, 409, 500], errorCodes: ['source_exists', 'source_not_pullable', 'run_frequency_incomplete'],
     handler: async ({ params, body, deps, scope }) => ({ data: sourceJson(await patchSource(scope, deps, params.id, body)) }),
   }),
 ];

@@ -2,8 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ENRICHMENT_SLICES } from '../../domain/enrichment.js';
 import { MAX_BULK_CONTACT_IDS } from '../../domain/bulkEnrichment.js';
-import { GroupedCondition, WebhookConfiguration } from './common.js';
-import { Conditions } from './contacts.js';
+import { WebhookConfiguration } from './common.js';
+import { ContactConditions, ContactGroupedCondition } from './contacts.js';
 
 const Slice = Type.Union(ENRICHMENT_SLICES.map((s) => Type.Literal(s)));
 const EXAMPLE_JOB = '0193a5c2-7f1e-7b3a-9c4d-2e8f6a1b3c5d';
@@ -12,8 +12,8 @@ const EXAMPLE_CONTACT = '0193a5c2-1111-7b3a-9c4d-2e8f6a1b3c5d';
 const selection = {
   fields: Type.Array(Slice, { minItems: 1, maxItems: ENRICHMENT_SLICES.length, uniqueItems: true, description: 'Slices to enrich: ' + ENRICHMENT_SLICES.join(', ') }),
   segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Enrich the members of this segment (further filtered by `conditions` / `groupedCondition`)' })),
-  conditions: Type.Optional(Conditions),
-  groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+  conditions: Type.Optional(ContactConditions),
+  groupedCondition: Type.Optional(ContactGroupedCondition),
   contactIds: Type.Optional(
     Type.Array(Type.String({ format: 'uuid' }), {
       minItems: 1,
@@ -28,8 +28,25 @@ const selection = {
   force: Type.Optional(Type.Boolean({ description: 'Buy every slice again, however fresh' })),
 };
 
+/**
+ * The selection's rules, stated in the schema (issue 27 item 21) and answered with the codes
+ * the use case (api/usecases/bulkEnrichment.ts `selectionOf`) owns (`x-error-code`, api/validation.ts
+ * onlyCodedRules): contacts are named one way, and `contactIds` comes alone.
+ */
+const SELECTORS = ['segmentId', 'conditions', 'groupedCondition'] as const;
+const selectionRules = {
+  description:
+    'Name the contacts: `contactIds` alone, or `segmentId` and/or `conditions` / `groupedCondition` ' +
+    '(a body with none is a 400 `selection_required`; `contactIds` with any of the others a 400 `selection_conflict`)',
+  allOf: [
+    { 'x-error-code': 'selection_required', anyOf: [{ required: ['contactIds'] }, ...SELECTORS.map((k) => ({ required: [k] }))] },
+    { 'x-error-code': 'selection_conflict', anyOf: [{ not: { required: ['contactIds'] } }, { not: { anyOf: SELECTORS.map((k) => ({ required: [k] })) } }] },
+  ],
+};
+
 export const BulkEnrichmentEstimateBody = Type.Object(selection, {
   additionalProperties: false,
+  ...selectionRules,
   $id: 'BulkEnrichmentEstimateBody',
   examples: [{ fields: ['basic_contact_data', 'emails'], segmentId: '0193a5c2-2222-7b3a-9c4d-2e8f6a1b3c5d' }],
 });
@@ -45,8 +62,9 @@ export const BulkEnrichmentBody = Type.Object(
   },
   {
     additionalProperties: false,
+    ...selectionRules,
     $id: 'BulkEnrichmentBody',
-    examples: [{ fields: ['basic_contact_data', 'emails'], conditions: [{ field: 'title', operator: 'LIKE', value: '%engineer%' }], maxCredits: 5000, freshnessDays: 30 }],
+    examples: [{ fields: ['basic_contact_data', 'emails'], conditions: [{ field: 'contact.jobTitle', operator: 'LIKE', value: '%engineer%' }], maxCredits: 5000, freshnessDays: 30 }],
   },
 );
 export type BulkEnrichmentBody = Static<typeof BulkEnrichmentBody>;
@@ -127,7 +145,7 @@ export const BulkJobActionParams = Type.Object(
 
 export const BulkRowsQuery = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: -1, default: -1, description: 'Rows after this `seq` (the previous page\'s `meta.nextAfter`)' })),
+    after: Type.Optional(Type.Integer({ minimum: -1, maximum: 2_147_483_647, default: -1, description: 'Rows after this `seq` (the previous page\'s `meta.nextAfter`)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('done'), Type.Literal('not_reached'), Type.Literal('cancelled')])),
   },

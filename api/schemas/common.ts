@@ -1,6 +1,8 @@
 /** Shapes shared by several endpoint groups. */
 import { Type, type Static, type TSchema, type TString } from '@sinclair/typebox';
 import { LIMITS, MAX_NUMERIC } from '../../domain/conditions.js';
+import { LIKE_RULE } from '../../domain/like.js';
+import { ISO_DATE_PATTERN, ISO_DATE_RULE, LIKE_PATTERN, catalogSharedSchemas } from './conditions.js';
 
 export const OPERATORS = ['==', '!=', 'LIKE', 'NOT LIKE', 'IN', 'NOT IN', 'ALL', 'IS EMPTY', 'IS NOT EMPTY', '>', '>=', '<', '<=', 'BETWEEN'] as const;
 export const GROUP_OPERATORS = ['AND', 'OR', 'NOT'] as const;
@@ -21,6 +23,26 @@ export function KeyedRecord<V extends TSchema>(
   const names: TString = Type.String({ minLength: 1, maxLength: keyMaxLength, pattern: keyPattern });
   return Type.Unsafe<Record<string, Static<V>>>({ type: 'object', propertyNames: names, additionalProperties: value, maxProperties: 1000, ...rest });
 }
+/**
+ * Free-form JSON a client stores as sent (segment workflows, custom field values, upserted row
+ * values): what domain/inputSafety.ts lets through, said as a schema, so nested keys and strings
+ * carry no NUL (every string gets NO_NUL from api/validation.ts `noNul`; keys get JSON_KEY).
+ */
+const JSON_KEY = '^[^\\u0000]*$';
+const JsonValueSchema = Type.Recursive(
+  (Self) =>
+    Type.Union([
+      Type.String(),
+      Type.Number(),
+      Type.Boolean(),
+      Type.Null(),
+      Type.Array(Self),
+      Type.Unsafe({ type: 'object', propertyNames: { type: 'string', pattern: JSON_KEY }, additionalProperties: Self }),
+    ]),
+  { $id: 'JsonValue', description: 'Any JSON value; no NUL (U+0000) in its strings or keys' },
+);
+export const JsonValue = Type.Unsafe<unknown>(JsonValueSchema);
+
 /** Default key rule: no control characters (C0, DEL, C1). */
 export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
 
@@ -29,19 +51,39 @@ export const PRINTABLE_KEY = '^[^\\u0000-\\u001f\\u007f-\\u009f]+$';
  * `local@domain.tld` without white space, surrounding white space allowed. The class spells out
  * JavaScript's `\s` (what `trim` removes), so a generator whose `\s` differs (Python's) agrees.
  */
-const WS = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
-const NOT_WS_OR_AT = '[^@\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+export const WS = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+const NOT_WS_OR_AT = '[^@\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
 export const EMAIL_PATTERN = `^${WS}*${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+${WS}*$`;
 /** The same, or empty / white space only (a value that clears the field). */
 export const EMAIL_OR_BLANK_PATTERN = `^${WS}*(${NOT_WS_OR_AT}+@${NOT_WS_OR_AT}+\\.${NOT_WS_OR_AT}+)?${WS}*$`;
 
+/** A profile URL: host.tld/path once scheme, trailing slashes, query and fragment are dropped (what lookups key on). */
+export const PROFILE_URL_PATTERN = '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+/[^?#\\s\\u0000]*[^/?#\\s\\u0000]/*([?#][^\\u0000]*)?$';
+/** A website URL or bare domain (domain/identity.ts `normalizeDomain` finds its host). */
+export const WEBSITE_PATTERN = '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+([/?#:][^\\u0000]*)?$';
+/** `pattern`, or the empty string (a value that clears the field). */
+export const orEmpty = (pattern: string) => `^$|${pattern}`;
+/** `<min>-<max>`, whole numbers (domain/contactMapping.ts headcountRangeError; min ≤ max is the server's check). */
+export const HEADCOUNT_PATTERN = '^[0-9]{1,10}-[0-9]{1,10}$';
+
 /** A name or identifier a person reads: at least one character that is not white space. */
-const NON_BLANK = '\\S';
+// Spelled out (JavaScript's white space, as `WS` above) so a generator whose `\s` differs agrees; no NUL anywhere.
+export const NON_BLANK = `^[^\\u0000]*[^\\u0000${WS.slice(1, -1)}][^\\u0000]*$`;
 export function NonBlankString(opts: { minLength?: number; maxLength: number; description?: string }): TString {
   return Type.String({ minLength: 1, ...opts, pattern: NON_BLANK });
 }
+/** A string without NUL (U+0000), which PostgreSQL cannot store: the pattern of every free request string (api/validation.ts noNul). */
+export const NO_NUL = '^[^\\u0000]*$';
 /** What each value pattern means, for error messages (ajv would quote the regular expression). */
-export const VALUE_RULES = new Map<string, string>([[NON_BLANK, 'must not be blank']]);
+export const VALUE_RULES = new Map<string, string>([
+  [NON_BLANK, 'must not be blank'],
+  [NO_NUL, 'must not contain NUL (U+0000) characters'],
+  [orEmpty(PROFILE_URL_PATTERN), 'must be a profile URL (host/path), or empty'],
+  [orEmpty(WEBSITE_PATTERN), 'must be a website URL or domain, or empty'],
+  [orEmpty(HEADCOUNT_PATTERN), 'must be a headcount range of the form <min>-<max> (e.g. 51-200), or empty'],
+  [ISO_DATE_PATTERN, ISO_DATE_RULE],
+  [LIKE_PATTERN, LIKE_RULE],
+]);
 
 /** RFC 9110 `token` (tchar+): what an HTTP field name may be. */
 const HTTP_TOKEN = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,100}";
@@ -143,4 +185,4 @@ export const PageOf = <T extends TSchema>(t: T) => Type.Object({ data: Type.Arra
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false });
 
 /** Schemas referenced by `$ref` from route schemas; registered with ajv and published in OpenAPI components. */
-export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];
+export const sharedSchemas: TSchema[] = [Condition, GroupedCondition, ...catalogSharedSchemas, JsonValueSchema, PaginationMeta, WebhookConfiguration, JobAccepted, ErrorEnvelope];

@@ -1,7 +1,8 @@
 /** Request and response shapes of the Contacts group (API-SPEC "Contacts", DESIGN §3-4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, GroupedCondition, JobAccepted, KeyedRecord, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { contactSchemas, UUID_PATTERN } from './conditions.js';
+import { EMAIL_OR_BLANK_PATTERN, EMAIL_PATTERN, HEADCOUNT_PATTERN, JobAccepted, JsonValue, KeyedRecord, orEmpty, PaginationMeta, PaginationToken, PROFILE_URL_PATTERN, WEBSITE_PATTERN, WebhookConfiguration } from './common.js';
 import { ContactSchema } from '../../domain/contactShape.js';
 
 /** With `fields`, an item carries `id` plus the requested paths nested as in the Contact shape. */
@@ -31,26 +32,24 @@ export const BulkFetchBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Fields = Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+const Fields = Type.Array(contactSchemas.FieldPath, {
   minItems: 1,
   maxItems: 200,
   description: '`writeAccessPath`s from `GET /schema/contact`; each item carries `id` plus these paths',
 });
-export const Conditions = Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
-const Sort = Type.Array(
-  Type.Object(
-    { field: Type.String({ minLength: 1, maxLength: 300 }), direction: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])) },
-    { additionalProperties: false },
-  ),
-  { maxItems: 5, description: 'Sort keys; the contact id breaks ties. Default: creation order' },
-);
+export const ContactConditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'AND-ed with `groupedCondition`' });
+export const ContactGroupedCondition = Type.Ref(contactSchemas.GroupedCondition);
+const Sort = Type.Array(contactSchemas.SortEntry, {
+  maxItems: 5,
+  description: 'Sort keys (not multi-value fields); the contact id breaks ties. Default: creation order',
+});
 const Limit = Type.Integer({ minimum: 1, maximum: 1000, default: 100 });
 
 export const FilterContactsBody = Type.Object(
   {
     fields: Type.Optional(Fields),
-    conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    conditions: Type.Optional(ContactConditions),
+    groupedCondition: Type.Optional(ContactGroupedCondition),
     limit: Type.Optional(Limit),
     paginationToken: Type.Optional(PaginationToken),
     sort: Type.Optional(Sort),
@@ -64,9 +63,9 @@ export const BySegmentBody = Type.Object({ ...FilterContactsBody.properties, fie
 
 export const UniqueValuesBody = Type.Object(
   {
-    groupByField: Type.String({ minLength: 1, maxLength: 300, description: 'A field path from `GET /schema/contact`' }),
-    conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
+    groupByField: contactSchemas.FieldPath,
+    conditions: Type.Optional(ContactConditions),
+    groupedCondition: Type.Optional(ContactGroupedCondition),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   },
   { additionalProperties: false },
@@ -76,30 +75,42 @@ export const UniqueValuesResponse = Type.Object({
 });
 
 const NullableString = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
+/** What JSON Schema cannot carry: a custom field's type and options are the workspace's own (issue 27 item 21). */
+const CUSTOM_FIELD_VALUE_RULE =
+  "Ids and values are checked against the workspace's own custom fields (type, options; GET /schema/contact), which this document cannot state: an id it does not have, or a value that does not fit, is a 400 naming `/customFields/<id>`.";
 export const PatchContactBody = Type.Object(
   {
     firstName: Type.Optional(NullableString),
     lastName: Type.Optional(NullableString),
     fullName: Type.Optional(NullableString),
     title: Type.Optional(NullableString),
-    pronet: Type.Optional(NullableString),
+    pronet: Type.Optional(Type.Union([Type.String({ maxLength: 2000, pattern: orEmpty(PROFILE_URL_PATTERN), description: 'A profile URL; empty clears it' }), Type.Null()])),
     workEmail: Type.Optional(Type.Union([Type.String({ maxLength: 320, pattern: EMAIL_OR_BLANK_PATTERN, examples: ['ada@analytical.example'], description: 'An email address; empty clears it' }), Type.Null()])),
     emails: Type.Optional(Type.Array(Type.String({ maxLength: 320, pattern: EMAIL_PATTERN, examples: ['ada@analytical.example'], description: 'An email address' }), { maxItems: 50 })),
     company: Type.Optional(
       Type.Object(
         {
           companyName: Type.Optional(NullableString),
-          companyWebsite: Type.Optional(NullableString),
+          companyWebsite: Type.Optional(Type.Union([Type.String({ maxLength: 2000, pattern: orEmpty(WEBSITE_PATTERN), description: 'A website URL or domain; empty clears it' }), Type.Null()])),
           companyIndustry: Type.Optional(NullableString),
           companyHeadcount: Type.Optional(
-            Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: 'A range `<min>-<max>` of whole numbers, min ≤ max (e.g. `51-200`); anything else is a 400 naming `/company/companyHeadcount`' }),
+            Type.Union([Type.String({ maxLength: 21, pattern: orEmpty(HEADCOUNT_PATTERN) }), Type.Null()], {
+              description: 'A range `<min>-<max>` of whole numbers, min ≤ max (e.g. `51-200`; a min above the max is a 400 naming `/company/companyHeadcount`); empty clears it',
+            }),
           ),
           companyPronet: Type.Optional(NullableString),
         },
         { additionalProperties: false },
       ),
     ),
-    customFields: Type.Optional(KeyedRecord(Type.Unknown(), { keyMaxLength: 100, maxProperties: 500, description: 'Custom field id → value; null removes the value' })),
+    customFields: Type.Optional(
+      KeyedRecord(JsonValue, {
+        keyPattern: UUID_PATTERN,
+        keyMaxLength: 36,
+        maxProperties: 500,
+        description: `Custom field id → value; null removes the value. ${CUSTOM_FIELD_VALUE_RULE}`,
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -107,7 +118,7 @@ export type PatchContactBody = Static<typeof PatchContactBody>;
 
 export const ContactDeleted = Type.Object({ data: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }) });
 
-export const UpsertContactBody = KeyedRecord(Type.Unknown(), {
+export const UpsertContactBody = KeyedRecord(JsonValue, {
   keyMaxLength: 300,
   maxProperties: 500,
   description:
@@ -119,7 +130,7 @@ export const MAX_BULK_ROWS = 100_000;
 
 export const BulkUpsertBody = Type.Object(
   {
-    contactsData: Type.Array(KeyedRecord(Type.Unknown(), { keyMaxLength: 300, maxProperties: 500 }), {
+    contactsData: Type.Array(KeyedRecord(JsonValue, { keyMaxLength: 300, maxProperties: 500 }), {
       maxItems: MAX_BULK_ROWS,
       description: 'The rows (1 to 100,000). Send `[]` with `contactsFile`: the rows then come from the file.',
     }),
@@ -144,7 +155,7 @@ export const BulkUpsertBody = Type.Object(
   {
     additionalProperties: false,
     // The handler's rule: rows, or a file (then `contactsData` is `[]`).
-    anyOf: [{ properties: { contactsData: { minItems: 1 } } }, { required: ['contactsFile'] }],
+    oneOf: [{ properties: { contactsData: { minItems: 1 } }, not: { required: ['contactsFile'] } }, { required: ['contactsFile'], properties: { contactsData: { maxItems: 0 } } }],
   },
 );
 export type BulkUpsertBody = Static<typeof BulkUpsertBody>;

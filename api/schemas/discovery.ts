@@ -1,27 +1,24 @@
 /** Request and response shapes of the Discovery search group and the discovery Schema endpoints. */
 import { LIMITS } from '../../domain/conditions.js';
-import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
-import { type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
-import {
-  VERIFIED_SCHEMA_VERSION,
-  childOptions,
-  hasSuggestions,
-  v2OptionsColumn,
-  v2SchemaItems,
-} from '../../domain/discoverySchemaItems.js';
-import { VERIFIED_INPUTS, VERIFIED_MAX_LIMIT, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC } from '../../domain/verifiedSearchInput.js';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { NonBlankString, PaginationMeta, PaginationToken, WebhookConfiguration } from './common.js';
+import { discoveryCompanySchemas, discoveryContactSchemas, type CatalogSchemas } from './conditions.js';
+import { SIZE_RANGES } from '../../domain/datasetGenerator.js';
+import { VERIFIED_RESULT_FIELDS, type DiscoveryEntity } from '../../domain/discoveryCatalog.js';
+import { VERIFIED_SCHEMA_VERSION, childOptions, hasSuggestions, v2OptionsColumn, v2SchemaItems } from '../../domain/discoverySchemaItems.js';
+import { MAX_AMOUNT, VERIFIED_INPUTS, VERIFIED_MAX_LIMIT, VERIFIED_MAX_LIST, VERIFIED_MAX_PAGE, VERIFIED_RANKING_DOC } from '../../domain/verifiedSearchInput.js';
 import { V2_DEFAULT_LIMIT, V2_EXACT_COUNT_DOC, V2_MAX_LIMIT } from '../../db/discoverySearch.js';
 
 // ---------------------------------------------------------------------------------------------
 // v2 search
 
-export const V2SearchBody = Type.Object(
+/** The body of a v2 search over the fixed catalog of its entity (paths, operators and values per field type). */
+const v2SearchBody = (schemas: CatalogSchemas) => Type.Object(
   {
-    groupedCondition: Type.Optional(Type.Ref(GroupedCondition)),
-    conditions: Type.Optional(Type.Array(Type.Ref(Condition), { maxItems: LIMITS.maxLeaves, description: 'Root conditions, AND-ed with `groupedCondition`' })),
+    groupedCondition: Type.Optional(Type.Ref(schemas.GroupedCondition)),
+    conditions: Type.Optional(Type.Array(Type.Ref(schemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'Root conditions, AND-ed with `groupedCondition`' })),
     fields: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+      Type.Array(schemas.FieldPath, {
         minItems: 1,
         maxItems: 100,
         description:
@@ -34,7 +31,9 @@ export const V2SearchBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type V2SearchBody = Static<typeof V2SearchBody>;
+export const V2ContactSearchBody = v2SearchBody(discoveryContactSchemas);
+export const V2CompanySearchBody = v2SearchBody(discoveryCompanySchemas);
+export type V2SearchBody = Static<typeof V2ContactSearchBody>;
 
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 const ProfileUrl = (what: string) => NullableString(`${what} profile URL, \`https://…\` (stored and matched normalised: host/path); null when unknown`);
@@ -97,21 +96,59 @@ export const CompanyV2Page = Type.Object({ data: Type.Array(CompanyItem), meta: 
 // ---------------------------------------------------------------------------------------------
 // verified search
 
-export const inputFieldMappingEntry = (entity: DiscoveryEntity) => Type.Object(
-  {
-    sourceFieldName: Type.Unsafe<string>({ type: 'string', enum: VERIFIED_INPUTS[entity].map((d) => d.name), description: `A \`name\` from GET /schema/verified-discovery/${entity}` }),
-    userInput: Type.Unknown({ description: "Value shaped like the field's `exampleUserInput`" }),
-  },
-  { additionalProperties: false },
-);
+const PULL_MAX = VERIFIED_MAX_LIMIT * VERIFIED_MAX_PAGE;
+const Terms = (max: number, item: TSchema = NonBlankString({ maxLength: 500 })) => Type.Array(item, { minItems: 1, maxItems: max });
+/** A revenue amount in whole USD: a number, or digits with an optional K, M or B suffix (at most MAX_AMOUNT). */
+const Amount = Type.Union([
+  Type.Number({ minimum: 0, maximum: MAX_AMOUNT }),
+  Type.String({ pattern: '^([0-9]{1,15}|[0-9]{1,12}(\\.[0-9]{1,3})?[kK]|[0-9]{1,9}(\\.[0-9]{1,3})?[mM]|[0-9]{1,6}(\\.[0-9]{1,3})?[bB])?$' }),
+  Type.Null(),
+]);
+/** A website or domain (compared by its domain: scheme, `www.` and path are dropped). */
+const Website = Type.String({ maxLength: 500, pattern: '^([hH][tT][tT][pP][sS]?://)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+([/?#:][^\\u0000]*)?$' });
+/** What each verified input takes as `userInput`. */
+const userInputOf = (name: string) => {
+  switch (name) {
+    case 'numberOfCompaniesToPull':
+    case 'numberOfContactsToPull':
+      return Type.Integer({ minimum: 1, maximum: PULL_MAX });
+    case 'companyHeadcountRange':
+      // min ≤ max is the one rule here JSON Schema cannot compare (400 naming the range)
+      return Terms(50, Type.String({ pattern: '^[0-9]{1,9} *- *[0-9]{0,9}$|^[0-9]{1,9}\\+$', description: 'A range `<min>-<max>` (e.g. the options: ' + SIZE_RANGES.join(', ') + '), or `<min>+`; min ≤ max' }));
+    case 'companyRevenue':
+      return Type.Object(
+        { min: Type.Optional(Amount), max: Type.Optional(Amount), include_unknown_revenue: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false, description: '`min` must not exceed `max` (400)' },
+      );
+    case 'companyNameInclude':
+      return Terms(VERIFIED_MAX_LIST);
+    case 'companyWebsiteInclude':
+      return Terms(VERIFIED_MAX_LIST, Website);
+    default:
+      return Terms(1000);
+  }
+};
+
+/** One branch per input, told apart by `sourceFieldName`: the `userInput` that input takes. */
+export const inputFieldMappingEntry = (entity: DiscoveryEntity) =>
+  Type.Union(
+    VERIFIED_INPUTS[entity].map((d) =>
+      Type.Object(
+        { sourceFieldName: Type.Literal(d.name, { description: `A \`name\` from GET /schema/verified-discovery/${entity}` }), userInput: userInputOf(d.name) },
+        { additionalProperties: false, description: d.description },
+      ),
+    ),
+  );
 
 export const verifiedBody = (entity: 'company' | 'contact') =>
   Type.Object(
     {
       page: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_PAGE, default: 1, description: `1-based page number, at most ${VERIFIED_MAX_PAGE}` })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: VERIFIED_MAX_LIMIT, default: VERIFIED_MAX_LIMIT, description: `Rows per page, at most ${VERIFIED_MAX_LIMIT}` })),
-      fields: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 50, description: 'Result fields such as `companyName`, `companyWebsite`, `companyIndustry`' })),
-      inputFieldMapping: Type.Optional(Type.Array(inputFieldMappingEntry(entity), { maxItems: 50, description: `Flat filters; see GET /schema/verified-discovery/${entity}` })),
+      fields: Type.Optional(Type.Array(Type.Unsafe<string>({ type: 'string', enum: Object.keys(VERIFIED_RESULT_FIELDS[entity]) }), { minItems: 1, maxItems: 50, description: 'Result fields' })),
+      inputFieldMapping: Type.Optional(
+        Type.Array(inputFieldMappingEntry(entity), { maxItems: 50, uniqueItems: true, description: `Flat filters, each input at most once (a second entry of one input is a 400); see GET /schema/verified-discovery/${entity}` }),
+      ),
     },
     { additionalProperties: false, description: `${VERIFIED_RANKING_DOC[entity]} No sort and no cursor: pages are numbered.` },
   );

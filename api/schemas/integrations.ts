@@ -1,7 +1,7 @@
 /** Integrations (connected social accounts): request and response shapes. */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { INTEGRATION_STATUSES, PROVIDERS } from '../../domain/social.js';
-import { DataOf, KeyedRecord, NonBlankString, PageOf, PaginationToken } from './common.js';
+import { DataOf, JsonValue, KeyedRecord, NonBlankString, PageOf, PaginationToken } from './common.js';
 
 export const ProviderKind = Type.Union(
   PROVIDERS.map((p) => Type.Literal(p)),
@@ -37,7 +37,8 @@ export const ConnectIntegrationBody = Type.Object(
     provider: ProviderKind,
     name: NonBlankString({ maxLength: 200 }),
     externalAccountId: NonBlankString({ maxLength: 200 }),
-    credentials: KeyedRecord(Type.Unknown(), {
+    // JsonValue: what the server stores, said as a schema (no NUL in nested strings or keys)
+    credentials: KeyedRecord(JsonValue, {
       keyMaxLength: 100,
       minProperties: 1,
       maxProperties: 20,

@@ -15,7 +15,8 @@ import {
   ThreadItem,
 } from '../../domain/social.js';
 import { entityJson } from '../entityJson.js';
-import { Condition, DataOf, GroupedCondition, PageOf, PaginationToken } from './common.js';
+import { DataOf, PageOf, PaginationToken } from './common.js';
+import { postSchemas } from './conditions.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
@@ -98,15 +99,15 @@ export const PostSortEntry = Type.Object(
 export const FilterPostsBody = Type.Object(
   {
     conditions: Type.Optional(
-      Type.Array(Condition, {
+      Type.Array(Type.Ref(postSchemas.Condition), {
         maxItems: 50,
         description:
           'ANDed with `groupedCondition`. Fields: `status` (string: == != IN NOT IN LIKE NOT LIKE), `providerId`, `parentPostId` (ids: == != IN NOT IN IS EMPTY IS NOT EMPTY), ' +
           '`externalPost` (boolean: == !=), `scheduledTime`, `publishedAt`, `createdAt`, `updatedAt` (dates: == != > >= < <= BETWEEN IN IS EMPTY IS NOT EMPTY)',
       }),
     ),
-    groupedCondition: Type.Optional(GroupedCondition),
-    sort: Type.Optional(Type.Array(PostSortEntry, { maxItems: 4, description: 'Default: createdAt desc; `id` breaks ties; empty dates sort last ascending, first descending' })),
+    groupedCondition: Type.Optional(Type.Ref(postSchemas.GroupedCondition)),
+    sort: Type.Optional(Type.Array(PostSortEntry, { maxItems: 4, description: 'Default: createdAt desc; a field listed again is ignored (its first mention counts); `id` breaks ties; empty dates sort last ascending, first descending' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
     paginationToken: Type.Optional(PaginationToken),
   },

@@ -3,8 +3,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { WebhookConfiguration } from './common.js';
 
 // `@` is the server's whole test of an email here (domain/identity.ts normalizeEmail): the schema says so.
-const Emails = Type.Array(Type.String({ minLength: 3, maxLength: 320, pattern: '@', description: 'Email address (contains `@`)' }), { maxItems: 100 });
-const ProfileUrls = Type.Array(Type.String({ minLength: 1, maxLength: 2048, description: 'Profile URL (any form: it is normalised)' }), { maxItems: 100 });
+const Emails = Type.Array(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\u0000]*@[^\\u0000]*$', description: 'Email address (contains `@`)' }), { maxItems: 100 });
+// What domain/identity.ts normalizeProfileUrl keeps something of: after white space and an optional
+// scheme, a first character that is not `/`, `?` or `#` (those start a path, query or fragment).
+const WS = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const PROFILE_URL = `^[${WS}]*(?:[A-Za-z][A-Za-z0-9+.-]*://)?[^/?#\\u0000${WS}][^\\u0000]*$`;
+const ProfileUrls = Type.Array(Type.String({ minLength: 1, maxLength: 2048, pattern: PROFILE_URL, description: 'Profile URL (any form: it is normalised; at least a host)' }), { maxItems: 100 });
 
 /** At least one identifier of the person: the handler's rule, said where a client can read it. */
 export const PERSON_IDENTIFIED = (['contactIds', 'emails', 'profileUrls'] as const).map((k) => ({ required: [k], properties: { [k]: { minItems: 1 } } }));

@@ -2,6 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { MAX_NUMERIC, OPERATORS_BY_TYPE } from '../../domain/conditions.js';
 import { NonBlankString } from './common.js';
+import { contactSchemas } from './conditions.js';
 
 const FieldType = Type.Union(Object.keys(OPERATORS_BY_TYPE).map((t) => Type.Literal(t)));
 const Option = Type.Object({ label: Type.String(), value: Type.Unknown() });
@@ -51,7 +52,7 @@ export const CustomFieldResponse = Type.Object({ data: ContactSchemaItem });
 
 export const OptionsQuery = Type.Object(
   {
-    field: Type.String({ minLength: 1, maxLength: 300, description: 'A `writeAccessPath` of `GET /schema/contact`' }),
+    field: Type.Unsafe<string>({ ...contactSchemas.FieldPath, description: 'A `writeAccessPath` of `GET /schema/contact`' }),
     q: Type.Optional(Type.String({ maxLength: 200, description: 'Keep values containing this text (case-insensitive)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   },

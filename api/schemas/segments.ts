@@ -1,9 +1,10 @@
 /** Segments: request and response shapes (API-SPEC "Segments", DESIGN §4). */
 import { LIMITS } from '../../domain/conditions.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition, GroupedCondition, KeyedRecord, NonBlankString } from './common.js';
+import { Condition, GroupedCondition, JsonValue, KeyedRecord, NonBlankString } from './common.js';
+import { contactSchemas } from './conditions.js';
 
-const JsonObject = KeyedRecord(Type.Unknown(), { keyMaxLength: 200, maxProperties: 200 });
+const JsonObject = KeyedRecord(JsonValue, { keyMaxLength: 200, maxProperties: 200 });
 
 const Workflows = Type.Array(JsonObject, {
   maxItems: 100,
@@ -18,7 +19,8 @@ const SegmentSources = Type.Array(Type.String({ minLength: 1, maxLength: 100 }),
   uniqueItems: true,
   description: 'Ids of sources of the workspace; the segment holds the contacts that came from them and match its conditions',
 });
-const Conditions = Type.Array(Condition, { maxItems: LIMITS.maxLeaves, description: 'ANDed, same rules as `POST /contacts/filter-contacts`' });
+const Conditions = Type.Array(Type.Ref(contactSchemas.Condition), { maxItems: LIMITS.maxLeaves, description: 'ANDed, same rules as `POST /contacts/filter-contacts`' });
+const Grouped = Type.Union([Type.Ref(contactSchemas.GroupedCondition), Type.Null()]);
 
 export const SegmentAttributes = Type.Object({
   name: Type.String(),
@@ -47,7 +49,7 @@ export const CreateSegmentBody = Type.Object(
     name: NonBlankString({ maxLength: 200 }),
     segmentSources: Type.Optional(SegmentSources),
     conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Union([GroupedCondition, Type.Null()])),
+    groupedCondition: Type.Optional(Grouped),
     workflows: Type.Optional(Workflows),
     savedViewTemplates: Type.Optional(SavedViewTemplates),
   },
@@ -60,7 +62,7 @@ export const PatchSegmentBody = Type.Object(
     name: Type.Optional(NonBlankString({ maxLength: 200 })),
     segmentSources: Type.Optional(SegmentSources),
     conditions: Type.Optional(Conditions),
-    groupedCondition: Type.Optional(Type.Union([GroupedCondition, Type.Null()])),
+    groupedCondition: Type.Optional(Grouped),
     workflows: Type.Optional(Workflows),
     savedViewTemplates: Type.Optional(SavedViewTemplates),
   },

@@ -1,8 +1,9 @@
 /** Sources: request and response shapes (API-SPEC "Sources", DESIGN §4). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { PERIODIC_INTERVAL_DESCRIPTION } from '../../domain/runFrequency.js';
-import { PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
-import { Condition, DataOf, KeyedRecord, PageOf, PaginationToken } from './common.js';
+import { KEYWORD_MIN_LENGTH, PAST_DAYS_MAX, PAST_DAYS_MIN, REFRESH_STATUSES, SOURCE_TYPES } from '../../domain/sourceRules.js';
+import { DataOf, JsonValue, KeyedRecord, NON_BLANK, PRINTABLE_KEY, PageOf, PaginationToken, VALUE_RULES, WS } from './common.js';
+import { NullOnly, contactSchemas, sourceSchemas } from './conditions.js';
 
 export const SourceTypeSchema = Type.Union(
   SOURCE_TYPES.map((t) => Type.Literal(t)),
@@ -15,7 +16,8 @@ export const SourceTypeSchema = Type.Union(
   },
 );
 
-export const SourceMeta = KeyedRecord(Type.Unknown(), {
+// JsonValue: no NUL in nested strings or keys, which the server cannot store
+export const SourceMeta = KeyedRecord(JsonValue, {
   keyMaxLength: 100,
   maxProperties: 50,
   description:
@@ -38,6 +40,30 @@ export const RunFrequencySchema = Type.Object(
   {
     numberOfPastDaysToSync: Type.String({ maxLength: 20, examples: ['7'], pattern: '^\\s*\\d{1,3}\\s*$', description: `Days each periodic pull looks back: a whole number "${PAST_DAYS_MIN}"–"${PAST_DAYS_MAX}"` }),
     periodicInterval: Type.String({ minLength: 1, maxLength: 40, description: PERIODIC_INTERVAL_DESCRIPTION }),
+  },
+  { additionalProperties: false },
+);
+
+// What validateRunFrequency takes, as patterns (case-insensitive, white space around): every day
+// count 1–90, and the interval forms within 15 minutes–90 days that the description names (a
+// strict subset of what parseInterval reads: no leading zeros, no week+day or day+hour+minute mixes).
+const [M, H, D, W, P, T] = ['m', 'h', 'd', 'w', 'p', 't'].map((c) => `[${c}${c.toUpperCase()}]`);
+const MINUTES = '(1[5-9]|[2-9][0-9]|[1-9][0-9]{2,3})';
+const HOURS = '[1-9][0-9]{0,2}';
+const DAYS = '([1-9]|[1-8][0-9]|90)';
+const WEEKS = '([1-9]|1[0-2])';
+export const PAST_DAYS_PATTERN = `^${WS}*(0{0,2}[1-9]|0?[1-8][0-9]|090|90)${WS}*$`;
+export const PERIODIC_INTERVAL_PATTERN = `^${WS}*(${[
+  `${MINUTES}${WS}*${M}`, `${HOURS}${WS}*${H}`, `${DAYS}${WS}*${D}`, `${WEEKS}${WS}*${W}`,
+  `${P}${WEEKS}${W}`, `${P}${DAYS}${D}`, `${P}([1-9]|[1-8][0-9])${D}${T}([0-9]|1[0-9]|2[0-3])${H}`,
+  `${P}${T}${HOURS}${H}`, `${P}${T}${MINUTES}${M}`, `${P}${T}${HOURS}${H}[0-5]?[0-9]${M}`,
+].join('|')})${WS}*$`;
+VALUE_RULES.set(PAST_DAYS_PATTERN, `must be a whole number of days from "${PAST_DAYS_MIN}" to "${PAST_DAYS_MAX}"`);
+VALUE_RULES.set(PERIODIC_INTERVAL_PATTERN, 'must be an ISO-8601 duration (e.g. PT6H, P1D, P1DT12H) or <n>m/<n>h/<n>d/<n>w (e.g. 30m, 6h, 1d), between 15 minutes and 90 days');
+const RunFrequencyInput = Type.Object(
+  {
+    numberOfPastDaysToSync: Type.String({ maxLength: 20, examples: ['7'], pattern: PAST_DAYS_PATTERN, description: `Days each periodic pull looks back: a whole number "${PAST_DAYS_MIN}"–"${PAST_DAYS_MAX}"` }),
+    periodicInterval: Type.String({ maxLength: 40, examples: ['1d'], pattern: PERIODIC_INTERVAL_PATTERN, description: PERIODIC_INTERVAL_DESCRIPTION }),
   },
   { additionalProperties: false },
 );
@@ -73,20 +99,110 @@ const sourceInputProps = {
   segmentId: Type.Optional(SegmentIdField),
 };
 
-export const CreateSourceBody = Type.Object(sourceInputProps, {
-  additionalProperties: false,
-  description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.',
-});
-export type CreateSourceBody = Static<typeof CreateSourceBody>;
+// The per-type rules of domain/sourceRules.ts that JSON Schema can carry, one branch per type
+// (api/validation.ts reports only the branch whose `sourceType` the body names): the URL shapes
+// classifyPronetUrl takes (a strict subset: ASCII host labels, a letter TLD, path segments not
+// starting with `.`), no identifier for keyword and job searches, the sourceMeta fields each type
+// needs, fieldMapping entries whose target is a writable path of the contact catalog.
+const anyCase = (word: string) => [...word].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+const urlOf = (paths: string) =>
+  `^(${anyCase('http')}[Ss]?://)?([A-Za-z0-9_-]+\\.)+[A-Za-z]{2,}/(${paths})/*(\\?[A-Za-z0-9_.~%=&+-]*)?$`;
+const SEGMENT = '[A-Za-z0-9_~-][A-Za-z0-9_.~-]*';
+export const PROFILE_OR_COMPANY_URL_PATTERN = urlOf(`(${['in', 'pub', 'company', 'showcase', 'school', 'page'].map(anyCase).join('|')})/${SEGMENT}`);
+export const POST_URL_PATTERN = urlOf(
+  `${anyCase('posts')}/${SEGMENT}|${anyCase('activity')}/[0-9]+|${anyCase('feed')}/${anyCase('update')}/${anyCase('urn')}:${anyCase('li')}:(${['activity', 'share', 'ugcpost'].map(anyCase).join('|')}):[0-9A-Za-z_-]+`,
+);
+const PROFILE_OR_COMPANY_URL = 'must be a profile URL (…/in/<name>) or a company/page URL (…/company/<name>)';
+const POST_URL = 'must be a post URL (…/posts/<slug>) or an activity URL (…/feed/update/urn:li:activity:<id>)';
+/** At least KEYWORD_MIN_LENGTH characters once trimmed (the server counts code points). */
+const NOT_WS = `[^\\u0000${WS.slice(1, -1)}]`;
+const KEYWORD_PATTERN = `^${WS}*${NOT_WS}[^\\u0000]{${KEYWORD_MIN_LENGTH - 2},}${NOT_WS}${WS}*$`;
+VALUE_RULES.set(PROFILE_OR_COMPANY_URL_PATTERN, PROFILE_OR_COMPANY_URL);
+VALUE_RULES.set(POST_URL_PATTERN, POST_URL);
+VALUE_RULES.set(KEYWORD_PATTERN, `must have at least ${KEYWORD_MIN_LENGTH} characters besides surrounding whitespace`);
+
+const NoIdentifier = Type.Optional(NullOnly('Not given for this type'));
+const MetaText = (pattern = NON_BLANK) => Type.String({ maxLength: 500, pattern });
+const OptionalMetaText = Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]));
+const FieldMappingInput = Type.Array(
+  Type.Object(
+    {
+      sourceFieldName: Type.String({ maxLength: 300, pattern: NON_BLANK, not: { const: '__proto__' }, description: 'A key of the pushed rows (not `__proto__`)' }),
+      targetFieldName: contactSchemas.WritablePath,
+    },
+    { additionalProperties: false },
+  ),
+  { maxItems: 500, description: 'Each sourceFieldName at most once' },
+);
+// other members: JsonValue (no NUL in nested strings or keys, which the server cannot store)
+const MappingConfig = Type.Optional(Type.Object({ fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])) }, { additionalProperties: JsonValue }));
+// The keys of every branch's sourceMeta follow SourceMeta's rule, which the response publishes.
+const metaWith = (props: Record<string, TSchema>) =>
+  Type.Object(props, { additionalProperties: JsonValue, maxProperties: 50, propertyNames: { minLength: 1, maxLength: 100, pattern: PRINTABLE_KEY } });
+const branch = (types: readonly string[], sourceIdentifier: TSchema, sourceMeta: TSchema, description: string) =>
+  Type.Object(
+    {
+      sourceType: types.length === 1 ? Type.Literal(types[0]!) : Type.Union(types.map((t) => Type.Literal(t))),
+      sourceIdentifier,
+      sourceMeta,
+      segmentId: Type.Optional(SegmentIdField),
+    },
+    { additionalProperties: false, description },
+  );
+
+/** The loose shape every branch of {@link SourceInput} fits: the handlers' type. */
+const SourceInputShape = Type.Object(sourceInputProps, { additionalProperties: false });
+
+/** One branch per source type (`sourceType` tells them apart). */
+const SourceInput = Type.Unsafe<Static<typeof SourceInputShape>>(Type.Union(
+  [
+    branch(
+      ['pronetInbound', 'pronetOutbound'],
+      Type.String({ maxLength: 2048, pattern: PROFILE_OR_COMPANY_URL_PATTERN, examples: ['https://www.pronet.example/in/jane-doe'], description: 'A profile URL (`…/in/<name>`) or a company/page URL (`…/company/<name>`)' }),
+      Type.Optional(SourceMeta),
+      'People engaging with / engaged by a profile or company page',
+    ),
+    branch(
+      ['pronetPost'],
+      Type.String({ maxLength: 2048, pattern: POST_URL_PATTERN, examples: ['https://www.pronet.example/feed/update/urn:li:activity:7251234567890123456'], description: 'A post URL (`…/posts/<slug>`) or an activity URL (`…/feed/update/urn:li:activity:<id>`)' }),
+      Type.Optional(SourceMeta),
+      'People engaging with a post',
+    ),
+    branch(
+      ['pronetKeywordSearch'],
+      NoIdentifier,
+      metaWith({ keyword: MetaText(KEYWORD_PATTERN), postedTime: OptionalMetaText, authorTitle: OptionalMetaText, sourceName: OptionalMetaText }),
+      `Authors writing about \`sourceMeta.keyword\` (at least ${KEYWORD_MIN_LENGTH} characters)`,
+    ),
+    branch(
+      ['pronetJobPosting'],
+      NoIdentifier,
+      metaWith({
+        jobTitle: MetaText(), jobLocation: MetaText(), postedTime: MetaText(), jobType: MetaText(), sourceName: OptionalMetaText,
+        fieldMapping: Type.Optional(Type.Union([FieldMappingInput, Type.Null()])), config: MappingConfig,
+      }),
+      'Authors of matching job posts',
+    ),
+    branch(
+      ['importFromWebhook'],
+      Type.Optional(Type.Union([SourceIdentifier, Type.Null()])),
+      Type.Optional(metaWith({ config: MappingConfig })),
+      'Rows pushed through `POST /contacts/{sourceId}` and bulk upsert, mapped by `sourceMeta.config.fieldMapping`',
+    ),
+  ],
+  { description: 'A repeated (sourceType, sourceIdentifier) — same normalised URL, or same keyword/job search — returns the existing source with 200.' },
+));
+export const CreateSourceBody = SourceInput;
+export type CreateSourceBody = Static<typeof SourceInputShape>;
 
 export const PatchSourceBody = Type.Object(
   {
-    sourceMeta: Type.Optional(KeyedRecord(Type.Unknown(), {
+    sourceMeta: Type.Optional(KeyedRecord(JsonValue, {
       keyMaxLength: 100,
       maxProperties: 50,
       description: 'Merged into the stored sourceMeta (a key set to null is removed); the per-type rules are checked on the result',
     })),
-    runFrequency: Type.Optional(Type.Union([Type.Partial(RunFrequencySchema, { additionalProperties: false, minProperties: 1 }), Type.Null()], {
+    runFrequency: Type.Optional(Type.Union([Type.Partial(RunFrequencyInput, { additionalProperties: false, minProperties: 1 }), Type.Null()], {
       description:
         'Creates or updates the Temporal Schedule that pulls the source every `periodicInterval`; null removes it. A field left out ' +
         'keeps its stored value (both are needed when the source has no runFrequency yet)',
@@ -114,7 +230,7 @@ export const SOURCE_FILTER_FIELDS = [
 export const FilterSourcesParams = Type.Object({ sourceType: SourceTypeSchema }, { additionalProperties: false });
 export const FilterSourcesBody = Type.Object(
   {
-    conditions: Type.Optional(Type.Array(Condition, {
+    conditions: Type.Optional(Type.Array(Type.Ref(sourceSchemas.Condition), {
       maxItems: 50,
       description: `ANDed conditions on ${SOURCE_FILTER_FIELDS.map((f) => `\`${f}\``).join(', ')} (\`segmentIds\` is multi-value: \`IN\` a segment id lists its sources)`,
     })),
@@ -127,7 +243,7 @@ export type FilterSourcesBody = Static<typeof FilterSourcesBody>;
 
 export const BulkUpsertSourcesBody = Type.Object(
   {
-    sources: Type.Array(Type.Object(sourceInputProps, { additionalProperties: false }), { minItems: 1, maxItems: 100 }),
+    sources: Type.Array(SourceInput, { minItems: 1, maxItems: 100 }),
   },
   {
     additionalProperties: false,

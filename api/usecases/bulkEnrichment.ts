@@ -29,7 +29,7 @@ import { bulkEnrichmentPauseSignal, bulkEnrichmentResumeSignal, type BulkEnrichm
 import { jobWorkflowId, type JobKey } from '../../workflows/contract/jobs.js';
 import type { AuthContext } from '../middleware/auth.js';
 import type { AppDeps } from '../deps.js';
-import { conflict, notFound } from '../errors.js';
+import { ApiError, conflict, notFound } from '../errors.js';
 import { startJob, type JobAcceptedBody } from '../jobs.js';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
 import type { BulkEnrichmentBody, BulkEnrichmentEstimateBody } from '../schemas/bulkEnrichment.js';
@@ -48,7 +48,8 @@ async function selectionOf(scope: WorkspaceScope, body: SelectionBody): Promise<
     const contactIds = [...new Set(body.contactIds.map((id) => id.toLowerCase()))];
     const missing = await missingContactIds(scope, contactIds);
     if (missing.length) {
-      throw badRequest('contacts_not_found', `No active contact ${missing.join(', ')} in this workspace`, [{ path: '/contactIds', message: `unknown: ${missing.join(', ')}` }]);
+      // a well-formed reference to something the workspace does not have: 404, like a missing path id
+      throw new ApiError(404, 'contacts_not_found', `No active contact ${missing.join(', ')} in this workspace`, [{ path: '/contactIds', message: `unknown: ${missing.join(', ')}` }]);
     }
     return { contactIds };
   }

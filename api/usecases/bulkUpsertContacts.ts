@@ -20,7 +20,7 @@ import { addRowKeys, checkFieldMapping } from '../../domain/contactMapping.js';
 import { badRequest, invalidField, type ErrorDetail } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
 import type { AppDeps } from '../deps.js';
-import { notFound } from '../errors.js';
+import { notFound, notFoundField } from '../errors.js';
 import { startJob } from '../jobs.js';
 import { assertWebhookConfiguration } from '../outboundUrls.js';
 import type { BulkUpsertBody } from '../schemas/contacts.js';
@@ -52,7 +52,7 @@ async function checkContactsFile(scope: WorkspaceScope, storage: AppDeps['storag
   const path = '/contactsFile/fileName';
   if (inlineRows) throw invalidField('/contactsData', 'must be empty ([]) when contactsFile is given: the rows come from the file');
   const found = await findContactFile(scope.db, fileName);
-  if (!found) throw invalidField(path, 'is not a file of this workspace: upload it with POST /contact-files (or its chunks and POST /contact-files/assemble-chunks) and send the fileName returned');
+  if (!found) throw notFoundField(path, 'is not a file of this workspace: upload it with POST /contact-files (or its chunks and POST /contact-files/assemble-chunks) and send the fileName returned');
   const format = formatOf(found.contentType);
   if (!format)
     throw badRequest('file_type_not_allowed', `${path}: the file holds ${found.contentType}; a contacts file is text/csv or application/x-ndjson`, [

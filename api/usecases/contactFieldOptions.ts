@@ -12,7 +12,8 @@ import type { OptionsQuery } from '../schemas/schema.js';
 export async function contactFieldOptions(scope: WorkspaceScope, query: Static<typeof OptionsQuery>) {
   const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
   const field = catalog.get(query.field);
-  if (!field) throw invalidField('/field', `unknown field ${query.field}; see GET /schema/contact`);
+  // a well-formed custom field path the workspace does not have is a 404, as in conditions
+  if (!field) throw catalog.unknown?.(query.field, '/field') ?? invalidField('/field', `unknown field ${query.field}; see GET /schema/contact`);
   const limit = query.limit ?? 100;
   const q = query.q?.toLowerCase();
   if (field.options) {

@@ -5,16 +5,13 @@
  */
 import { filterPostsPage } from '../../db/posts.js';
 import type { WorkspaceScope } from '../../db/scope.js';
-import { invalidField } from '../../domain/errors.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { postJson, type FilterPostsBody } from '../schemas/posts.js';
 
 export async function listPosts(scope: WorkspaceScope, secret: string, body: FilterPostsBody) {
   const limit = body.limit ?? 50;
-  const sortInput = body.sort?.length ? body.sort : [{ field: 'createdAt', direction: 'desc' }];
-  const fields = sortInput.map((s) => s.field);
-  const dup = fields.findIndex((f, i) => fields.indexOf(f) !== i);
-  if (dup >= 0) throw invalidField(`/sort/${dup}/field`, 'is listed twice');
+  // A field sorted on again adds nothing: its first mention is kept (as `fields` lists keep theirs).
+  const sortInput = body.sort?.length ? body.sort.filter((s, i, all) => all.findIndex((o) => o.field === s.field) === i) : [{ field: 'createdAt', direction: 'desc' }];
   const fingerprint = queryFingerprint(scope.workspaceId, { r: 'posts', c: body.conditions ?? null, g: body.groupedCondition ?? null, s: sortInput });
   const from: TokenPayload | undefined = body.paginationToken ? decodeToken(secret, fingerprint, body.paginationToken) : undefined;
   const { rows, total, keyOf } = await filterPostsPage(scope, { filter: body, sort: sortInput, from, limit });

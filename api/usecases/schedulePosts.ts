@@ -78,12 +78,13 @@ async function validateBulk(scope: WorkspaceScope, body: BulkScheduleBody, now: 
   const types = await mediaTypes(scope, posts);
 
   const rows: NewScheduleRow[] = [];
+  const missing: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const [i, entry] of body.posts.entries()) {
     const id = entry.postId.toLowerCase();
     const post = postById.get(id);
     if (!post) {
-      fail(`/posts/${i}/postId`, 'is not a post of this workspace');
+      missing.push({ path: `/posts/${i}/postId`, message: 'is not a post of this workspace' });
       continue;
     }
     if (seen.has(id)) fail(`/posts/${i}/postId`, 'is listed twice; give one entry with several schedules');
@@ -100,7 +101,7 @@ async function validateBulk(scope: WorkspaceScope, body: BulkScheduleBody, now: 
       const at = `/posts/${i}/schedules/${j}`;
       const providerId = s.providerId.toLowerCase();
       const kind = kindById.get(providerId);
-      if (!kind) fail(`${at}/providerId`, 'is not a connected integration of this workspace');
+      if (!kind) missing.push({ path: `${at}/providerId`, message: 'is not a connected integration of this workspace' });
       else if (!providerKindsCompatible(post.kind, kind)) fail(`${at}/providerId`, `is a ${kind} account; this post is for ${post.kind}`);
       else {
         const problem = contentProblem({ content: post.content, media: post.media, threadItems: post.thread_items, externalPost: post.external_post }, kind, types);
@@ -111,6 +112,8 @@ async function validateBulk(scope: WorkspaceScope, body: BulkScheduleBody, now: 
       rows.push({ postId: id, providerId, scheduledTime: new Date(s.scheduledTime), automation: (s.automation ?? {}) as Automation });
     }
   }
+  // A well-formed id the workspace does not have is a 404 (like a missing path resource), before any rule of the others.
+  if (missing.length) throw new ApiError(404, 'not_found', `${missing[0]!.path}: ${missing[0]!.message}; nothing was scheduled`, missing);
   if (details.length) throw validationFailed(details);
   return rows;
 }

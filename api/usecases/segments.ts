@@ -12,7 +12,7 @@ import { allSourceIds, existingSourceIds } from '../../db/sources.js';
 import { invalidField } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
 import { cloneSegmentContent } from '../../domain/segmentRules.js';
-import { notFound } from '../errors.js';
+import { notFound, notFoundField } from '../errors.js';
 import type { CloneSegmentBody, CreateSegmentBody, PatchSegmentBody, SegmentJson } from '../schemas/segments.js';
 
 export function segmentJson(r: SegmentEntity): SegmentJson {
@@ -47,7 +47,7 @@ async function checkSources(em: EntityManager, ids: string[]): Promise<string[]>
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
   const known = await existingSourceIds(em, valid);
   ids.forEach((id, i) => {
-    if (!known.has(id.toLowerCase())) throw invalidField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
+    if (!known.has(id.toLowerCase())) throw notFoundField(`/segmentSources/${i}`, `${id} is not a source of this workspace`);
   });
   return ids.map((id) => id.toLowerCase());
 }

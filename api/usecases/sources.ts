@@ -24,14 +24,14 @@ import {
   type SourceEntity,
 } from '../../db/sources.js';
 import { contactCatalog, type ContactCatalog } from '../../domain/contactCatalog.js';
-import { badRequest, invalidField } from '../../domain/errors.js';
+import { invalidField } from '../../domain/errors.js';
 import { isUuid } from '../../domain/ids.js';
 import { decodeToken, pageMeta, queryFingerprint, type TokenPayload } from '../../domain/pagination.js';
 import { validateRunFrequency, type RunFrequency } from '../../domain/runFrequency.js';
 import { DEFAULT_PAST_DAYS, isListeningSourceType, mergeSourceMeta, validateSourceInput } from '../../domain/sourceRules.js';
 import type { SourcePullInput } from '../../workflows/contract/sources.js';
 import type { AppDeps } from '../deps.js';
-import { conflict, notFound } from '../errors.js';
+import { ApiError, conflict, notFound } from '../errors.js';
 import { startJob, type JobAcceptedBody } from '../jobs.js';
 import type {
   BulkUpdateSourcesBody,
@@ -94,15 +94,21 @@ function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unkno
     if (key !== row.normalisedIdentifier) plan.normalisedIdentifier = key;
   }
   if (patch.runFrequency !== undefined) {
+    // The body is valid; the stored source's type is what refuses it: a conflict with its state (409).
     if (patch.runFrequency !== null && !isListeningSourceType(row.sourceType)) {
-      throw invalidField(`${ptr}/runFrequency`, `${row.sourceType} sources receive pushed rows and cannot be pulled periodically`);
+      const message = `${row.sourceType} sources receive pushed rows and cannot be pulled periodically`;
+      throw new ApiError(409, 'source_not_pullable', `${ptr}/runFrequency: ${message}`, [{ path: `${ptr}/runFrequency`, message }]);
     }
     if (patch.runFrequency === null) plan.runFrequency = null;
     else {
       // A field left out keeps its stored value.
       const merged = { ...row.runFrequency, ...patch.runFrequency };
       for (const f of ['numberOfPastDaysToSync', 'periodicInterval'] as const) {
-        if (merged[f] === undefined) throw invalidField(`${ptr}/runFrequency/${f}`, 'is required: the source has no runFrequency yet to take it from');
+        // the body is valid; the stored source lacks what it would keep: a conflict with its state (409), as above
+        if (merged[f] === undefined) {
+          const message = 'is required: the source has no runFrequency yet to take it from';
+          throw new ApiError(409, 'run_frequency_incomplete', `${ptr}/runFrequency/${f}: ${message}`, [{ path: `${ptr}/runFrequency/${f}`, message }]);
+        }
       }
       const rf = validateRunFrequency(merged as RunFrequency, `${ptr}/runFrequency`);
       plan.runFrequency = { numberOfPastDaysToSync: rf.numberOfPastDaysToSync, periodicInterval: rf.periodicInterval, intervalMs: rf.intervalMs };
@@ -178,24 +184,43 @@ export async function bulkUpsertSources(scope: WorkspaceScope, body: BulkUpsertS
 
 /** PATCHes many sources: all are locked and checked before any changes. */
 export async function bulkUpdateSources(scope: WorkspaceScope, deps: AppDeps, body: BulkUpdateSourcesBody): Promise<SourceEntity[]> {
-  const seen = new Set<string>();
-  body.sources.forEach((s, i) => {
-    if (seen.has(s.id)) throw invalidField(`/sources/${i}/id`, 'appears twice');
-    seen.add(s.id);
-  });
   const catalog = await loadContactCatalog(scope.db, scope.workspaceId);
   return scope.em.transactional(async (tx) => {
     // Every source is locked before any is planned: each merges into what the last PATCH of it committed.
     const locked = new Map((await lockSources(tx, body.sources.map((s) => s.id))).map((r) => [r.id, r]));
-    const plans = body.sources.map((s, i) => {
-      const row = locked.get(s.id.toLowerCase());
+    // An id listed twice is patched twice, in order: a later item is planned on what the earlier
+    // ones leave, and the source changes once, to the result.
+    const plans = new Map<string, PatchPlan>();
+    const order = body.sources.map((s, i) => {
+      const id = s.id.toLowerCase();
+      const row = locked.get(id);
       if (!row) throw notFound('Source', s.id);
-      return planPatch(row, s, catalog, `/sources/${i}`);
+      const before = plans.get(id);
+      const p = planPatch(before ? plannedRow(before) : row, s, catalog, `/sources/${i}`);
+      const identity = p.normalisedIdentifier ?? before?.normalisedIdentifier;
+      plans.set(id, {
+        row,
+        sourceMeta: p.sourceMeta ?? before?.sourceMeta,
+        normalisedIdentifier: identity === row.normalisedIdentifier ? undefined : identity,
+        runFrequency: p.runFrequency !== undefined ? p.runFrequency : before?.runFrequency,
+      });
+      return id;
     });
-    const applied: SourceEntity[] = [];
-    for (const p of plans) applied.push(await applyPatch(deps, tx, p));
-    return applied;
+    const applied = new Map<string, SourceEntity>();
+    for (const [id, p] of plans) applied.set(id, await applyPatch(deps, tx, p));
+    return order.map((id) => applied.get(id)!);
   });
+}
+
+/** The source as a plan would leave it (what a later PATCH of the same bulk update is planned on). */
+function plannedRow(p: PatchPlan): SourceEntity {
+  const { numberOfPastDaysToSync, periodicInterval } = p.runFrequency ?? {};
+  return {
+    ...p.row,
+    sourceMeta: p.sourceMeta ?? p.row.sourceMeta,
+    normalisedIdentifier: p.normalisedIdentifier ?? p.row.normalisedIdentifier,
+    runFrequency: p.runFrequency === undefined ? p.row.runFrequency : p.runFrequency && { numberOfPastDaysToSync: numberOfPastDaysToSync!, periodicInterval: periodicInterval! },
+  } as SourceEntity;
 }
 
 /** PATCHes one source. */
@@ -214,7 +239,7 @@ export async function patchSource(scope: WorkspaceScope, deps: AppDeps, id: stri
 export async function pullSource(scope: WorkspaceScope, deps: AppDeps, id: string, body: PullBody): Promise<JobAcceptedBody> {
   const row = await loadSource(scope, id);
   if (!isListeningSourceType(row.sourceType)) {
-    throw badRequest('source_not_pullable', `${row.sourceType} sources receive pushed rows (POST /contacts/{sourceId}); they have no audience to pull`, [
+    throw new ApiError(409, 'source_not_pullable', `${row.sourceType} sources receive pushed rows (POST /contacts/{sourceId}); they have no audience to pull`, [
       { path: '/id', message: 'is not a listening source' },
     ]);
   }

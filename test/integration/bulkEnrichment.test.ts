@@ -247,7 +247,7 @@ it('answers bad selections with a clear error', async () => {
   expect([none.status, none.body.error.code]).toEqual([400, 'selection_required']);
   const unknown = uuidv7();
   const missing = await app.http('POST', '/contacts/bulk-enrichment/estimate', { apiKey: ws.apiKey, body: { fields: ['emails'], contactIds: [ws.ids[0], unknown] } });
-  expect([missing.status, missing.body.error.code]).toEqual([400, 'contacts_not_found']);
+  expect([missing.status, missing.body.error.code]).toEqual([404, 'contacts_not_found']);
   expect(missing.body.error.message).toContain(unknown);
   const both = await app.http('POST', '/contacts/bulk-enrichment', { apiKey: ws.apiKey, body: { fields: ['emails'], contactIds: [ws.ids[0]], segmentId: ws.segmentId } });
   expect([both.status, both.body.error.code]).toEqual([400, 'selection_conflict']);

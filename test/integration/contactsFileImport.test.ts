@@ -210,7 +210,9 @@ describe('bulk upsert from a contacts file', () => {
     expect(gif.status, JSON.stringify(gif.body)).toBe(200);
     const bulk = (body: unknown) => post(`/contacts/${sourceId}/bulk-upsert-contacts`, body, ws.apiKey);
     expect400(await bulk({ contactsData: [], contactsFile: { fileName: gif.body.fileName } }), '/contactsFile/fileName', 'file_type_not_allowed');
-    expect400(await bulk({ contactsData: [], contactsFile: { fileName: `${ws.workspaceId}/missing.csv` } }), '/contactsFile/fileName');
+    const missing = await bulk({ contactsData: [], contactsFile: { fileName: `${ws.workspaceId}/missing.csv` } });
+    expect(missing.status, JSON.stringify(missing.body)).toBe(404); // a file the workspace does not have
+    expect(missing.body.error.details[0].path).toBe('/contactsFile/fileName');
     const csv = await uploadPart(ws.apiKey, Buffer.from('First Name,Email\nA,a@x.com\n'));
     expect(csv.body.contentType).toBe('text/csv');
     expect400(await bulk({ contactsData: [], contactsFile: { fileName: csv.body.fileName } }), '/contactsFile/fileName'); // Last Name, Title, Company missing
@@ -222,7 +224,9 @@ describe('bulk upsert from a contacts file', () => {
     expect400(await bulk({ contactsData: [], contactsFile: { fileName: good.body.fileName, extra: 1 } }), '/contactsFile');
     // Another workspace's file is unknown there.
     const other = await setup();
-    expect400(await post(`/contacts/${other.sourceId}/bulk-upsert-contacts`, { contactsData: [], contactsFile: { fileName: good.body.fileName } }, other.ws.apiKey), '/contactsFile/fileName');
+    const foreignFile = await post(`/contacts/${other.sourceId}/bulk-upsert-contacts`, { contactsData: [], contactsFile: { fileName: good.body.fileName } }, other.ws.apiKey);
+    expect(foreignFile.status, JSON.stringify(foreignFile.body)).toBe(404);
+    expect(foreignFile.body.error.details[0].path).toBe('/contactsFile/fileName');
     // The good file imports.
     const ok = await bulk({ contactsData: [], contactsFile: { fileName: good.body.fileName } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(202);

@@ -6,6 +6,7 @@
  *
  * In `npm test` the seed is fixed and the run bounded. `npm run fuzz` (scripts/fuzz.ts) runs the
  * same test as a long campaign: FUZZ_CAMPAIGN=1, a random FUZZ_SEED, more examples per operation.
+ * Focused runs: FUZZ_CHECKS=positive_data_acceptance, FUZZ_PATHS=<regex of paths> (e.g. `^/segments`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
@@ -66,6 +67,7 @@ describe('schemathesis', () => {
       workDir: join(ROOT_DIR, '.test-data', `schemathesis-${process.pid}`),
       echo: campaign || process.env.FUZZ_ECHO === '1',
       checks: process.env.FUZZ_CHECKS?.split(',').filter(Boolean),
+      pathRegex: process.env.FUZZ_PATHS || undefined,
     });
     const summary = `schemathesis seed ${seed}: ${result.cases} cases, ${result.findings.length} findings, exit ${result.exitCode}`;
     console.log([summary, ...result.findings.map((f) => `  ${f}`)].join('\n'));

@@ -232,10 +232,11 @@ describe('chunked upload', () => {
       expect(r.body.fileName).toMatch(/\.part$/);
       chunks.push({ fileName: r.body.fileName, chunkNumber: i + 1 });
     }
-    // A chunk cannot be used as media before assembly.
+    // A chunk cannot be used as media before assembly: it is no media object of the workspace (404 naming the field).
     const integ = await app.http('POST', '/integrations', { apiKey: ws.apiKey, body: { provider: 'microblog', name: 'x', externalAccountId: '1', credentials: { accessToken: 't' } } });
     const draft = await app.http('POST', '/v1/posts', { apiKey: ws.apiKey, body: { providerId: integ.body.data.id, content: 'hi', media: [{ fileName: chunks[0]!.fileName }] } });
-    expect(draft.status).toBe(400);
+    expect(draft.status).toBe(404);
+    expect(draft.body.error.code).toBe('not_found');
     expect(draft.body.error.details[0].path).toBe('/media/0/fileName');
 
     const mismatch = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'pdf' } });
@@ -253,7 +254,7 @@ describe('chunked upload', () => {
     // The chunks were consumed.
     expect(await objectsOf(ws.workspaceId)).toEqual([res.body.fileName]);
     const again = await app.http('POST', '/v1/media/assemble-chunks', { apiKey: ws.apiKey, body: { chunks, fileExtension: 'mp4' } });
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(404);
     expect(again.body.error.details[0].path).toBe('/chunks/0/fileName');
   });
 
@@ -274,8 +275,8 @@ describe('chunked upload', () => {
     const refused = answers.filter((r) => r.status !== 200);
     expect(ok.length, JSON.stringify(answers.map((r) => [r.status, r.body.fileName ?? r.body.error?.message]))).toBe(1);
     for (const r of refused) {
-      expect(r.status, JSON.stringify(r.body)).toBe(400);
-      expect(r.body.error.code).toBe('validation_failed');
+      expect(r.status, JSON.stringify(r.body)).toBe(404);
+      expect(r.body.error.code).toBe('not_found');
       expect(r.body.error.details[0]).toMatchObject({ path: expect.stringMatching(/^\/chunks\/\d\/fileName$/), message: expect.stringMatching(/is not a chunk uploaded by this workspace/) });
     }
     const got = await download(ok[0]!.body.readUrl);
@@ -312,7 +313,9 @@ describe('chunked upload', () => {
       apiKey: a.apiKey,
       body: { chunks: [{ fileName: small1.body.fileName, chunkNumber: 1 }, { fileName: foreign.body.fileName, chunkNumber: 2 }], fileExtension: 'mp4' },
     });
-    expect(cross.status).toBe(400);
+    // Another workspace's chunk is not one of this workspace: 404 like a missing one.
+    expect(cross.status).toBe(404);
+    expect(cross.body.error.code).toBe('not_found');
     expect(cross.body.error.details[0].path).toBe('/chunks/1/fileName');
 
     // A single (last) chunk may be small.

@@ -142,7 +142,12 @@ describe('OpenAPI document', () => {
     const attributes = doc.components.schemas.Segment.properties.attributes.properties;
     expect(attributes.groupedCondition).toEqual({ anyOf: [{ $ref: '#/components/schemas/GroupedCondition' }, { type: 'null' }] });
     expect(attributes.conditions.items).toEqual({ $ref: '#/components/schemas/Condition' });
-    expect(doc.paths['/contacts/filter-contacts'].post.requestBody.content['application/json'].schema.properties.groupedCondition).toEqual({ $ref: '#/components/schemas/GroupedCondition' });
+    // request bodies name the group of their catalog (ContactGroupedCondition …), typed the same way over its own leaves
+    expect(doc.paths['/contacts/filter-contacts'].post.requestBody.content['application/json'].schema.properties.groupedCondition).toEqual({ $ref: '#/components/schemas/ContactGroupedCondition' });
+    expect(doc.components.schemas.ContactGroupedCondition.properties.conditions.items.anyOf).toEqual([
+      { $ref: '#/components/schemas/ContactCondition' },
+      { $ref: '#/components/schemas/ContactGroupedCondition' },
+    ]);
     // What the document says is what ajv says: a nested group with an unknown operator is a 400 naming it.
     const ws = await app.createWorkspace();
     const res = await app.http('POST', '/segments', { apiKey: ws.apiKey, body: { name: 'x', groupedCondition: { operator: 'AND', conditions: [{ operator: 'XOR', conditions: [] }] } } });
@@ -164,6 +169,23 @@ describe('OpenAPI document', () => {
     expect(validate(completed), JSON.stringify(validate.errors)).toBe(true);
     expect(validate(failed), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ ...completed, extra: 1 })).toBe(false);
+  });
+
+  it('documents the 404 of a custom field path the workspace does not have', async () => {
+    // fuzzer, seed 20261122: both answered an undocumented 404.
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const ws = await app.createWorkspace();
+    const unknown = 'contact.customFields.00000000-0000-0000-0000-000000000000';
+    for (const [path, body, at] of [
+      ['/contacts/filter-contacts', { fields: [unknown] }, '/fields/0'],
+      ['/contacts/unique-values', { groupByField: unknown }, '/groupByField'],
+    ] as const) {
+      const res = await app.http('POST', path, { apiKey: ws.apiKey, body });
+      expect(res.status, JSON.stringify(res.body)).toBe(404);
+      expect(res.body.error.details[0].path).toBe(at);
+      const ref = doc.paths[path].post.responses['404']?.content['application/json'].schema.$ref as string;
+      expect(doc.components.schemas[ref.split('/').pop()!].properties.error.properties.code.enum).toContain(res.body.error.code);
+    }
   });
 
   it('answers only error codes the operation documents', async () => {

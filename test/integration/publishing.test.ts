@@ -114,11 +114,14 @@ describe('bulk-schedule', () => {
     const long = await draft({ providerId: liMember, content: 'y'.repeat(300) });
     const cases: Array<[unknown, string]> = [
       [{ postId: ids[0], schedules: [{ providerId: xAccount, scheduledTime: 'next tuesday' }] }, '/posts/0/schedules/0/scheduledTime'],
-      [{ postId: ids[0], schedules: [{ providerId: otherX, scheduledTime: inSecs(60) }] }, '/posts/0/schedules/0/providerId'],
       [{ postId: ids[0], schedules: [{ providerId: liMember, scheduledTime: inSecs(60) }] }, '/posts/0/schedules/0/providerId'],
       [{ postId: long, schedules: [{ providerId: liPage, scheduledTime: inSecs(60) }] }, ''],
       [{ postId: ids[0], schedules: [{ providerId: xAccount, scheduledTime: inSecs(60), automation: { threadDelay: { enabled: true, scheduleInSecs: -1 } } }] }, '/posts/0/schedules/0/automation/threadDelay/scheduleInSecs'],
     ];
+    // Another workspace's account is one this workspace does not have: 404, like a missing resource.
+    const foreignAccount = await bulk([{ postId: ids[0], schedules: [{ providerId: otherX, scheduledTime: inSecs(60) }] }]);
+    expect(foreignAccount.status, JSON.stringify(foreignAccount.body)).toBe(404);
+    expect(foreignAccount.body.error.details.map((d: { path: string }) => d.path)).toContain('/posts/0/schedules/0/providerId');
     for (const [row, path] of cases) {
       const res = await bulk([row]);
       if (path === '') {
@@ -334,13 +337,13 @@ describe('unschedule, reschedule, tenancy', () => {
     const un = await app.http('POST', `/v1/posts/${mine}/unschedule`, { apiKey: other.apiKey });
     expect(un.status).toBe(404);
     const b = await bulk([{ postId: mine, schedules: [{ providerId: otherX, scheduledTime: inSecs(60) }] }], other.apiKey);
-    expect(b.status).toBe(400);
+    expect(b.status).toBe(404);
     expect(b.body.error.details[0]).toEqual({ path: '/posts/0/postId', message: 'is not a post of this workspace' });
     const ext = await app.http('POST', '/v1/posts/external-linkedin-reply', {
       apiKey: other.apiKey,
       body: { externalPostUrl: 'urn:li:activity:1', content: 'x', scheduledTime: inSecs(60), providerId: liPage },
     });
-    expect(ext.status).toBe(400);
+    expect(ext.status).toBe(404);
     expect(ext.body.error.details[0].path).toBe('/providerId');
     expect((await app.http('POST', '/v1/posts/not-a-uuid/unschedule', { apiKey: ws.apiKey })).status).toBe(404);
   });

@@ -26,6 +26,12 @@ const req = (method: string, path: string, body?: unknown, k: string | undefined
 const source = async (slug: string, k = key) =>
   (await req('POST', '/sources', { sourceType: 'pronetPost', sourceIdentifier: `https://www.pronet.com/posts/${slug}` }, k)).body.data.id as string;
 
+/** A source id the workspace does not have: 404 naming the field. */
+function expect404(res: { status: number; body: any }, path: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(404);
+  expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+}
+
 function expect400(res: { status: number; body: any }, path: string) {
   expect(res.status, JSON.stringify(res.body)).toBe(400);
   expect(res.body.error.details[0].path).toBe(path);
@@ -56,9 +62,9 @@ describe('create, get, patch, delete', () => {
   it('rejects bad bodies with 400s naming the field', async () => {
     expect400(await req('POST', '/segments', { name: '' }), '/name');
     expect400(await req('POST', '/segments', {}), '/name');
-    expect400(await req('POST', '/segments', { name: 'x', segmentSources: ['0195f0a0-0000-7000-8000-00000000ffff'] }), '/segmentSources/0');
+    expect404(await req('POST', '/segments', { name: 'x', segmentSources: ['0195f0a0-0000-7000-8000-00000000ffff'] }), '/segmentSources/0');
     const foreign = await source('foreign-src', otherKey);
-    expect400(await req('POST', '/segments', { name: 'x', segmentSources: [foreign] }), '/segmentSources/0');
+    expect404(await req('POST', '/segments', { name: 'x', segmentSources: [foreign] }), '/segmentSources/0');
     expect400(await req('POST', '/segments', { name: 'x', conditions: [{ field: 'contact.nope', operator: '==', value: 'a' }] }), '/conditions/0/field');
     expect400(await req('POST', '/segments', { name: 'x', conditions: [{ field: 'contact.createdAt', operator: 'LIKE', value: 'a' }] }), '/conditions/0/operator');
     expect400(await req('POST', '/segments', { name: 'x', color: 'red' }), '/color');
@@ -87,7 +93,7 @@ describe('create, get, patch, delete', () => {
     const r2 = await req('PATCH', `/segments/${id}`, { groupedCondition: null, segmentSources: [] });
     expect(r2.body.data.attributes).toMatchObject({ name: 'Renamed', groupedCondition: null, segmentSources: [], conditions: body.conditions, workflows: body.workflows });
     expect400(await req('PATCH', `/segments/${id}`, { conditions: [{ field: 'contact.firstName', operator: '>', value: 'a' }] }), '/conditions/0/operator');
-    expect400(await req('PATCH', `/segments/${id}`, { segmentSources: ['nope'] }), '/segmentSources/0');
+    expect404(await req('PATCH', `/segments/${id}`, { segmentSources: ['nope'] }), '/segmentSources/0');
   });
 
   it('protects the default segment', async () => {

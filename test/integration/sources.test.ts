@@ -74,6 +74,14 @@ describe('POST /sources', () => {
     ).toBe(200);
     expect400(await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'ab' } }), '/sourceMeta/keyword', /at least 3/);
     expect400(await post('/sources', { sourceType: 'pronetKeywordSearch', sourceIdentifier: 'x', sourceMeta: { keyword: 'abc' } }), '/sourceIdentifier');
+    // Every branch's sourceMeta keys follow the rule the response publishes (fuzzer, seed 20261122:
+    // an empty key and one with a C1 control character were stored and answered).
+    expect400(await post('/sources', { sourceType: 'pronetKeywordSearch', sourceMeta: { keyword: 'abc', '': 1 } }), '/sourceMeta/', /at least 1|fewer than 1|shorter/);
+    expect400(
+      await post('/sources', { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'E', jobLocation: 'B', postedTime: 'p', jobType: 'f', 'a\u0097': 1 } }),
+      '/sourceMeta/a\u0097',
+      /control characters/,
+    );
     expect400(
       await post('/sources', { sourceType: 'pronetJobPosting', sourceMeta: { jobTitle: 'Engineer', jobLocation: 'Berlin', postedTime: 'past-week' } }),
       '/sourceMeta/jobType',
@@ -193,9 +201,10 @@ describe('GET and PATCH /sources/{id}', () => {
     const r2c = await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '14' } });
     expect(r2c.body.data.attributes.runFrequency).toEqual({ numberOfPastDaysToSync: '14', periodicInterval: 'PT12H' });
     await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '30', periodicInterval: '1d' } });
-    // Nothing stored to merge with: the missing field is named.
+    // Nothing stored to merge with: a conflict with the source's state (409), naming the missing field.
     const unscheduled = (await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/scheduled-2' })).body.data.id;
-    expect400(await patch(`/sources/${unscheduled}`, { runFrequency: { numberOfPastDaysToSync: '7' } }), '/runFrequency/periodicInterval');
+    const half = await patch(`/sources/${unscheduled}`, { runFrequency: { numberOfPastDaysToSync: '7' } });
+    expect([half.status, half.body.error.code, half.body.error.details[0].path]).toEqual([409, 'run_frequency_incomplete', '/runFrequency/periodicInterval']);
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '91', periodicInterval: '1d' } }), '/runFrequency/numberOfPastDaysToSync');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: 'often' } }), '/runFrequency/periodicInterval');
     expect400(await patch(`/sources/${id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '5m' } }), '/runFrequency/periodicInterval', /15 minutes/);
@@ -243,7 +252,14 @@ describe('GET and PATCH /sources/{id}', () => {
       sourceType: 'importFromWebhook',
       sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.firstName' }] } },
     });
-    expect400(await patch(`/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '1d' } }), '/runFrequency');
+    // A valid body the stored source's type refuses: a 409 (positive_data_acceptance found the 400).
+    const r = await patch(`/sources/${s.body.data.id}`, { runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '1d' } });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.error.code).toBe('source_not_pullable');
+    expect(r.body.error.details[0].path).toBe('/runFrequency');
+    const bulk = await patch('/sources/bulk-update', { sources: [{ id: s.body.data.id, runFrequency: { numberOfPastDaysToSync: '1', periodicInterval: '1d' } }] });
+    expect(bulk.status).toBe(409);
+    expect(bulk.body.error.details[0].path).toBe('/sources/0/runFrequency');
   });
 });
 
@@ -334,14 +350,15 @@ describe('filter, bulk upsert, bulk fetch, bulk update', () => {
     const nf = await patch('/sources/bulk-update', { sources: [{ id: a.body.data.id, sourceMeta: { socialName: 'B' } }, { id: f.body.data.id, sourceMeta: { socialName: 'X' } }] });
     expect(nf.status).toBe(404);
     expect((await get(`/sources/${a.body.data.id}`)).body.data.attributes.sourceMeta).toMatchObject({ socialName: 'A' });
-    expect400(await patch('/sources/bulk-update', { sources: [{ id: a.body.data.id, sourceMeta: {} }, { id: a.body.data.id, sourceMeta: {} }] }), '/sources/1/id');
+    // An id listed twice gets both PATCHes in order (positiveDataAcceptance.test.ts).
+    expect((await patch('/sources/bulk-update', { sources: [{ id: a.body.data.id, sourceMeta: {} }, { id: a.body.data.id, sourceMeta: {} }] })).status).toBe(200);
     await patch('/sources/bulk-update', { sources: [{ id: b.body.data.id, runFrequency: null }] });
     await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
   });
 });
 
 describe('POST /sources/pull-contacts-from-source/{id} (validation; pulls run in sourcePull.test.ts)', () => {
-  it('404 for unknown and foreign sources and segments; 400 for bad days and webhook sources', async () => {
+  it('404 for unknown and foreign sources and segments; 400 for bad days, 409 for webhook sources', async () => {
     const s = await post('/sources', { sourceType: 'pronetInbound', sourceIdentifier: 'https://www.pronet.com/in/pull-v' });
     const id = s.body.data.id;
     expect((await post(`/sources/pull-contacts-from-source/${id}`, {}, otherKey)).status).toBe(404);
@@ -350,7 +367,7 @@ describe('POST /sources/pull-contacts-from-source/{id} (validation; pulls run in
     expect400(await post(`/sources/pull-contacts-from-source/${id}`, { numberOfPastDaysToSync: 91 }), '/numberOfPastDaysToSync');
     const w = await post('/sources', { sourceType: 'importFromWebhook', sourceMeta: { config: { fieldMapping: [{ sourceFieldName: 'a', targetFieldName: 'contact.firstName' }] } } });
     const r = await post(`/sources/pull-contacts-from-source/${w.body.data.id}`, {});
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('source_not_pullable');
     expect((await app.http('POST', `/sources/pull-contacts-from-source/${id}`, { body: {} })).status).toBe(401);
   });

@@ -57,7 +57,9 @@ describe('verified input mapping', () => {
     );
     expect(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyNameInclude', userInput: list(250) }, { sourceFieldName: 'companyWebsiteInclude', userInput: list(250) }])).not.toThrow();
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'seniorityInclude', userInput: ['VP'] }]), '/inputFieldMapping/0/sourceFieldName');
-    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyIndustryInclude', userInput: ['A'] }, { sourceFieldName: 'companyIndustryInclude', userInput: ['B'] }]), '/inputFieldMapping/1/sourceFieldName');
+    // an input given twice: each checked, the first applies (issue 27 item 21: uniqueness by name is beyond the schema)
+    expect(parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 5 }, { sourceFieldName: 'numberOfCompaniesToPull', userInput: 7 }]).pull).toBe(5);
+    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 5 }, { sourceFieldName: 'numberOfCompaniesToPull', userInput: 0 }]), '/inputFieldMapping/1/userInput');
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 0 }]), '/inputFieldMapping/0/userInput');
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyRevenue', userInput: { min: '5', max: '1' } }]), '/inputFieldMapping/0/userInput/min');
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyRevenue', userInput: { minimum: '5' } }]), '/inputFieldMapping/0/userInput/minimum');

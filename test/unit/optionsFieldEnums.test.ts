@@ -32,9 +32,10 @@ describe('options field enums', () => {
 
   for (const entity of ['contact', 'company'] as const) {
     it(`verified ${entity} search: inputFieldMapping sourceFieldName enum = the catalog's names`, () => {
-      const entry = (verifiedBody(entity).properties.inputFieldMapping as unknown as { items: { properties: { sourceFieldName: { enum: string[] } } } }).items;
+      // one branch per input (its userInput schema), told apart by the sourceFieldName literal
+      const entry = (verifiedBody(entity).properties.inputFieldMapping as unknown as { items: { anyOf: { properties: { sourceFieldName: { const: string } } }[] } }).items;
       const names = verifiedSchemaItems(entity, () => ({ options: [], hasMore: false })).map((i) => i.name);
-      expect([...entry.properties.sourceFieldName.enum].sort()).toEqual([...names].sort());
+      expect(entry.anyOf.map((b) => b.properties.sourceFieldName.const).sort()).toEqual([...names].sort());
     });
   }
 });
