@@ -314,4 +314,20 @@ describe('verified search inputs', () => {
       expect(r.status, `${path} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
     }
   });
+
+  it('a range written high-low is the range between its ends', async () => {
+    // schemathesis: companyHeadcountRange ['200-51'] was schema-valid, answered 400 "min must not exceed max"
+    const path = '/discovery-search/find-verified-companies';
+    const ids = async (input: { sourceFieldName: string; userInput: unknown }) => {
+      const body = { page: 1, limit: 25, inputFieldMapping: [input] };
+      expect(await documentAccepts('POST', path, body)).toBe(true);
+      const r = await call('POST', path, body);
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+      return r.body.data.map((c: { id: string }) => c.id);
+    };
+    expect(await ids({ sourceFieldName: 'companyHeadcountRange', userInput: ['500-11'] })).toEqual(await ids({ sourceFieldName: 'companyHeadcountRange', userInput: ['11-500'] }));
+    expect(await ids({ sourceFieldName: 'companyRevenue', userInput: { min: '50M', max: '1M' } })).toEqual(
+      await ids({ sourceFieldName: 'companyRevenue', userInput: { min: '1M', max: '50M' } }),
+    );
+  });
 });
