@@ -155,6 +155,21 @@ describe('sources bulk update', () => {
   });
 });
 
+describe('post and source conditions', () => {
+  it('a list within its maxItems is taken, however many of its conditions are LIKEs', async () => {
+    // the post and source catalogs kept per-query totals no schema states: 11 LIKEs answered 400 "at most 10 LIKE / NOT LIKE conditions"
+    const likes = (field: string) => Array.from({ length: 11 }, (_, i) => ({ field, operator: i % 2 ? 'LIKE' : 'NOT LIKE', value: `%${i}%` }));
+    for (const [path, body] of [
+      ['/v1/posts/filter-posts', { conditions: likes('status') }],
+      ['/sources/filter-sources/pronetKeywordSearch', { conditions: likes('sourceIdentifier') }],
+    ] as const) {
+      expect(await documentAccepts('POST', path.replace('pronetKeywordSearch', '{sourceType}'), body)).toBe(true);
+      const r = await call('POST', path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
+    }
+  });
+});
+
 describe('filter-posts sort', () => {
   it('a field listed twice keeps its first direction', async () => {
     const r = await call('POST', '/v1/posts/filter-posts', { sort: [{ field: 'createdAt', direction: 'asc' }, { field: 'createdAt', direction: 'desc' }] });
