@@ -155,6 +155,15 @@ describe('sources bulk update', () => {
   });
 });
 
+describe('contact field options', () => {
+  it('`q` on a field that does not support filtering is taken', async () => {
+    // schemathesis (seed 20261122): field=company.id with q answered 400 "company.id does not support filtering"
+    const r = await call('GET', '/schema/contact/options?field=company.id&q=ae');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.meta.source).toBe('values');
+  });
+});
+
 describe('post and source conditions', () => {
   it('a list within its maxItems is taken, however many of its conditions are LIKEs', async () => {
     // the post and source catalogs kept per-query totals no schema states: 11 LIKEs answered 400 "at most 10 LIKE / NOT LIKE conditions"
