@@ -255,7 +255,8 @@ export async function fieldValueOptions(
   opts: { workspaceId: string; catalog: ContactCatalog; field: ContactField; search?: string; limit: number },
 ): Promise<{ label: string; value: unknown }[]> {
   const { field, search } = opts;
-  const like = search && field.type === 'string' ? likeContains(search) : undefined;
+  // In SQL for a field that supports filtering; for one that does not (company.id) only the check below applies.
+  const like = search && field.type === 'string' && field.filteringSupported ? likeContains(search) : undefined;
   const values = await uniqueValues(
     q,
     { groupByField: field.path, conditions: like ? [{ field: field.path, operator: 'LIKE', value: like }] : undefined, limit: opts.limit },

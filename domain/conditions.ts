@@ -17,11 +17,9 @@
  * - string: `==` `!=` `LIKE` `NOT LIKE` `IN` `NOT IN` `IS EMPTY` `IS NOT EMPTY`. `==`/`IN` are
  *   exact; `LIKE` is case-insensitive with `%` (any run) and `_` (one character), `\` escapes
  *   (a pattern ending in a single `\` is a 400). Empty means NULL or ''.
- * - Per query: at most `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` of them `LIKE`/`NOT LIKE`
- *   (each a scan of its column), groups `LIMITS.maxDepth` deep; a catalog with `treeLimits: 'list'`
- *   (the contact catalog) bounds each `conditions` list to `LIMITS.maxLeaves` instead, and one
- *   with `treeLimits: {groupItems}` (the discovery catalogs) each list by the depth of its group
- *   ({@link TreeLimits}): in both, only what the request's JSON Schema states.
+ * - Tree size: only what the request's JSON Schema states ({@link TreeLimits}): each `conditions`
+ *   list at most `LIMITS.maxLeaves` items (the catalogs compiled to PostgreSQL: contacts, posts,
+ *   sources), or each list by the depth of its group (the discovery catalogs).
  * - Numbers must be finite and fit the operand type (`int`, `bigint` columns: whole numbers in
  *   range); dates must exist on the calendar (`2026-02-30` is a 400, not 2 March).
  * - number/date: `==` `!=` `>` `>=` `<` `<=` `BETWEEN` [min, max] (inclusive) `IN`
@@ -81,18 +79,16 @@ export interface FieldCatalog<F extends CatalogField = CatalogField> {
 /**
  * How a catalog bounds a condition tree (issue 27 item 21: what the document calls valid, the
  * server accepts, so a bound is one JSON Schema states: a list's `maxItems`, a depth):
- * - `'query'`: at most `LIMITS.maxLeaves` conditions and `LIMITS.maxLikes` LIKEs per query, groups
- *   `LIMITS.maxDepth` deep; totals JSON Schema cannot state (catalogs not yet moved off them).
- * - `'list'`: only each `conditions` list (at most `LIMITS.maxLeaves` items). Nesting is bounded
- *   by MAX_JSON_DEPTH like every input, a query's cost by the statement timeout (the contact
- *   catalog, compiled to PostgreSQL).
+ * - `'list'` (the default): only each `conditions` list (at most `LIMITS.maxLeaves` items).
+ *   Nesting is bounded by MAX_JSON_DEPTH like every input, a query's cost by the statement
+ *   timeout (the catalogs compiled to PostgreSQL: contacts, posts, sources).
  * - `{groupItems}`: root `conditions` at most `LIMITS.maxLeaves`; a group at depth d
  *   (`groupedCondition` is 1) at most `groupItems[d - 1]` items; no group deeper than
  *   `groupItems.length`. So a query holds at most {@link maxConditionsOf} conditions, a bound
  *   an engine with its own clause limit needs (the discovery catalogs: OpenSearch counts every
  *   clause of a query against 1024).
  */
-export type TreeLimits = 'list' | 'query' | { groupItems: readonly number[] };
+export type TreeLimits = 'list' | { groupItems: readonly number[] };
 
 /** The most conditions a tree within `{groupItems}` holds: the root list, and full groups at every depth. */
 export const maxConditionsOf = (groupItems: readonly number[]): number => LIMITS.maxLeaves + groupItems.reduce((a, b) => a * b, 1);
@@ -126,7 +122,7 @@ export const OPERATORS_BY_TYPE: Record<FieldType, readonly string[]> = {
   uuid: ['==', '!=', 'IN', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
   multi: ['IN', 'ALL', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY'],
 };
-export const LIMITS = { maxDepth: 8, maxLeaves: 100, maxLikes: 10, maxListItems: 1000, maxStringLength: 1000 };
+export const LIMITS = { maxLeaves: 100, maxListItems: 1000, maxStringLength: 1000 };
 
 /** Operand ranges of the integer casts a catalog may ask for (numeric/float take any finite number). */
 const INTEGER_RANGES: Record<string, [number, number]> = {
@@ -270,19 +266,18 @@ export function parseWhere<F extends CatalogField>(
   input: { conditions?: unknown; groupedCondition?: unknown },
   opts: WhereOptions = {},
 ): WhereTree<F> {
-  const state = { leaves: 0, likes: 0 };
   const parts: WhereTree<F>[] = [];
   const cPtr = opts.conditionsPointer ?? '/conditions';
   const gPtr = opts.groupedPointer ?? '/groupedCondition';
   if (input.conditions !== undefined && input.conditions !== null) {
     if (!Array.isArray(input.conditions)) throw invalidField(cPtr, 'must be an array of conditions');
-    if (!perQueryLimits(catalog)) assertListLength(input.conditions, cPtr, LIMITS.maxLeaves);
-    input.conditions.forEach((c, i) => parts.push(parseNode(catalog, c, `${cPtr}/${i}`, state, 1, false)));
+    assertListLength(input.conditions, cPtr, LIMITS.maxLeaves);
+    input.conditions.forEach((c, i) => parts.push(parseNode(catalog, c, `${cPtr}/${i}`, 1, false)));
   }
   if (input.groupedCondition !== undefined && input.groupedCondition !== null) {
     if (!isObject(input.groupedCondition) || !isGroup(input.groupedCondition))
       throw invalidField(gPtr, 'must be an object with operator and conditions');
-    parts.push(parseNode(catalog, input.groupedCondition, gPtr, state, 1, false));
+    parts.push(parseNode(catalog, input.groupedCondition, gPtr, 1, false));
   }
   return parts.length === 1 ? parts[0]! : { kind: 'and', children: parts };
 }
@@ -291,16 +286,13 @@ function parseNode<F extends CatalogField>(
   catalog: FieldCatalog<F>,
   node: unknown,
   ptr: string,
-  state: { leaves: number; likes: number },
   depth: number,
   negated: boolean,
 ): WhereTree<F> {
   if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
-  const perQuery = perQueryLimits(catalog);
   const levels = typeof catalog.treeLimits === 'object' ? catalog.treeLimits.groupItems : undefined;
   if (isGroup(node)) {
-    const maxDepth = levels ? levels.length : perQuery ? LIMITS.maxDepth : Infinity;
-    if (depth > maxDepth) throw invalidField(ptr, `groups may be nested at most ${maxDepth} deep`);
+    if (levels && depth > levels.length) throw invalidField(ptr, `groups may be nested at most ${levels.length} deep`);
     for (const k of Object.keys(node))
       if (k !== 'operator' && k !== 'conditions') throw invalidField(`${ptr}/${k}`, 'is not a property of a grouped condition');
     const op = typeof node.operator === 'string' ? node.operator.toUpperCase() : node.operator;
@@ -308,22 +300,18 @@ function parseNode<F extends CatalogField>(
       throw invalidField(`${ptr}/operator`, `must be one of ${GROUP_OPERATORS.join(', ')}`);
     if (!Array.isArray(node.conditions)) throw invalidField(`${ptr}/conditions`, 'must be an array');
     if (node.conditions.length === 0) throw invalidField(`${ptr}/conditions`, 'must not be empty');
-    if (!perQuery) assertListLength(node.conditions, `${ptr}/conditions`, levels ? levels[depth - 1]! : LIMITS.maxLeaves);
+    assertListLength(node.conditions, `${ptr}/conditions`, levels ? levels[depth - 1]! : LIMITS.maxLeaves);
     // Negation normal form: NOT is pushed down to the leaves (De Morgan), so positive leaves stay
     // bare predicates that indexes can serve; NOT of several children is NOT(c1 AND c2 …).
     const childNegated = op === 'NOT' ? !negated : negated;
-    const kids = node.conditions.map((c, i) => parseNode(catalog, c, `${ptr}/conditions/${i}`, state, depth + 1, childNegated));
+    const kids = node.conditions.map((c, i) => parseNode(catalog, c, `${ptr}/conditions/${i}`, depth + 1, childNegated));
     // Joined with OR: an un-negated OR, a negated AND (¬(a∧b) = ¬a∨¬b), an un-negated NOT (¬a∨¬b).
     const conj = op === 'AND' ? negated : !negated;
     if (kids.length === 1) return kids[0]!;
     return conj ? { kind: 'or', children: kids } : { kind: 'and', children: kids };
   }
-  state.leaves++;
-  if (perQuery && state.leaves > LIMITS.maxLeaves) throw invalidField(ptr, `at most ${LIMITS.maxLeaves} conditions are allowed`);
-  return parseLeaf(catalog, node, ptr, negated, state);
+  return parseLeaf(catalog, node, ptr, negated);
 }
-
-const perQueryLimits = (catalog: FieldCatalog): boolean => (catalog.treeLimits ?? 'query') === 'query';
 
 function assertListLength(list: unknown[], ptr: string, max: number): void {
   if (list.length > max) throw invalidField(`${ptr}/${max}`, `at most ${max} conditions are allowed in one list`);
@@ -334,7 +322,6 @@ function parseLeaf<F extends CatalogField>(
   node: Record<string, unknown>,
   ptr: string,
   negated: boolean,
-  state: { likes: number },
 ): WhereTree<F> {
   for (const k of Object.keys(node))
     if (k !== 'field' && k !== 'operator' && k !== 'value') throw invalidField(`${ptr}/${k}`, 'is not a property of a condition');
@@ -394,8 +381,6 @@ function parseLeaf<F extends CatalogField>(
     }
     case 'LIKE':
     case 'NOT LIKE': {
-      state.likes++;
-      if (perQueryLimits(catalog) && state.likes > LIMITS.maxLikes) throw invalidField(ptr, `at most ${LIMITS.maxLikes} LIKE / NOT LIKE conditions are allowed per query`);
       const pattern = String(scalar(value, vPtr));
       const problem = likePatternProblem(pattern);
       if (problem) throw invalidField(vPtr, problem);

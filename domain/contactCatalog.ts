@@ -116,8 +116,6 @@ export function contactCatalog(customDefs: CustomFieldDef[]): ContactCatalog {
   const fields = [...BUILTIN_CONTACT_FIELDS, ...customDefs.map(customField)];
   return {
     ...catalogOf(fields),
-    // PostgreSQL under the statement timeout: each list is bounded, as the schemas say (no per-query totals)
-    treeLimits: 'list',
     unknown: (path, pointer) =>
       CUSTOM_FIELD_PATH.test(path)
         ? new InvalidRequestError('not_found', `${pointer}: ${path} is not a custom field of this workspace`, [{ path: pointer, message: `${path} is not a custom field of this workspace (GET /schema/contact lists them)` }])

@@ -40,7 +40,9 @@ refusal depend on state a JSON Schema cannot hold, and are handled here, each na
    (`encoding.file.contentType`, e.g. `text/csv, application/x-ndjson` for POST /contact-files)
    and the server checks the bytes are of that type; a JSON Schema string cannot say what a CSV
    file is, so the generator learns it here (`schemathesis.openapi.media_type`): small CSV tables
-   (a header and records of as many fields) and JSON Lines files (one JSON object per line).
+   (a header and records of as many fields) and JSON Lines files (one JSON object per line); for
+   the media types of POST /v1/media/upload, the leading bytes by which `file-type` (db/media.ts)
+   recognises each format, then arbitrary bytes.
 """
 import json
 import uuid
@@ -86,6 +88,20 @@ def _csv_file(draw):
 
 _JSON_LINE = st.dictionaries(_CELL, st.one_of(_CELL, st.integers(-1000, 1000), st.booleans(), st.none()), min_size=1, max_size=5)
 schemathesis.openapi.media_type("text/csv", _csv_file())
+
+# The signature of each media type POST /v1/media/upload takes (domain/social.ts MEDIA_TYPES), as
+# file-type reads it; a PNG stops at an empty IDAT chunk, so what follows is not read as chunks.
+_MEDIA_SIGNATURES = {
+    "image/jpeg": bytes.fromhex("ffd8ffe000104a46494600010100"),
+    "image/png": bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000049444154"),
+    "image/gif": b"GIF89a",
+    "image/webp": b"RIFF" + bytes.fromhex("24000000") + b"WEBPVP8 ",
+    "video/mp4": bytes.fromhex("00000018") + b"ftypisom" + bytes.fromhex("00000200") + b"isomiso2",
+    "video/quicktime": bytes.fromhex("00000014") + b"ftypqt  " + bytes.fromhex("00000200") + b"qt  ",
+    "application/pdf": b"%PDF-1.4\n",
+}
+for _type, _signature in _MEDIA_SIGNATURES.items():
+    schemathesis.openapi.media_type(_type, st.binary(max_size=64).map(lambda tail, head=_signature: head + tail))
 schemathesis.openapi.media_type(
     "application/x-ndjson", st.lists(_JSON_LINE, min_size=1, max_size=3).map(lambda rows: "".join(json.dumps(r) + "\n" for r in rows).encode())
 )

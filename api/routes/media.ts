@@ -33,6 +33,7 @@ export const mediaRoutes = [
       "file's bytes (not the multipart framing, whose boundary differs per request): the same key and file within 24 h replays the " +
       'first response (same `fileName`; its `readUrl` may have expired) and stores nothing new; the same key with another file is 422.',
     contentType: 'multipart/form-data',
+    partTypes: Object.keys(MEDIA_TYPES),
     query: UploadQuery,
     responses: { 200: MediaObject },
     errors: [400, 401, 413, 415, 500], errorCodes: ['invalid_multipart', 'file_type_not_allowed', 'file_type_mismatch'],

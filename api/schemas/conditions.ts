@@ -5,10 +5,8 @@
  * kind, told apart by the literals `field` (an enum of the catalog's paths of that type) and
  * `operator` (api/validation.ts reports only the branches those match).
  *
- * What JSON Schema cannot carry stays with the server: the limits over a whole tree (at most
- * `LIMITS.maxLeaves` conditions, `LIMITS.maxLikes` LIKEs, groups `LIMITS.maxDepth` deep; the
- * contact and discovery catalogs have none, only each list's `maxItems` and, for discovery, a
- * depth the schema states: domain/conditions.ts `TreeLimits`) and,
+ * A tree is bounded only as the schema states (domain/conditions.ts `TreeLimits`): each list's
+ * `maxItems` and, for discovery, a depth. What JSON Schema cannot carry stays with the server:
  * for the contact catalog, the type of a workspace's custom field (`contact.customFields.<id>`:
  * one branch takes any operator; an id the workspace does not have is a 404).
  *
@@ -147,11 +145,7 @@ export function catalogSchemas(
         })
       : Type.Recursive((Self) => group(Type.Array(Type.Union([Type.Ref(Condition), Self]), { minItems: 1, maxItems: LIMITS.maxLeaves })), {
           ...groupOptions,
-          description:
-            groupDoc +
-            (limits === 'list'
-              ? `at most ${LIMITS.maxLeaves} items in each \`conditions\` list`
-              : `per query at most ${LIMITS.maxLeaves} conditions, ${LIMITS.maxLikes} of them LIKE / NOT LIKE, groups ${LIMITS.maxDepth} deep`),
+          description: groupDoc + `at most ${LIMITS.maxLeaves} items in each \`conditions\` list`,
         }),
   );
   const all = fields.map((f) => f.path).filter(extra.selectable ?? (() => true));
@@ -220,7 +214,6 @@ export const contactSchemas = {
     leaves: [openLeaf(CUSTOM_FIELD_PATH_PATTERN, CUSTOM_FIELD_RULE)],
     paths: [Type.String({ pattern: CUSTOM_FIELD_PATH_PATTERN, description: CUSTOM_FIELD_RULE })],
     description: 'A condition on one contact field: a built-in path (operators and value by its type) or a custom field of the workspace',
-    treeLimits: 'list',
   }),
   /** A path a value can be written to (a field mapping's target): the writable built-ins, or a custom field of the workspace. */
   WritablePath: Type.Unsafe<string>(Type.Union([

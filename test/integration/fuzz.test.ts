@@ -1,6 +1,6 @@
 /**
- * schemathesis against the real stack: every check it has except `positive_data_acceptance`
- * (catalogs are per workspace, which the document cannot say), all phases including the stateful
+ * schemathesis against the real stack: every check it has (`positive_data_acceptance` with the
+ * refusals scripts/fuzz_hooks.py excuses, each for its reason), all phases including the stateful
  * one, a second workspace as the peer of `object_level_authorization`. Any finding fails the test;
  * so does a worker process that is not the one that started (a crash the fuzzer caused).
  *

@@ -77,6 +77,35 @@ describe('contact files', () => {
   });
 });
 
+describe('media upload', () => {
+  it('the document names the media types the file part may declare, and a file of each is taken', async () => {
+    // schemathesis sent the part without a type (400 file_type_not_allowed): the document said only "binary"
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const encoding = doc.paths['/v1/media/upload'].post.requestBody.content['multipart/form-data'].encoding;
+    const types = String(encoding?.file?.contentType ?? '').split(',').map((t) => t.trim());
+    const hex = (h: string) => Buffer.from(h, 'hex');
+    // the leading bytes file-type recognises each by (the fuzzer's hooks send the same, then any bytes)
+    const files: Record<string, Buffer> = {
+      'image/jpeg': hex('ffd8ffe000104a46494600010100'),
+      'image/png': hex('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000049444154'),
+      'image/gif': Buffer.from('GIF89a'),
+      'image/webp': Buffer.concat([Buffer.from('RIFF'), hex('24000000'), Buffer.from('WEBPVP8 ')]),
+      'video/mp4': Buffer.concat([hex('00000018'), Buffer.from('ftypisom'), hex('00000200'), Buffer.from('isomiso2')]),
+      'video/quicktime': Buffer.concat([hex('00000014'), Buffer.from('ftypqt  '), hex('00000200'), Buffer.from('qt  ')]),
+      'application/pdf': Buffer.from('%PDF-1.4\n'),
+    };
+    expect(types.sort()).toEqual(Object.keys(files).sort());
+    const boundary = 'b0undary';
+    for (const type of types) {
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="file"\r\nContent-Type: ${type}\r\n\r\n`;
+      const raw = Buffer.concat([Buffer.from(head), files[type]!, Buffer.from([0, 1, 2, 255]), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+      const r = await app.http('POST', '/v1/media/upload', { apiKey: ws.apiKey, rawBody: raw, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      expect(r.status, `${type} ${JSON.stringify(r.body)}`).toBe(200);
+      expect(r.body.contentType).toBe(type);
+    }
+  });
+});
+
 describe('a well-formed reference to something the workspace does not have is a 404', () => {
   it('segment sources', async () => {
     expectNotFound(await call('POST', '/segments', { name: 'S', segmentSources: [UNKNOWN] }), '/segmentSources/0');
@@ -123,6 +152,30 @@ describe('sources bulk update', () => {
     expect(got.runFrequency).toEqual({ numberOfPastDaysToSync: '7', periodicInterval: '6h' });
     expect(r.body.data[0].attributes).toEqual(got);
     await call('PATCH', `/sources/${id}`, { runFrequency: null });
+  });
+});
+
+describe('contact field options', () => {
+  it('`q` on a field that does not support filtering is taken', async () => {
+    // schemathesis (seed 20261122): field=company.id with q answered 400 "company.id does not support filtering"
+    const r = await call('GET', '/schema/contact/options?field=company.id&q=ae');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.meta.source).toBe('values');
+  });
+});
+
+describe('post and source conditions', () => {
+  it('a list within its maxItems is taken, however many of its conditions are LIKEs', async () => {
+    // the post and source catalogs kept per-query totals no schema states: 11 LIKEs answered 400 "at most 10 LIKE / NOT LIKE conditions"
+    const likes = (field: string) => Array.from({ length: 11 }, (_, i) => ({ field, operator: i % 2 ? 'LIKE' : 'NOT LIKE', value: `%${i}%` }));
+    for (const [path, body] of [
+      ['/v1/posts/filter-posts', { conditions: likes('status') }],
+      ['/sources/filter-sources/pronetKeywordSearch', { conditions: likes('sourceIdentifier') }],
+    ] as const) {
+      expect(await documentAccepts('POST', path.replace('pronetKeywordSearch', '{sourceType}'), body)).toBe(true);
+      const r = await call('POST', path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
+    }
   });
 });
 
@@ -313,5 +366,21 @@ describe('verified search inputs', () => {
       const r = await call('POST', path, body);
       expect(r.status, `${path} ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
     }
+  });
+
+  it('a range written high-low is the range between its ends', async () => {
+    // schemathesis: companyHeadcountRange ['200-51'] was schema-valid, answered 400 "min must not exceed max"
+    const path = '/discovery-search/find-verified-companies';
+    const ids = async (input: { sourceFieldName: string; userInput: unknown }) => {
+      const body = { page: 1, limit: 25, inputFieldMapping: [input] };
+      expect(await documentAccepts('POST', path, body)).toBe(true);
+      const r = await call('POST', path, body);
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+      return r.body.data.map((c: { id: string }) => c.id);
+    };
+    expect(await ids({ sourceFieldName: 'companyHeadcountRange', userInput: ['500-11'] })).toEqual(await ids({ sourceFieldName: 'companyHeadcountRange', userInput: ['11-500'] }));
+    expect(await ids({ sourceFieldName: 'companyRevenue', userInput: { min: '50M', max: '1M' } })).toEqual(
+      await ids({ sourceFieldName: 'companyRevenue', userInput: { min: '1M', max: '50M' } }),
+    );
   });
 });

@@ -47,6 +47,15 @@ describe('verified input mapping', () => {
     });
   });
 
+  it('reads a range written high-low as the range between its ends', () => {
+    const f = parseVerifiedInput('company', [
+      { sourceFieldName: 'companyHeadcountRange', userInput: ['200-51', '11-50'] },
+      { sourceFieldName: 'companyRevenue', userInput: { min: '2B', max: '1.5M' } },
+    ]);
+    expect(f.headcountRanges).toEqual([[51, 200], [11, 50]]);
+    expect(f.revenue).toEqual({ min: 1_500_000, max: 2_000_000_000, includeUnknown: false });
+  });
+
   it('enforces the list limits and names the entry', () => {
     const list = (n: number) => Array.from({ length: n }, (_, i) => `c${i}.com`);
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyNameInclude', userInput: list(501) }]), '/inputFieldMapping/0/userInput');
@@ -61,7 +70,6 @@ describe('verified input mapping', () => {
     expect(parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 5 }, { sourceFieldName: 'numberOfCompaniesToPull', userInput: 7 }]).pull).toBe(5);
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 5 }, { sourceFieldName: 'numberOfCompaniesToPull', userInput: 0 }]), '/inputFieldMapping/1/userInput');
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'numberOfCompaniesToPull', userInput: 0 }]), '/inputFieldMapping/0/userInput');
-    fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyRevenue', userInput: { min: '5', max: '1' } }]), '/inputFieldMapping/0/userInput/min');
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyRevenue', userInput: { minimum: '5' } }]), '/inputFieldMapping/0/userInput/minimum');
     fails(() => parseVerifiedInput('company', [{ sourceFieldName: 'companyWebsiteInclude', userInput: ['not a site'] }]), '/inputFieldMapping/0/userInput/0');
   });
