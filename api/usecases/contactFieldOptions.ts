@@ -1,7 +1,7 @@
 /**
  * `GET /schema/contact/options` as one use case: the options of one contact field, from its
- * definition (select fields, booleans) or else from the values the workspace's contacts hold.
- * Every statement goes through the request's `scope`.
+ * definition (pick lists, booleans) or else from the values the workspace's contacts hold.
+ * Every database call goes through the request's `scope` (db/contactRead.ts).
  */
 import type { Static } from '@sinclair/typebox';
 import type { WorkspaceScope } from '../../db/scope.js';
