@@ -8,12 +8,13 @@
  * Targets (issue 14) on 1M people / 100k companies: worst p95 ≤ 25 ms and median of the
  * queries' p95s ≤ 12 ms; import ≥ 20,000 rows/s.
  *
- *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR] [--engine postgres|opensearch]
+ *   npx tsx bench/discovery.ts [--people 1000000] [--companies 100000] [--runs 20] [--repeat 3] [--keep] [--reuse] [--database bench_discovery] [--explain] [--tsx] [--cpu-prof DIR] [--engine postgres|opensearch] [--reuse-index]
  *
  * `--engine opensearch` indexes the dataset into OpenSearch (OPENSEARCH_URL, else the embedded
  * node of scripts/stack.ts, started and stopped here), prints the indexing rate, checks that both
  * engines answer the mix's first pages identically (the parity oracle at this size), and runs
- * the API on the OpenSearch engine.
+ * the API on the OpenSearch engine. `--reuse-index` (with `--reuse`) skips the build and searches the
+ * indexes an earlier `--keep` run left, to measure searches apart from the build's aftermath (merges).
  *
  * `--repeat` measures the mix that many times (each `--runs` interleaved passes after two
  * warm-up passes) and prints every repetition's p95 per query and their median, beside an
@@ -50,6 +51,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '42' },
     keep: { type: 'boolean', default: false },
     reuse: { type: 'boolean', default: false },
+    'reuse-index': { type: 'boolean', default: false },
     database: { type: 'string', default: 'bench_discovery' },
     explain: { type: 'boolean', default: false },
     tsx: { type: 'boolean', default: false },
@@ -182,17 +184,23 @@ async function main() {
       url = `http://127.0.0.1:${stackLayout(process.env).ports.opensearch}`;
     }
     const discovery = { ...config.discovery, engine: 'opensearch' as const, opensearchUrl: url, indexPrefix: `bench-${DB.replace(/[^a-z0-9_-]/g, '-')}` };
-    // the CPU each side spends on the build: on a shared machine a steadier measure than the wall clock
-    const osPid = openSearchPid(url);
-    const cpu0 = { node: process.cpuUsage(), pg: databaseCpu(DB), os: osPid ? processCpuMs(osPid) : NaN };
-    const re = await reindexDiscovery(db.pool, discovery);
-    const nodeCpu = process.cpuUsage(cpu0.node);
-    const cpu = { node: (nodeCpu.user + nodeCpu.system) / 1000, postgres: databaseCpuSpent(cpu0.pg, databaseCpu(DB)), opensearch: osPid ? processCpuMs(osPid) - cpu0.os : NaN };
-    const docs = re.index.people.documents + re.index.companies.documents;
-    const cpuTotal = cpu.node + cpu.postgres + cpu.opensearch;
-    console.log(`opensearch index CPU: indexer (node) ${(cpu.node / 1000).toFixed(1)} s, postgres ${(cpu.postgres / 1000).toFixed(1)} s, opensearch ${(cpu.opensearch / 1000).toFixed(1)} s = ${((cpuTotal * 1000) / docs).toFixed(0)} µs per document (${Math.round(docs / (cpuTotal / 1000))} documents per CPU-second); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-    if (!args.keep) dropIndexes = async () => void (await fetch(`${url}/${discovery.indexPrefix}-*`, { method: 'DELETE' }));
-    for (const [name, r] of Object.entries(re.index)) console.log(`opensearch index ${name.padEnd(9)} ${r.documents} documents in ${(r.ms / 1000).toFixed(1)} s = ${Math.round(r.documents / (r.ms / 1000))} documents/s (bulk, refresh and alias swap included)`);
+    if (args['reuse-index']) {
+      // a node that just started still recovers its shards from disk: searches before that are 503s
+      const health = await fetch(`${url}/_cluster/health/${discovery.indexPrefix}-*?wait_for_status=green&timeout=300s`).then((r) => r.json() as Promise<{ status: string }>);
+      console.log(`reusing the OpenSearch indexes behind ${discovery.indexPrefix}-* (an earlier --keep run built them): ${health.status}`);
+    } else {
+      // the CPU each side spends on the build: on a shared machine a steadier measure than the wall clock
+      const osPid = openSearchPid(url);
+      const cpu0 = { node: process.cpuUsage(), pg: databaseCpu(DB), os: osPid ? processCpuMs(osPid) : NaN };
+      const re = await reindexDiscovery(db.pool, discovery);
+      const nodeCpu = process.cpuUsage(cpu0.node);
+      const cpu = { node: (nodeCpu.user + nodeCpu.system) / 1000, postgres: databaseCpuSpent(cpu0.pg, databaseCpu(DB)), opensearch: osPid ? processCpuMs(osPid) - cpu0.os : NaN };
+      const docs = re.index.people.documents + re.index.companies.documents;
+      const cpuTotal = cpu.node + cpu.postgres + cpu.opensearch;
+      console.log(`opensearch index CPU: indexer (node) ${(cpu.node / 1000).toFixed(1)} s, postgres ${(cpu.postgres / 1000).toFixed(1)} s, opensearch ${(cpu.opensearch / 1000).toFixed(1)} s = ${((cpuTotal * 1000) / docs).toFixed(0)} µs per document (${Math.round(docs / (cpuTotal / 1000))} documents per CPU-second); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+      if (!args.keep) dropIndexes = async () => void (await fetch(`${url}/${discovery.indexPrefix}-*`, { method: 'DELETE' }));
+      for (const [name, r] of Object.entries(re.index)) console.log(`opensearch index ${name.padEnd(9)} ${r.documents} documents in ${(r.ms / 1000).toFixed(1)} s = ${Math.round(r.documents / (r.ms / 1000))} documents/s (bulk, refresh and alias swap included)`);
+    }
     // parity oracle at this size: each query's first page (items, total, tokens) on both engines
     const { isDeepStrictEqual } = await import('node:util');
     let same = 0;
