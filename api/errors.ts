@@ -38,6 +38,8 @@ export const notFound = (what: string, id?: string) => new ApiError(404, 'not_fo
 export const notFoundField = (path: string, message: string) => new ApiError(404, 'not_found', `${path}: ${message}`, [{ path, message }]);
 
 export const conflict = (message: string, code = 'conflict') => new ApiError(409, code, message);
+/** A valid field the stored state refuses (409 `code`, naming the field as a 400 would). */
+export const conflictField = (code: string, path: string, message: string) => new ApiError(409, code, `${path}: ${message}`, [{ path, message }]);
 
 export const unprocessable = (code: string, message: string) => new ApiError(422, code, message);
 

@@ -72,23 +72,24 @@ export interface FieldCatalog<F extends CatalogField = CatalogField> {
    * reference to a workspace's own field (a custom field id) it does not have is a 404.
    */
   unknown?(path: string, pointer: string): Error | undefined;
-  /** Default `'query'`: the per-query limits. */
+  /** Absent: only each `conditions` list is bounded ({@link TreeLimits}). */
   treeLimits?: TreeLimits;
 }
 
 /**
- * How a catalog bounds a condition tree (issue 27 item 21: what the document calls valid, the
- * server accepts, so a bound is one JSON Schema states: a list's `maxItems`, a depth):
- * - `'list'` (the default): only each `conditions` list (at most `LIMITS.maxLeaves` items).
- *   Nesting is bounded by MAX_JSON_DEPTH like every input, a query's cost by the statement
- *   timeout (the catalogs compiled to PostgreSQL: contacts, posts, sources).
- * - `{groupItems}`: root `conditions` at most `LIMITS.maxLeaves`; a group at depth d
- *   (`groupedCondition` is 1) at most `groupItems[d - 1]` items; no group deeper than
- *   `groupItems.length`. So a query holds at most {@link maxConditionsOf} conditions, a bound
- *   an engine with its own clause limit needs (the discovery catalogs: OpenSearch counts every
- *   clause of a query against 1024).
+ * How a catalog bounds a condition tree beyond its lists (issue 27 item 21: what the document
+ * calls valid, the server accepts, so a bound is one JSON Schema states: a list's `maxItems`, a
+ * depth). Every catalog bounds each `conditions` list to `LIMITS.maxLeaves` items; one without
+ * `treeLimits` bounds nothing more (nesting by MAX_JSON_DEPTH like every input, a query's cost by
+ * the statement timeout: the catalogs compiled to PostgreSQL, contacts, posts, sources). With
+ * `{groupItems}`: a group at depth d (`groupedCondition` is 1) at most `groupItems[d - 1]` items,
+ * and no group deeper than `groupItems.length`. So a query holds at most {@link maxConditionsOf}
+ * conditions, a bound an engine with its own clause limit needs (the discovery catalogs:
+ * OpenSearch counts every clause of a query against 1024).
  */
-export type TreeLimits = 'list' | { groupItems: readonly number[] };
+export interface TreeLimits {
+  groupItems: readonly number[];
+}
 
 /** The most conditions a tree within `{groupItems}` holds: the root list, and full groups at every depth. */
 export const maxConditionsOf = (groupItems: readonly number[]): number => LIMITS.maxLeaves + groupItems.reduce((a, b) => a * b, 1);
@@ -290,7 +291,7 @@ function parseNode<F extends CatalogField>(
   negated: boolean,
 ): WhereTree<F> {
   if (!isObject(node)) throw invalidField(ptr, 'must be a condition object');
-  const levels = typeof catalog.treeLimits === 'object' ? catalog.treeLimits.groupItems : undefined;
+  const levels = catalog.treeLimits?.groupItems;
   if (isGroup(node)) {
     if (levels && depth > levels.length) throw invalidField(ptr, `groups may be nested at most ${levels.length} deep`);
     for (const k of Object.keys(node))

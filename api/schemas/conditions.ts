@@ -134,7 +134,7 @@ export function catalogSchemas(
   const groupOptions = { $id: `${name}GroupedCondition`, examples: [{ operator: 'AND', conditions: [example] }] };
   const limits = extra.treeLimits;
   const GroupedCondition = Type.Unsafe<GroupedCondition>(
-    typeof limits === 'object'
+    limits
       ? levelledGroup(Condition, limits.groupItems, group, {
           ...groupOptions,
           description:

@@ -31,7 +31,7 @@ import { validateRunFrequency, type RunFrequency } from '../../domain/runFrequen
 import { DEFAULT_PAST_DAYS, isListeningSourceType, mergeSourceMeta, validateSourceInput } from '../../domain/sourceRules.js';
 import type { SourcePullInput } from '../../workflows/contract/sources.js';
 import type { AppDeps } from '../deps.js';
-import { ApiError, conflict, notFound } from '../errors.js';
+import { ApiError, conflict, conflictField, notFound } from '../errors.js';
 import { startJob, type JobAcceptedBody } from '../jobs.js';
 import type {
   BulkUpdateSourcesBody,
@@ -96,8 +96,7 @@ function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unkno
   if (patch.runFrequency !== undefined) {
     // The body is valid; the stored source's type is what refuses it: a conflict with its state (409).
     if (patch.runFrequency !== null && !isListeningSourceType(row.sourceType)) {
-      const message = `${row.sourceType} sources receive pushed rows and cannot be pulled periodically`;
-      throw new ApiError(409, 'source_not_pullable', `${ptr}/runFrequency: ${message}`, [{ path: `${ptr}/runFrequency`, message }]);
+      throw conflictField('source_not_pullable', `${ptr}/runFrequency`, `${row.sourceType} sources receive pushed rows and cannot be pulled periodically`);
     }
     if (patch.runFrequency === null) plan.runFrequency = null;
     else {
@@ -105,10 +104,7 @@ function planPatch(row: SourceEntity, patch: { sourceMeta?: Record<string, unkno
       const merged = { ...row.runFrequency, ...patch.runFrequency };
       for (const f of ['numberOfPastDaysToSync', 'periodicInterval'] as const) {
         // the body is valid; the stored source lacks what it would keep: a conflict with its state (409), as above
-        if (merged[f] === undefined) {
-          const message = 'is required: the source has no runFrequency yet to take it from';
-          throw new ApiError(409, 'run_frequency_incomplete', `${ptr}/runFrequency/${f}: ${message}`, [{ path: `${ptr}/runFrequency/${f}`, message }]);
-        }
+        if (merged[f] === undefined) throw conflictField('run_frequency_incomplete', `${ptr}/runFrequency/${f}`, 'is required: the source has no runFrequency yet to take it from');
       }
       const rf = validateRunFrequency(merged as RunFrequency, `${ptr}/runFrequency`);
       plan.runFrequency = { numberOfPastDaysToSync: rf.numberOfPastDaysToSync, periodicInterval: rf.periodicInterval, intervalMs: rf.intervalMs };
