@@ -5,7 +5,7 @@
  * or assemble chunks server-side; each takes only its own kind of file.
  */
 import { PassThrough, Writable } from 'node:stream';
-import formidable from 'formidable';
+import formidable, { errors as formidableErrors } from 'formidable';
 import type { Context } from 'koa';
 import { v7 as uuidv7 } from 'uuid';
 import { badRequest, invalidField } from '../domain/errors.js';
@@ -23,6 +23,9 @@ export async function mediaJson(store: ObjectStore, o: StoredObject): Promise<Me
   return { fileName: o.fileName, fileSizeInBytes: o.sizeBytes, contentType: o.contentType, readUrl: await store.readUrl(o.fileName, READ_URL_TTL_SECS) };
 }
 
+/** What the server reads of the parts besides `file` before it answers 413 (they are ignored). */
+const MAX_OTHER_PARTS = 1000;
+const MAX_OTHER_PARTS_BYTES = 64 * 1024;
 /** S3 multipart copy: every source but the last must be at least 5 MiB. */
 const MIN_COMPOSE_PART_BYTES = 5 * 1024 * 1024;
 const EXTENSION_ALIASES: Record<FileKind, Record<string, string>> = { media: { jpeg: 'jpg', qt: 'mov' }, contactsFile: { ndjson: 'jsonl' } };
@@ -41,8 +44,10 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
   let stored: Promise<StoredObject> | undefined;
   const form = formidable({
     maxFiles: 1,
-    maxFields: 10,
-    maxFieldsSize: 64 * 1024,
+    // Other parts are ignored, and the document allows any number of them; these bound only what
+    // the server holds of them (formidable's own default count, 64 KiB in all).
+    maxFields: MAX_OTHER_PARTS,
+    maxFieldsSize: MAX_OTHER_PARTS_BYTES,
     maxFileSize: maxBytes,
     maxTotalFileSize: maxBytes,
     allowEmptyFiles: false,
@@ -86,6 +91,9 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
     if (orphan) await store.client.removeObject(store.bucket, orphan.fileName).catch(() => {});
     const err = e as { httpCode?: number; message?: string };
     if (/maxFiles/.test(err.message ?? '')) throw badRequest('invalid_multipart', 'Send exactly one part named "file"', [{ path: '/file', message: 'is sent more than once' }]);
+    const code = (e as { code?: number }).code;
+    if (code === formidableErrors.maxFieldsExceeded || code === formidableErrors.maxFieldsSizeExceeded)
+      throw new ApiError(413, 'payload_too_large', `The parts besides "file" exceed the limit of ${MAX_OTHER_PARTS} parts and ${MAX_OTHER_PARTS_BYTES} bytes`);
     if (err.httpCode === 413) throw tooLarge(maxBytes);
     if (/allowEmptyFiles/.test(err.message ?? '')) throw invalidField('/file', 'is empty');
     throw badRequest('invalid_multipart', `Malformed multipart body: ${err.message ?? 'could not be parsed'}`);

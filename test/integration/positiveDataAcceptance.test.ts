@@ -57,6 +57,17 @@ describe('uploads', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
     }
   });
+
+  it('parts besides `file` are ignored, a dozen of them too (the document allows any)', async () => {
+    // Random seed 2093718744: eleven extra parts before `file` were a 413 "File exceeds the limit".
+    const boundary = 'f4535c2e64fa5b19dd2d181eb13f8c63';
+    const extra = Array.from({ length: 12 }, (_, i) => `--${boundary}\r\nContent-Disposition: form-data; name="x${i}"\r\n\r\ntrue\r\n`).join('');
+    const raw = `${extra}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="file"\r\nContent-Type: application/x-ndjson\r\n\r\n{"a": 1}\n\r\n--${boundary}--\r\n`;
+    for (const path of ['/contact-files?chunk=true', '/contact-files']) {
+      const r = await app.http('POST', path, { apiKey: ws.apiKey, rawBody: Buffer.from(raw), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+  });
 });
 
 describe('contact files', () => {
