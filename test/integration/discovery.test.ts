@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../harness.js';
 import { compileV2, searchV2 } from '../../db/discoverySearch.js';
+import { sql } from 'kysely';
 import { compileSql } from '../../db/sqlFragments.js';
 import { SENIORITIES } from '../../domain/datasetGenerator.js';
 import { normalizeDomain, normalizeProfileUrl } from '../../domain/identity.js';
@@ -348,6 +349,29 @@ describe('find-contacts-v2 against the oracle', () => {
     const narrow = { groupedCondition: { operator: 'OR', conditions: [{ field: 'dsContact.member_pronet_url', operator: '==', value: normalizeProfileUrl(few.rec.member_pronet_url) }, { field: 'dsContact.member_full_name', operator: '==', value: few.rec.member_full_name }] } };
     const exact = people.filter((p) => matchPerson(narrow.groupedCondition as Node, p)).length;
     expect((await search(narrow)).meta).toMatchObject({ totalRecords: exact, totalRecordsEstimated: false });
+  });
+
+  it('a search the planner sizes far past the limit but which matches fewer is answered exactly (the broad guess falls through)', async () => {
+    // `country == X AND country != X` matches no one, but the planner multiplies the two
+    // selectivities: its estimate is well past twice the limit, so searchV2 first reads it as broad
+    // (a bare count beside the walk), finds the count within the limit and answers exactly.
+    const byCountry = new Map<string, number>();
+    for (const p of people) if (p.rec.member_location_country) byCountry.set(p.rec.member_location_country, (byCountry.get(p.rec.member_location_country) ?? 0) + 1);
+    const country = [...byCountry].sort((a, b) => b[1] - a[1])[0]![0];
+    const nobody = [{ field: 'dsContact.member_location_country', operator: '==', value: country }, { field: 'dsContact.member_location_country', operator: '!=', value: country }];
+    const two = people.filter((p) => p.rec.member_location_country === country).sort(byId).slice(0, 2);
+    const exactCountLimit = 3;
+    for (const [body, expected] of [
+      [{ conditions: nobody }, []],
+      // and with matches: the same contradiction OR two people by profile URL
+      [{ groupedCondition: { operator: 'OR', conditions: [{ operator: 'AND', conditions: nobody }, { field: 'dsContact.member_pronet_url', operator: 'IN', value: two.map((p) => normalizeProfileUrl(p.rec.member_pronet_url)) }] } }, two.map((p) => p.id)],
+    ] as const) {
+      const plan = (await app.pool.query(compileSql(sql`explain (format json) ${compileV2('contact', body).estimated()}`))).rows[0]['QUERY PLAN'][0].Plan;
+      expect(plan['Plan Rows'], JSON.stringify(body)).toBeGreaterThan(2 * exactCountLimit);
+      const page = await searchV2(app.pool, 'test-secret', 'contact', { ...body, limit: 25 }, { exactCountLimit });
+      expect(page.meta).toMatchObject({ totalRecords: expected.length, totalRecordsEstimated: false });
+      expect(page.data.map((d) => d.id)).toEqual(expected);
+    }
   });
 
   it('above the limit, one technology and one seniority (read through an array of companies) estimate their total from the join, not the array', async () => {
