@@ -45,6 +45,14 @@ export const INDEX_SETTINGS = {
 export const LOAD_SETTINGS = { refresh_interval: '-1', number_of_replicas: 0, 'translog.durability': 'async' } as const;
 
 /**
+ * The people index is stored in id order, the order every v2 page is read in: a search then
+ * collects its page from each segment's first matches and only counts the rest (a 394,225-hit
+ * wildcard sorted by id on 2M documents: 14–15 → 6–8 ms; the build 6% slower). OpenSearch
+ * refuses index sorting where there are `nested` fields, so the companies index keeps its order.
+ */
+export const PEOPLE_SETTINGS = { ...INDEX_SETTINGS, 'sort.field': 'id', 'sort.order': 'asc' } as const;
+
+/**
  * Types as the conditions compare them: strings and multi values exactly (`keyword`; `LIKE` is a
  * case-insensitive `wildcard` query), numbers as `double` (every stored value is an integer below
  * 2^53, exact), dates as `long` microseconds since the epoch (PostgreSQL's precision; the
@@ -76,9 +84,10 @@ function propertiesOf(fields: { path: string; type: FieldType }[]): Props {
 /**
  * Version of the documents' shape: an index whose mapping `_meta.version` differs is rebuilt at
  * start (ensureDiscoveryIndex). 2: people carry `company_id` and `seniority_rank` (verified search).
- * 3: no `_source`, no doc values on strings (a quarter less indexing CPU, issue 33).
+ * 3: no `_source`, no doc values on strings (a quarter less indexing CPU, issue 33). 4: people
+ * stored in id order (PEOPLE_SETTINGS).
  */
-export const MAPPING_VERSION = 3;
+export const MAPPING_VERSION = 4;
 
 /**
  * Searches read ids and sort values only (`_source: false`), and a re-index reads the ds_*

@@ -252,6 +252,10 @@ describe.skipIf(unavailable !== null)(`OpenSearch engine parity${unavailable ? `
     expect(after).toEqual([report.index.people.name]);
     expect(after).not.toEqual(before);
     expect((await client.indices.exists({ index: before[0]! })).body).toBe(false);
+    // the new people index is stored in id order (PEOPLE_SETTINGS); the companies index cannot be (nested people)
+    const sortOf = async (index: string) => (await client.indices.getSettings({ index })).body[index]!.settings?.index?.sort?.field;
+    expect([await sortOf(report.index.people.name)].flat()).toEqual(['id']);
+    expect(await sortOf(report.index.companies.name)).toBeUndefined();
     const broad = { conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: ['CXO', 'VP'] }], limit: 50 };
     expect(await searchV2(app.pool, 'parity', 'contact', broad, osOpts)).toEqual(await searchV2(app.pool, 'parity', 'contact', broad, pgOpts));
   }, 60_000);
