@@ -188,7 +188,7 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
   const dir = from?.dir === 'prev' ? 'desc' : 'asc';
   const cap = Math.max(0, Math.trunc(opts.exactCountLimit));
-  // Count and page in one statement (one round trip, under the pool's statement_timeout,
+  // A search not read as broad (below) is counted and paged in one statement (one round trip, under the pool's statement_timeout,
   // API_STATEMENT_TIMEOUT_MS). The matches' ids are read once, up to cap + 1, through the
   // filter's indexes (which carry `id`: mostly index-only), into one aggregate: their number is
   // the total, and up to the cap they are every match, so the page is the next `limit` of them in
