@@ -188,14 +188,15 @@ export async function searchV2(pool: Pool, secret: string, entity: DiscoveryEnti
   const companyId = entity === 'contact' ? ', p.company_id as "companyId"' : '';
   const dir = from?.dir === 'prev' ? 'desc' : 'asc';
   const cap = Math.max(0, Math.trunc(opts.exactCountLimit));
-  // A search not read as broad (below) is counted and paged in one statement (one round trip, under the pool's statement_timeout,
-  // API_STATEMENT_TIMEOUT_MS). The matches' ids are read once, up to cap + 1, through the
-  // filter's indexes (which carry `id`: mostly index-only), into one aggregate: their number is
-  // the total, and up to the cap they are every match, so the page is the next `limit` of them in
-  // id order (the sorted array's first `limit + 1` past the keyset), whose rows alone are read by
-  // primary key; past the cap there is no page here. One pass over the ids: a materialised CTE
-  // read twice (count, then a top-N) cost 1.7 ms more for the bench's 9,456 matches of
-  // `headcount + title LIKE` (13.8 vs 12.1 ms) and 0.6 ms for 3,442 (`seniority IN + country`).
+  // A search not read as broad (below) is counted and paged in one statement (one round trip,
+  // under the pool's statement_timeout, API_STATEMENT_TIMEOUT_MS). The matches' ids are read
+  // once, up to cap + 1, through the filter's indexes (which carry `id`: mostly index-only), into
+  // one aggregate: their number is the total, and up to the cap they are every match, so the page
+  // is the next `limit` of them in id order (the sorted array's first `limit + 1` past the
+  // keyset), whose rows alone are read by primary key; past the cap there is no page here. One
+  // pass over the ids: a materialised CTE read twice (count, then a top-N) cost 1.7 ms more for
+  // the bench's 9,456 matches of `headcount + title LIKE` (13.8 vs 12.1 ms) and 0.6 ms for 3,442
+  // (`seniority IN + country`).
   const take = bound(limit + 1, 'int');
   const selectFrom = (tables: string) => sql`select ${c.projection.select}, ${sort.select}${sql.raw(companyId)} from ${sql.raw(tables)}`;
   const keyset = from ? keysetPredicate(matchIdSort, from.after, from.dir) : sql`true`;
