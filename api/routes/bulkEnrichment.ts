@@ -109,7 +109,8 @@ export const bulkEnrichmentRoutes = [
       'done (charged and written) and the rows cancelled. 409 `job_not_running` when the job has ended.',
     params: BulkJobActionParams,
     responses: { 200: BulkEnrichmentSummaryResponse },
-    errors: [401, 404, 409, 500],
+    errors: [401, 404, 500],
+    errorCodes: ['job_not_running'],
     handler: async ({ params, deps, scope }) => ({ data: await controlBulkEnrichment(scope, deps, params.jobId, params.action) }),
   }),
 

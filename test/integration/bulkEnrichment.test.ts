@@ -235,6 +235,14 @@ it('pauses, resumes, and cancels within a second reporting the rows done', { tim
     expect(later.done).toBe(reported.done);
     expect(-(await ledgerOf(jobId)).reduce((s, l) => s + l.amount, 0)).toBe(reported.creditsCharged);
     expect((await app.waitForJob(jobId, ws.apiKey)).jobStatus).toBe('cancelled');
+    // An ended job answers 409 job_not_running, a code its operation documents (fuzzer, seed
+    // 313952331: the 409's published schema listed only `conflict`).
+    const again = await app.http('POST', `/contacts/bulk-enrichment/${jobId}/resume`, { apiKey: ws.apiKey });
+    expect(again.status, JSON.stringify(again.body)).toBe(409);
+    expect(again.body.error.code).toBe('job_not_running');
+    const doc = (await app.http('GET', '/openapi.json')).body;
+    const ref = doc.paths['/contacts/bulk-enrichment/{jobId}/{action}'].post.responses['409'].content['application/json'].schema.$ref as string;
+    expect(doc.components.schemas[ref.split('/').pop()!].properties.error.properties.code.enum).toContain('job_not_running');
   } finally {
     alpha.setLatency(0);
     beta.setLatency(0);
