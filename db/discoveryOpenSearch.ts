@@ -503,6 +503,9 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
         body: { index: { refresh_interval: INDEX_SETTINGS.refresh_interval, number_of_replicas: INDEX_SETTINGS.number_of_replicas, 'translog.durability': 'request' } },
       });
       await client.indices.refresh({ index: name });
+      // The load wrote its translog asynchronously: a flush commits every document to disk before
+      // searches read the index, so a node lost after the swap comes back with all of them.
+      await client.indices.flush({ index: name, wait_if_ongoing: true });
       await waitForCopies(client, name);
       old = await previousIndexes(client, alias);
       await client.indices.updateAliases({

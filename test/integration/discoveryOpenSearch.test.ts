@@ -256,6 +256,15 @@ describe.skipIf(unavailable !== null)(`OpenSearch engine parity${unavailable ? `
     const sortOf = async (index: string) => (await client.indices.getSettings({ index })).body[index]!.settings?.index?.sort?.field;
     expect([await sortOf(report.index.people.name)].flat()).toEqual(['id']);
     expect(await sortOf(report.index.companies.name)).toBeUndefined();
+    // the swapped-in indexes are committed (flushed): every segment is on disk, none of their
+    // documents rests on the translog the load wrote asynchronously, so a node lost after the swap
+    // comes back with all of them
+    for (const { name } of Object.values(report.index)) {
+      const shards = (await client.indices.segments({ index: name })).body.indices[name]!.shards;
+      const segments = Object.values(shards).flat().flatMap((copy) => Object.values((copy as { segments: Record<string, { committed: boolean }> }).segments));
+      expect(segments.length, name).toBeGreaterThan(0);
+      expect(segments.filter((x) => !x.committed), name).toEqual([]);
+    }
     const broad = { conditions: [{ field: 'dsContact.member_seniority', operator: 'IN', value: ['CXO', 'VP'] }], limit: 50 };
     expect(await searchV2(app.pool, 'parity', 'contact', broad, osOpts)).toEqual(await searchV2(app.pool, 'parity', 'contact', broad, pgOpts));
   }, 60_000);
