@@ -89,13 +89,13 @@ async function receiveUpload(ctx: Context, store: ObjectStore, workspaceId: stri
     // A file already stored before the body turned out invalid (e.g. a second `file` part) is removed.
     const orphan = await stored?.catch(() => undefined);
     if (orphan) await store.client.removeObject(store.bucket, orphan.fileName).catch(() => {});
-    const err = e as { httpCode?: number; message?: string };
-    if (/maxFiles/.test(err.message ?? '')) throw badRequest('invalid_multipart', 'Send exactly one part named "file"', [{ path: '/file', message: 'is sent more than once' }]);
-    const code = (e as { code?: number }).code;
-    if (code === formidableErrors.maxFieldsExceeded || code === formidableErrors.maxFieldsSizeExceeded)
+    // formidable's errors carry a numeric `code` (its FormidableError constants)
+    const err = e as { code?: number; httpCode?: number; message?: string };
+    if (err.code === formidableErrors.maxFilesExceeded) throw badRequest('invalid_multipart', 'Send exactly one part named "file"', [{ path: '/file', message: 'is sent more than once' }]);
+    if (err.code === formidableErrors.maxFieldsExceeded || err.code === formidableErrors.maxFieldsSizeExceeded)
       throw new ApiError(413, 'payload_too_large', `The parts besides "file" exceed the limit of ${MAX_OTHER_PARTS} parts and ${MAX_OTHER_PARTS_BYTES} bytes`);
     if (err.httpCode === 413) throw tooLarge(maxBytes);
-    if (/allowEmptyFiles/.test(err.message ?? '')) throw invalidField('/file', 'is empty');
+    if (err.code === formidableErrors.noEmptyFiles) throw invalidField('/file', 'is empty');
     throw badRequest('invalid_multipart', `Malformed multipart body: ${err.message ?? 'could not be parsed'}`);
   }
   if (!stored) throw invalidField('/file', 'is required: send one multipart part named "file"');

@@ -24,7 +24,7 @@ import { type VerifiedFilters } from '../domain/verifiedSearchInput.js';
 import { likeContains } from '../domain/like.js';
 import { normalForm, rootGroup, type NormalNode } from '../domain/discoveryConditionTree.js';
 import type { DiscoveryConfig } from '../domain/config.js';
-import { COMPANY_MAPPINGS, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION, PEOPLE_MAPPINGS, PEOPLE_SETTINGS } from './opensearchIndex.js';
+import { INDEX_LAYOUT, INDEX_SETTINGS, LOAD_SETTINGS, MAPPING_VERSION } from './opensearchIndex.js';
 import type { Queryable } from './pool.js';
 import { SENIORITY_RANK_SQL, companySearchColumns, contactSearchColumns, personColumns } from './discoveryColumns.js';
 import type { SqlField } from './conditionSql.js';
@@ -492,7 +492,7 @@ export async function reindexDiscovery(db: Queryable, cfg: Pick<DiscoveryConfig,
     const name = `${alias}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
     await client.indices.create({
       index: name,
-      body: { settings: { ...(entity === 'contact' ? PEOPLE_SETTINGS : INDEX_SETTINGS), ...LOAD_SETTINGS }, mappings: entity === 'contact' ? PEOPLE_MAPPINGS : COMPANY_MAPPINGS } as never,
+      body: { settings: { ...INDEX_LAYOUT[entity].settings, ...LOAD_SETTINGS }, mappings: INDEX_LAYOUT[entity].mappings } as never,
     });
     let n = 0;
     let old: string[];
